@@ -1,0 +1,102 @@
+//! LuGre friction (12) in its standard form: f = σ0 z + σ1 ż + σ2 v,
+//! ż = v − σ0 |v| z / g(v), g(v) = Fc + (Fs − Fc) exp(−(v/vs)²), on the relative motion
+//! of port b with respect to port a (scalar). The force on b is −f.
+
+use crate::util::two_ports;
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// LuGre's model: state z.
+#[derive(Clone, Debug)]
+pub struct LuGre {
+    pub sigma0: f64,
+    pub sigma1: f64,
+    pub sigma2: f64,
+    pub fc: f64,
+    pub fs: f64,
+    pub vs: f64,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 1, "N", "friction force (the force on port b is −f)"),
+    SignalInfo::new("z", 1, "m", "bristle deflection"),
+];
+
+impl LuGre {
+    /// Stribeck curve g(v).
+    #[inline]
+    pub fn g(&self, v: f64) -> f64 {
+        let r = v / self.vs;
+        self.fc + (self.fs - self.fc) * (-r * r).exp()
+    }
+
+    /// (12): friction force and ż.
+    #[inline]
+    pub fn eval(&self, v: f64, z: f64) -> (f64, f64) {
+        let zd = v - self.sigma0 * v.abs() * z / self.g(v);
+        (self.sigma0 * z + self.sigma1 * zd + self.sigma2 * v, zd)
+    }
+}
+
+impl Impedance for LuGre {
+    fn layout(&self) -> Layout {
+        Layout::new(1, two_ports(Domain::Scalar))
+    }
+    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, _tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+        let (f, zd) = self.eval(m[1].qd() - m[0].qd(), y[0]);
+        dy[0] = zd;
+        force[1] = Force::scalar(-f);
+        force[0] = Force::scalar(f);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.to_vec()
+    }
+    fn signal(&self, which: usize, _e: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.forces[0].value(),
+            _ => p.state[0],
+        }
+    }
+    fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
+        Some(0.5 * self.sigma0 * y[0] * y[0])
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let sigma0 = p.positive("sigma0")?;
+    let sigma1 = p.nonneg("sigma1")?;
+    let sigma2 = p.nonneg_or("sigma2", 0.0)?;
+    let fc = p.positive("Fc")?;
+    let fs = p.positive_or("Fs", fc)?;
+    if fs < fc {
+        return Err(p.err("Fs", format!("static level Fs = {fs} must be ≥ Fc = {fc}")));
+    }
+    let vs = p.positive_or("vs", 0.01)?;
+    Ok(Built::Impedance(Box::new(LuGre { sigma0, sigma1, sigma2, fc, fs, vs })))
+}
+
+/// Register `lugre`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "lugre",
+        kind: Kind::Impedance,
+        summary: "LuGre friction (12), standard form with Stribeck curve g(v) (drifts under oscillating load)",
+        params: &[
+            ParamDoc { name: "sigma0", unit: "N/m", default: None, doc: "bristle stiffness, > 0" },
+            ParamDoc { name: "sigma1", unit: "N·s/m", default: None, doc: "bristle damping, ≥ 0" },
+            ParamDoc { name: "sigma2", unit: "N·s/m", default: Some("0"), doc: "viscous friction, ≥ 0" },
+            ParamDoc { name: "Fc", unit: "N", default: None, doc: "Coulomb level, > 0" },
+            ParamDoc { name: "Fs", unit: "N", default: Some("Fc"), doc: "static level, ≥ Fc" },
+            ParamDoc { name: "vs", unit: "m/s", default: Some("0.01"), doc: "Stribeck velocity, > 0" },
+        ],
+        ports: &[
+            PortDoc { name: "a", domain: "scalar", doc: "reference side" },
+            PortDoc { name: "b", domain: "scalar", doc: "sliding side" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,128 @@
+//! The two component kinds of the modular architecture (papers/modular-rk4-architecture.md,
+//! section II.B): admittances (force in, motion out, (6)) and impedances (motion in,
+//! force out, (9)). Both receive the stage time t = kT + T_{r−1} and the stage step size
+//! τ = T_r of (21)/(22), so implicit-Euler models keep exact static friction inside RK4.
+
+use crate::port::{Force, Layout, Motion};
+
+/// A failure inside a component during a step (non-finite state, solver non-convergence).
+/// The solver attaches the time and the component name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault(pub String);
+
+impl Fault {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Fault(msg.into())
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Description of an output signal a component offers, e.g. `v` with 3 elements.
+/// In the static documentation of a type (`ComponentType::signals`), `len == 0` means
+/// "one element per degree of freedom".
+/// A signal is addressed as `component.name[i]`, or `component.name` when `len == 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignalInfo {
+    pub name: &'static str,
+    pub len: usize,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+impl SignalInfo {
+    pub const fn new(name: &'static str, len: usize, unit: &'static str, doc: &'static str) -> Self {
+        SignalInfo { name, len, unit, doc }
+    }
+}
+
+/// What a component sees when asked for a signal value at an output instant:
+/// its state, its last computed rate, the motions at its ports (impedances) and
+/// the forces at its ports (for an admittance: the sums Φ delivered; for an impedance:
+/// the forces it produced). Computed by an evaluation with τ = T at the output time.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe<'a> {
+    pub t: f64,
+    /// The τ of the evaluation (the step T).
+    pub tau: f64,
+    pub state: &'a [f64],
+    pub rate: &'a [f64],
+    pub motions: &'a [Motion],
+    pub forces: &'a [Force],
+}
+
+/// Force in, motion out: ẋ = A(x, û, t; τ)  (6), generalised with τ as in (21).
+pub trait Admittance: Send + Sync {
+    /// State size and ports.
+    fn layout(&self) -> Layout;
+    /// Initial state x(0).
+    fn init(&self, x: &mut [f64]);
+    /// Motion of port `port` for state `x` (the admittance's share of Ψ, (13d)).
+    fn port_motion(&self, x: &[f64], port: usize) -> Motion;
+    /// Rate ξ = A(x, û, t; τ) (13g). `forces[i]` is the total force on port i.
+    fn derivative(&self, x: &[f64], forces: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault>;
+    /// Called on x(k+1) after each full step (e.g. renormalise a quaternion).
+    fn post_step(&self, _x: &mut [f64]) {}
+    /// Signals this component offers.
+    fn signals(&self) -> Vec<SignalInfo> {
+        Vec::new()
+    }
+    /// Element `elem` of signal `which` (index into `signals()`).
+    fn signal(&self, _which: usize, _elem: usize, _probe: &Probe) -> f64 {
+        f64::NAN
+    }
+    /// Kinetic plus potential (gravity) energy stored in the component (J), if defined.
+    fn energy(&self, _x: &[f64]) -> Option<f64> {
+        None
+    }
+    /// Effective inertia seen at a scalar or point port (kg or kg·m²), used by
+    /// `stiction check` for stability warnings. `None` when not meaningful.
+    fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
+        None
+    }
+}
+
+/// Motion in, force out: [u; ẏ] = I(x̂, y, t; τ)  (9), generalised with τ as in (22).
+///
+/// Sign convention: `force[i]` is the force the impedance applies to whatever is attached
+/// at its port i.
+pub trait Impedance: Send + Sync {
+    /// State size and ports (usually 1 or 2).
+    fn layout(&self) -> Layout;
+    /// Initial state y(0). `motion` holds the initial port motions, so a contact can start
+    /// at its static deflection.
+    fn init(&self, y: &mut [f64], _motion: &[Motion]) {
+        y.fill(0.0);
+    }
+    /// Forces on the ports and the state rate η (13e)/(22).
+    fn evaluate(
+        &self,
+        motion: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault>;
+    /// Signals this component offers.
+    fn signals(&self) -> Vec<SignalInfo> {
+        Vec::new()
+    }
+    /// Element `elem` of signal `which`.
+    fn signal(&self, _which: usize, _elem: usize, _probe: &Probe) -> f64 {
+        f64::NAN
+    }
+    /// Energy stored elastically in the element (J), if defined.
+    fn energy(&self, _motion: &[Motion], _y: &[f64]) -> Option<f64> {
+        None
+    }
+    /// Well-posedness or stability warnings for this element, given the effective inertia
+    /// at each port (`None` for ground or unknown) and the solver step T.
+    fn diagnose(&self, _port_inertia: &[Option<f64>], _step: f64) -> Vec<String> {
+        Vec::new()
+    }
+}

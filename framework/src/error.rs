@@ -1,0 +1,63 @@
+//! Error types of the framework (thiserror). Every variant carries what a user needs to
+//! find the problem: the JSON path, the component and port, or the time of failure.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while building or running a system.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A value in the system description is missing, ill-typed or non-physical.
+    /// `path` is the JSON path, e.g. `components.sphere.mass`.
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+
+    /// The network is not well formed (bipartite, domains, connections).
+    #[error("network: {0}")]
+    Network(String),
+
+    /// A component failed during the simulation.
+    #[error("simulation failed at t = {time} s in component '{component}': {message}")]
+    Simulation { time: f64, component: String, message: String },
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Any error, placed in the file it came from.
+    #[error("{file}: {source}")]
+    InFile {
+        file: String,
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid { path: path.into(), message: message.into() }
+    }
+
+    /// Wrap in [`Error::InFile`].
+    pub fn in_file(self, file: impl Into<String>) -> Self {
+        Error::InFile { file: file.into(), source: Box::new(self) }
+    }
+
+    /// True for failures of the simulation itself (exit code 1), false for bad input
+    /// (exit code 2).
+    pub fn is_simulation_failure(&self) -> bool {
+        match self {
+            Error::Simulation { .. } => true,
+            Error::Io { .. } => false,
+            Error::InFile { source, .. } => source.is_simulation_failure(),
+            _ => false,
+        }
+    }
+}
+
+/// Result alias of the framework.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

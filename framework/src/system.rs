@@ -1,0 +1,578 @@
+//! JSON system descriptions: the file format, the registry of component types, and the
+//! parameter reader that turns every bad value into an error naming its JSON path.
+//!
+//! ```json
+//! {
+//!   "name": "rolling-sphere",
+//!   "solver": { "method": "rk4", "step": 1e-4, "stop_time": 1.0 },
+//!   "output": { "interval": 1e-3, "signals": { "center_vx": "sphere.v[0]" } },
+//!   "components": { "sphere": { "type": "rigid_body", ... }, "floor": { "type": "plane_contact", ... } },
+//!   "connections": [ { "from": "floor.body", "to": "sphere", "at": [0, 0, -0.2] } ]
+//! }
+//! ```
+
+use crate::component::{Admittance, Impedance, SignalInfo};
+use crate::error::{Error, Result};
+use crate::network::Network;
+use crate::port::Offset;
+use crate::signal::TimeFunction;
+use crate::solver::{Method, RunPlan, Simulator};
+use nalgebra::Vector3;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The top level of a system file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub solver: SolverSpec,
+    #[serde(default)]
+    pub output: OutputSpec,
+    pub components: Map<String, Value>,
+    #[serde(default)]
+    pub connections: Vec<ConnectionSpec>,
+}
+
+/// `"solver"`: method, step T (s), stop time (s), optional thread count.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSpec {
+    #[serde(default = "default_method")]
+    pub method: Method,
+    pub step: f64,
+    pub stop_time: f64,
+    #[serde(default)]
+    pub threads: Option<usize>,
+}
+
+fn default_method() -> Method {
+    Method::Rk4
+}
+
+/// `"output"`: sampling interval (s, default: every step) and signals, either a list of
+/// names or an object `{ "label": "component.signal[i]" }`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    #[serde(default)]
+    pub interval: Option<f64>,
+    #[serde(default)]
+    pub signals: Signals,
+}
+
+/// Output signal selection.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Signals {
+    List(Vec<String>),
+    Labeled(Map<String, Value>),
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Signals::List(Vec::new())
+    }
+}
+
+/// One connection: an impedance port to an admittance port or to `ground`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionSpec {
+    pub from: String,
+    pub to: String,
+    /// Offset in the body frame of a frame port (or world position of a ground anchor).
+    #[serde(default)]
+    pub at: Option<[f64; 3]>,
+    /// Offset from a frame port's reference point along fixed world axes (does not turn
+    /// with the body), e.g. the contact point of a rolling sphere.
+    #[serde(default)]
+    pub at_world: Option<[f64; 3]>,
+}
+
+/// A component built from JSON.
+pub enum Built {
+    Admittance(Box<dyn Admittance>),
+    Impedance(Box<dyn Impedance>),
+}
+
+/// Documentation of one parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub unit: &'static str,
+    /// Default value as text; `None` when the parameter is required.
+    pub default: Option<&'static str>,
+    pub doc: &'static str,
+}
+
+/// Documentation of one port.
+#[derive(Clone, Copy, Debug)]
+pub struct PortDoc {
+    pub name: &'static str,
+    pub domain: &'static str,
+    pub doc: &'static str,
+}
+
+/// Whether a type builds an admittance or an impedance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Admittance,
+    Impedance,
+}
+
+/// A component type known to the JSON loader.
+#[derive(Clone, Copy)]
+pub struct ComponentType {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// One line: what it is, with the paper equation.
+    pub summary: &'static str,
+    pub params: &'static [ParamDoc],
+    pub ports: &'static [PortDoc],
+    pub signals: &'static [SignalInfo],
+    pub build: fn(&mut Params) -> Result<Built>,
+}
+
+/// The component types available to JSON systems.
+#[derive(Clone, Default)]
+pub struct Registry {
+    types: BTreeMap<&'static str, ComponentType>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Register a type (a later registration of the same name replaces the earlier).
+    pub fn register(&mut self, t: ComponentType) {
+        self.types.insert(t.name, t);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ComponentType> {
+        self.types.get(name)
+    }
+
+    /// All types, sorted by name.
+    pub fn types(&self) -> impl Iterator<Item = &ComponentType> {
+        self.types.values()
+    }
+}
+
+/// Reads the parameters of one JSON object, recording which keys were used so that
+/// [`finish`](Params::finish) can reject unknown keys. Every error names the JSON path.
+pub struct Params<'a> {
+    path: String,
+    map: &'a Map<String, Value>,
+    used: HashSet<String>,
+    base: &'a Path,
+}
+
+impl<'a> Params<'a> {
+    /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
+    pub fn new(path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
+        Params { path: path.into(), map, used: HashSet::new(), base }
+    }
+
+    /// JSON path of this object.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// JSON path of a key of this object.
+    pub fn key_path(&self, key: &str) -> String {
+        format!("{}.{}", self.path, key)
+    }
+
+    /// An error at `key`.
+    pub fn err(&self, key: &str, msg: impl Into<String>) -> Error {
+        Error::invalid(self.key_path(key), msg)
+    }
+
+    /// Directory relative paths are resolved from.
+    pub fn base(&self) -> &Path {
+        self.base
+    }
+
+    /// The raw value of `key`, marking it used.
+    pub fn get(&mut self, key: &str) -> Option<&'a Value> {
+        self.used.insert(key.to_string());
+        self.map.get(key)
+    }
+
+    /// Whether `key` is present (marks it used).
+    pub fn has(&mut self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn number(&self, key: &str, v: &Value) -> Result<f64> {
+        match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(self.err(key, format!("expected a finite number, got {v}"))),
+        }
+    }
+
+    /// A required finite number.
+    pub fn f64(&mut self, key: &str) -> Result<f64> {
+        let v = self.get(key).ok_or_else(|| self.err(key, "missing required parameter"))?;
+        self.number(key, v)
+    }
+
+    /// An optional finite number.
+    pub fn f64_or(&mut self, key: &str, default: f64) -> Result<f64> {
+        match self.get(key) {
+            Some(v) => self.number(key, v),
+            None => Ok(default),
+        }
+    }
+
+    fn check_positive(&self, key: &str, x: f64) -> Result<f64> {
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(key, format!("must be > 0, got {x}")))
+        }
+    }
+
+    fn check_nonneg(&self, key: &str, x: f64) -> Result<f64> {
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(key, format!("must be ≥ 0, got {x}")))
+        }
+    }
+
+    /// A required number > 0.
+    pub fn positive(&mut self, key: &str) -> Result<f64> {
+        let x = self.f64(key)?;
+        self.check_positive(key, x)
+    }
+
+    /// An optional number > 0.
+    pub fn positive_or(&mut self, key: &str, default: f64) -> Result<f64> {
+        let x = self.f64_or(key, default)?;
+        self.check_positive(key, x)
+    }
+
+    /// A required number ≥ 0.
+    pub fn nonneg(&mut self, key: &str) -> Result<f64> {
+        let x = self.f64(key)?;
+        self.check_nonneg(key, x)
+    }
+
+    /// An optional number ≥ 0.
+    pub fn nonneg_or(&mut self, key: &str, default: f64) -> Result<f64> {
+        let x = self.f64_or(key, default)?;
+        self.check_nonneg(key, x)
+    }
+
+    /// An array of finite numbers, of length `len` if given.
+    pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let arr = v.as_array().ok_or_else(|| self.err(key, format!("expected an array of numbers, got {v}")))?;
+        if let Some(n) = len {
+            if arr.len() != n {
+                return Err(self.err(key, format!("expected {n} numbers, got {}", arr.len())));
+            }
+        }
+        let mut out = Vec::with_capacity(arr.len());
+        for (i, x) in arr.iter().enumerate() {
+            out.push(self.number(&format!("{key}[{i}]"), x)?);
+        }
+        Ok(Some(out))
+    }
+
+    /// A required array of numbers.
+    pub fn vec_f64(&mut self, key: &str, len: Option<usize>) -> Result<Vec<f64>> {
+        self.vec_f64_opt(key, len)?.ok_or_else(|| self.err(key, "missing required parameter"))
+    }
+
+    /// A 3-vector, with a default.
+    pub fn vec3_or(&mut self, key: &str, default: [f64; 3]) -> Result<Vector3<f64>> {
+        let v = self.vec_f64_opt(key, Some(3))?.unwrap_or_else(|| default.to_vec());
+        Ok(Vector3::new(v[0], v[1], v[2]))
+    }
+
+    /// A required 3-vector.
+    pub fn vec3(&mut self, key: &str) -> Result<Vector3<f64>> {
+        let v = self.vec_f64(key, Some(3))?;
+        Ok(Vector3::new(v[0], v[1], v[2]))
+    }
+
+    /// A non-negative integer with a default.
+    pub fn usize_or(&mut self, key: &str, default: usize) -> Result<usize> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .map(|x| x as usize)
+                .ok_or_else(|| self.err(key, format!("expected a non-negative integer, got {v}"))),
+        }
+    }
+
+    /// A boolean with a default.
+    pub fn bool_or(&mut self, key: &str, default: bool) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| self.err(key, format!("expected true or false, got {v}"))),
+        }
+    }
+
+    /// One of `choices` (the first is the default).
+    pub fn choice(&mut self, key: &str, choices: &[&'static str]) -> Result<&'static str> {
+        match self.get(key) {
+            None => Ok(choices[0]),
+            Some(v) => {
+                let s = v.as_str().ok_or_else(|| self.err(key, format!("expected a string, got {v}")))?;
+                choices
+                    .iter()
+                    .find(|c| **c == s)
+                    .copied()
+                    .ok_or_else(|| self.err(key, format!("'{s}' is not one of {}", choices.join(", "))))
+            }
+        }
+    }
+
+    /// A time function (number, expression, piecewise or table), with a default constant.
+    pub fn time_fn_or(&mut self, key: &str, default: f64) -> Result<TimeFunction> {
+        match self.get(key) {
+            None => Ok(TimeFunction::Constant(default)),
+            Some(v) => TimeFunction::from_json(v, &self.key_path(key), self.base),
+        }
+    }
+
+    /// A required time function.
+    pub fn time_fn(&mut self, key: &str) -> Result<TimeFunction> {
+        let v = self.get(key).ok_or_else(|| self.err(key, "missing required parameter"))?;
+        TimeFunction::from_json(v, &self.key_path(key), self.base)
+    }
+
+    /// Three time functions `[fx, fy, fz]` (each any time-function form), default zeros.
+    pub fn time_fn3_or_zero(&mut self, key: &str) -> Result<[TimeFunction; 3]> {
+        let path = self.key_path(key);
+        let zero = || TimeFunction::Constant(0.0);
+        match self.get(key) {
+            None => Ok([zero(), zero(), zero()]),
+            Some(Value::Array(a)) if a.len() == 3 => {
+                let f = |i: usize| TimeFunction::from_json(&a[i], &format!("{path}[{i}]"), self.base);
+                Ok([f(0)?, f(1)?, f(2)?])
+            }
+            Some(v) => Err(Error::invalid(path, format!("expected three time functions [x, y, z], got {v}"))),
+        }
+    }
+
+    /// A nested object, read by its own [`Params`] (finish it too).
+    pub fn object(&mut self, key: &str) -> Result<Option<Params<'a>>> {
+        let base = self.base;
+        let path = self.key_path(key);
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(Params::new(path, m, base))),
+            Some(v) => Err(Error::invalid(path, format!("expected an object, got {v}"))),
+        }
+    }
+
+    /// A required array of objects.
+    pub fn objects(&mut self, key: &str) -> Result<Vec<Params<'a>>> {
+        let base = self.base;
+        let path = self.key_path(key);
+        let v = self.get(key).ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
+        let arr = v.as_array().ok_or_else(|| Error::invalid(&path, "expected an array of objects"))?;
+        arr.iter()
+            .enumerate()
+            .map(|(i, x)| match x {
+                Value::Object(m) => Ok(Params::new(format!("{path}[{i}]"), m, base)),
+                _ => Err(Error::invalid(format!("{path}[{i}]"), "expected an object")),
+            })
+            .collect()
+    }
+
+    /// Reject keys that were never read.
+    pub fn finish(self) -> Result<()> {
+        let mut unknown: Vec<&String> = self.map.keys().filter(|k| !self.used.contains(k.as_str())).collect();
+        unknown.sort();
+        match unknown.first() {
+            None => Ok(()),
+            Some(k) => Err(self.err(k, "unknown parameter")),
+        }
+    }
+}
+
+/// A system read from JSON, ready to compile.
+pub struct System {
+    pub name: String,
+    pub file: PathBuf,
+    pub network: Network,
+    pub method: Method,
+    pub step: f64,
+    pub stop_time: f64,
+    pub interval: f64,
+    pub threads: Option<usize>,
+    /// (label, signal name) per output column.
+    pub columns: Vec<(String, String)>,
+    /// (component name, type name) in file order.
+    pub components: Vec<(String, String)>,
+}
+
+impl System {
+    /// Read and check `path` with the types of `registry`. Every error names the file.
+    pub fn load(path: &Path, registry: &Registry) -> Result<System> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), source: e })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        Self::from_str(&text, path, &base, registry).map_err(|e| e.in_file(shown))
+    }
+
+    /// Read a system from JSON text; `file` is only used for the system's default name.
+    pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let spec: SystemSpec = serde_path_to_error::deserialize(de).map_err(|e| {
+            let p = e.path().to_string();
+            let p = if p == "." { "(top level)".to_string() } else { p };
+            Error::invalid(p, e.into_inner().to_string())
+        })?;
+        Self::from_spec(spec, file, base, registry)
+    }
+
+    fn from_spec(spec: SystemSpec, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+        let s = &spec.solver;
+        if !(s.step.is_finite() && s.step > 0.0) {
+            return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
+        }
+        if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
+            return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
+        }
+        if s.threads == Some(0) {
+            return Err(Error::invalid("solver.threads", "must be at least 1"));
+        }
+        let interval = spec.output.interval.unwrap_or(s.step);
+        if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
+            return Err(Error::invalid(
+                "output.interval",
+                format!("must be at least the step {} s, got {interval}", s.step),
+            ));
+        }
+
+        let mut network = Network::new();
+        let mut components = Vec::new();
+        if spec.components.is_empty() {
+            return Err(Error::invalid("components", "a system needs at least one component"));
+        }
+        for (name, value) in &spec.components {
+            let path = format!("components.{name}");
+            let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+            let mut p = Params::new(path.clone(), map, base);
+            let type_name = p
+                .get("type")
+                .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
+                .as_str()
+                .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
+            let ty = registry.get(type_name).ok_or_else(|| {
+                let known: Vec<&str> = registry.types().map(|t| t.name).collect();
+                Error::invalid(format!("{path}.type"), format!("unknown component type '{type_name}' (known: {})", known.join(", ")))
+            })?;
+            let built = (ty.build)(&mut p)?;
+            p.finish()?;
+            let added = match built {
+                Built::Admittance(a) => network.add_admittance(name, a).map(|_| ()),
+                Built::Impedance(i) => network.add_impedance(name, i).map(|_| ()),
+            };
+            added.map_err(|e| Error::invalid(&path, e.to_string()))?;
+            components.push((name.clone(), type_name.to_string()));
+        }
+        for (i, c) in spec.connections.iter().enumerate() {
+            let vec = |a: [f64; 3], key: &str| {
+                if a.iter().all(|x| x.is_finite()) {
+                    Ok(Vector3::new(a[0], a[1], a[2]))
+                } else {
+                    Err(Error::invalid(format!("connections[{i}].{key}"), "must be finite"))
+                }
+            };
+            let at = match (c.at, c.at_world) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::invalid(format!("connections[{i}]"), "give either 'at' or 'at_world', not both"))
+                }
+                (Some(a), None) => Some(Offset::Body(vec(a, "at")?)),
+                (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
+                (None, None) => None,
+            };
+            network
+                .connect_names(&c.from, &c.to, at)
+                .map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
+        }
+        network.validate()?;
+
+        let columns = match &spec.output.signals {
+            Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
+            Signals::Labeled(m) => m
+                .iter()
+                .map(|(k, v)| {
+                    v.as_str()
+                        .map(|s| (k.clone(), s.to_string()))
+                        .ok_or_else(|| Error::invalid(format!("output.signals.{k}"), "expected a signal name string"))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        Ok(System {
+            name,
+            file: file.to_path_buf(),
+            network,
+            method: s.method,
+            step: s.step,
+            stop_time: s.stop_time,
+            interval,
+            threads: s.threads,
+            columns,
+            components,
+        })
+    }
+
+    /// Compile and prepare a simulator for `threads` threads, and the run plan with the
+    /// output signals resolved.
+    pub fn into_simulator(self, threads: usize) -> Result<(Simulator, RunPlan)> {
+        let sched = self.network.compile()?;
+        let sim = Simulator::new(sched, self.method, self.step, threads)?;
+        let mut columns = Vec::new();
+        for (label, sig) in &self.columns {
+            let r = sim.resolve(sig).map_err(|e| match e {
+                Error::Invalid { message, .. } => Error::invalid(format!("output.signals.{label}"), format!("'{sig}': {message}")),
+                other => other,
+            })?;
+            columns.push((label.clone(), r));
+        }
+        Ok((sim, RunPlan { stop_time: self.stop_time, interval: self.interval, columns }))
+    }
+}
+
+/// Warnings about a compiled system: stability and well-posedness of its elements
+/// (from [`Impedance::diagnose`]) and sampling that does not fall on steps.
+pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<String> {
+    let mut out = Vec::new();
+    let sched = sim.schedule();
+    let ratio = plan.interval / sim.step_size();
+    if (ratio - ratio.round()).abs() > 1e-6 * ratio.max(1.0) {
+        out.push(format!(
+            "output.interval {} s is not a whole number of steps ({} s); rows are written every {} steps",
+            plan.interval,
+            sim.step_size(),
+            ratio.round().max(1.0)
+        ));
+    }
+    for (i, name) in sched.impedance_names().iter().enumerate() {
+        let inertias = sched.port_inertias(i, sim.state());
+        for w in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
+            out.push(format!("{name}: {w}"));
+        }
+    }
+    out
+}

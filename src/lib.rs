@@ -1,0 +1,30 @@
+//! # stiction
+//!
+//! Co-simulation of mechanical systems with dry friction. This facade re-exports the
+//! framework (networks of admittances and impedances, the modular RK4 stepper, JSON
+//! systems) and the component library, and offers one-call helpers.
+//!
+//! ```no_run
+//! let system = stiction::load("examples/rolling_sphere.json").unwrap();
+//! let (mut sim, plan) = system.into_simulator(1).unwrap();
+//! let mut rec = stiction::framework::Recorder::default();
+//! sim.run(&plan, &mut rec, &mut |_| {}).unwrap();
+//! println!("{:?}", rec.column("center_vx").unwrap().last());
+//! ```
+#![deny(unsafe_code)]
+
+pub use stiction_components as components;
+pub use stiction_framework as framework;
+
+use std::path::Path;
+use stiction_framework::system::{Registry, System};
+
+/// Every component type this build knows.
+pub fn registry() -> Registry {
+    stiction_components::registry()
+}
+
+/// Load and check a JSON system file with the full registry.
+pub fn load(path: impl AsRef<Path>) -> stiction_framework::Result<System> {
+    System::load(path.as_ref(), &registry())
+}

@@ -1,0 +1,254 @@
+//! The `stiction` command line: run, check, list components, draw the network.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use stiction_framework::io::CsvSink;
+use stiction_framework::solver::Tee;
+use stiction_framework::system::{diagnostics, Kind, System};
+use stiction_framework::{Error, OutputSink, Recorder};
+
+mod plot;
+
+#[derive(Parser)]
+#[command(name = "stiction", version, about = "Co-simulation of mechanical systems with dry friction")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a system and write its output signals as CSV.
+    Run {
+        /// The system description (JSON).
+        system: PathBuf,
+        /// Output CSV file ('-' for standard output). Default: <system name>.csv
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Also plot every output column against time (PNG or SVG by extension).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Worker threads (default: the solver's "threads", else all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar and no summary.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Validate a system, summarise it and print well-posedness and stability warnings.
+    Check { system: PathBuf },
+    /// List every component type with its parameters, ports and signals.
+    Components {
+        /// Show only this type.
+        name: Option<String>,
+    },
+    /// Print the network as Graphviz DOT.
+    Graph { system: PathBuf },
+}
+
+/// Exit status: 0 ok, 1 simulation failure, 2 bad input.
+enum Failure {
+    Simulation(anyhow::Error),
+    Input(anyhow::Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        if e.is_simulation_failure() {
+            Failure::Simulation(e.into())
+        } else {
+            Failure::Input(e.into())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { system, output, plot, threads, quiet } => run(&system, output, plot, threads, quiet),
+        Command::Check { system } => check(&system),
+        Command::Components { name } => components(name.as_deref()),
+        Command::Graph { system } => graph(&system),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Simulation(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Input(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<System, Failure> {
+    Ok(stiction::load(path)?)
+}
+
+fn run(path: &Path, output: Option<PathBuf>, plot: Option<PathBuf>, threads: Option<usize>, quiet: bool) -> Result<(), Failure> {
+    let system = load(path)?;
+    let threads = match threads.or(system.threads) {
+        Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    let name = system.name.clone();
+    let file = path.display().to_string();
+    let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
+    let to_stdout = out_path.as_os_str() == "-";
+    let mut csv: Box<dyn OutputSink> = if to_stdout {
+        Box::new(CsvSink::new(std::io::stdout()))
+    } else {
+        if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))
+                .map_err(Failure::Input)?;
+        }
+        Box::new(
+            CsvSink::create(&out_path)
+                .with_context(|| format!("cannot create {}", out_path.display()))
+                .map_err(Failure::Input)?,
+        )
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")
+        .map_err(Failure::Input)?;
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(1000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% t = {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let stop = plan.stop_time;
+    let mut progress = |f: f64| {
+        if let Some(b) = &bar {
+            b.set_position((f * 1000.0) as u64);
+            b.set_message(format!("{:.4} s", f * stop));
+        }
+    };
+    let mut rec = Recorder::default();
+    let started = std::time::Instant::now();
+    let result = pool.install(|| {
+        if plot.is_some() {
+            let mut tee = Tee(csv.as_mut(), &mut rec);
+            sim.run(&plan, &mut tee, &mut progress)
+        } else {
+            sim.run(&plan, csv.as_mut(), &mut progress)
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let shown = if to_stdout { "standard output".to_string() } else { out_path.display().to_string() };
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let note = format!("{file}: rows up to the failure are in {shown}");
+            return Err(Failure::from(e.in_file(file)).context(note));
+        }
+    };
+    if let Some(p) = &plot {
+        plot::plot(&rec, &name, p).with_context(|| format!("cannot write plot {}", p.display())).map_err(Failure::Simulation)?;
+    }
+    if !quiet {
+        eprintln!(
+            "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s); {} rows -> {shown}{}",
+            summary.steps,
+            summary.final_time,
+            started.elapsed().as_secs_f64(),
+            summary.rows,
+            plot.map(|p| format!(", plot -> {}", p.display())).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+impl Failure {
+    fn context(self, note: String) -> Failure {
+        match self {
+            Failure::Simulation(e) => Failure::Simulation(e.context(note)),
+            Failure::Input(e) => Failure::Input(e.context(note)),
+        }
+    }
+}
+
+fn check(path: &Path) -> Result<(), Failure> {
+    let system = load(path)?;
+    let file = path.display().to_string();
+    let comps = system.components.clone();
+    let (name, method, step, stop, interval) =
+        (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
+    let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    let sched = sim.schedule();
+    let (na, ni) = sched.counts();
+    println!("{file}: system '{name}'");
+    println!("  solver: {method:?}, step {step} s, stop time {stop} s ({} steps)", (stop / step).round());
+    println!("  {na} admittance(s), {ni} impedance(s), {} state(s)", sched.state_len());
+    let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (_, t) in &comps {
+        *by_type.entry(t.as_str()).or_default() += 1;
+    }
+    let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
+    println!("  types: {}", types.join(", "));
+    println!("  output: every {interval} s: {}", plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "));
+    let warnings = diagnostics(&sim, &plan);
+    if warnings.is_empty() {
+        println!("  no warnings");
+    } else {
+        for w in warnings {
+            println!("  warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+fn components(only: Option<&str>) -> Result<(), Failure> {
+    let reg = stiction::registry();
+    if let Some(n) = only {
+        if reg.get(n).is_none() {
+            let known: Vec<&str> = reg.types().map(|t| t.name).collect();
+            return Err(Failure::Input(anyhow::anyhow!("unknown component type '{n}' (known: {})", known.join(", "))));
+        }
+    }
+    for t in reg.types().filter(|t| only.is_none_or(|n| n == t.name)) {
+        let kind = match t.kind {
+            Kind::Admittance => "admittance",
+            Kind::Impedance => "impedance",
+        };
+        println!("{} ({kind}): {}", t.name, t.summary);
+        println!("  parameters:");
+        for p in t.params {
+            let d = p.default.map(|d| format!(" = {d}")).unwrap_or_else(|| " (required)".into());
+            let u = if p.unit.is_empty() { String::new() } else { format!(" [{}]", p.unit) };
+            println!("    {}{u}{d}: {}", p.name, p.doc);
+        }
+        println!("  ports:");
+        for p in t.ports {
+            println!("    {} ({}): {}", p.name, p.domain, p.doc);
+        }
+        println!("  signals:");
+        for s in t.signals {
+            let len = if s.len == 0 { "[n]".to_string() } else if s.len == 1 { String::new() } else { format!("[{}]", s.len) };
+            let u = if s.unit.is_empty() { String::new() } else { format!(" [{}]", s.unit) };
+            println!("    {}{len}{u}: {}", s.name, s.doc);
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn graph(path: &Path) -> Result<(), Failure> {
+    let system = load(path)?;
+    print!("{}", system.network.to_dot(&system.name));
+    Ok(())
+}
