@@ -1,0 +1,50 @@
+//! Shared helpers of the integration tests: run an example through the library or the CLI.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use stiction::framework::Recorder;
+
+/// Path of a file in examples/.
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+/// Run an example with `threads` threads and keep every row in memory.
+pub fn run_example(name: &str, threads: usize) -> Recorder {
+    let system = stiction::load(example(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (mut sim, plan) = system.into_simulator(threads).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut rec = Recorder::default();
+    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    rec
+}
+
+/// The `stiction` binary with arguments.
+pub fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stiction")).args(args).output().expect("run the stiction binary")
+}
+
+/// Column `label` of a recorder (panics with the available labels if missing).
+pub fn col(rec: &Recorder, label: &str) -> Vec<f64> {
+    rec.column(label).unwrap_or_else(|| panic!("no column '{label}' in {:?}", rec.labels))
+}
+
+/// Value of column `label` at the sample nearest to `t`.
+pub fn at(rec: &Recorder, label: &str, t: f64) -> f64 {
+    let i = rec
+        .time
+        .iter()
+        .enumerate()
+        .min_by(|a, b| (a.1 - t).abs().total_cmp(&(b.1 - t).abs()))
+        .map(|(i, _)| i)
+        .expect("rows");
+    col(rec, label)[i]
+}
+
+/// Mean of column `label` over samples with t0 ≤ t < t0 + width.
+pub fn window_mean(rec: &Recorder, label: &str, t0: f64, width: f64) -> f64 {
+    let c = col(rec, label);
+    let v: Vec<f64> = rec.time.iter().zip(&c).filter(|(t, _)| **t >= t0 && **t < t0 + width).map(|(_, v)| *v).collect();
+    assert!(!v.is_empty(), "no samples in [{t0}, {})", t0 + width);
+    v.iter().sum::<f64>() / v.len() as f64
+}
