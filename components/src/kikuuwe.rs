@@ -4,7 +4,7 @@
 //! While ‖(B + τK) v + K e‖ < F, ε = v in every stage, so p − e stays constant: static
 //! friction without drift. Scalar (joint) and 3-D (point) forms.
 
-use crate::util::{dims, domain_param, gsat3, sat, two_ports};
+use crate::util::{dims, domain_param, gsat3, sat, stiffness_warnings, two_ports};
 use nalgebra::Vector3;
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
@@ -83,25 +83,8 @@ impl Impedance for FricK {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
-    /// Stability of the stiff element against the inertia it acts on: RK4 on a mass M
-    /// with stiffness K and viscosity B needs roughly ω T < 2.8 and B T / M < 2.7.
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
-            let omega = (self.k / m).sqrt();
-            if omega * step > 2.0 {
-                out.push(format!(
-                    "stiffness K = {} on inertia {} gives ω·T = {:.2} (> 2): expect instability; reduce the step or K",
-                    self.k,
-                    m,
-                    omega * step
-                ));
-            }
-            if self.b * step / m > 2.0 {
-                out.push(format!("viscosity B = {} on inertia {} gives B·T/M = {:.2} (> 2)", self.b, m, self.b * step / m));
-            }
-        }
-        out
+        stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)
     }
 }
 

@@ -8,7 +8,7 @@
 //! f_t = gsat(μ f_n, f*),  ε = (f_t − K e)/(B + τK)                 (23c)/(23d)
 //! The body receives [−f_t, f_n]. The normal force only pushes (a contact never pulls).
 
-use crate::util::gsat2;
+use crate::util::{gsat2, stiffness_warnings};
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
@@ -76,15 +76,7 @@ impl Impedance for PlaneContact {
         Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
-        match inertia.first().copied().flatten() {
-            Some(m) if (self.k / m).sqrt() * step > 2.0 => vec![format!(
-                "contact stiffness K = {} on mass {} gives ω·T = {:.2} (> 2): expect instability",
-                self.k,
-                m,
-                (self.k / m).sqrt() * step
-            )],
-            _ => Vec::new(),
-        }
+        stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
     }
 }
 

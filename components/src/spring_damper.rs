@@ -2,7 +2,7 @@
 //! port a, for scalar and point ports. With a rest length L > 0 on point ports it acts
 //! along the line between the points: f = (K (‖d‖ − L) + B ḋ·n̂) n̂.
 
-use crate::util::{dims, domain_param, two_ports};
+use crate::util::{dims, domain_param, stiffness_warnings, two_ports};
 use nalgebra::Vector3;
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
@@ -62,6 +62,9 @@ impl Impedance for SpringDamper {
             0 => p.forces[1].f[e],
             _ => (p.motions[1].p - p.motions[0].p)[e],
         }
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
+        stiffness_warnings("spring", self.k, self.b, inertia, step)
     }
     fn energy(&self, m: &[Motion], _y: &[f64]) -> Option<f64> {
         let d = m[1].p - m[0].p;

@@ -20,20 +20,13 @@ pub enum Error {
     Simulation { time: f64, component: String, message: String },
 
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
 
     /// Any error, placed in the file it came from.
-    #[error("{file}: {source}")]
-    InFile {
-        file: String,
-        #[source]
-        source: Box<Error>,
-    },
+    /// (The inner error is part of the message, so it is not also reported as a source.)
+    #[error("{file}: {inner}")]
+    InFile { file: String, inner: Box<Error> },
 }
 
 impl Error {
@@ -44,7 +37,7 @@ impl Error {
 
     /// Wrap in [`Error::InFile`].
     pub fn in_file(self, file: impl Into<String>) -> Self {
-        Error::InFile { file: file.into(), source: Box::new(self) }
+        Error::InFile { file: file.into(), inner: Box::new(self) }
     }
 
     /// True for failures of the simulation itself (exit code 1), false for bad input
@@ -53,7 +46,7 @@ impl Error {
         match self {
             Error::Simulation { .. } => true,
             Error::Io { .. } => false,
-            Error::InFile { source, .. } => source.is_simulation_failure(),
+            Error::InFile { inner, .. } => inner.is_simulation_failure(),
             _ => false,
         }
     }

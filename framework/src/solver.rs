@@ -478,7 +478,7 @@ impl Simulator {
         progress: &mut dyn FnMut(f64),
     ) -> Result<RunSummary> {
         let result = self.run_inner(plan, sink, progress);
-        let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), source: e });
+        let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), error: e });
         let summary = result?;
         flushed?;
         Ok(summary)
@@ -490,7 +490,7 @@ impl Simulator {
         sink: &mut dyn OutputSink,
         progress: &mut dyn FnMut(f64),
     ) -> Result<RunSummary> {
-        let io = |e: std::io::Error| Error::Io { path: "output".into(), source: e };
+        let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
         let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
         sink.begin(&labels).map_err(io)?;
         let total = (plan.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;

@@ -424,7 +424,7 @@ impl System {
     /// Read and check `path` with the types of `registry`. Every error names the file.
     pub fn load(path: &Path, registry: &Registry) -> Result<System> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), source: e })?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         Self::from_str(&text, path, &base, registry).map_err(|e| e.in_file(shown))
     }
