@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use stiction_framework::io::CsvSink;
 use stiction_framework::solver::Tee;
 use stiction_framework::system::{diagnostics, Kind, System};
-use stiction_framework::{Error, OutputSink, Recorder};
+use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
 mod plot;
 
@@ -201,13 +201,19 @@ fn check(path: &Path) -> Result<(), Failure> {
     let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
     println!("  types: {}", types.join(", "));
     println!("  output: every {interval} s: {}", plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "));
-    let warnings = diagnostics(&sim, &plan);
-    if warnings.is_empty() {
-        println!("  no warnings");
-    } else {
-        for w in warnings {
-            println!("  warning: {w}");
+    let findings = diagnostics(&sim, &plan);
+    let mut warnings = 0;
+    for d in &findings {
+        match d {
+            Diagnostic::Info(s) => println!("  info: {s}"),
+            Diagnostic::Warning(s) => {
+                warnings += 1;
+                println!("  warning: {s}")
+            }
         }
+    }
+    if warnings == 0 {
+        println!("  no warnings");
     }
     Ok(())
 }

@@ -83,7 +83,7 @@ impl Impedance for FricK {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
-    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)
     }
 }

@@ -75,7 +75,7 @@ impl Impedance for PlaneContact {
         let depth = (self.height - m[0].p.z).max(0.0);
         Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
     }
-    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
     }
 }

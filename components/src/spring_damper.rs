@@ -63,7 +63,7 @@ impl Impedance for SpringDamper {
             _ => (p.motions[1].p - p.motions[0].p)[e],
         }
     }
-    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<String> {
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("spring", self.k, self.b, inertia, step)
     }
     fn energy(&self, m: &[Motion], _y: &[f64]) -> Option<f64> {

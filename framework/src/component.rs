@@ -22,6 +22,15 @@ impl std::fmt::Display for Fault {
     }
 }
 
+/// A finding of `stiction check` about one component.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Diagnostic {
+    /// A fact worth showing (efficiencies, classification, conditioning).
+    Info(String),
+    /// A condition under which results are likely wrong (instability, ill-posedness).
+    Warning(String),
+}
+
 /// Description of an output signal a component offers, e.g. `v` with 3 elements.
 /// In the static documentation of a type (`ComponentType::signals`), `len == 0` means
 /// "one element per degree of freedom".
@@ -79,6 +88,10 @@ pub trait Admittance: Send + Sync {
     fn energy(&self, _x: &[f64]) -> Option<f64> {
         None
     }
+    /// Facts and warnings for `stiction check` at the initial state `x` and step T.
+    fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
+        Vec::new()
+    }
     /// Effective inertia seen at a scalar or point port (kg or kg·m²), used by
     /// `stiction check` for stability warnings. `None` when not meaningful.
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
@@ -120,9 +133,9 @@ pub trait Impedance: Send + Sync {
     fn energy(&self, _motion: &[Motion], _y: &[f64]) -> Option<f64> {
         None
     }
-    /// Well-posedness or stability warnings for this element, given the effective inertia
+    /// Facts, well-posedness and stability warnings for this element, given the effective inertia
     /// at each port (`None` for ground or unknown) and the solver step T.
-    fn diagnose(&self, _port_inertia: &[Option<f64>], _step: f64) -> Vec<String> {
+    fn diagnose(&self, _port_inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
         Vec::new()
     }
 }

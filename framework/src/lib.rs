@@ -18,7 +18,7 @@ pub mod signal;
 pub mod solver;
 pub mod system;
 
-pub use component::{Admittance, Fault, Impedance, Probe, SignalInfo};
+pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
 pub use error::{Error, Result};
 pub use network::{AdmittanceId, ImpedanceId, Network, Target};
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};

@@ -211,6 +211,11 @@ impl Schedule {
             .collect()
     }
 
+    /// The state slice of admittance j within the full state vector `x`.
+    pub fn admittance_state<'a>(&self, j: usize, x: &'a [f64]) -> &'a [f64] {
+        &x[self.adm_x[j]..self.adm_x[j + 1]]
+    }
+
     /// Names of the admittances, in schedule order.
     pub fn admittance_names(&self) -> &[String] {
         &self.adm_names

@@ -11,7 +11,7 @@
 //! }
 //! ```
 
-use crate::component::{Admittance, Impedance, SignalInfo};
+use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
 use crate::network::Network;
 use crate::port::Offset;
@@ -554,24 +554,34 @@ impl System {
     }
 }
 
-/// Warnings about a compiled system: stability and well-posedness of its elements
-/// (from [`Impedance::diagnose`]) and sampling that does not fall on steps.
-pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<String> {
+/// Findings about a compiled system, each prefixed with its component's name: stability
+/// and well-posedness of every element ([`Impedance::diagnose`], [`Admittance::diagnose`])
+/// and sampling that does not fall on steps.
+pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let sched = sim.schedule();
     let ratio = plan.interval / sim.step_size();
     if (ratio - ratio.round()).abs() > 1e-6 * ratio.max(1.0) {
-        out.push(format!(
+        out.push(Diagnostic::Warning(format!(
             "output.interval {} s is not a whole number of steps ({} s); rows are written every {} steps",
             plan.interval,
             sim.step_size(),
             ratio.round().max(1.0)
-        ));
+        )));
+    }
+    let named = |name: &str, d: Diagnostic| match d {
+        Diagnostic::Info(s) => Diagnostic::Info(format!("{name}: {s}")),
+        Diagnostic::Warning(s) => Diagnostic::Warning(format!("{name}: {s}")),
+    };
+    for (j, name) in sched.admittance_names().iter().enumerate() {
+        for d in sched.admittance(j).diagnose(sched.admittance_state(j, sim.state()), sim.step_size()) {
+            out.push(named(name, d));
+        }
     }
     for (i, name) in sched.impedance_names().iter().enumerate() {
         let inertias = sched.port_inertias(i, sim.state());
-        for w in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
-            out.push(format!("{name}: {w}"));
+        for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
+            out.push(named(name, d));
         }
     }
     out
