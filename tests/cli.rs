@@ -1,0 +1,106 @@
+//! The command line: components listing, DOT graph, plots, labelled and plain signal
+//! lists, time-varying inputs from a CSV table.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+#[test]
+fn components_lists_every_registered_type_with_parameters_ports_and_signals() {
+    let out = cli(&["components"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for t in stiction::registry().types() {
+        assert!(text.contains(&format!("{} (", t.name)), "missing {}", t.name);
+        for p in t.params {
+            assert!(text.contains(p.name), "{}: parameter {} not listed", t.name, p.name);
+        }
+    }
+    assert!(text.contains("signals:") && text.contains("ports:"));
+    let one = cli(&["components", "rigid_body"]);
+    let one = String::from_utf8_lossy(&one.stdout);
+    assert!(one.starts_with("rigid_body (admittance)") && !one.contains("plane_contact ("));
+    let bad = cli(&["components", "nosuch"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn graph_prints_the_network_as_dot() {
+    let out = cli(&["graph", example("two_link_fricK.json").to_str().unwrap()]);
+    assert!(out.status.success());
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert!(dot.starts_with("graph \"two_link_fricK\" {"), "{dot}");
+    assert!(dot.contains("\"arm\" [shape=ellipse]"));
+    assert!(dot.contains("\"fric0\" [shape=box]"));
+    assert!(dot.contains("\"fric0\" -- \"arm\" [label=\"b / joint0\"]"), "{dot}");
+    assert!(dot.contains("\"fric1\" -- \"ground\""));
+    assert_eq!(dot.matches(" -- ").count(), 6);
+}
+
+#[test]
+fn run_writes_csv_and_png_and_svg_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("sphere.csv");
+    let png = dir.path().join("sphere.png");
+    let out = cli(&[
+        "run",
+        example("rolling_sphere.json").to_str().unwrap(),
+        "-o",
+        csv.to_str().unwrap(),
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("time,center_vx,contact_vx,height,spin_y\n0,2,2,0.202,0\n"));
+    assert_eq!(text.lines().count(), 1 + 1201);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // Not a terminal: no progress bar, one summary line.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("12000 steps") && err.contains("1201 rows"), "{err}");
+    let svg = dir.path().join("sphere.svg");
+    let out = cli(&["run", example("rolling_sphere.json").to_str().unwrap(), "-o", "-", "--plot", svg.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("time,center_vx"));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+}
+
+/// A mass pushed by a force read from a CSV table (linear interpolation) and listed with a
+/// plain signal list: v(t) is the integral of the piecewise-linear force.
+#[test]
+fn csv_table_inputs_and_plain_signal_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("push.csv"), "time,force\n0,0\n1,2\n2,2\n").unwrap();
+    let sys = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 2.0},
+        "output": {"interval": 0.5, "signals": ["m.v", "m.q", "push.f"]},
+        "components": {
+            "m": {"type": "mass", "mass": 2.0},
+            "push": {"type": "force_source", "force": {"table": "push.csv", "column": "force", "time_column": "time"}}
+        },
+        "connections": [{"from": "push.body", "to": "m"}]
+    });
+    let path = dir.path().join("push.json");
+    std::fs::write(&path, sys.to_string()).unwrap();
+    let rec = {
+        let system = stiction::load(&path).unwrap();
+        let (mut sim, plan) = system.into_simulator(1).unwrap();
+        let mut rec = stiction::framework::Recorder::default();
+        sim.run(&plan, &mut rec, &mut |_| {}).unwrap();
+        rec
+    };
+    assert_eq!(rec.labels, vec!["m.v", "m.q", "push.f"]);
+    // F = 2t on [0, 1], 2 after, M = 2: v = t²/2, then 0.5 + (t − 1).
+    let v = col(&rec, "m.v");
+    let f = col(&rec, "push.f");
+    let expect_v = [0.0, 0.125, 0.5, 1.0, 1.5];
+    let expect_f = [0.0, 1.0, 2.0, 2.0, 2.0];
+    for i in 0..5 {
+        assert!((v[i] - expect_v[i]).abs() < 1e-9, "v[{i}] = {}", v[i]);
+        assert!((f[i] - expect_f[i]).abs() < 1e-12, "f[{i}] = {}", f[i]);
+    }
+    // The CLI writes the same header.
+    let out = cli(&["run", path.to_str().unwrap(), "-o", "-", "--quiet"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("time,m.v,m.q,push.f\n"));
+}
