@@ -22,7 +22,7 @@ use std::path::Path;
 #[derive(Clone, Debug)]
 pub enum TimeFunction {
     Constant(f64),
-    Expression { text: String, expr: FlatEx<f64>, uses_t: bool },
+    Expression { text: String, expr: Box<FlatEx<f64>>, uses_t: bool },
     Piecewise { pieces: Vec<(f64, TimeFunction)>, last: Box<TimeFunction> },
     Table { t: Vec<f64>, v: Vec<f64> },
 }
@@ -59,7 +59,7 @@ impl TimeFunction {
             ));
         }
         let uses_t = !names.is_empty();
-        let f = TimeFunction::Expression { text: text.to_string(), expr, uses_t };
+        let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), uses_t };
         // Evaluate once so obviously broken expressions fail at load time.
         if !f.eval(0.0).is_finite() && !f.eval(1.0).is_finite() {
             return Err(format!("expression '{text}' is not finite at t = 0 and t = 1"));

@@ -356,8 +356,8 @@ impl Simulator {
                 let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
                 let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
                 let np = sb - sa;
-                for p in 0..np {
-                    forces[p] = self.slots[sa + p].force;
+                for (f, slot) in forces.iter_mut().zip(&self.slots[sa..sb]) {
+                    *f = slot.force;
                 }
                 let probe = Probe {
                     t,
