@@ -1,13 +1,11 @@
 //! Dahl friction (11): f = K e, ė = v − |v| K e / F, on the relative motion of port b
 //! with respect to port a (scalar). The force on b is −f.
 
-use crate::util::two_ports;
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
-use stiction_framework::port::{Domain, Force, Layout, Motion};
+use crate::util::{bristle_signals, Bristle, BristleLaw};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
-/// Dahl's model: state e.
+/// Dahl's model: state e (the `z` signal).
 #[derive(Clone, Debug)]
 pub struct Dahl {
     /// Initial stiffness K (N/m), > 0.
@@ -16,42 +14,21 @@ pub struct Dahl {
     pub f_max: f64,
 }
 
-const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("f", 1, "N", "friction force (the force on port b is −f)"),
-    SignalInfo::new("e", 1, "m", "elastic displacement"),
-];
-
-impl Impedance for Dahl {
-    fn layout(&self) -> Layout {
-        Layout::new(1, two_ports(Domain::Scalar))
+impl BristleLaw for Dahl {
+    /// (11): f = K e, ė = v − |v| K e / F.
+    fn eval(&self, v: f64, e: f64) -> (f64, f64) {
+        let f = self.k * e;
+        (f, v - v.abs() * f / self.f_max)
     }
-    /// (11).
-    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, _tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
-        let v = m[1].qd() - m[0].qd();
-        let f = self.k * y[0];
-        dy[0] = v - v.abs() * f / self.f_max;
-        force[1] = Force::scalar(-f);
-        force[0] = Force::scalar(f);
-        Ok(())
-    }
-    fn signals(&self) -> Vec<SignalInfo> {
-        SIGNALS.to_vec()
-    }
-    fn signal(&self, which: usize, _e: usize, p: &Probe) -> f64 {
-        match which {
-            0 => p.forces[0].value(),
-            _ => p.state[0],
-        }
-    }
-    fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
-        Some(0.5 * self.k * y[0] * y[0])
+    fn stiffness(&self) -> f64 {
+        self.k
     }
 }
 
 fn build(p: &mut Params) -> Result<Built> {
     let k = p.positive("K")?;
     let f_max = p.positive("F")?;
-    Ok(Built::Impedance(Box::new(Dahl { k, f_max })))
+    Ok(Built::Impedance(Box::new(Bristle(Dahl { k, f_max }))))
 }
 
 /// Register `dahl`.
@@ -68,7 +45,7 @@ pub fn register(r: &mut Registry) {
             PortDoc { name: "a", domain: "scalar", doc: "reference side" },
             PortDoc { name: "b", domain: "scalar", doc: "sliding side" },
         ],
-        signals: SIGNALS,
+        signals: bristle_signals(),
         build,
     });
 }

@@ -2,9 +2,7 @@
 //! ż = v − σ0 |v| z / g(v), g(v) = Fc + (Fs − Fc) exp(−(v/vs)²), on the relative motion
 //! of port b with respect to port a (scalar). The force on b is −f.
 
-use crate::util::two_ports;
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
-use stiction_framework::port::{Domain, Force, Layout, Motion};
+use crate::util::{bristle_signals, Bristle, BristleLaw};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
@@ -19,10 +17,6 @@ pub struct LuGre {
     pub vs: f64,
 }
 
-const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("f", 1, "N", "friction force (the force on port b is −f)"),
-    SignalInfo::new("z", 1, "m", "bristle deflection"),
-];
 
 impl LuGre {
     /// Stribeck curve g(v).
@@ -32,38 +26,20 @@ impl LuGre {
         self.fc + (self.fs - self.fc) * (-r * r).exp()
     }
 
+}
+
+impl BristleLaw for LuGre {
     /// (12): friction force and ż.
     #[inline]
-    pub fn eval(&self, v: f64, z: f64) -> (f64, f64) {
+    fn eval(&self, v: f64, z: f64) -> (f64, f64) {
         let zd = v - self.sigma0 * v.abs() * z / self.g(v);
         (self.sigma0 * z + self.sigma1 * zd + self.sigma2 * v, zd)
     }
+    fn stiffness(&self) -> f64 {
+        self.sigma0
+    }
 }
 
-impl Impedance for LuGre {
-    fn layout(&self) -> Layout {
-        Layout::new(1, two_ports(Domain::Scalar))
-    }
-    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, _tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
-        let (f, zd) = self.eval(m[1].qd() - m[0].qd(), y[0]);
-        dy[0] = zd;
-        force[1] = Force::scalar(-f);
-        force[0] = Force::scalar(f);
-        Ok(())
-    }
-    fn signals(&self) -> Vec<SignalInfo> {
-        SIGNALS.to_vec()
-    }
-    fn signal(&self, which: usize, _e: usize, p: &Probe) -> f64 {
-        match which {
-            0 => p.forces[0].value(),
-            _ => p.state[0],
-        }
-    }
-    fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
-        Some(0.5 * self.sigma0 * y[0] * y[0])
-    }
-}
 
 fn build(p: &mut Params) -> Result<Built> {
     let sigma0 = p.positive("sigma0")?;
@@ -75,7 +51,7 @@ fn build(p: &mut Params) -> Result<Built> {
         return Err(p.err("Fs", format!("static level Fs = {fs} must be ≥ Fc = {fc}")));
     }
     let vs = p.positive_or("vs", 0.01)?;
-    Ok(Built::Impedance(Box::new(LuGre { sigma0, sigma1, sigma2, fc, fs, vs })))
+    Ok(Built::Impedance(Box::new(Bristle(LuGre { sigma0, sigma1, sigma2, fc, fs, vs }))))
 }
 
 /// Register `lugre`.
@@ -96,7 +72,7 @@ pub fn register(r: &mut Registry) {
             PortDoc { name: "a", domain: "scalar", doc: "reference side" },
             PortDoc { name: "b", domain: "scalar", doc: "sliding side" },
         ],
-        signals: SIGNALS,
+        signals: bristle_signals(),
         build,
     });
 }
