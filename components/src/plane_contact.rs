@@ -82,7 +82,7 @@ impl Impedance for PlaneContact {
 
 fn build(p: &mut Params) -> Result<Built> {
     let k = p.positive("K")?;
-    let b = p.positive("B")?;
+    let b = p.nonneg("B")?;
     let mu = p.nonneg("mu")?;
     let height = p.f64_or("height", 0.0)?;
     Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height })))
@@ -96,7 +96,7 @@ pub fn register(r: &mut Registry) {
         summary: "point-on-plane contact with Coulomb friction I_fricKN (23)–(24)",
         params: &[
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "normal and tangential stiffness, > 0" },
-            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, ≥ 0" },
             ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient, ≥ 0" },
             ParamDoc { name: "height", unit: "m", default: Some("0"), doc: "the plane is z = height, normal +z" },
         ],
