@@ -1,0 +1,107 @@
+//! Benchmark of the chain-N system (examples/generate_chain.rs) against the hand-fused
+//! baseline (benches/fused_chain.rs), measured in the same run.
+//!
+//! `cargo bench --bench chain [-- N ...]` (default N = 1000 10000 100000) prints, per N:
+//! JSON load + compile time, time per RK4 step of the framework on 1 and 2 threads and of
+//! the fused loop on 1 thread, their ratio, the 2-thread speed-up, and memory (peak and
+//! resident after building, from /proc/self/status). Each N runs in its own process so the
+//! peak memory is its own.
+
+#[path = "fused_chain.rs"]
+mod fused_chain;
+#[path = "../examples/generate_chain.rs"]
+#[allow(dead_code)]
+mod generate_chain;
+
+use fused_chain::{ChainParams, FusedChain};
+use std::time::Instant;
+
+fn status_kib(key: &str) -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// Best of `reps` timings of `steps` calls of `f`, in seconds per call.
+fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        for _ in 0..steps {
+            f();
+        }
+        best = best.min(t.elapsed().as_secs_f64() / steps as f64);
+    }
+    best
+}
+
+fn one(n: usize, path: &std::path::Path) {
+    let rss0 = status_kib("VmRSS:");
+    let t = Instant::now();
+    let system = stiction::load(&path).expect("load");
+    let (mut sim1, _) = system.into_simulator(1).expect("compile");
+    let load = t.elapsed().as_secs_f64();
+    let peak_load = status_kib("VmHWM:");
+    let rss_built = status_kib("VmRSS:");
+    let components = 3 * n; // n masses, n contacts, n − 1 springs, 1 drive
+    let steps = (2_000_000 / n).clamp(10, 1000);
+    let reps = 3;
+    sim1.step().expect("step");
+    let fw1 = time_per_call(reps, steps, || sim1.step().expect("step"));
+    let (mut sim2, _) = stiction::load(&path).expect("load").into_simulator(2).expect("compile");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let fw2 = pool.install(|| {
+        sim2.step().expect("step");
+        time_per_call(reps, steps, || sim2.step().expect("step"))
+    });
+    drop(sim2);
+    let mut fused = FusedChain::new(n, ChainParams::standard(), 1e-4);
+    fused.step();
+    let fu = time_per_call(reps, steps, || fused.step());
+    let peak = status_kib("VmHWM:");
+    println!(
+        "| {n} | {components} | {load:.3} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} |",
+        fw1 * 1e6,
+        fu * 1e6,
+        fw1 / fu,
+        fw2 * 1e6,
+        fw1 / fw2,
+        peak_load / 1024.0,
+        (rss_built - rss0) * 1024.0 / components as f64,
+        peak / 1024.0,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    if let Some(pos) = std::env::args().position(|a| a == "--one") {
+        let n = std::env::args().nth(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE");
+        let file = std::env::args().nth(pos + 2).expect("--one N FILE");
+        one(n, std::path::Path::new(&file));
+        return;
+    }
+    let ns: Vec<usize> = if args.is_empty() { vec![1000, 10_000, 100_000] } else { args.iter().filter_map(|a| a.parse().ok()).collect() };
+    println!("chain-N, RK4, T = 1e-4 s; times per step; ratio = framework / fused (1 thread); speed-up = 1 / 2 threads");
+    println!("| N | components | load + compile (s) | framework 1 thr (µs/step) | fused (µs/step) | ratio | framework 2 thr (µs/step) | speed-up | peak after load (MiB) | resident after build (B/component) | peak (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let exe = std::env::current_exe().expect("exe");
+    let dir = std::env::temp_dir().join(format!("stiction-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for n in ns {
+        // The JSON is written here so that the measuring process only reads it.
+        let path = dir.join(format!("chain_{n}.json"));
+        std::fs::write(&path, generate_chain::chain(n, false).to_string()).expect("write chain");
+        let st = std::process::Command::new(&exe)
+            .args(["--one", &n.to_string(), path.to_str().expect("utf-8 temp path")])
+            .status()
+            .expect("run");
+        if !st.success() {
+            eprintln!("N = {n} failed");
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
