@@ -41,7 +41,7 @@ fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
 fn one(n: usize, path: &std::path::Path) {
     let rss0 = status_kib("VmRSS:");
     let t = Instant::now();
-    let system = stiction::load(&path).expect("load");
+    let system = stiction::load(path).expect("load");
     let (mut sim1, _) = system.into_simulator(1).expect("compile");
     let load = t.elapsed().as_secs_f64();
     let peak_load = status_kib("VmHWM:");
@@ -51,7 +51,7 @@ fn one(n: usize, path: &std::path::Path) {
     let reps = 3;
     sim1.step().expect("step");
     let fw1 = time_per_call(reps, steps, || sim1.step().expect("step"));
-    let (mut sim2, _) = stiction::load(&path).expect("load").into_simulator(2).expect("compile");
+    let (mut sim2, _) = stiction::load(path).expect("load").into_simulator(2).expect("compile");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
     let fw2 = pool.install(|| {
         sim2.step().expect("step");
