@@ -19,6 +19,8 @@ use crate::signal::TimeFunction;
 use crate::solver::{Method, RunPlan, Simulator};
 use nalgebra::Vector3;
 use serde::Deserialize;
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -34,7 +36,9 @@ pub struct SystemSpec {
     pub solver: SolverSpec,
     #[serde(default)]
     pub output: OutputSpec,
-    pub components: Map<String, Value>,
+    /// Kept as raw JSON text per component and parsed one at a time while building, so a
+    /// system of 10⁵ components never holds its whole value tree in memory.
+    pub components: IndexMap<String, Box<RawValue>>,
     #[serde(default)]
     pub connections: Vec<ConnectionSpec>,
 }
@@ -464,8 +468,9 @@ impl System {
         if spec.components.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
-        for (name, value) in &spec.components {
+        for (name, raw) in &spec.components {
             let path = format!("components.{name}");
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
             let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
             let mut p = Params::new(path.clone(), map, base);
             let type_name = p
