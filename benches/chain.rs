@@ -83,8 +83,14 @@ fn main() {
         one(n, std::path::Path::new(&file));
         return;
     }
-    let ns: Vec<usize> = if args.is_empty() { vec![1000, 10_000, 100_000] } else { args.iter().filter_map(|a| a.parse().ok()).collect() };
-    println!("chain-N, RK4, T = 1e-4 s; times per step; ratio = framework / fused (1 thread); speed-up = 1 / 2 threads");
+    let ns: Vec<usize> = if args.is_empty() {
+        vec![1000, 10_000, 100_000]
+    } else {
+        args.iter().filter_map(|a| a.parse().ok()).collect()
+    };
+    println!(
+        "chain-N, RK4, T = 1e-4 s; times per step; ratio = framework / fused (1 thread); speed-up = 1 / 2 threads"
+    );
     println!("| N | components | load + compile (s) | framework 1 thr (µs/step) | fused (µs/step) | ratio | framework 2 thr (µs/step) | speed-up | peak after load (MiB) | resident after build (B/component) | peak (MiB) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let exe = std::env::current_exe().expect("exe");

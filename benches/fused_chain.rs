@@ -25,7 +25,16 @@ pub struct ChainParams {
 
 impl ChainParams {
     pub fn standard() -> Self {
-        ChainParams { mass: 1.0, g: 9.81, k_spring: 1e4, b_spring: 10.0, rest: 0.1, k_contact: 1e5, b_contact: 100.0, mu: 0.5 }
+        ChainParams {
+            mass: 1.0,
+            g: 9.81,
+            k_spring: 1e4,
+            b_spring: 10.0,
+            rest: 0.1,
+            k_contact: 1e5,
+            b_contact: 100.0,
+            mu: 0.5,
+        }
     }
     pub fn frictionless() -> Self {
         ChainParams { b_spring: 0.0, b_contact: 0.0, mu: 0.0, ..Self::standard() }

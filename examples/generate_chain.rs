@@ -36,7 +36,10 @@ pub fn chain(n: usize, frictionless: bool) -> Value {
         }
     }
     if !frictionless {
-        comps.insert("drive".into(), json!({"type": "force_source", "domain": "point3", "force": ["50*sin(2*PI*t)", 0, 0]}));
+        comps.insert(
+            "drive".into(),
+            json!({"type": "force_source", "domain": "point3", "force": ["50*sin(2*PI*t)", 0, 0]}),
+        );
         conns.push(json!({"from": "drive.body", "to": "m0"}));
     }
     let last = n - 1;

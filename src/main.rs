@@ -90,7 +90,13 @@ fn load(path: &Path) -> Result<System, Failure> {
     Ok(stiction::load(path)?)
 }
 
-fn run(path: &Path, output: Option<PathBuf>, plot: Option<PathBuf>, threads: Option<usize>, quiet: bool) -> Result<(), Failure> {
+fn run(
+    path: &Path,
+    output: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<(), Failure> {
     let system = load(path)?;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
@@ -158,7 +164,9 @@ fn run(path: &Path, output: Option<PathBuf>, plot: Option<PathBuf>, threads: Opt
         }
     };
     if let Some(p) = &plot {
-        plot::plot(&rec, &name, p).with_context(|| format!("cannot write plot {}", p.display())).map_err(Failure::Simulation)?;
+        plot::plot(&rec, &name, p)
+            .with_context(|| format!("cannot write plot {}", p.display()))
+            .map_err(Failure::Simulation)?;
     }
     if !quiet {
         eprintln!(
@@ -200,7 +208,10 @@ fn check(path: &Path) -> Result<(), Failure> {
     }
     let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
     println!("  types: {}", types.join(", "));
-    println!("  output: every {interval} s: {}", plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "));
+    println!(
+        "  output: every {interval} s: {}",
+        plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")
+    );
     let findings = diagnostics(&sim, &plan);
     let mut warnings = 0;
     for d in &findings {
@@ -244,7 +255,13 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
         }
         println!("  signals:");
         for s in t.signals {
-            let len = if s.len == 0 { "[n]".to_string() } else if s.len == 1 { String::new() } else { format!("[{}]", s.len) };
+            let len = if s.len == 0 {
+                "[n]".to_string()
+            } else if s.len == 1 {
+                String::new()
+            } else {
+                format!("[{}]", s.len)
+            };
             let u = if s.unit.is_empty() { String::new() } else { format!(" [{}]", s.unit) };
             println!("    {}{len}{u}: {}", s.name, s.doc);
         }

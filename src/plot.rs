@@ -47,12 +47,7 @@ where
             .y_label_area_size(70)
             .build_cartesian_2d(t0..t1.max(t0 + 1e-12), (lo - pad)..(hi + pad))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        chart
-            .configure_mesh()
-            .x_desc("t [s]")
-            .y_desc(label.as_str())
-            .draw()
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        chart.configure_mesh().x_desc("t [s]").y_desc(label.as_str()).draw().map_err(|e| anyhow::anyhow!("{e}"))?;
         chart
             .draw_series(LineSeries::new(rec.time.iter().zip(&rec.rows).map(|(t, r)| (*t, r[c])), &BLUE))
             .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -60,7 +60,15 @@ fn run_writes_csv_and_png_and_svg_plots() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("12000 steps") && err.contains("1201 rows"), "{err}");
     let svg = dir.path().join("sphere.svg");
-    let out = cli(&["run", example("rolling_sphere.json").to_str().unwrap(), "-o", "-", "--plot", svg.to_str().unwrap(), "--quiet"]);
+    let out = cli(&[
+        "run",
+        example("rolling_sphere.json").to_str().unwrap(),
+        "-o",
+        "-",
+        "--plot",
+        svg.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("time,center_vx"));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));

@@ -18,7 +18,15 @@ impl Impedance for StageLog {
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("body", Domain::Scalar)])
     }
-    fn evaluate(&self, m: &[Motion], _y: &[f64], t: f64, tau: f64, f: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        _y: &[f64],
+        t: f64,
+        tau: f64,
+        f: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
         self.0.lock().unwrap().push((t, tau, m[0].q()));
         f[0] = Force::ZERO;
         dy[0] = 1.0;
@@ -38,7 +46,15 @@ fn rk4_stages_use_offsets_0_half_half_1_and_tau_half_half_1_1() {
         fn layout(&self) -> Layout {
             self.0.layout()
         }
-        fn evaluate(&self, m: &[Motion], y: &[f64], t: f64, tau: f64, f: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+        fn evaluate(
+            &self,
+            m: &[Motion],
+            y: &[f64],
+            t: f64,
+            tau: f64,
+            f: &mut [Force],
+            dy: &mut [f64],
+        ) -> Result<(), Fault> {
             self.0.evaluate(m, y, t, tau, f, dy)
         }
     }
@@ -69,7 +85,9 @@ fn rk4_stages_use_offsets_0_half_half_1_and_tau_half_half_1_1() {
 fn msd_error(step: f64) -> f64 {
     let mut net = Network::new();
     let a = net.add_admittance("m", mass(1.0, 0.0)).unwrap();
-    let s = net.add_impedance("s", Box::new(SpringDamper { domain: Domain::Scalar, k: 100.0, b: 1.0, rest_length: 0.0 })).unwrap();
+    let s = net
+        .add_impedance("s", Box::new(SpringDamper { domain: Domain::Scalar, k: 100.0, b: 1.0, rest_length: 0.0 }))
+        .unwrap();
     net.try_connect(s, "a", Target::Ground { at: None }).unwrap();
     net.try_connect(s, "b", Target::Port { adm: a, port: "body", offset: None }).unwrap();
     let mut sim = Simulator::new(net.compile().unwrap(), Method::Rk4, step, 1).unwrap();

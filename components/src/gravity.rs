@@ -20,7 +20,15 @@ impl Impedance for Gravity {
     fn layout(&self) -> Layout {
         Layout::new(0, vec![PortInfo::new("body", self.domain)])
     }
-    fn evaluate(&self, _m: &[Motion], _y: &[f64], _t: f64, _tau: f64, force: &mut [Force], _dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        _m: &[Motion],
+        _y: &[f64],
+        _t: f64,
+        _tau: f64,
+        force: &mut [Force],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
         force[0] = Force::point(self.weight);
         Ok(())
     }

@@ -52,7 +52,15 @@ impl Impedance for FricK {
         Layout::new(dims(self.domain), two_ports(self.domain))
     }
     #[inline]
-    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
         let v = m[1].v - m[0].v;
         match self.domain {
             Domain::Scalar => {
@@ -103,7 +111,12 @@ pub fn register(r: &mut Registry) {
         kind: Kind::Impedance,
         summary: "Kikuuwe friction I_fricK (19): exact static friction in RK4 (model C with Euler)",
         params: &[
-            ParamDoc { name: "domain", unit: "", default: Some("\"scalar\""), doc: "\"scalar\" (joint, 1-D) or \"point3\" (3-D)" },
+            ParamDoc {
+                name: "domain",
+                unit: "",
+                default: Some("\"scalar\""),
+                doc: "\"scalar\" (joint, 1-D) or \"point3\" (3-D)",
+            },
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness of the viscoelastic element, > 0" },
             ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "viscosity of the viscoelastic element, > 0" },
             ParamDoc { name: "F", unit: "N", default: None, doc: "kinetic friction level, ≥ 0" },

@@ -17,7 +17,6 @@ pub struct LuGre {
     pub vs: f64,
 }
 
-
 impl LuGre {
     /// Stribeck curve g(v).
     #[inline]
@@ -25,7 +24,6 @@ impl LuGre {
         let r = v / self.vs;
         self.fc + (self.fs - self.fc) * (-r * r).exp()
     }
-
 }
 
 impl BristleLaw for LuGre {
@@ -39,7 +37,6 @@ impl BristleLaw for LuGre {
         self.sigma0
     }
 }
-
 
 fn build(p: &mut Params) -> Result<Built> {
     let sigma0 = p.positive("sigma0")?;

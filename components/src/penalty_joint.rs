@@ -57,7 +57,15 @@ impl Impedance for PenaltyJoint {
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
     }
-    fn evaluate(&self, m: &[Motion], y: &[f64], t: f64, tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
         let (a, b) = (&m[0], &m[1]);
         let fb = -self.k * (b.p - a.p) - self.b * (b.v - a.v);
         let za = a.rot * self.axis_a;
@@ -135,9 +143,19 @@ pub fn register(r: &mut Registry) {
             ParamDoc { name: "K_rot", unit: "N·m/rad", default: None, doc: "axis bending stiffness, > 0" },
             ParamDoc { name: "B_rot", unit: "N·m·s/rad", default: None, doc: "axis bending viscosity, ≥ 0" },
             ParamDoc { name: "friction_K", unit: "N·m/rad", default: None, doc: "joint friction stiffness K of (19)" },
-            ParamDoc { name: "friction_B", unit: "N·m·s/rad", default: None, doc: "joint friction viscosity B of (19)" },
+            ParamDoc {
+                name: "friction_B",
+                unit: "N·m·s/rad",
+                default: None,
+                doc: "joint friction viscosity B of (19)",
+            },
             ParamDoc { name: "friction_F", unit: "N·m", default: Some("0"), doc: "joint friction level F of (19)" },
-            ParamDoc { name: "torque", unit: "N·m", default: Some("0"), doc: "actuator torque τ_M(t) on b about the axis" },
+            ParamDoc {
+                name: "torque",
+                unit: "N·m",
+                default: Some("0"),
+                doc: "actuator torque τ_M(t) on b about the axis",
+            },
         ],
         ports: &[
             PortDoc { name: "a", domain: "frame", doc: "articulation point on the parent body (or ground)" },

@@ -38,7 +38,13 @@ const SIGNALS: &[SignalInfo] = &[
 impl PlaneContact {
     /// (23) with τ: returns the force on the body and the rate of e.
     #[inline]
-    pub fn contact(&self, p: &Vector3<f64>, v: &Vector3<f64>, e: Vector2<f64>, tau: f64) -> (Vector3<f64>, Vector2<f64>) {
+    pub fn contact(
+        &self,
+        p: &Vector3<f64>,
+        v: &Vector3<f64>,
+        e: Vector2<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector2<f64>) {
         let depth = self.height - p.z;
         let fn_ = if depth > 0.0 { (self.k * depth - self.b * v.z).max(0.0) } else { 0.0 };
         let d = self.b + tau * self.k;
@@ -53,7 +59,15 @@ impl Impedance for PlaneContact {
         Layout::new(2, vec![PortInfo::new("body", Domain::Point3)])
     }
     #[inline]
-    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
         let (f, eps) = self.contact(&m[0].p, &m[0].v, Vector2::new(y[0], y[1]), tau);
         force[0] = Force::point(f);
         dy[0] = eps.x;

@@ -33,7 +33,9 @@ impl ForceSource {
     pub fn at(&self, t: f64) -> Force {
         let f = Vector3::new(self.force[0].eval(t), self.force[1].eval(t), self.force[2].eval(t));
         match self.domain {
-            Domain::Frame => Force::wrench(f, Vector3::new(self.moment[0].eval(t), self.moment[1].eval(t), self.moment[2].eval(t))),
+            Domain::Frame => {
+                Force::wrench(f, Vector3::new(self.moment[0].eval(t), self.moment[1].eval(t), self.moment[2].eval(t)))
+            }
             _ => Force::point(f),
         }
     }
@@ -44,7 +46,15 @@ impl Impedance for ForceSource {
         Layout::new(0, vec![PortInfo::new("body", self.domain)])
     }
     #[inline]
-    fn evaluate(&self, _m: &[Motion], _y: &[f64], t: f64, _tau: f64, force: &mut [Force], _dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        _m: &[Motion],
+        _y: &[f64],
+        t: f64,
+        _tau: f64,
+        force: &mut [Force],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
         force[0] = self.at(t);
         Ok(())
     }
@@ -91,8 +101,18 @@ pub fn register(r: &mut Registry) {
         kind: Kind::Impedance,
         summary: "prescribed force/torque u(t): constant, expression of t, piecewise or table",
         params: &[
-            ParamDoc { name: "domain", unit: "", default: Some("\"scalar\""), doc: "\"scalar\", \"point3\" or \"frame\"" },
-            ParamDoc { name: "force", unit: "N", default: None, doc: "scalar: one time function; point3/frame: [fx, fy, fz]" },
+            ParamDoc {
+                name: "domain",
+                unit: "",
+                default: Some("\"scalar\""),
+                doc: "\"scalar\", \"point3\" or \"frame\"",
+            },
+            ParamDoc {
+                name: "force",
+                unit: "N",
+                default: None,
+                doc: "scalar: one time function; point3/frame: [fx, fy, fz]",
+            },
             ParamDoc { name: "moment", unit: "N·m", default: Some("[0, 0, 0]"), doc: "frame only: [mx, my, mz]" },
         ],
         ports: &[PortDoc { name: "body", domain: "scalar|point3|frame", doc: "where the force acts" }],

@@ -48,7 +48,15 @@ impl Impedance for SpringDamper {
         Layout::new(0, two_ports(self.domain))
     }
     #[inline]
-    fn evaluate(&self, m: &[Motion], _y: &[f64], _t: f64, _tau: f64, f: &mut [Force], _dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        _y: &[f64],
+        _t: f64,
+        _tau: f64,
+        f: &mut [Force],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
         let fb = self.force(m[1].p - m[0].p, m[1].v - m[0].v);
         f[1] = Force::point(fb);
         f[0] = Force::point(-fb);
@@ -94,7 +102,12 @@ pub fn register(r: &mut Registry) {
             ParamDoc { name: "domain", unit: "", default: Some("\"scalar\""), doc: "\"scalar\" or \"point3\"" },
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness, > 0" },
             ParamDoc { name: "B", unit: "N·s/m", default: Some("0"), doc: "viscosity, ≥ 0" },
-            ParamDoc { name: "rest_length", unit: "m", default: Some("0"), doc: "point3 only: acts along the line between the points" },
+            ParamDoc {
+                name: "rest_length",
+                unit: "m",
+                default: Some("0"),
+                doc: "point3 only: acts along the line between the points",
+            },
         ],
         ports: &[
             PortDoc { name: "a", domain: "scalar|point3", doc: "reference end (receives the reaction)" },

@@ -105,7 +105,15 @@ impl<L: BristleLaw> Impedance for Bristle<L> {
     fn layout(&self) -> Layout {
         Layout::new(1, two_ports(Domain::Scalar))
     }
-    fn evaluate(&self, m: &[Motion], y: &[f64], _t: f64, _tau: f64, force: &mut [Force], dy: &mut [f64]) -> Result<(), Fault> {
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        _tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
         let (f, zd) = self.0.eval(m[1].qd() - m[0].qd(), y[0]);
         dy[0] = zd;
         force[1] = Force::scalar(-f);

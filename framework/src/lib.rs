@@ -20,9 +20,9 @@ pub mod system;
 
 pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
 pub use error::{Error, Result};
+pub use nalgebra;
 pub use network::{AdmittanceId, ImpedanceId, Network, Target};
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
 pub use solver::{Method, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, Simulator};
-pub use nalgebra;

@@ -157,10 +157,7 @@ impl Network {
         let imp_name = self.name(imp.0).to_string();
         let layout = self.layout(imp.0).ok_or_else(|| Error::Network("not an impedance".into()))?;
         let ip = layout.port_index(imp_port).ok_or_else(|| {
-            Error::Network(format!(
-                "impedance '{imp_name}' has no port '{imp_port}' (ports: {})",
-                port_list(layout)
-            ))
+            Error::Network(format!("impedance '{imp_name}' has no port '{imp_port}' (ports: {})", port_list(layout)))
         })?;
         let idomain = layout.ports[ip].domain;
         if let Some(e) = self.existing_link(imp.0, ip) {

@@ -54,9 +54,7 @@ impl TimeFunction {
         let names = expr.var_names().to_vec();
         if names.iter().any(|n| n != "t") {
             let others: Vec<&String> = names.iter().filter(|n| *n != "t").collect();
-            return Err(format!(
-                "expression '{text}' uses unknown name(s) {others:?}; the only variable is t"
-            ));
+            return Err(format!("expression '{text}' uses unknown name(s) {others:?}; the only variable is t"));
         }
         let uses_t = !names.is_empty();
         let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), uses_t };
@@ -92,17 +90,18 @@ impl TimeFunction {
                     let mut prev = f64::NEG_INFINITY;
                     for (i, p) in arr.iter().enumerate() {
                         let pp = format!("{path}.piecewise[{i}]");
-                        let obj = p.as_object().ok_or_else(|| {
-                            Error::invalid(&pp, "expected {\"until\": t, \"value\": ...}")
-                        })?;
+                        let obj = p
+                            .as_object()
+                            .ok_or_else(|| Error::invalid(&pp, "expected {\"until\": t, \"value\": ...}"))?;
                         for k in obj.keys() {
                             if k != "until" && k != "value" {
-                                return Err(Error::invalid(format!("{pp}.{k}"), "unknown key (expected 'until', 'value')"));
+                                return Err(Error::invalid(
+                                    format!("{pp}.{k}"),
+                                    "unknown key (expected 'until', 'value')",
+                                ));
                             }
                         }
-                        let value = obj
-                            .get("value")
-                            .ok_or_else(|| Error::invalid(&pp, "missing 'value'"))?;
+                        let value = obj.get("value").ok_or_else(|| Error::invalid(&pp, "missing 'value'"))?;
                         let f = TimeFunction::from_json(value, &format!("{pp}.value"), base)?;
                         let is_last = i + 1 == arr.len();
                         match (obj.get("until"), is_last) {
@@ -117,7 +116,10 @@ impl TimeFunction {
                                     .as_f64()
                                     .ok_or_else(|| Error::invalid(format!("{pp}.until"), "expected a number"))?;
                                 if u <= prev {
-                                    return Err(Error::invalid(format!("{pp}.until"), "must increase from piece to piece"));
+                                    return Err(Error::invalid(
+                                        format!("{pp}.until"),
+                                        "must increase from piece to piece",
+                                    ));
                                 }
                                 prev = u;
                                 pieces.push((u, f));
@@ -135,27 +137,40 @@ impl TimeFunction {
                 } else if let Some(tab) = map.get("table") {
                     for k in map.keys() {
                         if !["table", "column", "time_column"].contains(&k.as_str()) {
-                            return Err(Error::invalid(format!("{path}.{k}"), "unknown key (expected 'table', 'column', 'time_column')"));
+                            return Err(Error::invalid(
+                                format!("{path}.{k}"),
+                                "unknown key (expected 'table', 'column', 'time_column')",
+                            ));
                         }
                     }
                     let (t, v) = match tab {
                         Value::Array(rows) => inline_table(rows, &format!("{path}.table"))?,
                         Value::String(file) => {
-                            let column = map
-                                .get("column")
-                                .and_then(|c| c.as_str())
-                                .ok_or_else(|| Error::invalid(format!("{path}.column"), "a CSV table needs 'column'"))?;
+                            let column = map.get("column").and_then(|c| c.as_str()).ok_or_else(|| {
+                                Error::invalid(format!("{path}.column"), "a CSV table needs 'column'")
+                            })?;
                             let tcol = map.get("time_column").and_then(|c| c.as_str());
                             csv_table(&base.join(file), column, tcol, path)?
                         }
-                        _ => return Err(Error::invalid(format!("{path}.table"), "expected rows [[t, v], ...] or a CSV file name")),
+                        _ => {
+                            return Err(Error::invalid(
+                                format!("{path}.table"),
+                                "expected rows [[t, v], ...] or a CSV file name",
+                            ))
+                        }
                     };
                     Ok(TimeFunction::Table { t, v })
                 } else {
-                    Err(Error::invalid(path, "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}"))
+                    Err(Error::invalid(
+                        path,
+                        "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}",
+                    ))
                 }
             }
-            _ => Err(Error::invalid(path, "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}")),
+            _ => Err(Error::invalid(
+                path,
+                "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}",
+            )),
         }
     }
 }
@@ -193,9 +208,10 @@ fn inline_table(rows: &[Value], path: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut t = Vec::new();
     let mut v = Vec::new();
     for (i, r) in rows.iter().enumerate() {
-        let pair = r.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
-            Error::invalid(format!("{path}[{i}]"), "expected a pair [t, value]")
-        })?;
+        let pair = r
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| Error::invalid(format!("{path}[{i}]"), "expected a pair [t, value]"))?;
         let get = |x: &Value| x.as_f64().ok_or_else(|| Error::invalid(format!("{path}[{i}]"), "expected numbers"));
         t.push(get(&pair[0])?);
         v.push(get(&pair[1])?);
@@ -210,13 +226,12 @@ fn csv_table(file: &Path, column: &str, tcol: Option<&str>, path: &str) -> Resul
         .trim(csv::Trim::All)
         .from_path(file)
         .map_err(|e| Error::invalid(format!("{path}.table"), format!("cannot read '{shown}': {e}")))?;
-    let headers = rdr
-        .headers()
-        .map_err(|e| Error::invalid(format!("{path}.table"), format!("'{shown}': {e}")))?
-        .clone();
+    let headers =
+        rdr.headers().map_err(|e| Error::invalid(format!("{path}.table"), format!("'{shown}': {e}")))?.clone();
     let find = |name: &str| headers.iter().position(|h| h == name);
     let ti = match tcol {
-        Some(n) => find(n).ok_or_else(|| Error::invalid(format!("{path}.time_column"), format!("'{shown}' has no column '{n}'")))?,
+        Some(n) => find(n)
+            .ok_or_else(|| Error::invalid(format!("{path}.time_column"), format!("'{shown}' has no column '{n}'")))?,
         None => 0,
     };
     let vi = find(column)

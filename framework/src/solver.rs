@@ -14,10 +14,10 @@
 
 use crate::component::Probe;
 use crate::error::{Error, Result};
+pub use crate::network::MAX_IMPEDANCE_PORTS;
 use crate::parallel::{for_each_flat, split_run, Bufs, Offs};
 use crate::port::{Force, Motion};
 use crate::schedule::{Schedule, Slot};
-pub use crate::network::MAX_IMPEDANCE_PORTS;
 
 /// Integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -44,10 +44,20 @@ pub struct SignalRef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Source {
-    Adm { i: usize, which: usize, elem: usize },
-    Imp { i: usize, which: usize, elem: usize },
+    Adm {
+        i: usize,
+        which: usize,
+        elem: usize,
+    },
+    Imp {
+        i: usize,
+        which: usize,
+        elem: usize,
+    },
     /// Raw state element of a component (`component.state[i]`).
-    State { index: usize },
+    State {
+        index: usize,
+    },
 }
 
 /// A running simulation: the compiled schedule and its buffers.
@@ -177,7 +187,11 @@ impl Simulator {
             par,
             &imp_leaf,
         )
-        .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })?;
+        .map_err(|(i, f)| Error::Simulation {
+            time: t,
+            component: sched.imp_names[i].clone(),
+            message: f.0,
+        })?;
 
         // Φ (13f) then admittances (13g).
         let slots = &self.slots;

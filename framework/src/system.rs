@@ -17,9 +17,9 @@ use crate::network::Network;
 use crate::port::Offset;
 use crate::signal::TimeFunction;
 use crate::solver::{Method, RunPlan, Simulator};
+use indexmap::IndexMap;
 use nalgebra::Vector3;
 use serde::Deserialize;
-use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -480,7 +480,10 @@ impl System {
                 .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
             let ty = registry.get(type_name).ok_or_else(|| {
                 let known: Vec<&str> = registry.types().map(|t| t.name).collect();
-                Error::invalid(format!("{path}.type"), format!("unknown component type '{type_name}' (known: {})", known.join(", ")))
+                Error::invalid(
+                    format!("{path}.type"),
+                    format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
+                )
             })?;
             let built = (ty.build)(&mut p)?;
             p.finish()?;
@@ -550,7 +553,9 @@ impl System {
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {
             let r = sim.resolve(sig).map_err(|e| match e {
-                Error::Invalid { message, .. } => Error::invalid(format!("output.signals.{label}"), format!("'{sig}': {message}")),
+                Error::Invalid { message, .. } => {
+                    Error::invalid(format!("output.signals.{label}"), format!("'{sig}': {message}"))
+                }
                 other => other,
             })?;
             columns.push((label.clone(), r));

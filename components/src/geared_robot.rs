@@ -1,0 +1,733 @@
+//! n-DOF serial robot whose joints are driven through gears with asymmetric load-dependent
+//! friction: the DAI (48) integrated by the implicit-Euler step (69)
+//! (papers/gear-transmission-asymmetric-friction.txt, section 5; shared/MODELS.md §4).
+//!
+//! ```text
+//!   M̂ = [m] + M(q),   P = ([γu][m] − [γv] M(q)) M̂⁻¹,   τv = h(q, v) + [b] v − τ_joint − Jᵀ f
+//!   φ = [γu] τu + [γv] τv − P (τu − τv),   v* = v + τ M̂⁻¹ (τu − τv)
+//!   v_new = v* − axproj(v*, τ M̂⁻¹, φ, P)
+//! ```
+//!
+//! M(q) is the robot's inertia matrix (CRBA of [`SerialRobot`], the output-side gear inertia
+//! being each link's `rotor`), h(q, v) its bias torques (RNEA), b the joint viscosities.
+//! `derivative` returns (q̇, v̇) = (v_new, (v_new − v)/τ), so with `method: "euler"` this is
+//! (69) exactly and the velocity of a stuck joint is exactly 0.0.
+//!
+//! ## axproj
+//!
+//! With the friction torque f = Φ(s, φ, P) = [s]|λ|, λ = φ + P f (the load-dependent "normal"
+//! torque of each mesh), axproj(v*, A, φ, P) = A f where f, v = v* − A f satisfy, per joint,
+//! f_i = Sgn(v_i)|λ_i|. This is the variational inequality 0 ∈ F(s) + N_[−1,1]ⁿ(s),
+//! F(s) = A Φ(s) − v*. Solvers, in order:
+//! 1. A and P diagonal: the closed form (70), joint by joint (the 1-DOF step (44)).
+//! 2. Active-set (semismooth Newton) iteration on the joint modes {stuck, slipping ±
+//!    with λ ≷ 0}: each mode pattern makes the conditions linear (a stuck row is
+//!    (A f)_i = v*_i, a slipping row f_i = s σ (φ + P f)_i); solve, then switch the joints
+//!    whose conditions fail. Warm-started from the signs of the current velocities; exact
+//!    when it terminates (stuck joints get v = 0.0).
+//! 3. If it cycles: enumeration of all 5ⁿ patterns for n ≤ 6, else
+//! 4. the paper's projection iteration s ← clamp(s − c F(s)) (diagonally scaled), polished
+//!    by the pattern solve.
+//!
+//! Failure of all of them is a [`Fault`]; the simulator names the robot and the time.
+
+use crate::efficiency::{lambda_s, LAMBDA_BOUND};
+use crate::gear::{exact_rate, read_input_inertia, read_model, GearModel, MODEL_DOC};
+use crate::serial_robot::{Link, SerialRobot, MAX_DOF};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::{Error, Result};
+
+/// Mode of one joint in a pattern of the active-set solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// v_i = 0, |f_i| ≤ |λ_i|.
+    Stuck,
+    /// v_i has sign `s`, λ_i has sign `sigma`, f_i = s |λ_i|.
+    Slip { s: i8, sigma: i8 },
+}
+
+/// Which solver produced an axproj result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxprojMethod {
+    Diagonal,
+    ActiveSet,
+    Enumeration,
+    Projection,
+}
+
+/// Result of axproj.
+#[derive(Clone, Debug)]
+pub struct Axproj {
+    /// y = A f (so v_new = v* − y).
+    pub y: DVector<f64>,
+    /// Friction torques f = Φ(s, φ, P).
+    pub f: DVector<f64>,
+    /// Joints in static friction (their v_new is exactly 0.0).
+    pub stuck: Vec<bool>,
+    /// Iterations of the method that succeeded (patterns tried, projection sweeps).
+    pub iterations: usize,
+    pub method: AxprojMethod,
+}
+
+fn sgn(x: f64) -> i8 {
+    if x < 0.0 {
+        -1
+    } else {
+        1
+    }
+}
+
+/// Solve the linear system of one mode pattern.
+fn solve_pattern(
+    modes: &[Mode],
+    a: &DMatrix<f64>,
+    p: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    vs: &DVector<f64>,
+) -> Option<DVector<f64>> {
+    let n = modes.len();
+    let mut g = DMatrix::zeros(n, n);
+    let mut r = DVector::zeros(n);
+    for (i, m) in modes.iter().enumerate() {
+        match *m {
+            Mode::Stuck => {
+                g.set_row(i, &a.row(i));
+                r[i] = vs[i];
+            }
+            Mode::Slip { s, sigma } => {
+                let k = (s * sigma) as f64;
+                for j in 0..n {
+                    g[(i, j)] = -k * p[(i, j)];
+                }
+                g[(i, i)] += 1.0;
+                r[i] = k * phi[i];
+            }
+        }
+    }
+    let f = g.lu().solve(&r)?;
+    f.iter().all(|x| x.is_finite()).then_some(f)
+}
+
+/// Check a pattern's solution; returns the corrected pattern (equal to `modes` when the
+/// solution satisfies every condition).
+fn correct(
+    modes: &[Mode],
+    f: &DVector<f64>,
+    a: &DMatrix<f64>,
+    p: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    vs: &DVector<f64>,
+) -> Vec<Mode> {
+    let y = a * f;
+    let lam = phi + p * f;
+    let scale_f = 1.0 + lam.amax() + f.amax();
+    let scale_v = vs.amax() + y.amax() + f64::MIN_POSITIVE;
+    let (tol_f, tol_v) = (1e-10 * scale_f, 1e-10 * scale_v);
+    modes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match *m {
+            Mode::Stuck => {
+                if f[i].abs() > lam[i].abs() + tol_f {
+                    Mode::Slip { s: sgn(f[i]), sigma: sgn(lam[i]) }
+                } else {
+                    Mode::Stuck
+                }
+            }
+            Mode::Slip { s, sigma } => {
+                let v = vs[i] - y[i];
+                if (s as f64) * v < -tol_v {
+                    Mode::Stuck
+                } else if (sigma as f64) * lam[i] < -tol_f {
+                    Mode::Slip { s, sigma: -sigma }
+                } else {
+                    Mode::Slip { s, sigma }
+                }
+            }
+        })
+        .collect()
+}
+
+fn finish(modes: &[Mode], f: DVector<f64>, a: &DMatrix<f64>, iterations: usize, method: AxprojMethod) -> Axproj {
+    Axproj { y: a * &f, f, stuck: modes.iter().map(|m| *m == Mode::Stuck).collect(), iterations, method }
+}
+
+/// axproj by the diagonal closed form (70); `None` unless A and P are diagonal.
+pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    let n = v.len();
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && (a[(i, j)] != 0.0 || p[(i, j)] != 0.0) {
+                return None;
+            }
+        }
+    }
+    let mut y = DVector::zeros(n);
+    let mut f = DVector::zeros(n);
+    let mut stuck = vec![false; n];
+    for i in 0..n {
+        let (aii, rho) = (a[(i, i)], p[(i, i)]);
+        let lo = aii * -lambda_s(phi[i], -rho).abs();
+        let hi = aii * lambda_s(phi[i], rho).abs();
+        y[i] = v[i].clamp(lo, hi);
+        stuck[i] = y[i] == v[i];
+        f[i] = y[i] / aii;
+    }
+    Some(Axproj { y, f, stuck, iterations: 1, method: AxprojMethod::Diagonal })
+}
+
+/// axproj by the active-set iteration from the modes `start` (at most `max_iter` patterns).
+pub fn axproj_active_set(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+    max_iter: usize,
+) -> Option<Axproj> {
+    let n = v.len();
+    let mut modes: Vec<Mode> = (0..n)
+        .map(|i| match start.map(|s| s[i]) {
+            Some(x) if x != 0.0 => Mode::Slip { s: sgn(x), sigma: sgn(phi[i]) },
+            _ => Mode::Stuck,
+        })
+        .collect();
+    for it in 1..=max_iter {
+        let f = solve_pattern(&modes, a, p, phi, v)?;
+        let next = correct(&modes, &f, a, p, phi, v);
+        if next == modes {
+            return Some(finish(&modes, f, a, it, AxprojMethod::ActiveSet));
+        }
+        modes = next;
+    }
+    None
+}
+
+/// axproj by trying every pattern (5ⁿ; used for n ≤ 6 when the active set cycles).
+pub fn axproj_enumerate(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    let n = v.len();
+    let all = [
+        Mode::Stuck,
+        Mode::Slip { s: 1, sigma: 1 },
+        Mode::Slip { s: 1, sigma: -1 },
+        Mode::Slip { s: -1, sigma: 1 },
+        Mode::Slip { s: -1, sigma: -1 },
+    ];
+    let total = 5usize.pow(n as u32);
+    let mut modes = vec![Mode::Stuck; n];
+    for k in 0..total {
+        let mut c = k;
+        for m in modes.iter_mut() {
+            *m = all[c % 5];
+            c /= 5;
+        }
+        if let Some(f) = solve_pattern(&modes, a, p, phi, v) {
+            if correct(&modes, &f, a, p, phi, v) == modes {
+                return Some(finish(&modes, f, a, k + 1, AxprojMethod::Enumeration));
+            }
+        }
+    }
+    None
+}
+
+/// λ(φ, P[s]) by the fixed point λ ← φ + P[s]|λ| from λ = φ (Remark 3).
+fn lambda_fixed_point(phi: &DVector<f64>, p: &DMatrix<f64>, s: &DVector<f64>) -> Option<DVector<f64>> {
+    let mut lam = phi.clone();
+    let scale = 1.0 + phi.amax();
+    for _ in 0..10_000 {
+        let abs_s = lam.abs().component_mul(s);
+        let next = phi + p * abs_s;
+        let d = (&next - &lam).amax();
+        lam = next;
+        if d <= 1e-15 * scale {
+            return Some(lam);
+        }
+        if !lam.iter().all(|x| x.is_finite() && x.abs() < LAMBDA_BOUND) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The paper's baseline: projection iteration s ← clamp(s − c F(s)) with c scaled per joint
+/// (c_i = 1/(n A_ii |λ_i|)), then the pattern of the limit is solved exactly.
+pub fn axproj_projection(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    max_iter: usize,
+) -> Option<Axproj> {
+    let n = v.len();
+    let mut s = DVector::from_fn(n, |i, _| {
+        if v[i] > 0.0 {
+            1.0
+        } else if v[i] < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    });
+    let omega = 1.0 / n as f64;
+    let scale = v.amax() + f64::MIN_POSITIVE;
+    let mut iterations = max_iter;
+    let mut lam = phi.clone();
+    for it in 1..=max_iter {
+        lam = lambda_fixed_point(phi, p, &s)?;
+        let fr = lam.abs().component_mul(&s);
+        let big_f = a * &fr - v;
+        let mut change: f64 = 0.0;
+        for i in 0..n {
+            let c = omega / (a[(i, i)] * lam[i].abs() + 1e-300);
+            let si = (s[i] - c * big_f[i]).clamp(-1.0, 1.0);
+            change = change.max((si - s[i]).abs() * a[(i, i)] * lam[i].abs());
+            s[i] = si;
+        }
+        if change <= 1e-14 * scale {
+            iterations = it;
+            break;
+        }
+    }
+    // Polish: joints with |s| < 1 stuck, the others slipping with the sign of λ.
+    let modes: Vec<Mode> = (0..n)
+        .map(|i| if s[i].abs() < 1.0 { Mode::Stuck } else { Mode::Slip { s: sgn(s[i]), sigma: sgn(lam[i]) } })
+        .collect();
+    let f = solve_pattern(&modes, a, p, phi, v)?;
+    (correct(&modes, &f, a, p, phi, v) == modes).then(|| finish(&modes, f, a, iterations, AxprojMethod::Projection))
+}
+
+/// axproj(v*, A, φ, P) with the solvers in the order of the module documentation.
+/// `start` holds the current joint velocities (warm start of the active set).
+pub fn axproj(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+) -> std::result::Result<Axproj, String> {
+    if let Some(r) = axproj_diagonal(v, a, phi, p) {
+        return Ok(r);
+    }
+    if let Some(r) = axproj_active_set(v, a, phi, p, start, 50) {
+        return Ok(r);
+    }
+    if let Some(r) = axproj_active_set(v, a, phi, p, None, 50) {
+        return Ok(r);
+    }
+    let r = if v.len() <= 6 { axproj_enumerate(v, a, phi, p) } else { axproj_projection(v, a, phi, p, 200_000) };
+    r.ok_or_else(|| {
+        let smax = p.singular_values().max();
+        format!(
+            "axproj did not converge (no consistent stick/slip pattern; σmax(P) = {smax:.4}{})",
+            if smax >= 1.0 { ", ill-posed" } else { "" }
+        )
+    })
+}
+
+/// The geared robot: state [q (n), v (n)].
+#[derive(Clone, Debug)]
+pub struct GearedRobot {
+    pub robot: SerialRobot,
+    pub gears: Vec<GearModel>,
+    /// Input-side inertias referred to the outputs (> 0).
+    pub m: Vec<f64>,
+}
+
+/// Everything one step (69) computes.
+#[derive(Clone, Debug)]
+pub struct RobotStep {
+    pub v: DVector<f64>,
+    /// λ = φ + P f (the load-dependent mesh torque of each joint).
+    pub lambda: DVector<f64>,
+    pub axproj: Axproj,
+    pub p: DMatrix<f64>,
+}
+
+impl GearedRobot {
+    pub fn new(robot: SerialRobot, gears: Vec<GearModel>, m: Vec<f64>) -> std::result::Result<GearedRobot, String> {
+        let n = robot.dof();
+        if gears.len() != n || m.len() != n {
+            return Err(format!("gears: expected one gear per joint ({n}), got {}", gears.len()));
+        }
+        if let Some(i) = m.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+            return Err(format!("gears[{i}].m: must be > 0, got {}", m[i]));
+        }
+        Ok(GearedRobot { robot, gears, m })
+    }
+
+    pub fn dof(&self) -> usize {
+        self.robot.dof()
+    }
+
+    /// M̂ = [m] + M(q) and P(q) of (52).
+    pub fn matrices(&self, q: &[f64]) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
+        let n = self.dof();
+        let big_m = self.robot.inertia_matrix(q);
+        let mut mhat = big_m.clone();
+        for i in 0..n {
+            mhat[(i, i)] += self.m[i];
+        }
+        let minv = match mhat.clone().cholesky() {
+            Some(c) => c.inverse(),
+            None => mhat.clone().try_inverse().unwrap_or_else(|| DMatrix::from_element(n, n, f64::NAN)),
+        };
+        let mut c = -big_m;
+        for i in 0..n {
+            for j in 0..n {
+                c[(i, j)] *= self.gears[i].gamma_v;
+            }
+            c[(i, i)] += self.gears[i].gamma_u * self.m[i];
+        }
+        (mhat, minv.clone(), c * minv)
+    }
+
+    /// One step (69) of size h from (q, v) with actuator torques τu and output-side torques
+    /// τv (bias, viscosity and external loads), all referred to the outputs.
+    pub fn step(
+        &self,
+        q: &[f64],
+        v: &[f64],
+        tau_u: &DVector<f64>,
+        tau_v: &DVector<f64>,
+        h: f64,
+    ) -> std::result::Result<RobotStep, String> {
+        let n = self.dof();
+        let (_mhat, minv, p) = self.matrices(q);
+        let ta = tau_u - tau_v;
+        let mut phi = -(&p * &ta);
+        for i in 0..n {
+            phi[i] += self.gears[i].gamma_u * tau_u[i] + self.gears[i].gamma_v * tau_v[i];
+        }
+        let vstar = DVector::from_column_slice(v) + (&minv * &ta) * h;
+        let a = minv * h;
+        if !(vstar.iter().chain(phi.iter()).all(|x| x.is_finite())) {
+            return Err(format!(
+                "non-finite torques or inertia (v* = {:?}, φ = {:?})",
+                vstar.as_slice(),
+                phi.as_slice()
+            ));
+        }
+        let ax = axproj(&vstar, &a, &phi, &p, Some(v))?;
+        let mut vn = &vstar - &ax.y;
+        for i in 0..n {
+            if ax.stuck[i] {
+                vn[i] = 0.0;
+            }
+        }
+        let lambda = &phi + &p * &ax.f;
+        Ok(RobotStep { v: vn, lambda, axproj: ax, p })
+    }
+
+    /// (τu, τv) from the port forces at state (q, v).
+    fn torques(&self, q: &[f64], v: &[f64], forces: &[Force]) -> (DVector<f64>, DVector<f64>) {
+        let n = self.dof();
+        let jac = self.robot.tip_jacobian(q);
+        let bias = self.robot.bias_forces(q, v);
+        let links = self.robot.links();
+        let tip = forces[2 * n].f;
+        let cmd = forces[2 * n + 1].f;
+        let tau_u = DVector::from_fn(n, |i, _| self.gears[i].ratio * forces[i].value() + jac.column(i).dot(&cmd));
+        let tau_v = DVector::from_fn(n, |i, _| {
+            bias[i] + links[i].damping * v[i] - forces[n + i].value() - jac.column(i).dot(&tip)
+        });
+        (tau_u, tau_v)
+    }
+
+    fn probe_step(&self, p: &Probe) -> Option<(RobotStep, DVector<f64>, DVector<f64>)> {
+        let n = self.dof();
+        let (q, v) = (&p.state[..n], &p.state[n..2 * n]);
+        let (tu, tv) = self.torques(q, v, p.forces);
+        self.step(q, v, &tu, &tv, p.tau).ok().map(|s| (s, tu, tv))
+    }
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("q", 0, "rad", "joint (output) angles"),
+    SignalInfo::new("v", 0, "rad/s", "joint speeds (exactly 0.0 for a stuck joint with the euler method)"),
+    SignalInfo::new("tip", 3, "m", "tip position (world frame)"),
+    SignalInfo::new("lambda", 0, "N·m", "mesh load λ = φ + P f of each gear over the next step"),
+    SignalInfo::new("mode", 0, "", "per joint: 0 stuck, +1 forward driving, −1 back driving (next step)"),
+    SignalInfo::new("tau_u", 0, "N·m", "actuator torques referred to the outputs (motor ports and Jᵀ f_cmd)"),
+    SignalInfo::new("tau_v", 0, "N·m", "output-side torques h(q, v) + b v − τ_joint − Jᵀ f_tip"),
+];
+
+impl Admittance for GearedRobot {
+    fn layout(&self) -> Layout {
+        let n = self.dof();
+        let mut ports: Vec<PortInfo> = (0..n).map(|i| PortInfo::new(format!("motor{i}"), Domain::Scalar)).collect();
+        ports.extend((0..n).map(|i| PortInfo::new(format!("joint{i}"), Domain::Scalar)));
+        ports.push(PortInfo::new("tip", Domain::Point3));
+        ports.push(PortInfo::new("tip_command", Domain::Point3));
+        Layout::new(2 * n, ports)
+    }
+    fn init(&self, x: &mut [f64]) {
+        let mut tmp = vec![0.0; 2 * self.dof()];
+        self.robot.init(&mut tmp);
+        x.copy_from_slice(&tmp);
+    }
+    fn port_motion(&self, x: &[f64], port: usize) -> Motion {
+        let n = self.dof();
+        if port < n {
+            let k = self.gears[port].ratio;
+            Motion::scalar(k * x[port], k * x[n + port])
+        } else if port < 2 * n {
+            Motion::scalar(x[port - n], x[port])
+        } else {
+            self.robot.port_motion(x, n)
+        }
+    }
+    fn derivative(&self, x: &[f64], forces: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dof();
+        let (q, v) = (&x[..n], &x[n..2 * n]);
+        let (tu, tv) = self.torques(q, v, forces);
+        let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
+        for i in 0..n {
+            dx[i] = s.v[i];
+            dx[n + i] = exact_rate(v[i], s.v[i], tau);
+        }
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        let n = self.dof();
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: n, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, elem: usize, p: &Probe) -> f64 {
+        let n = self.dof();
+        match which {
+            0 => p.state[elem],
+            1 => p.state[n + elem],
+            2 => self.robot.tip_position(&p.state[..n])[elem],
+            _ => match self.probe_step(p) {
+                None => f64::NAN,
+                Some((s, tu, tv)) => match which {
+                    3 => s.lambda[elem],
+                    4 => crate::gear::mode(s.v[elem], tu[elem], tv[elem]),
+                    5 => tu[elem],
+                    _ => tv[elem],
+                },
+            },
+        }
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        let n = self.dof();
+        let rotor: f64 = (0..n).map(|i| 0.5 * self.m[i] * x[n + i] * x[n + i]).sum();
+        self.robot.energy(x).map(|e| e + rotor)
+    }
+    fn diagnose(&self, x: &[f64], _step: f64) -> Vec<Diagnostic> {
+        let n = self.dof();
+        let (_, _, p) = self.matrices(&x[..n]);
+        let big_m = self.robot.inertia_matrix(&x[..n]);
+        let mut out = Vec::new();
+        for i in 0..n {
+            for d in self.gears[i].diagnose(self.m[i], big_m[(i, i)]) {
+                out.push(match d {
+                    Diagnostic::Info(s) => {
+                        Diagnostic::Info(format!("joint {i}: {s} (with M_ii at the initial configuration)"))
+                    }
+                    Diagnostic::Warning(s) => {
+                        Diagnostic::Warning(format!("joint {i}: {s} (with M_ii at the initial configuration)"))
+                    }
+                });
+            }
+        }
+        let smax = p.singular_values().max();
+        if smax < 1.0 {
+            out.push(Diagnostic::Info(format!(
+                "σmax(P) = {smax:.6} at the initial configuration: the mesh loads λ are unique (57)"
+            )));
+        } else {
+            out.push(Diagnostic::Warning(format!(
+                "σmax(P) = {smax:.6} ≥ 1 at the initial configuration: (57) fails, λ may be non-unique or not exist; axproj may fail"
+            )));
+        }
+        out
+    }
+    fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        let n = self.dof();
+        if port >= 2 * n {
+            return None;
+        }
+        let i = port % n;
+        let h = self.robot.inertia_matrix(&x[..n])[(i, i)] + self.m[i];
+        let k = if port < n { self.gears[i].ratio } else { 1.0 };
+        Some(h / (k * k))
+    }
+}
+
+fn read_inertia(lp: &mut Params) -> Result<Matrix3<f64>> {
+    let v = lp.vec_f64("inertia", None)?;
+    match v.len() {
+        3 => Ok(Matrix3::from_diagonal(&Vector3::new(v[0], v[1], v[2]))),
+        6 => Ok(Matrix3::new(v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2])),
+        k => Err(lp.err(
+            "inertia",
+            format!("expected 3 numbers [Ixx, Iyy, Izz] or 6 [Ixx, Iyy, Izz, Ixy, Ixz, Iyz], got {k}"),
+        )),
+    }
+}
+
+/// A validation message "links[1].mass: must be > 0" as an error at `path.links[1].mass`.
+fn robot_error(path: &str, msg: String) -> Error {
+    match msg.split_once(": ") {
+        Some((field, rest)) if !field.contains(' ') => Error::invalid(format!("{path}.{field}"), rest),
+        _ => Error::invalid(path, msg),
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let link_params = p.objects("links")?;
+    if link_params.is_empty() || link_params.len() > MAX_DOF {
+        return Err(p.err("links", format!("1 to {MAX_DOF} links are supported, got {}", link_params.len())));
+    }
+    let mut links = Vec::with_capacity(link_params.len());
+    for mut lp in link_params {
+        let origin = lp.vec3_or("origin", [0.0; 3])?;
+        let axis = lp.vec3("axis")?;
+        let mass = lp.positive("mass")?;
+        let com = lp.vec3_or("com", [0.0; 3])?;
+        let inertia = read_inertia(&mut lp)?;
+        let damping = lp.nonneg_or("damping", 0.0)?;
+        let rotor = lp.nonneg_or("rotor", 0.0)?;
+        lp.finish()?;
+        links.push(Link { origin, axis, mass, com, inertia, damping, rotor });
+    }
+    let n = links.len();
+    let gear_params = p.objects("gears")?;
+    if gear_params.len() != n {
+        return Err(p.err("gears", format!("expected one gear per link ({n}), got {}", gear_params.len())));
+    }
+    let (mut gears, mut m) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for mut gp in gear_params {
+        let model = read_model(&mut gp)?;
+        m.push(read_input_inertia(&mut gp, model.ratio)?);
+        gp.finish()?;
+        gears.push(model);
+    }
+    let tip = p.vec3_or("tip", [0.0; 3])?;
+    let gravity = p.vec3_or("gravity", [0.0; 3])?;
+    let (mut q0, mut w0) = (vec![0.0; n], vec![0.0; n]);
+    if let Some(mut init) = p.object("init")? {
+        if let Some(q) = init.vec_f64_opt("q", Some(n))? {
+            q0 = q;
+        }
+        if let Some(w) = init.vec_f64_opt("v", Some(n))? {
+            w0 = w;
+        }
+        init.finish()?;
+    }
+    let path = p.path().to_string();
+    let robot =
+        SerialRobot::new(links, tip, gravity).and_then(|r| r.with_init(q0, w0)).map_err(|m| robot_error(&path, m))?;
+    let gr = GearedRobot::new(robot, gears, m).map_err(|m| robot_error(&path, m))?;
+    Ok(Built::Admittance(Box::new(gr)))
+}
+
+/// Register `geared_robot`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "geared_robot",
+        kind: Kind::Admittance,
+        summary: "n-DOF serial robot driven through gears with asymmetric load-dependent friction: DAI (48), step (69), axproj as a VI",
+        params: &[
+            ParamDoc {
+                name: "links",
+                unit: "",
+                default: None,
+                doc: "as serial_robot: 1 to 12 links {origin, axis, mass, com, inertia, damping (joint viscosity, output side), \
+                      rotor (output-side gear inertia m_v, added to M(q))}",
+            },
+            ParamDoc { name: "gears", unit: "", default: None, doc: "one object per joint: the gear coefficients as for `gear` plus \"m\" (or \"input_inertia\") and an optional \"ratio\"" },
+            ParamDoc { name: "gears[i] coefficients", unit: "", default: None, doc: MODEL_DOC },
+            ParamDoc { name: "tip", unit: "m", default: Some("[0, 0, 0]"), doc: "tip point in the last link's frame" },
+            ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration (world frame)" },
+            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\": [rad; n], \"v\": [rad/s; n]}" },
+        ],
+        ports: &[
+            PortDoc { name: "motor<i>", domain: "scalar", doc: "motor shaft of joint i: angle κ_i q_i; torque f̂ gives τu_i += κ_i f̂" },
+            PortDoc { name: "joint<i>", domain: "scalar", doc: "output side of joint i: q_i, v_i; its torque acts on the link (τv_i −= torque)" },
+            PortDoc { name: "tip", domain: "point3", doc: "end effector; an external force f on it gives τv −= Jᵀ f" },
+            PortDoc { name: "tip_command", domain: "point3", doc: "Cartesian actuator command: a force f on it gives τu += Jᵀ f (the motors realise f by statics)" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, lo: f64, hi: f64) -> f64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
+        }
+    }
+
+    fn random_problem(
+        rng: &mut Lcg,
+        n: usize,
+        gv_max: f64,
+    ) -> (DVector<f64>, DMatrix<f64>, DVector<f64>, DMatrix<f64>) {
+        let b = DMatrix::from_fn(n, n, |_, _| rng.next(-1.0, 1.0));
+        let big_m = &b * b.transpose() + DMatrix::identity(n, n) * 0.3;
+        let m = DVector::from_fn(n, |_, _| rng.next(0.2, 2.0));
+        let mut mhat = big_m.clone();
+        for i in 0..n {
+            mhat[(i, i)] += m[i];
+        }
+        let minv = mhat.try_inverse().unwrap();
+        let gu = DVector::from_fn(n, |_, _| rng.next(0.0, 0.3));
+        let gv = DVector::from_fn(n, |_, _| rng.next(0.0, gv_max));
+        let mut c = -big_m;
+        for i in 0..n {
+            for j in 0..n {
+                c[(i, j)] *= gv[i];
+            }
+            c[(i, i)] += gu[i] * m[i];
+        }
+        let p = c * &minv;
+        let h = 1e-3;
+        let v = DVector::from_fn(n, |_, _| rng.next(-0.05, 0.05));
+        let phi = DVector::from_fn(n, |_, _| rng.next(-20.0, 20.0));
+        (v, minv * h, phi, p)
+    }
+
+    /// Every solver returns a solution of the VI, and they agree where P is small.
+    #[test]
+    fn solvers_satisfy_the_vi_and_agree() {
+        let mut rng = Lcg(11);
+        let mut checked = 0;
+        for trial in 0..400 {
+            let n = 2 + trial % 4;
+            let (v, a, phi, p) = random_problem(&mut rng, n, 0.5);
+            if p.singular_values().max() >= 0.9 {
+                continue;
+            }
+            let r = axproj(&v, &a, &phi, &p, None).unwrap();
+            let e = axproj_enumerate(&v, &a, &phi, &p).unwrap();
+            let pr = axproj_projection(&v, &a, &phi, &p, 200_000).unwrap();
+            for other in [&e, &pr] {
+                assert!((&r.y - &other.y).amax() < 1e-9 * (1.0 + v.amax()), "{:?} vs {:?}", r.y, other.y);
+            }
+            // VI conditions.
+            let vn = &v - &r.y;
+            let lam = &phi + &p * &r.f;
+            for i in 0..n {
+                if r.stuck[i] {
+                    assert!(r.f[i].abs() <= lam[i].abs() * (1.0 + 1e-9) + 1e-9);
+                } else {
+                    assert!(
+                        vn[i] * r.f[i] >= -1e-12 && (r.f[i].abs() - lam[i].abs()).abs() < 1e-8 * (1.0 + lam[i].abs())
+                    );
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked > 200, "{checked}");
+    }
+}
