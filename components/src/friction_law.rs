@@ -279,76 +279,6 @@ pub const LAW_PARAMS: &[ParamDoc] = &[
     },
 ];
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn solve_implicit(law: &FrictionLaw, z: f64, x: f64) -> f64 {
-        // Bisection on y − Φ(x − Z y) in the sliding case.
-        let (mut lo, mut hi) = (0.0, x / z);
-        for _ in 0..200 {
-            let m = 0.5 * (lo + hi);
-            if m - law.phi(x - z * m) < 0.0 {
-                lo = m
-            } else {
-                hi = m
-            }
-        }
-        0.5 * (lo + hi)
-    }
-
-    #[test]
-    fn coulomb_viscous_phi_z_solves_the_implicit_equation_exactly() {
-        let law = FrictionLaw::coulomb(8.0, 2.0);
-        let z = 1e-3;
-        for x in [-0.5, -0.009, -1e-4, 0.0, 3e-3, 0.0081, 0.2] {
-            let (y, stuck) = law.phi_z_scalar(z, x);
-            if stuck {
-                assert!(x.abs() <= z * 8.0);
-                assert_eq!(y, x / z);
-            } else {
-                let resid = y - law.phi(x - z * y);
-                assert!(resid.abs() < 1e-12, "x = {x}: residual {resid}");
-            }
-        }
-    }
-
-    #[test]
-    fn stribeck_approximation_is_close_when_48_holds() {
-        let law = FrictionLaw { dry: DryLaw::Stribeck { fc: 1.0, fs: 1.5, vs: 0.1, exponent: 2.0 }, d: 0.5 };
-        let z = 1e-4;
-        let (_, slope) = law.slope_bounds();
-        assert!(z * slope < 1e-3);
-        for x in [0.001, 0.01, 0.05, 0.1, 0.3, 1.0] {
-            let (y, stuck) = law.phi_z_scalar(z, x);
-            assert!(!stuck);
-            let exact = solve_implicit(&law, z, x);
-            assert!((y - exact).abs() < 5.0 * z * slope * exact, "x = {x}: {y} vs {exact}");
-        }
-        assert!(law.diagnose(z, "test").iter().all(|d| matches!(d, Diagnostic::Info(_))));
-        assert!(law.diagnose(1.0, "test").iter().any(|d| matches!(d, Diagnostic::Warning(_))));
-    }
-
-    #[test]
-    fn vector_phi_z_has_magnitude_f_when_sliding() {
-        let law = FrictionLaw::coulomb(4.0, 0.0);
-        let p = law.phi_z(1e-3, Vector3::new(0.3, -0.4, 0.0));
-        assert!(!p.stuck);
-        assert!((p.y.norm() - 4.0).abs() < 1e-12);
-        let p = law.phi_z(1e-3, Vector3::new(0.003, -0.001, 0.0));
-        assert!(p.stuck);
-    }
-
-    #[test]
-    fn table_interpolates() {
-        let law = FrictionLaw { dry: DryLaw::Table { speed: vec![0.0, 1.0, 2.0], force: vec![3.0, 2.0, 2.5] }, d: 0.0 };
-        assert_eq!(law.g(0.5), 2.5);
-        assert_eq!(law.g(1.5), 2.25);
-        assert_eq!(law.g(5.0), 2.5);
-        assert_eq!(law.slope_bounds(), (-1.0, 1.0));
-    }
-}
-
 // ---- helpers shared by the n-dimensional friction components ----
 
 use stiction_framework::port::Domain;
@@ -422,4 +352,74 @@ pub(crate) fn first(v: Vector3<f64>, n: usize) -> Vector3<f64> {
 #[inline]
 pub(crate) fn store(v: &Vector3<f64>, out: &mut [f64], n: usize) {
     out[..n].copy_from_slice(&v.as_slice()[..n]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solve_implicit(law: &FrictionLaw, z: f64, x: f64) -> f64 {
+        // Bisection on y − Φ(x − Z y) in the sliding case.
+        let (mut lo, mut hi) = (0.0, x / z);
+        for _ in 0..200 {
+            let m = 0.5 * (lo + hi);
+            if m - law.phi(x - z * m) < 0.0 {
+                lo = m
+            } else {
+                hi = m
+            }
+        }
+        0.5 * (lo + hi)
+    }
+
+    #[test]
+    fn coulomb_viscous_phi_z_solves_the_implicit_equation_exactly() {
+        let law = FrictionLaw::coulomb(8.0, 2.0);
+        let z = 1e-3;
+        for x in [-0.5, -0.009, -1e-4, 0.0, 3e-3, 0.0081, 0.2] {
+            let (y, stuck) = law.phi_z_scalar(z, x);
+            if stuck {
+                assert!(x.abs() <= z * 8.0);
+                assert_eq!(y, x / z);
+            } else {
+                let resid = y - law.phi(x - z * y);
+                assert!(resid.abs() < 1e-12, "x = {x}: residual {resid}");
+            }
+        }
+    }
+
+    #[test]
+    fn stribeck_approximation_is_close_when_48_holds() {
+        let law = FrictionLaw { dry: DryLaw::Stribeck { fc: 1.0, fs: 1.5, vs: 0.1, exponent: 2.0 }, d: 0.5 };
+        let z = 1e-4;
+        let (_, slope) = law.slope_bounds();
+        assert!(z * slope < 1e-3);
+        for x in [0.001, 0.01, 0.05, 0.1, 0.3, 1.0] {
+            let (y, stuck) = law.phi_z_scalar(z, x);
+            assert!(!stuck);
+            let exact = solve_implicit(&law, z, x);
+            assert!((y - exact).abs() < 5.0 * z * slope * exact, "x = {x}: {y} vs {exact}");
+        }
+        assert!(law.diagnose(z, "test").iter().all(|d| matches!(d, Diagnostic::Info(_))));
+        assert!(law.diagnose(1.0, "test").iter().any(|d| matches!(d, Diagnostic::Warning(_))));
+    }
+
+    #[test]
+    fn vector_phi_z_has_magnitude_f_when_sliding() {
+        let law = FrictionLaw::coulomb(4.0, 0.0);
+        let p = law.phi_z(1e-3, Vector3::new(0.3, -0.4, 0.0));
+        assert!(!p.stuck);
+        assert!((p.y.norm() - 4.0).abs() < 1e-12);
+        let p = law.phi_z(1e-3, Vector3::new(0.003, -0.001, 0.0));
+        assert!(p.stuck);
+    }
+
+    #[test]
+    fn table_interpolates() {
+        let law = FrictionLaw { dry: DryLaw::Table { speed: vec![0.0, 1.0, 2.0], force: vec![3.0, 2.0, 2.5] }, d: 0.0 };
+        assert_eq!(law.g(0.5), 2.5);
+        assert_eq!(law.g(1.5), 2.25);
+        assert_eq!(law.g(5.0), 2.5);
+        assert_eq!(law.slope_bounds(), (-1.0, 1.0));
+    }
 }
