@@ -578,13 +578,7 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self, lo: f64, hi: f64) -> f64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-        }
-    }
+    use crate::util::Lcg;
 
     /// Spur gear statics from the free bodies: at rest, the contact force (λn, λt) solves
     /// the two moment balances and static friction needs |λt| ≤ μ|λn|. This must agree with

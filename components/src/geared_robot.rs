@@ -33,8 +33,8 @@
 
 use crate::efficiency::{lambda_s, LAMBDA_BOUND};
 use crate::gear::{exact_rate, read_input_inertia, read_model, GearModel, MODEL_DOC};
-use crate::serial_robot::{Link, SerialRobot, MAX_DOF};
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use crate::serial_robot::{read_links, read_tip_gravity_init, SerialRobot};
+use nalgebra::{DMatrix, DVector};
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -557,18 +557,6 @@ impl Admittance for GearedRobot {
     }
 }
 
-fn read_inertia(lp: &mut Params) -> Result<Matrix3<f64>> {
-    let v = lp.vec_f64("inertia", None)?;
-    match v.len() {
-        3 => Ok(Matrix3::from_diagonal(&Vector3::new(v[0], v[1], v[2]))),
-        6 => Ok(Matrix3::new(v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2])),
-        k => Err(lp.err(
-            "inertia",
-            format!("expected 3 numbers [Ixx, Iyy, Izz] or 6 [Ixx, Iyy, Izz, Ixy, Ixz, Iyz], got {k}"),
-        )),
-    }
-}
-
 /// A validation message "links[1].mass: must be > 0" as an error at `path.links[1].mass`.
 fn robot_error(path: &str, msg: String) -> Error {
     match msg.split_once(": ") {
@@ -578,22 +566,7 @@ fn robot_error(path: &str, msg: String) -> Error {
 }
 
 fn build(p: &mut Params) -> Result<Built> {
-    let link_params = p.objects("links")?;
-    if link_params.is_empty() || link_params.len() > MAX_DOF {
-        return Err(p.err("links", format!("1 to {MAX_DOF} links are supported, got {}", link_params.len())));
-    }
-    let mut links = Vec::with_capacity(link_params.len());
-    for mut lp in link_params {
-        let origin = lp.vec3_or("origin", [0.0; 3])?;
-        let axis = lp.vec3("axis")?;
-        let mass = lp.positive("mass")?;
-        let com = lp.vec3_or("com", [0.0; 3])?;
-        let inertia = read_inertia(&mut lp)?;
-        let damping = lp.nonneg_or("damping", 0.0)?;
-        let rotor = lp.nonneg_or("rotor", 0.0)?;
-        lp.finish()?;
-        links.push(Link { origin, axis, mass, com, inertia, damping, rotor });
-    }
+    let links = read_links(p)?;
     let n = links.len();
     let gear_params = p.objects("gears")?;
     if gear_params.len() != n {
@@ -606,18 +579,7 @@ fn build(p: &mut Params) -> Result<Built> {
         gp.finish()?;
         gears.push(model);
     }
-    let tip = p.vec3_or("tip", [0.0; 3])?;
-    let gravity = p.vec3_or("gravity", [0.0; 3])?;
-    let (mut q0, mut w0) = (vec![0.0; n], vec![0.0; n]);
-    if let Some(mut init) = p.object("init")? {
-        if let Some(q) = init.vec_f64_opt("q", Some(n))? {
-            q0 = q;
-        }
-        if let Some(w) = init.vec_f64_opt("v", Some(n))? {
-            w0 = w;
-        }
-        init.finish()?;
-    }
+    let (tip, gravity, q0, w0) = read_tip_gravity_init(p, n, "v")?;
     let path = p.path().to_string();
     let robot =
         SerialRobot::new(links, tip, gravity).and_then(|r| r.with_init(q0, w0)).map_err(|m| robot_error(&path, m))?;
@@ -660,13 +622,7 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self, lo: f64, hi: f64) -> f64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-        }
-    }
+    use crate::util::Lcg;
 
     fn random_problem(
         rng: &mut Lcg,

@@ -632,7 +632,8 @@ fn read_inertia(lp: &mut Params) -> Result<Matrix3<f64>> {
     }
 }
 
-fn build(p: &mut Params) -> Result<Built> {
+/// Read `links` (1 to MAX_DOF link objects) of a serial chain; errors name each link's path.
+pub(crate) fn read_links(p: &mut Params) -> Result<Vec<Link>> {
     let link_params = p.objects("links")?;
     if link_params.is_empty() {
         return Err(p.err("links", "a serial robot needs at least one link"));
@@ -655,7 +656,15 @@ fn build(p: &mut Params) -> Result<Built> {
         lp.finish()?;
         links.push(link);
     }
-    let n = links.len();
+    Ok(links)
+}
+
+/// Read `tip`, `gravity` and `init` {"q": [n], `<vel>`: [n]} of a serial chain.
+pub(crate) fn read_tip_gravity_init(
+    p: &mut Params,
+    n: usize,
+    vel: &str,
+) -> Result<(Vector3<f64>, Vector3<f64>, Vec<f64>, Vec<f64>)> {
     let tip = p.vec3_or("tip", [0.0; 3])?;
     let gravity = p.vec3_or("gravity", [0.0; 3])?;
     let (mut q0, mut w0) = (vec![0.0; n], vec![0.0; n]);
@@ -663,11 +672,17 @@ fn build(p: &mut Params) -> Result<Built> {
         if let Some(q) = init.vec_f64_opt("q", Some(n))? {
             q0 = q;
         }
-        if let Some(w) = init.vec_f64_opt("w", Some(n))? {
+        if let Some(w) = init.vec_f64_opt(vel, Some(n))? {
             w0 = w;
         }
         init.finish()?;
     }
+    Ok((tip, gravity, q0, w0))
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let links = read_links(p)?;
+    let (tip, gravity, q0, w0) = read_tip_gravity_init(p, links.len(), "w")?;
     let robot = SerialRobot::new(links, tip, gravity)
         .and_then(|r| r.with_init(q0, w0))
         .map_err(|m| Error::invalid(p.path(), m))?;
@@ -721,14 +736,7 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
-    /// Deterministic pseudo-random numbers in [lo, hi) (64-bit LCG).
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self, lo: f64, hi: f64) -> f64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-        }
-    }
+    use crate::util::Lcg;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))

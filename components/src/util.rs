@@ -138,3 +138,15 @@ impl<L: BristleLaw> Impedance for Bristle<L> {
 pub fn bristle_signals() -> &'static [SignalInfo] {
     BRISTLE_SIGNALS
 }
+
+/// Deterministic pseudo-random numbers in [lo, hi) for tests (64-bit LCG).
+#[cfg(test)]
+pub(crate) struct Lcg(pub u64);
+
+#[cfg(test)]
+impl Lcg {
+    pub fn next(&mut self, lo: f64, hi: f64) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
