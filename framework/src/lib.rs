@@ -5,6 +5,46 @@
 //! wired into a [`Network`], compiled to a [`Schedule`] and integrated by the modular
 //! RK4 scheme of Kikuuwe & Yamamoto ((13) with the stage step sizes of (22)) or by
 //! Euler in [`Simulator`]. Systems are described in JSON ([`system`]).
+//!
+//! A component is any type implementing one of the two traits. A mass on a spring, built
+//! in code and stepped by RK4:
+//!
+//! ```
+//! use stiction_framework::{Admittance, Domain, Fault, Force, Impedance, Layout, Method, Motion,
+//!     Network, PortInfo, Simulator, Target};
+//!
+//! struct Mass;              // force in, motion out: q̈ = f
+//! impl Admittance for Mass {
+//!     fn layout(&self) -> Layout { Layout::new(2, vec![PortInfo::new("body", Domain::Scalar)]) }
+//!     fn init(&self, x: &mut [f64]) { x[0] = 1.0; x[1] = 0.0; }
+//!     fn port_motion(&self, x: &[f64], _: usize) -> Motion { Motion::scalar(x[0], x[1]) }
+//!     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+//!         dx[0] = x[1];
+//!         dx[1] = f[0].value();
+//!         Ok(())
+//!     }
+//! }
+//! struct Spring;            // motion in, force out: f = −q
+//! impl Impedance for Spring {
+//!     fn layout(&self) -> Layout { Layout::new(0, vec![PortInfo::new("end", Domain::Scalar)]) }
+//!     fn evaluate(&self, m: &[Motion], _y: &[f64], _t: f64, _tau: f64, f: &mut [Force], _dy: &mut [f64])
+//!         -> Result<(), Fault> {
+//!         f[0] = Force::scalar(-m[0].q());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let mut net = Network::new();
+//! let mass = net.add_admittance("mass", Box::new(Mass))?;
+//! let spring = net.add_impedance("spring", Box::new(Spring))?;
+//! net.try_connect(spring, "end", Target::Port { adm: mass, port: "body", offset: None })?;
+//! let mut sim = Simulator::new(net.compile()?, Method::Rk4, 1e-3, 1)?;
+//! for _ in 0..1000 {
+//!     sim.step()?;
+//! }
+//! assert!((sim.state()[0] - 1f64.cos()).abs() < 1e-12);   // q(1) = cos 1
+//! # Ok::<(), stiction_framework::Error>(())
+//! ```
 #![deny(unsafe_code)]
 
 pub mod component;
