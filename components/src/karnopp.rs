@@ -275,23 +275,38 @@ impl KarnoppPair {
     }
 }
 
+/// State [q1, q2, P1, P2] and ports m1, m2 of the two-mass Karnopp systems.
+fn two_mass_layout() -> Layout {
+    Layout::new(4, vec![scalar("m1"), scalar("m2")])
+}
+
+/// Initial [q1, q2, P1 = m1 v1, P2 = m2 v2] from `init` = [q1, q2, v1, v2].
+fn two_mass_init(two: &Two, init: &[f64; 4], x: &mut [f64]) {
+    x[0] = init[0];
+    x[1] = init[1];
+    x[2] = two.m1 * init[2];
+    x[3] = two.m2 * init[3];
+}
+
+/// Motion of port m1 (0) or m2 (1).
+fn two_mass_motion(x: &[f64], v1: f64, v2: f64, port: usize) -> Motion {
+    if port == 0 {
+        Motion::scalar(x[0], v1)
+    } else {
+        Motion::scalar(x[1], v2)
+    }
+}
+
 impl Admittance for KarnoppPair {
     fn layout(&self) -> Layout {
-        Layout::new(4, vec![scalar("m1"), scalar("m2")])
+        two_mass_layout()
     }
     fn init(&self, x: &mut [f64]) {
-        x[0] = self.init[0];
-        x[1] = self.init[1];
-        x[2] = self.two.m1 * self.init[2];
-        x[3] = self.two.m2 * self.init[3];
+        two_mass_init(&self.two, &self.init, x);
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         let (v1, v2, _) = self.velocities(x[2], x[3]);
-        if port == 0 {
-            Motion::scalar(x[0], v1)
-        } else {
-            Motion::scalar(x[1], v2)
-        }
+        two_mass_motion(x, v1, v2, port)
     }
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let (g1, g2) = (f[0].value(), f[1].value());
@@ -427,21 +442,14 @@ impl KarnoppStack {
 
 impl Admittance for KarnoppStack {
     fn layout(&self) -> Layout {
-        Layout::new(4, vec![scalar("m1"), scalar("m2")])
+        two_mass_layout()
     }
     fn init(&self, x: &mut [f64]) {
-        x[0] = self.init[0];
-        x[1] = self.init[1];
-        x[2] = self.two.m1 * self.init[2];
-        x[3] = self.two.m2 * self.init[3];
+        two_mass_init(&self.two, &self.init, x);
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         let (v1, v2, _) = self.velocities(x[2], x[3]);
-        if port == 0 {
-            Motion::scalar(x[0], v1)
-        } else {
-            Motion::scalar(x[1], v2)
-        }
+        two_mass_motion(x, v1, v2, port)
     }
     /// (12)–(14): Ṗ1 = G1 − Fr, Ṗ2 = G2 + Fr − Ff.
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
