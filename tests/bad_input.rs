@@ -10,20 +10,6 @@ fn sphere() -> Value {
     serde_json::from_str(&std::fs::read_to_string(example("rolling_sphere.json")).unwrap()).unwrap()
 }
 
-/// Write `v` to a temporary file, run `stiction <cmd>` on it, return (exit code, stderr).
-fn run_json(cmd: &str, v: &Value) -> (i32, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("system.json");
-    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    let out_csv = dir.path().join("out.csv");
-    let args: Vec<&str> = match cmd {
-        "run" => vec!["run", path.to_str().unwrap(), "-o", out_csv.to_str().unwrap(), "--quiet"],
-        c => vec![c, path.to_str().unwrap()],
-    };
-    let out = cli(&args);
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 fn assert_bad(name: &str, v: Value, needles: &[&str]) {
     for cmd in ["check", "run"] {
         let (code, err) = run_json(cmd, &v);

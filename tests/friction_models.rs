@@ -7,15 +7,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 use stiction::framework::system::System;
-use stiction::framework::{Recorder, RunPlan, Simulator};
-
-/// Build a system from a JSON value.
-fn build(v: &Value) -> (Simulator, RunPlan) {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = System::from_str(&text, Path::new("inline.json"), Path::new("."), &stiction::registry())
-        .unwrap_or_else(|e| panic!("{e}"));
-    sys.into_simulator(1).unwrap_or_else(|e| panic!("{e}"))
-}
+use stiction::framework::Recorder;
 
 fn load_err(v: &Value) -> String {
     let text = serde_json::to_string(v).unwrap();
@@ -23,13 +15,6 @@ fn load_err(v: &Value) -> String {
         Ok(_) => panic!("accepted: {text}"),
         Err(e) => e.to_string(),
     }
-}
-
-fn run_value(v: &Value) -> Recorder {
-    let (mut sim, plan) = build(v);
-    let mut rec = Recorder::default();
-    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-    rec
 }
 
 fn example_value(name: &str) -> Value {
@@ -355,7 +340,7 @@ fn dissipation_energy_never_increases() {
     for (name, mut v, allowed) in systems {
         for method in ["euler", "rk4"] {
             v["solver"] = json!({"method": method, "step": 1e-3, "stop_time": 1.0});
-            let (mut sim, _) = build(&v);
+            let (mut sim, _) = build_value(&v);
             sim.probe().unwrap();
             let e0 = sim.energy();
             let mut prev = e0;

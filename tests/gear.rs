@@ -5,30 +5,9 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
-use std::path::Path;
 use stiction::components::efficiency::{asymmetry_from_efficiencies, efficiencies, holds_statically, rho_hat};
 use stiction::components::gear::{GearModel, ScrewCheck};
-use stiction::framework::system::System;
 use stiction::framework::Recorder;
-
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
-
-/// Run a system given as JSON through the library.
-fn run_value(v: &Value) -> Recorder {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = System::from_str(&text, Path::new("inline.json"), Path::new("."), &stiction::registry())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let (mut sim, plan) = sys.into_simulator(1).unwrap();
-    let mut rec = Recorder::default();
-    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-    rec
-}
 
 /// A gear with constant torques: fu on the input (ratio 1), the load torque fv taken by the
 /// output (the torque on the output port is −fv).
@@ -272,14 +251,6 @@ fn check_reports_gear_facts_and_ill_posedness() {
     let i = first_index(&rec, 0.51);
     assert!(v[..first_index(&rec, 0.5)].iter().any(|x| *x < 0.0), "lowered while driven");
     assert!(v[i..].iter().all(|x| *x == 0.0), "stuck once the motor stops");
-}
-
-fn run_json(cmd: &str, v: &Value) -> (i32, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("system.json");
-    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    let out = cli(&[cmd, path.to_str().unwrap()]);
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]

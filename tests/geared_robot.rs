@@ -4,8 +4,6 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
-use std::path::Path;
-use stiction::framework::system::System;
 use stiction::framework::Recorder;
 
 fn idx(rec: &Recorder, t: f64) -> usize {
@@ -65,16 +63,6 @@ fn fig11_fig12_wall_scenario() {
         assert!(fx[fx.len() - 1] == 0.0 && px[px.len() - 1] < 1.12, "{file}: detached");
     }
     assert!(fx_push[1] > 1.5 * fx_push[0], "larger γv, larger contact force: {fx_push:?}");
-}
-
-fn run_value(v: &Value) -> Recorder {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = System::from_str(&text, Path::new("inline.json"), Path::new("."), &stiction::registry())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let (mut sim, plan) = sys.into_simulator(1).unwrap();
-    let mut rec = Recorder::default();
-    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-    rec
 }
 
 /// n = 1: a one-link geared robot (1 kg at 1 m: M = 1 kg·m², rotor m = 1, joint viscosity

@@ -7,17 +7,6 @@ use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 use stiction::framework::system::System;
-use stiction::framework::Recorder;
-
-fn run_value(v: &Value) -> Recorder {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = System::from_str(&text, Path::new("inline.json"), Path::new("."), &stiction::registry())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let (mut sim, plan) = sys.into_simulator(1).unwrap();
-    let mut rec = Recorder::default();
-    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-    rec
-}
 
 /// A mass (1 kg, slip 10 N, FH = 15 N) pushed by a ramp 10·t N: exactly at rest until the
 /// push reaches FH at 1.5 s, then it accelerates at (10 t − 10)/m.

@@ -48,3 +48,49 @@ pub fn window_mean(rec: &Recorder, label: &str, t0: f64, width: f64) -> f64 {
     assert!(!v.is_empty(), "no samples in [{t0}, {})", t0 + width);
     v.iter().sum::<f64>() / v.len() as f64
 }
+
+/// Build a system given as a JSON value (relative paths resolve from the current directory).
+pub fn build_value(v: &serde_json::Value) -> (stiction::framework::Simulator, stiction::framework::RunPlan) {
+    let text = serde_json::to_string(v).unwrap();
+    let sys = stiction::framework::system::System::from_str(
+        &text,
+        Path::new("inline.json"),
+        Path::new("."),
+        &stiction::registry(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    sys.into_simulator(1).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run a system given as a JSON value and keep every row.
+pub fn run_value(v: &serde_json::Value) -> Recorder {
+    let (mut sim, plan) = build_value(v);
+    let mut rec = Recorder::default();
+    sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    rec
+}
+
+/// Write `v` to a temporary `system.json`, run `stiction <cmd>` on it (`run` writes its CSV
+/// next to it, quietly) and return (exit code, stderr).
+pub fn run_json(cmd: &str, v: &serde_json::Value) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    let out_csv = dir.path().join("out.csv");
+    let args: Vec<&str> = match cmd {
+        "run" => vec!["run", path.to_str().unwrap(), "-o", out_csv.to_str().unwrap(), "--quiet"],
+        c => vec![c, path.to_str().unwrap()],
+    };
+    let out = cli(&args);
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Deterministic pseudo-random numbers in [lo, hi) (64-bit LCG).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self, lo: f64, hi: f64) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
