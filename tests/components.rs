@@ -5,11 +5,7 @@ use serde_json::{json, Value};
 use stiction::framework::{Recorder, Simulator};
 
 fn simulate(v: Value) -> (Simulator, Recorder) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.json");
-    std::fs::write(&path, v.to_string()).unwrap();
-    let system = stiction::load(&path).unwrap();
-    let (mut sim, plan) = system.into_simulator(1).unwrap();
+    let (mut sim, plan) = common::build_value(&v);
     let mut rec = Recorder::default();
     sim.run(&plan, &mut rec, &mut |_| {}).unwrap();
     (sim, rec)
