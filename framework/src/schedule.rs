@@ -192,8 +192,7 @@ impl Schedule {
                 motions.push(self.gather(&x[..self.nx], s).0);
             }
             let (a, b) = (self.imp_y[i], self.imp_y[i + 1]);
-            let (xa, y) = x.split_at_mut(self.nx);
-            let _ = xa;
+            let y = &mut x[self.nx..];
             imp.init(&mut y[a - self.nx..b - self.nx], &motions);
         }
         x

@@ -154,8 +154,7 @@ impl Simulator {
         let par = self.parallel;
 
         // Impedances (13d)/(13e): gather the motions of their ports, evaluate.
-        let y_off: &[usize] = &sched.imp_y;
-        let offs = Offs { a: &sched.imp_slots, b: &sched.imp_slots, c: y_off };
+        let offs = Offs { a: &sched.imp_slots, b: &sched.imp_slots, c: &sched.imp_y };
         let imp_leaf = |range: std::ops::Range<usize>, b: Bufs<'_, Motion, Slot, f64>| {
             let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
             for i in range {
