@@ -10,6 +10,7 @@ use stiction_framework::solver::Tee;
 use stiction_framework::system::{diagnostics, Kind, System};
 use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
+mod fmu;
 mod plot;
 
 #[derive(Parser)]
@@ -47,6 +48,9 @@ enum Command {
     },
     /// Print the network as Graphviz DOT.
     Graph { system: PathBuf },
+    /// Export models as FMUs (FMI 2.0 / 3.0).
+    #[command(subcommand)]
+    Fmu(fmu::FmuCommand),
 }
 
 /// Exit status: 0 ok, 1 simulation failure, 2 bad input.
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
+        Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

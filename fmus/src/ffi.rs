@@ -1,0 +1,179 @@
+//! Helpers shared by the FMI 2.0 and FMI 3.0 C entry points: handle validation, panic
+//! containment and conversion of C arrays. This module and `fmi2.rs`/`fmi3.rs` hold all of
+//! the crate's `unsafe` code.
+#![allow(unsafe_code)]
+
+use crate::instance::{Instance, Snapshot, Status};
+use std::collections::HashSet;
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// Addresses of the live instances and FMU states handed to hosts, so a stale, foreign or
+/// NULL handle is answered with an error instead of undefined behaviour.
+static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+pub fn register(p: *mut c_void) {
+    if let Ok(mut h) = HANDLES.lock() {
+        h.get_or_insert_with(HashSet::new).insert(p as usize);
+    }
+}
+
+pub fn unregister(p: *mut c_void) -> bool {
+    HANDLES.lock().map(|mut h| h.get_or_insert_with(HashSet::new).remove(&(p as usize))).unwrap_or(false)
+}
+
+pub fn is_live(p: *const c_void) -> bool {
+    !p.is_null() && HANDLES.lock().map(|h| h.as_ref().is_some_and(|s| s.contains(&(p as usize)))).unwrap_or(false)
+}
+
+/// Run `f` on the instance behind `c`. An unknown handle returns Error (reported on stderr,
+/// as there is no logger to use); a panic is contained and reported as Fatal.
+///
+/// # Safety
+/// `c` must be NULL or a pointer previously returned by an instantiate function (checked).
+pub unsafe fn with_instance(function: &str, c: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), Status>) -> Status {
+    if !is_live(c) {
+        eprintln!("stiction FMU: {function} called with an invalid or freed instance handle {c:p}");
+        return Status::Error;
+    }
+    // SAFETY: `c` is a live `Box<Instance>` created by instantiate (checked above), and the
+    // FMI standard gives the host exclusive use of an instance during a call.
+    let inst = unsafe { &mut *(c as *mut Instance) };
+    match catch_unwind(AssertUnwindSafe(|| f(inst))) {
+        Ok(Ok(())) => Status::Ok,
+        Ok(Err(s)) => s,
+        Err(_) => {
+            inst.log(Status::Fatal, &format!("{function}: internal panic"));
+            Status::Fatal
+        }
+    }
+}
+
+/// A C string argument as &str.
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string.
+pub unsafe fn string<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL, NUL-terminated by the FMI contract.
+        unsafe { CStr::from_ptr(p) }.to_str().ok()
+    }
+}
+
+/// A C array argument as a slice; `None` for a NULL pointer with n > 0.
+///
+/// # Safety
+/// `p` must be NULL or point to `n` readable elements.
+pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
+    if n == 0 {
+        Some(&[])
+    } else if p.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL, n elements by the FMI contract.
+        Some(unsafe { std::slice::from_raw_parts(p, n) })
+    }
+}
+
+/// A writable C array argument as a slice; `None` for a NULL pointer with n > 0.
+///
+/// # Safety
+/// `p` must be NULL or point to `n` writable elements.
+pub unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> Option<&'a mut [T]> {
+    if n == 0 {
+        Some(&mut [])
+    } else if p.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL, n elements by the FMI contract.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, n) })
+    }
+}
+
+/// Error for a NULL array argument.
+pub fn null(inst: &Instance, function: &str, what: &str) -> Status {
+    inst.log(Status::Error, &format!("{function}: argument {what} is NULL"));
+    Status::Error
+}
+
+/// Box a snapshot and register its address.
+pub fn new_state(s: Snapshot) -> *mut c_void {
+    let p = Box::into_raw(Box::new(s)) as *mut c_void;
+    register(p);
+    p
+}
+
+/// The snapshot behind a host's FMU-state handle.
+///
+/// # Safety
+/// `p` must be NULL or a handle from [`new_state`] (checked).
+pub unsafe fn state<'a>(p: *mut c_void) -> Option<&'a Snapshot> {
+    if is_live(p) {
+        // SAFETY: registered snapshots are live boxes.
+        Some(unsafe { &*(p as *const Snapshot) })
+    } else {
+        None
+    }
+}
+
+/// Free a snapshot handle; false if it was not one of ours.
+///
+/// # Safety
+/// `p` must be NULL or a handle from [`new_state`] (checked).
+pub unsafe fn free_state(p: *mut c_void) -> bool {
+    if unregister(p) {
+        // SAFETY: it was registered, so it is a live box we created.
+        drop(unsafe { Box::from_raw(p as *mut Snapshot) });
+        true
+    } else {
+        false
+    }
+}
+
+/// Box an instance and register its address.
+pub fn new_instance(inst: Instance) -> *mut c_void {
+    let p = Box::into_raw(Box::new(inst)) as *mut c_void;
+    register(p);
+    p
+}
+
+/// Free an instance handle (ignores unknown handles).
+///
+/// # Safety
+/// `p` must be NULL or a handle from [`new_instance`] (checked).
+pub unsafe fn free_instance(p: *mut c_void) {
+    if unregister(p) {
+        // SAFETY: registered, so a live box we created.
+        drop(unsafe { Box::from_raw(p as *mut Instance) });
+    }
+}
+
+/// Escape a message for hosts that pass it through printf-style formatting.
+pub fn c_message(msg: &str) -> std::ffi::CString {
+    std::ffi::CString::new(msg.replace('%', "%%").replace('\0', " ")).unwrap_or_default()
+}
+
+/// Number of instances and FMU states alive in this process (for leak checks).
+#[no_mangle]
+pub extern "C" fn stiction_fmu_live_objects() -> isize {
+    crate::instance::LIVE.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Store a snapshot into a host's `FMUstate*`: overwrite ours in place when `*out` is a
+/// live state of this binary, else allocate a new one.
+///
+/// # Safety
+/// `out` must be a valid, non-NULL pointer to a handle (NULL or one of ours, checked).
+pub unsafe fn store_state(out: *mut *mut c_void, snap: Snapshot) {
+    // SAFETY: `out` is valid by the caller's contract; a live handle is a box we created.
+    unsafe {
+        if is_live(*out) {
+            *(*out as *mut Snapshot) = snap;
+        } else {
+            *out = new_state(snap);
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! # stiction-fmus
+//!
+//! stiction's gear and friction models as Functional Mock-up Units: FMI 2.0 Model Exchange
+//! and Co-Simulation, FMI 3.0 Co-Simulation, Linux x86-64.
+//!
+//! * [`model`]: the variable table and equations each model supplies;
+//! * [`gear`], [`friction`], [`friction_mass`]: `StictionGear`, `StictionFriction`,
+//!   `StictionFrictionMass`;
+//! * [`instance`]: the FMI state machine and argument checks, once, in safe Rust;
+//! * `fmi2`, `fmi3`, `ffi`: the C entry points (the only `unsafe` code);
+//! * [`xml`], [`package`]: modelDescription.xml from the same table, and the .fmu zip.
+//!
+//! One shared library serves all three models: the binary is copied into each .fmu under
+//! the model's identifier, and instantiate selects the model by the GUID /
+//! instantiation token and the start values in `resources/stiction-start.txt`.
+#![deny(unsafe_code)]
+
+mod ffi;
+mod fmi2;
+mod fmi3;
+pub mod friction;
+pub mod friction_mass;
+pub mod gear;
+pub mod instance;
+pub mod model;
+pub mod package;
+pub mod xml;
+
+pub use package::{find_library, find_model, Export};
+pub use xml::{FmiVersion, Interfaces};

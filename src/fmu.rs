@@ -1,0 +1,68 @@
+//! `stiction fmu ...`: export the gear and friction models as FMUs.
+
+use clap::{Subcommand, ValueEnum};
+use std::path::PathBuf;
+use stiction_fmus::{find_library, find_model, Export, FmiVersion, Interfaces};
+
+#[derive(Subcommand)]
+pub enum FmuCommand {
+    /// Write an .fmu: modelDescription.xml, the Linux x86-64 binary, documentation.
+    Export {
+        /// gear (StictionGear), friction (StictionFriction) or friction-mass (StictionFrictionMass).
+        model: String,
+        /// FMI version: 2 (Model Exchange and/or Co-Simulation) or 3 (Co-Simulation).
+        #[arg(long, default_value = "2", value_parser = ["2", "3"])]
+        fmi: String,
+        /// Interface(s) the FMU declares.
+        #[arg(long, value_enum, default_value_t = Iface::Cs)]
+        interface: Iface,
+        /// Start value of a parameter, input or state: NAME=VALUE (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The .fmu file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Iface {
+    Cs,
+    Me,
+    Both,
+}
+
+pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
+    match cmd {
+        FmuCommand::Export { model, fmi, interface, params, output } => {
+            let info = find_model(&model).ok_or_else(|| {
+                anyhow::anyhow!("unknown model {model:?}: expected gear, friction or friction-mass")
+            })?;
+            let version = if fmi == "3" { FmiVersion::V3 } else { FmiVersion::V2 };
+            let interfaces = Interfaces {
+                model_exchange: matches!(interface, Iface::Me | Iface::Both),
+                co_simulation: matches!(interface, Iface::Cs | Iface::Both),
+            };
+            let mut export = Export::new(info, version, interfaces).map_err(anyhow::Error::msg)?;
+            for p in &params {
+                export.set(p).map_err(anyhow::Error::msg)?;
+            }
+            export.validate().map_err(|e| anyhow::anyhow!("{}: {e}", info.identifier))?;
+            let library = find_library().map_err(anyhow::Error::msg)?;
+            export.write(&library, &output).map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "wrote {} ({}, FMI {}, {}, GUID {})",
+                output.display(),
+                info.identifier,
+                fmi,
+                match interface {
+                    Iface::Cs => "Co-Simulation",
+                    Iface::Me => "Model Exchange",
+                    Iface::Both => "Model Exchange + Co-Simulation",
+                },
+                export.guid()
+            );
+            Ok(())
+        }
+    }
+}
