@@ -154,6 +154,13 @@ impl Model for Friction {
         Ok(())
     }
 
+    /// The deflection's scale is the presliding range max(F, Fs)/K.
+    fn nominals(&self, v: &[f64], out: &mut [f64]) {
+        let level = v[vr::F].max(if v[vr::LAW] == 2.0 { v[vr::FS] } else { 0.0 });
+        let n = level / v[vr::K];
+        out[0] = if n.is_finite() && n > 0.0 { n } else { 1.0 };
+    }
+
     fn derivatives(&self, v: &mut [f64]) -> Result<(), String> {
         let p = params(v)?;
         if p.b <= 0.0 {

@@ -556,7 +556,7 @@ impl Instance {
     pub fn get_nominals(&mut self, out: &mut [f64]) -> R {
         self.me("GetNominalsOfContinuousStates", &[Phase::Instantiated, Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated])?;
         self.check_len("GetNominalsOfContinuousStates", out.len(), self.state_vrs().len())?;
-        out.iter_mut().for_each(|o| *o = 1.0);
+        self.model.nominals(&self.values, out);
         Ok(())
     }
 

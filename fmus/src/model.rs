@@ -175,6 +175,11 @@ pub trait Model: Sync {
     }
     /// Model Exchange: event indicators (a sign change is an event).
     fn event_indicators(&self, _v: &[f64], _z: &mut [f64]) {}
+    /// Model Exchange: nominal magnitudes of the continuous states (the host scales its
+    /// absolute error tolerance with them).
+    fn nominals(&self, _v: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|x| *x = 1.0);
+    }
     /// Model Exchange: event iteration at the current time.
     fn event_update(&self, _v: &mut [f64]) -> EventUpdate {
         EventUpdate::default()

@@ -152,7 +152,22 @@ pub fn model_description(
     }
 }
 
+/// Nominal value of each state variable (by value reference), from the model at its start values.
+fn nominals(info: &ModelInfo, starts: &[f64]) -> Vec<(usize, f64)> {
+    let states = info.states();
+    let mut n = vec![1.0; states.len()];
+    if let Some(m) = crate::instance::models().into_iter().find(|m| m.info().identifier == info.identifier) {
+        m.nominals(starts, &mut n);
+    }
+    states.into_iter().zip(n).collect()
+}
+
+fn nominal_of(nominals: &[(usize, f64)], vr: usize) -> Option<f64> {
+    nominals.iter().find(|(s, _)| *s == vr).map(|(_, n)| *n).filter(|n| *n != 1.0)
+}
+
 fn fmi2(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -> String {
+    let nominals = nominals(info, starts);
     let mut out = String::new();
     header(&mut out, info, FmiVersion::V2, token);
     if interfaces.model_exchange {
@@ -208,6 +223,9 @@ fn fmi2(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
         if !v.unit.is_empty() {
             let _ = write!(out, " unit=\"{}\"", escape(v.unit));
         }
+        if let Some(n) = nominal_of(&nominals, vr) {
+            let _ = write!(out, " nominal=\"{}\"", number(n));
+        }
         if let Role::Derivative(state) = v.role {
             if let Some(i) = index(state as usize) {
                 let _ = write!(out, " derivative=\"{i}\"");
@@ -239,6 +257,7 @@ fn fmi2(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
 }
 
 fn fmi3(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -> String {
+    let nominals = nominals(info, starts);
     let mut out = String::new();
     header(&mut out, info, FmiVersion::V3, token);
     out.push_str(">\n");
@@ -278,6 +297,9 @@ fn fmi3(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
         }
         if !v.unit.is_empty() {
             let _ = write!(out, " unit=\"{}\"", escape(v.unit));
+        }
+        if let Some(n) = nominal_of(&nominals, vr) {
+            let _ = write!(out, " nominal=\"{}\"", number(n));
         }
         if let Role::Derivative(state) = v.role {
             let _ = write!(out, " derivative=\"{state}\"");
