@@ -192,7 +192,7 @@ fn gear_model_exchange_sticks_exactly_in_fmpy_cvode() {
     );
     assert!((first_zero - native_zero).abs() <= 0.01, "stick time {first_zero} vs {native_zero}");
     assert!(dq < 1.5e-2, "ME angle differs by {dq}");
-    assert!(dv_late < 1e-2, "ME speed after release differs by {dv_late}");
+    assert!(dv_late < 2e-2, "ME speed after release differs by {dv_late}");
     assert!(w[late[late.len() - 1]] > 0.7, "the rod detaches after 1.4 s");
 }
 
