@@ -137,6 +137,16 @@ fn export_errors_are_clear() {
         assert!(err.contains(needle), "{args:?}: expected {needle:?} in {err}");
     }
     assert!(!out.exists(), "no file is written on error");
+    // A missing FMU binary: the message says how to build it.
+    let r = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["fmu", "export", "gear", "-o", o])
+        .env("STICTION_FMU_LIBRARY", "/nonexistent/libstiction_fmus.so")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("STICTION_FMU_LIBRARY=/nonexistent/libstiction_fmus.so does not exist"), "{err}");
+    assert!(!out.exists());
 }
 
 /// Fig. 9 with γv = 1.05, native Euler h = 1e-3: the (fu, fv) the gear felt at each step.
