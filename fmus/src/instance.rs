@@ -566,10 +566,8 @@ impl Instance {
 
     // ---- FMU state ----
 
+    /// The whole model state (in any phase; before initialization it is the start values).
     pub fn snapshot(&self) -> R<Snapshot> {
-        if self.phase == Phase::Instantiated {
-            // allowed, but there is nothing computed yet: the start values are the state
-        }
         Ok(Snapshot::new(self.info().identifier, self.time, self.values.clone(), self.phase))
     }
 
@@ -603,8 +601,9 @@ pub fn resource_dir(location: &str) -> Option<std::path::PathBuf> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() + 0 && i + 2 <= bytes.len() - 1 {
-            if let Ok(b) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(b);
                 i += 3;
                 continue;
