@@ -4,27 +4,44 @@
 #![allow(unsafe_code)]
 
 use crate::instance::{Instance, Snapshot, Status};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
-/// Addresses of the live instances and FMU states handed to hosts, so a stale, foreign or
-/// NULL handle is answered with an error instead of undefined behaviour.
-static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// What a handle handed to a host points to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Instance,
+    State,
+}
 
-pub fn register(p: *mut c_void) {
+/// Addresses and kinds of the live instances and FMU states handed to hosts, so a stale,
+/// foreign or NULL handle — or an instance passed as an FMU state and vice versa — is
+/// answered with an error instead of undefined behaviour.
+static HANDLES: Mutex<Option<HashMap<usize, Kind>>> = Mutex::new(None);
+
+pub fn register(p: *mut c_void, kind: Kind) {
     if let Ok(mut h) = HANDLES.lock() {
-        h.get_or_insert_with(HashSet::new).insert(p as usize);
+        h.get_or_insert_with(HashMap::new).insert(p as usize, kind);
     }
 }
 
-pub fn unregister(p: *mut c_void) -> bool {
-    HANDLES.lock().map(|mut h| h.get_or_insert_with(HashSet::new).remove(&(p as usize))).unwrap_or(false)
+/// Forget a handle of this kind; false if `p` is not a live handle of that kind.
+pub fn unregister(p: *mut c_void, kind: Kind) -> bool {
+    let Ok(mut h) = HANDLES.lock() else { return false };
+    let map = h.get_or_insert_with(HashMap::new);
+    if map.get(&(p as usize)) == Some(&kind) {
+        map.remove(&(p as usize));
+        true
+    } else {
+        false
+    }
 }
 
-pub fn is_live(p: *const c_void) -> bool {
-    !p.is_null() && HANDLES.lock().map(|h| h.as_ref().is_some_and(|s| s.contains(&(p as usize)))).unwrap_or(false)
+pub fn is_live(p: *const c_void, kind: Kind) -> bool {
+    !p.is_null()
+        && HANDLES.lock().map(|h| h.as_ref().and_then(|m| m.get(&(p as usize))) == Some(&kind)).unwrap_or(false)
 }
 
 /// Run `f` on the instance behind `c`. An unknown handle returns Error (reported on stderr,
@@ -32,14 +49,19 @@ pub fn is_live(p: *const c_void) -> bool {
 ///
 /// # Safety
 /// `c` must be NULL or a pointer previously returned by an instantiate function (checked).
-pub unsafe fn with_instance(function: &str, c: *mut c_void, f: impl FnOnce(&mut Instance) -> Result<(), Status>) -> Status {
-    if !is_live(c) {
+pub unsafe fn with_instance(
+    function: &'static str,
+    c: *mut c_void,
+    f: impl FnOnce(&mut Instance) -> Result<(), Status>,
+) -> Status {
+    if !is_live(c, Kind::Instance) {
         eprintln!("stiction FMU: {function} called with an invalid or freed instance handle {c:p}");
         return Status::Error;
     }
     // SAFETY: `c` is a live `Box<Instance>` created by instantiate (checked above), and the
     // FMI standard gives the host exclusive use of an instance during a call.
     let inst = unsafe { &mut *(c as *mut Instance) };
+    inst.call = function;
     match catch_unwind(AssertUnwindSafe(|| f(inst))) {
         Ok(Ok(())) => Status::Ok,
         Ok(Err(s)) => s,
@@ -99,10 +121,17 @@ pub fn null(inst: &Instance, function: &str, what: &str) -> Status {
     Status::Error
 }
 
-/// Box a snapshot and register its address.
-pub fn new_state(s: Snapshot) -> *mut c_void {
+/// The instance each live FMU state was made by (freed with it, as FMI 2.0 requires of
+/// fmi2FreeInstance).
+static OWNERS: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
+
+/// Box a snapshot made by instance `owner` and register its address.
+pub fn new_state(owner: &Instance, s: Snapshot) -> *mut c_void {
     let p = Box::into_raw(Box::new(s)) as *mut c_void;
-    register(p);
+    register(p, Kind::State);
+    if let Ok(mut o) = OWNERS.lock() {
+        o.get_or_insert_with(HashMap::new).insert(p as usize, owner as *const Instance as usize);
+    }
     p
 }
 
@@ -111,7 +140,7 @@ pub fn new_state(s: Snapshot) -> *mut c_void {
 /// # Safety
 /// `p` must be NULL or a handle from [`new_state`] (checked).
 pub unsafe fn state<'a>(p: *mut c_void) -> Option<&'a Snapshot> {
-    if is_live(p) {
+    if is_live(p, Kind::State) {
         // SAFETY: registered snapshots are live boxes.
         Some(unsafe { &*(p as *const Snapshot) })
     } else {
@@ -124,8 +153,11 @@ pub unsafe fn state<'a>(p: *mut c_void) -> Option<&'a Snapshot> {
 /// # Safety
 /// `p` must be NULL or a handle from [`new_state`] (checked).
 pub unsafe fn free_state(p: *mut c_void) -> bool {
-    if unregister(p) {
-        // SAFETY: it was registered, so it is a live box we created.
+    if unregister(p, Kind::State) {
+        if let Ok(mut o) = OWNERS.lock() {
+            o.get_or_insert_with(HashMap::new).remove(&(p as usize));
+        }
+        // SAFETY: it was registered as a state, so it is a live snapshot box we created.
         drop(unsafe { Box::from_raw(p as *mut Snapshot) });
         true
     } else {
@@ -136,7 +168,7 @@ pub unsafe fn free_state(p: *mut c_void) -> bool {
 /// Box an instance and register its address.
 pub fn new_instance(inst: Instance) -> *mut c_void {
     let p = Box::into_raw(Box::new(inst)) as *mut c_void;
-    register(p);
+    register(p, Kind::Instance);
     p
 }
 
@@ -145,15 +177,30 @@ pub fn new_instance(inst: Instance) -> *mut c_void {
 /// # Safety
 /// `p` must be NULL or a handle from [`new_instance`] (checked).
 pub unsafe fn free_instance(p: *mut c_void) {
-    if unregister(p) {
-        // SAFETY: registered, so a live box we created.
+    if unregister(p, Kind::Instance) {
+        let owned: Vec<usize> = OWNERS
+            .lock()
+            .map(|o| o.as_ref().map(|m| m.iter().filter(|(_, i)| **i == p as usize).map(|(s, _)| *s).collect()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        for s in owned {
+            // SAFETY: a registered state (checked again by free_state).
+            unsafe { free_state(s as *mut c_void) };
+        }
+        // SAFETY: registered as an instance, so a live instance box we created.
         drop(unsafe { Box::from_raw(p as *mut Instance) });
     }
 }
 
-/// Escape a message for hosts that pass it through printf-style formatting.
+/// Escape a message for hosts that pass it through printf-style formatting (FMI 2.0).
 pub fn c_message(msg: &str) -> std::ffi::CString {
-    std::ffi::CString::new(msg.replace('%', "%%").replace('\0', " ")).unwrap_or_default()
+    c_text(&msg.replace('%', "%%"))
+}
+
+/// A message as a C string, unescaped (FMI 3.0 messages are not format strings).
+pub fn c_text(msg: &str) -> std::ffi::CString {
+    std::ffi::CString::new(msg.replace('\0', " ")).unwrap_or_default()
 }
 
 /// Number of instances and FMU states alive in this process (for leak checks).
@@ -167,13 +214,13 @@ pub extern "C" fn stiction_fmu_live_objects() -> isize {
 ///
 /// # Safety
 /// `out` must be a valid, non-NULL pointer to a handle (NULL or one of ours, checked).
-pub unsafe fn store_state(out: *mut *mut c_void, snap: Snapshot) {
+pub unsafe fn store_state(owner: &Instance, out: *mut *mut c_void, snap: Snapshot) {
     // SAFETY: `out` is valid by the caller's contract; a live handle is a box we created.
     unsafe {
-        if is_live(*out) {
+        if is_live(*out, Kind::State) {
             *(*out as *mut Snapshot) = snap;
         } else {
-            *out = new_state(snap);
+            *out = new_state(owner, snap);
         }
     }
 }

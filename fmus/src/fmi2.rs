@@ -182,7 +182,7 @@ pub unsafe extern "C" fn fmi2Reset(c: Component) -> Fmi2Status {
 }
 
 /// Shared body of the typed getters: read values as f64, convert with `put`.
-unsafe fn get<T>(function: &str, c: Component, vr: *const Vr, n: usize, out: *mut T, ty: Type, put: impl Fn(f64) -> T) -> Fmi2Status {
+unsafe fn get<T>(function: &'static str, c: Component, vr: *const Vr, n: usize, out: *mut T, ty: Type, put: impl Fn(f64) -> T) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n elements each, by the FMI contract.
         let (Some(vrs), Some(out)) = (unsafe { slice(vr, n) }, unsafe { slice_mut(out, n) }) else {
@@ -198,7 +198,7 @@ unsafe fn get<T>(function: &str, c: Component, vr: *const Vr, n: usize, out: *mu
 }
 
 /// Shared body of the typed setters.
-unsafe fn set<T: Copy>(function: &str, c: Component, vr: *const Vr, n: usize, values: *const T, ty: Type, take: impl Fn(T) -> f64) -> Fmi2Status {
+unsafe fn set<T: Copy>(function: &'static str, c: Component, vr: *const Vr, n: usize, values: *const T, ty: Type, take: impl Fn(T) -> f64) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n elements each, by the FMI contract.
         let (Some(vrs), Some(vals)) = (unsafe { slice(vr, n) }, unsafe { slice(values, n) }) else {
@@ -274,7 +274,7 @@ pub unsafe extern "C" fn fmi2GetFMUstate(c: Component, state: *mut *mut c_void) 
         }
         let snap = i.snapshot()?;
         // SAFETY: non-NULL out pointer; a previous state of ours in *state is overwritten in place.
-        unsafe { ffi::store_state(state, snap) };
+        unsafe { ffi::store_state(i, state, snap) };
         Ok(())
     }))
 }
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn fmi2DeSerializeFMUstate(c: Component, bytes: *const u8,
         match crate::instance::Snapshot::deserialize(i.info(), data) {
             Ok(s) => {
                 // SAFETY: non-NULL out pointer.
-                unsafe { *state = ffi::new_state(s) };
+                unsafe { *state = ffi::new_state(i, s) };
                 Ok(())
             }
             Err(e) => i.error(format!("fmi2DeSerializeFMUstate: {e}")),
@@ -443,7 +443,7 @@ pub unsafe extern "C" fn fmi2SetTime(c: Component, time: f64) -> Fmi2Status {
 }
 
 /// Shared body of the state-vector calls.
-unsafe fn states_out(function: &str, c: Component, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi2Status {
+unsafe fn states_out(function: &'static str, c: Component, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n writable elements by the FMI contract.
         match unsafe { slice_mut(x, n) } {

@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::ffi::{self, c_message, null, slice, slice_mut, string, with_instance};
+use crate::ffi::{self, c_text, null, slice, slice_mut, string, with_instance};
 use crate::instance::{resolve, resource_dir, Instance, Status, Version};
 use crate::model::{Interface, Type};
 use std::ffi::{c_char, c_int, c_void};
@@ -46,7 +46,7 @@ unsafe fn instantiate(
             let env = &env;
             match log_message {
                 Some(l) => {
-                    let (cat, msg) = (c_message(category), c_message(message));
+                    let (cat, msg) = (c_text(category), c_text(message));
                     // SAFETY: the host's callback with valid NUL-terminated strings.
                     unsafe { l(env.0, status as c_int, cat.as_ptr(), msg.as_ptr()) };
                 }
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
 ) -> Inst {
     if event_mode_used {
         if let Some(l) = log_message {
-            let msg = c_message("fmi3InstantiateCoSimulation: eventModeUsed requested but hasEventMode=\"false\"");
+            let msg = c_text("fmi3InstantiateCoSimulation: eventModeUsed requested but hasEventMode=\"false\"");
             // SAFETY: the host's callback with valid strings.
             unsafe { l(env, Status::Error as c_int, c"logStatusError".as_ptr(), msg.as_ptr()) };
         }
@@ -155,7 +155,7 @@ pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
     _unlock: *mut c_void,
 ) -> Inst {
     if let Some(l) = log_message {
-        let msg = c_message("fmi3InstantiateScheduledExecution: this FMU provides Co-Simulation only");
+        let msg = c_text("fmi3InstantiateScheduledExecution: this FMU provides Co-Simulation only");
         // SAFETY: the host's callback with valid strings.
         unsafe { l(env, Status::Error as c_int, c"logStatusError".as_ptr(), msg.as_ptr()) };
     }
@@ -226,7 +226,7 @@ pub unsafe extern "C" fn fmi3Reset(c: Inst) -> Fmi3Status {
 }
 
 /// Shared body of the typed getters.
-unsafe fn get<T>(function: &str, c: Inst, vr: *const Vr, n: usize, out: *mut T, n_values: usize, ty: Type, put: impl Fn(f64) -> T) -> Fmi3Status {
+unsafe fn get<T>(function: &'static str, c: Inst, vr: *const Vr, n: usize, out: *mut T, n_values: usize, ty: Type, put: impl Fn(f64) -> T) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         if n_values != n {
             return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
@@ -245,7 +245,7 @@ unsafe fn get<T>(function: &str, c: Inst, vr: *const Vr, n: usize, out: *mut T, 
 }
 
 /// Shared body of the typed setters.
-unsafe fn set<T: Copy>(function: &str, c: Inst, vr: *const Vr, n: usize, values: *const T, n_values: usize, ty: Type, take: impl Fn(T) -> f64) -> Fmi3Status {
+unsafe fn set<T: Copy>(function: &'static str, c: Inst, vr: *const Vr, n: usize, values: *const T, n_values: usize, ty: Type, take: impl Fn(T) -> f64) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         if n_values != n {
             return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
@@ -394,7 +394,7 @@ pub unsafe extern "C" fn fmi3GetFMUState(c: Inst, state: *mut *mut c_void) -> Fm
         }
         let snap = i.snapshot()?;
         // SAFETY: non-NULL out pointer.
-        unsafe { ffi::store_state(state, snap) };
+        unsafe { ffi::store_state(i, state, snap) };
         Ok(())
     }))
 }
@@ -475,7 +475,7 @@ pub unsafe extern "C" fn fmi3DeserializeFMUState(c: Inst, bytes: *const u8, size
         match crate::instance::Snapshot::deserialize(i.info(), data) {
             Ok(s) => {
                 // SAFETY: non-NULL out pointer.
-                unsafe { ffi::store_state(state, s) };
+                unsafe { ffi::store_state(i, state, s) };
                 Ok(())
             }
             Err(e) => i.error(format!("fmi3DeserializeFMUState: {e}")),
@@ -551,7 +551,7 @@ pub unsafe extern "C" fn fmi3SetContinuousStates(c: Inst, x: *const f64, n: usiz
 }
 
 /// Shared body of the calls that fill a state-sized array.
-unsafe fn fill(function: &str, c: Inst, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi3Status {
+unsafe fn fill(function: &'static str, c: Inst, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n writable elements.
         match unsafe { slice_mut(x, n) } {

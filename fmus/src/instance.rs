@@ -201,6 +201,8 @@ pub struct Instance {
     dirty: bool,
     /// The last doStep failed: fmi2GetStatus reports it.
     pub last_step_failed: bool,
+    /// The C function being called (set by the entry points), named in log messages.
+    pub call: &'static str,
 }
 
 impl Drop for Instance {
@@ -235,6 +237,7 @@ impl Instance {
             logging_on,
             dirty: true,
             last_step_failed: false,
+            call: "",
         }
     }
 
@@ -251,7 +254,22 @@ impl Instance {
             Status::Fatal => "logStatusFatal",
         };
         if status != Status::Ok || self.logging_on {
-            (self.logger)(status, category, message);
+            (self.logger)(status, category, &self.qualify(message));
+        }
+    }
+
+    /// Name the host's C function in a message: "DoStep: …" logged during fmi2DoStep
+    /// becomes "fmi2DoStep: …"; a message naming another step is prefixed with it.
+    fn qualify(&self, message: &str) -> String {
+        let call = self.call;
+        if call.is_empty() || message.starts_with(call) {
+            return message.to_string();
+        }
+        match message.split_once(": ") {
+            Some((head, rest)) if call.get(4..).is_some_and(|c| c.eq_ignore_ascii_case(head)) => {
+                format!("{call}: {rest}")
+            }
+            _ => format!("{call}: {message}"),
         }
     }
 
@@ -574,6 +592,17 @@ impl Instance {
     pub fn restore(&mut self, s: &Snapshot) -> R {
         if s.model != self.info().identifier || s.values.len() != self.values.len() {
             return self.error(format!("SetFMUState: the state belongs to model {}, not {}", s.model, self.info().identifier));
+        }
+        let foreign = match s.phase {
+            Phase::Event | Phase::ContinuousTime => self.interface != Interface::ModelExchange,
+            Phase::Step => self.interface != Interface::CoSimulation,
+            _ => false,
+        };
+        if foreign {
+            return self.error(format!(
+                "SetFMUState: the state was taken in phase {:?}, which a {:?} instance does not have",
+                s.phase, self.interface
+            ));
         }
         self.time = s.time;
         self.values.clone_from(&s.values);
