@@ -1,4 +1,4 @@
-//! `stiction fmu ...`: export the gear and friction models as FMUs.
+//! `stiction fmu ...`: export the gear and friction models as FMUs; describe any FMU.
 
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -23,6 +23,11 @@ pub enum FmuCommand {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Describe an .fmu: FMI version, interfaces, variables, default experiment.
+    Info {
+        /// The .fmu file to read.
+        fmu: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -34,6 +39,10 @@ pub enum Iface {
 
 pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
     match cmd {
+        FmuCommand::Info { fmu } => {
+            print!("{}", stiction_framework::fmi::info(&fmu)?);
+            Ok(())
+        }
         FmuCommand::Export { model, fmi, interface, params, output } => {
             let info = find_model(&model).ok_or_else(|| {
                 anyhow::anyhow!("unknown model {model:?}: expected gear, friction or friction-mass")

@@ -19,9 +19,11 @@ pub use stiction_framework as framework;
 use std::path::Path;
 use stiction_framework::system::{Registry, System};
 
-/// Every component type this build knows.
+/// Every component type this build knows (the component library and imported FMUs).
 pub fn registry() -> Registry {
-    stiction_components::registry()
+    let mut r = stiction_components::registry();
+    stiction_framework::fmi::register(&mut r);
+    r
 }
 
 /// Load and check a JSON system file with the full registry.

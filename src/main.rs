@@ -48,7 +48,7 @@ enum Command {
     },
     /// Print the network as Graphviz DOT.
     Graph { system: PathBuf },
-    /// Export models as FMUs (FMI 2.0 / 3.0).
+    /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
     #[command(subcommand)]
     Fmu(fmu::FmuCommand),
 }

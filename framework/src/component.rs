@@ -3,6 +3,7 @@
 //! force out, (9)). Both receive the stage time t = kT + T_{r−1} and the stage step size
 //! τ = T_r of (21)/(22), so implicit-Euler models keep exact static friction inside RK4.
 
+use crate::batch::{AdmittanceBatch, ImpedanceBatch, PortStates};
 use crate::port::{Force, Layout, Motion};
 
 /// A failure inside a component during a step (non-finite state, solver non-convergence).
@@ -76,6 +77,12 @@ pub trait Admittance: Send + Sync {
     fn derivative(&self, x: &[f64], forces: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault>;
     /// Called on x(k+1) after each full step (e.g. renormalise a quaternion).
     fn post_step(&self, _x: &mut [f64]) {}
+    /// Called once by [`Simulator::new`](crate::Simulator::new), before any evaluation, with
+    /// the method and the step T. A component whose behaviour depends on them (an imported
+    /// FMU with its own communication step, [`crate::fmi`]) checks and records them here.
+    fn prepare(&self, _method: crate::solver::Method, _step: f64) -> Result<(), String> {
+        Ok(())
+    }
     /// Signals this component offers.
     fn signals(&self) -> Vec<SignalInfo> {
         Vec::new()
@@ -95,6 +102,19 @@ pub trait Admittance: Send + Sync {
     /// Effective inertia seen at a scalar or point port (kg or kg·m²), used by
     /// `stiction check` for stability warnings. `None` when not meaningful.
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
+        None
+    }
+    /// Where the motion of scalar or point port `port` lies in the state, if
+    /// [`port_motion`](Self::port_motion) only copies it from there (position
+    /// `x[p..p + d]`, velocity `x[v..v + d]`, d = 1 or 3). The schedule then gathers the
+    /// port's motion without a dynamic call; it checks the claim against `port_motion` once.
+    fn port_states(&self, _port: usize) -> Option<PortStates> {
+        None
+    }
+    /// A batch holding this component, if its type can be evaluated in typed batches
+    /// ([`crate::batch`]); the schedule merges consecutive admittances of the same kind.
+    /// `None` (the default): one dynamic call per component and stage.
+    fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         None
     }
 }
@@ -121,6 +141,10 @@ pub trait Impedance: Send + Sync {
         force: &mut [Force],
         dy: &mut [f64],
     ) -> Result<(), Fault>;
+    /// As [`Admittance::prepare`]: called once by `Simulator::new` with the method and step T.
+    fn prepare(&self, _method: crate::solver::Method, _step: f64) -> Result<(), String> {
+        Ok(())
+    }
     /// Signals this component offers.
     fn signals(&self) -> Vec<SignalInfo> {
         Vec::new()
@@ -137,5 +161,11 @@ pub trait Impedance: Send + Sync {
     /// at each port (`None` for ground or unknown) and the solver step T.
     fn diagnose(&self, _port_inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
         Vec::new()
+    }
+    /// A batch holding this component, if its type can be evaluated in typed batches
+    /// ([`crate::batch`]); the schedule merges the impedances of the same kind into one
+    /// batch. `None` (the default): one dynamic call per component and stage.
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        None
     }
 }

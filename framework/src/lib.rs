@@ -47,8 +47,10 @@
 //! ```
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod component;
 pub mod error;
+pub mod fmi;
 pub mod io;
 pub mod network;
 mod parallel;
@@ -58,6 +60,7 @@ pub mod signal;
 pub mod solver;
 pub mod system;
 
+pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
 pub use error::{Error, Result};
 pub use nalgebra;

@@ -12,12 +12,15 @@
 //! x(k+1) = x(k) + T/6 (ξ1 + 2ξ2 + 2ξ3 + ξ4)              (13j)/(13l)
 //! ```
 
+use crate::batch::{PortForces, PortMotions};
 use crate::component::Probe;
 use crate::error::{Error, Result};
 pub use crate::network::MAX_IMPEDANCE_PORTS;
-use crate::parallel::{for_each_flat, split_run, Bufs, Offs};
+use crate::parallel::{split_run, Cut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use crate::port::{Force, Motion};
-use crate::schedule::{Schedule, Slot};
+use crate::schedule::{groups_in, Schedule};
+use nalgebra::Vector3;
 
 /// Integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,20 +69,98 @@ pub struct Simulator {
     method: Method,
     step: f64,
     k: u64,
+    /// x(k).
     x: Vec<f64>,
-    xs: Vec<f64>,
-    rate: Vec<f64>,
-    acc: Vec<f64>,
-    motions: Vec<Motion>,
-    slots: Vec<Slot>,
-    adm_forces: Vec<Force>,
+    /// Stage states (13b)/(13c), used in turn as the input and the output of a stage.
+    xs: [Vec<f64>; 2],
+    work: Work,
+    threads: usize,
     parallel: bool,
     grain_adm: usize,
     grain_imp: usize,
 }
 
-/// Components per sequential part of a parallel phase (below this, no parallelism).
+/// The buffers a stage writes besides the next stage state.
+struct Work {
+    /// ξ of the last stage.
+    rate: Vec<f64>,
+    /// ξ1 + 2ξ2 + 2ξ3 (+ ξ4) of (13j), accumulated stage by stage.
+    acc: Vec<f64>,
+    /// Force of every impedance port (slot), as the impedance produced it.
+    force: Vec<Vector3<f64>>,
+    /// Moment of every slot; empty when no impedance port is a frame port.
+    moment: Vec<Vector3<f64>>,
+    /// The summed forces Φ of every admittance port on the per-component path (after
+    /// `probe`: of every port, for signals).
+    adm_forces: Vec<Force>,
+}
+
+/// What a stage does with the rates ξ it has just computed, in the same parallel part,
+/// for the states of that part: the vector operations of (13b)/(13c)/(13j).
+#[derive(Clone, Copy, Debug)]
+enum Update {
+    /// Nothing (`probe`).
+    None,
+    /// acc = ξ (`first`) or acc += w ξ; next = x + c ξ: the next stage state.
+    Stage { first: bool, w: f64, c: f64 },
+    /// next = x + c ξ: x(k+1) of Euler.
+    EulerEnd { c: f64 },
+    /// next = x + c (acc + w ξ): x(k+1) of (13j)/(13l).
+    Rk4End { w: f64, c: f64 },
+}
+
+impl Update {
+    /// Whether `next` is x(k+1): then the stage also runs `post_step` and checks that the
+    /// new states are finite.
+    fn ends_step(self) -> bool {
+        matches!(self, Update::EulerEnd { .. } | Update::Rk4End { .. })
+    }
+
+    /// Apply to one part: `x`, `rate`, `acc`, `next` hold the same states.
+    #[inline]
+    fn apply(self, x: &[f64], rate: &[f64], acc: &mut [f64], next: &mut [f64]) {
+        match self {
+            Update::None => {}
+            Update::Stage { first, w, c } => {
+                if first {
+                    acc.copy_from_slice(rate);
+                } else {
+                    for (a, &r) in acc.iter_mut().zip(rate) {
+                        *a += w * r;
+                    }
+                }
+                for ((n, &x), &r) in next.iter_mut().zip(x).zip(rate) {
+                    *n = x + c * r;
+                }
+            }
+            Update::EulerEnd { c } => {
+                for ((n, &x), &r) in next.iter_mut().zip(x).zip(rate) {
+                    *n = x + c * r;
+                }
+            }
+            Update::Rk4End { w, c } => {
+                for (((n, &x), &a), &r) in next.iter_mut().zip(x).zip(&*acc).zip(rate) {
+                    *n = x + c * (a + w * r);
+                }
+            }
+        }
+    }
+}
+
+/// How the phases of a stage are split.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    parallel: bool,
+    grain_adm: usize,
+    grain_imp: usize,
+}
+
+/// Components per sequential part of a parallel phase.
 const MIN_GRAIN: usize = 64;
+
+/// Default [`Simulator::set_parallel_threshold`]: below this many components a step runs
+/// serially even with several threads, because forking costs more than it saves.
+pub const PARALLEL_THRESHOLD: usize = 4096;
 
 impl Simulator {
     /// Prepare to integrate `sched` with `method` and step `step` (> 0). `threads` is the
@@ -93,26 +174,49 @@ impl Simulator {
         let n_slots = sched.attach.len();
         let n_adm_ports = *sched.adm_ports.last().unwrap_or(&0);
         let threads = threads.max(1);
-        let parts = threads * 4;
+        let parts = threads * 8;
         let grain_adm = (sched.adm.len() / parts).max(MIN_GRAIN);
         let grain_imp = (sched.imp.len() / parts).max(MIN_GRAIN);
-        let parallel = threads > 1 && (sched.adm.len() > MIN_GRAIN || sched.imp.len() > MIN_GRAIN);
-        Ok(Simulator {
+        let mut sim = Simulator {
             method,
             step,
             k: 0,
-            xs: x.clone(),
+            xs: [x.clone(), x.clone()],
             x,
-            rate: vec![0.0; n],
-            acc: vec![0.0; n],
-            motions: vec![Motion::REST; n_slots],
-            slots: vec![Slot::default(); n_slots],
-            adm_forces: vec![Force::ZERO; n_adm_ports],
-            parallel,
+            work: Work {
+                rate: vec![0.0; n],
+                acc: vec![0.0; n],
+                force: vec![Vector3::zeros(); n_slots],
+                moment: vec![Vector3::zeros(); if sched.has_moments { n_slots } else { 0 }],
+                adm_forces: vec![Force::ZERO; n_adm_ports],
+            },
+            threads,
+            parallel: false,
             grain_adm,
             grain_imp,
             sched,
-        })
+        };
+        sim.set_parallel_threshold(PARALLEL_THRESHOLD);
+        let s = &sim.sched;
+        let adm = s.adm.iter().zip(&s.adm_names).map(|(c, n)| (c.prepare(method, step), n));
+        let imp = s.imp.iter().zip(&s.imp_names).map(|(c, n)| (c.prepare(method, step), n));
+        for (r, name) in adm.chain(imp) {
+            r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
+        }
+        Ok(sim)
+    }
+
+    /// Run the phases of a step in parallel only when the network has at least
+    /// `components` admittances and impedances (and more than one thread was asked for).
+    /// Results are bit-identical either way.
+    pub fn set_parallel_threshold(&mut self, components: usize) {
+        let total = self.sched.adm.len() + self.sched.imp.len();
+        self.parallel = self.threads > 1 && total >= components.max(1) && total > MIN_GRAIN;
+    }
+
+    /// Whether the phases of a step run in parallel.
+    pub fn is_parallel(&self) -> bool {
+        self.parallel
     }
 
     /// Current time kT.
@@ -145,142 +249,54 @@ impl Simulator {
         &self.sched
     }
 
-    /// One stage: Ψ, impedances, Φ, admittances on `self.xs`, rates into `self.rate`.
-    fn stage(&mut self, t: f64, tau: f64) -> Result<()> {
-        let sched = &self.sched;
-        let nx = sched.nx;
-        let (xa, xy) = self.xs.split_at(nx);
-        let (ra, ry) = self.rate.split_at_mut(nx);
-        let par = self.parallel;
-
-        // Impedances (13d)/(13e): gather the motions of their ports, evaluate.
-        let offs = Offs { a: &sched.imp_slots, b: &sched.imp_slots, c: &sched.imp_y };
-        let imp_leaf = |range: std::ops::Range<usize>, b: Bufs<'_, Motion, Slot, f64>| {
-            let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
-            for i in range {
-                let (sa, sb) = (sched.imp_slots[i] - s0, sched.imp_slots[i + 1] - s0);
-                let (ya, yb) = (sched.imp_y[i] - y0, sched.imp_y[i + 1] - y0);
-                let motions = &mut b.a[sa..sb];
-                let slots = &mut b.b[sa..sb];
-                let np = sb - sa;
-                let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
-                for p in 0..np {
-                    let (m, lever) = sched.gather(xa, sched.imp_slots[i] + p);
-                    motions[p] = m;
-                    slots[p].lever = lever;
-                }
-                let y = &xy[sched.imp_y[i] - nx..sched.imp_y[i + 1] - nx];
-                let res = sched.imp[i].evaluate(motions, y, t, tau, &mut forces[..np], &mut b.c[ya..yb]);
-                for p in 0..np {
-                    slots[p].force = forces[p];
-                }
-                res.map_err(|f| (i, f))?;
-            }
-            Ok(())
-        };
-        split_run(
-            0..sched.imp.len(),
-            Bufs { a: &mut self.motions[..], b: &mut self.slots[..], c: ry },
-            offs,
-            self.grain_imp,
-            par,
-            &imp_leaf,
-        )
-        .map_err(|(i, f)| Error::Simulation {
-            time: t,
-            component: sched.imp_names[i].clone(),
-            message: f.0,
-        })?;
-
-        // Φ (13f) then admittances (13g).
-        let slots = &self.slots;
-        let offs = Offs { a: &sched.adm_ports, b: &sched.adm_x, c: &sched.zeros_adm };
-        let adm_leaf = |range: std::ops::Range<usize>, b: Bufs<'_, Force, f64, ()>| {
-            let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
-            for j in range {
-                let (pa, pb) = (sched.adm_ports[j], sched.adm_ports[j + 1]);
-                let forces = &mut b.a[pa - p0..pb - p0];
-                for (k, gp) in (pa..pb).enumerate() {
-                    let mut sum = Force::ZERO;
-                    for &s in &sched.incoming[sched.in_off[gp]..sched.in_off[gp + 1]] {
-                        let slot = &slots[s as usize];
-                        sum += slot.force.moved_by(&slot.lever);
-                    }
-                    forces[k] = sum;
-                }
-                let (xa0, xb0) = (sched.adm_x[j], sched.adm_x[j + 1]);
-                sched.adm[j]
-                    .derivative(&xa[xa0..xb0], forces, t, tau, &mut b.b[xa0 - x0..xb0 - x0])
-                    .map_err(|f| (j, f))?;
-            }
-            Ok(())
-        };
-        let mut unit: [(); 0] = [];
-        split_run(
-            0..sched.adm.len(),
-            Bufs { a: &mut self.adm_forces[..], b: ra, c: &mut unit[..] },
-            offs,
-            self.grain_adm,
-            par,
-            &adm_leaf,
-        )
-        .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
+    fn split(&self) -> Split {
+        Split { parallel: self.parallel, grain_adm: self.grain_adm, grain_imp: self.grain_imp }
     }
 
     /// Advance one step of size T.
     pub fn step(&mut self) -> Result<()> {
         let t = self.time();
         let h = self.step;
-        let par = self.parallel;
-        match self.method {
+        let split = self.split();
+        let Simulator { sched, x, xs, work, .. } = self;
+        let [a, b] = xs;
+        let finite = match self.method {
             Method::Euler => {
-                self.xs.copy_from_slice(&self.x);
-                self.stage(t, h)?;
-                let rate = &self.rate;
-                for_each_flat(&mut self.x, par, |i, x| x + h * rate[i]);
+                let finite = stage(sched, split, x, x, work, a, t, h, Update::EulerEnd { c: h })?;
+                std::mem::swap(x, a);
+                finite
             }
             Method::Rk4 => {
-                for r in 0..4 {
-                    if r == 0 {
-                        self.xs.copy_from_slice(&self.x);
-                    } else {
-                        let c = RK4_OFFSET[r] * h;
-                        let (x, rate) = (&self.x, &self.rate);
-                        for_each_flat(&mut self.xs, par, |i, _| x[i] + c * rate[i]);
-                    }
-                    self.stage(t + RK4_OFFSET[r] * h, RK4_TAU[r] * h)?;
-                    let rate = &self.rate;
-                    if r == 0 {
-                        self.acc.copy_from_slice(rate);
-                    } else {
-                        let w = RK4_WEIGHT[r];
-                        for_each_flat(&mut self.acc, par, |i, a| a + w * rate[i]);
-                    }
-                }
-                let c = h / 6.0;
-                let acc = &self.acc;
-                for_each_flat(&mut self.x, par, |i, x| x + c * acc[i]);
+                // Stage r + 1 reads x(k) or the stage state of the stage before and writes
+                // the next one (13b)/(13c); the last writes x(k+1) (13j)/(13l).
+                let (w, at) = (RK4_WEIGHT, |r: usize| t + RK4_OFFSET[r] * h);
+                let next = |r: usize| Update::Stage { first: r == 0, w: w[r], c: RK4_OFFSET[r + 1] * h };
+                stage(sched, split, x, x, work, a, at(0), RK4_TAU[0] * h, next(0))?;
+                stage(sched, split, a, x, work, b, at(1), RK4_TAU[1] * h, next(1))?;
+                stage(sched, split, b, x, work, a, at(2), RK4_TAU[2] * h, next(2))?;
+                let last = Update::Rk4End { w: w[3], c: h / 6.0 };
+                let finite = stage(sched, split, a, x, work, b, at(3), RK4_TAU[3] * h, last)?;
+                std::mem::swap(x, b);
+                finite
             }
-        }
-        for (j, a) in self.sched.adm.iter().enumerate() {
-            a.post_step(&mut self.x[self.sched.adm_x[j]..self.sched.adm_x[j + 1]]);
-        }
+        };
         self.k += 1;
-        self.check_finite()
+        if finite {
+            Ok(())
+        } else {
+            Err(self.non_finite())
+        }
     }
 
     /// Error naming the first component whose state is no longer finite.
-    fn check_finite(&self) -> Result<()> {
-        if self.x.iter().all(|v| v.is_finite()) {
-            return Ok(());
-        }
+    fn non_finite(&self) -> Error {
         let bad = self.x.iter().position(|v| !v.is_finite()).unwrap_or(0);
         let component = self.owner_of_state(bad);
-        Err(Error::Simulation {
+        Error::Simulation {
             time: self.time(),
             component,
             message: "state became non-finite (NaN or infinite); the step may be too large for the stiffness".into(),
-        })
+        }
     }
 
     fn owner_of_state(&self, index: usize) -> String {
@@ -297,9 +313,19 @@ impl Simulator {
     /// Evaluate every component at the current state with τ = T (the Euler form (20)) so
     /// that forces and rates are available to signals. Does not change the state.
     pub fn probe(&mut self) -> Result<()> {
-        self.xs.copy_from_slice(&self.x);
         let (t, h) = (self.time(), self.step);
-        self.stage(t, h)
+        let split = self.split();
+        let Simulator { sched, x, xs, work, .. } = self;
+        stage(sched, split, x, x, work, &mut xs[0], t, h, Update::None)?;
+        // The forces Φ delivered to every admittance port, for signals (batches do not
+        // keep them during the stages).
+        let xa = &x[..sched.nx];
+        for j in 0..sched.adm.len() {
+            for port in 0..sched.adm_ports[j + 1] - sched.adm_ports[j] {
+                work.adm_forces[sched.adm_ports[j] + port] = sched.sum_port(xa, &work.force, &work.moment, j, port);
+            }
+        }
+        Ok(())
     }
 
     /// Resolve `component.signal[i]` (or `component.signal` for a one-element signal,
@@ -358,26 +384,23 @@ impl Simulator {
                     t,
                     tau: self.step,
                     state: &self.x[a..b],
-                    rate: &self.rate[a..b],
+                    rate: &self.work.rate[a..b],
                     motions: &[],
-                    forces: &self.adm_forces[s.adm_ports[i]..s.adm_ports[i + 1]],
+                    forces: &self.work.adm_forces[s.adm_ports[i]..s.adm_ports[i + 1]],
                 };
                 s.adm[i].signal(which, elem, &probe)
             }
             Source::Imp { i, which, elem } => {
                 let (a, b) = (s.imp_y[i], s.imp_y[i + 1]);
                 let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
-                let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
                 let np = sb - sa;
-                for (f, slot) in forces.iter_mut().zip(&self.slots[sa..sb]) {
-                    *f = slot.force;
-                }
+                let (forces, motions) = self.port_values(sa, np);
                 let probe = Probe {
                     t,
                     tau: self.step,
                     state: &self.x[a..b],
-                    rate: &self.rate[a..b],
-                    motions: &self.motions[sa..sb],
+                    rate: &self.work.rate[a..b],
+                    motions: &motions[..np],
                     forces: &forces[..np],
                 };
                 s.imp[i].signal(which, elem, &probe)
@@ -394,12 +417,189 @@ impl Simulator {
             e += a.energy(&self.x[s.adm_x[j]..s.adm_x[j + 1]]).unwrap_or(0.0);
         }
         for (i, imp) in s.imp.iter().enumerate() {
-            e += imp
-                .energy(&self.motions[s.imp_slots[i]..s.imp_slots[i + 1]], &self.x[s.imp_y[i]..s.imp_y[i + 1]])
-                .unwrap_or(0.0);
+            let (sa, np) = (s.imp_slots[i], s.imp_slots[i + 1] - s.imp_slots[i]);
+            let (_, motions) = self.port_values(sa, np);
+            e += imp.energy(&motions[..np], &self.x[s.imp_y[i]..s.imp_y[i + 1]]).unwrap_or(0.0);
         }
         e
     }
+
+    /// Forces (as last evaluated) and motions (at the current state, as `probe` saw them)
+    /// of the `np` impedance ports from slot `sa` on.
+    fn port_values(&self, sa: usize, np: usize) -> ([Force; MAX_IMPEDANCE_PORTS], [Motion; MAX_IMPEDANCE_PORTS]) {
+        let s = &self.sched;
+        let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+        let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+        for p in 0..np {
+            let m = self.work.moment.get(sa + p).copied().unwrap_or_else(Vector3::zeros);
+            forces[p] = Force { f: self.work.force[sa + p], m };
+            motions[p] = s.motion(&self.x[..s.nx], sa + p);
+        }
+        (forces, motions)
+    }
+}
+
+/// One stage of (13) on the stage state `input`: Ψ and the impedances (13d)/(13e), Φ and
+/// the admittances (13f)/(13g), rates into `work.rate`; then, part by part while the rates
+/// are fresh, `update` from x(k) = `x` into `next`. When `next` is x(k+1), each part also
+/// runs `post_step` on its admittances and checks its states; the result is false if one
+/// of them is not finite.
+///
+/// Each phase walks the groups of the schedule: a typed batch is one dynamic call for its
+/// share of the range, the other components one call each. The parts of a phase touch
+/// disjoint states and slots, so the result does not depend on how it is split.
+#[allow(clippy::too_many_arguments)]
+fn stage(
+    sched: &Schedule,
+    split: Split,
+    input: &[f64],
+    x: &[f64],
+    work: &mut Work,
+    next: &mut [f64],
+    t: f64,
+    tau: f64,
+    update: Update,
+) -> Result<bool> {
+    let nx = sched.nx;
+    let non_finite = AtomicBool::new(false);
+    let check = |v: &[f64]| {
+        if update.ends_step() && !v.iter().fold(true, |ok, x| ok & x.is_finite()) {
+            non_finite.store(true, Ordering::Relaxed);
+        }
+    };
+    let (xa, xy) = input.split_at(nx);
+    let (x_a, x_y) = x.split_at(nx);
+    let (rate_a, rate_y) = work.rate.split_at_mut(nx);
+    let (acc_a, acc_y) = work.acc.split_at_mut(nx);
+    let (next_a, next_y) = next.split_at_mut(nx);
+    let has_moments = sched.has_moments;
+
+    // Impedances (13d)/(13e): gather the motions of their ports, evaluate.
+    type ImpParts<'a> =
+        (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
+    let imp_leaf = |range: std::ops::Range<usize>, (force, moment, rate, acc, next): ImpParts<'_>| {
+        let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
+        for (group, part) in groups_in(&sched.imp_groups, range) {
+            let (sa, sb) = (sched.imp_slots[part.start], sched.imp_slots[part.end]);
+            let (ya, yb) = (sched.imp_y[part.start], sched.imp_y[part.end]);
+            if let Some(batch) = &group.batch {
+                let ports = PortMotions::new(sched, xa, sa);
+                batch
+                    .evaluate(
+                        part.start - group.start..part.end - group.start,
+                        &ports,
+                        &xy[ya - nx..yb - nx],
+                        t,
+                        tau,
+                        &mut force.buf[sa - s0..sb - s0],
+                        &mut rate.buf[ya - y0..yb - y0],
+                    )
+                    .map_err(|(k, f)| (group.start + k, f))?;
+                continue;
+            }
+            for i in part {
+                let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
+                let np = sb - sa;
+                let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+                let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+                for (p, m) in motions[..np].iter_mut().enumerate() {
+                    *m = sched.motion(xa, sa + p);
+                }
+                let (ya, yb) = (sched.imp_y[i], sched.imp_y[i + 1]);
+                let res = sched.imp[i].evaluate(
+                    &motions[..np],
+                    &xy[ya - nx..yb - nx],
+                    t,
+                    tau,
+                    &mut forces[..np],
+                    &mut rate.buf[ya - y0..yb - y0],
+                );
+                for (p, f) in forces[..np].iter().enumerate() {
+                    force.buf[sa - s0 + p] = f.f;
+                    if has_moments {
+                        moment.buf[sa - s0 + p] = f.m;
+                    }
+                }
+                res.map_err(|f| (i, f))?;
+            }
+        }
+        let y = y0 - nx..y0 - nx + rate.buf.len();
+        update.apply(&x_y[y], rate.buf, acc.buf, next.buf);
+        check(next.buf);
+        Ok(())
+    };
+    let moment_offs = if has_moments { &sched.imp_slots } else { &sched.zeros_imp };
+    let parts = (
+        Cut::new(&mut work.force[..], &sched.imp_slots),
+        Cut::new(&mut work.moment[..], moment_offs),
+        Cut::new(rate_y, &sched.imp_y),
+        Cut::new(acc_y, &sched.imp_y),
+        Cut::new(next_y, &sched.imp_y),
+    );
+    split_run(0..sched.imp.len(), parts, split.grain_imp, split.parallel, &imp_leaf).map_err(|(i, f)| {
+        Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 }
+    })?;
+
+    // Φ (13f) then admittances (13g).
+    let (force, moment) = (&work.force[..], &work.moment[..]);
+    type AdmParts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
+    let adm_leaf = |range: std::ops::Range<usize>, (adm_forces, rate, acc, next): AdmParts<'_>| {
+        let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
+        for (group, part) in groups_in(&sched.adm_groups, range.clone()) {
+            let (xa0, xb0) = (sched.adm_x[part.start], sched.adm_x[part.end]);
+            if let Some(batch) = &group.batch {
+                let forces = PortForces::new(sched, force, sched.adm_ports[part.start]);
+                batch
+                    .derivative(
+                        part.start - group.start..part.end - group.start,
+                        &xa[xa0..xb0],
+                        &forces,
+                        t,
+                        tau,
+                        &mut rate.buf[xa0 - x0..xb0 - x0],
+                    )
+                    .map_err(|(k, f)| (group.start + k, f))?;
+                continue;
+            }
+            for j in part {
+                let (pa, pb) = (sched.adm_ports[j], sched.adm_ports[j + 1]);
+                let forces = &mut adm_forces.buf[pa - p0..pb - p0];
+                for (port, f) in forces.iter_mut().enumerate() {
+                    *f = sched.sum_port(xa, force, moment, j, port);
+                }
+                let (xa0, xb0) = (sched.adm_x[j], sched.adm_x[j + 1]);
+                sched.adm[j]
+                    .derivative(&xa[xa0..xb0], forces, t, tau, &mut rate.buf[xa0 - x0..xb0 - x0])
+                    .map_err(|f| (j, f))?;
+            }
+        }
+        update.apply(&x_a[x0..x0 + rate.buf.len()], rate.buf, acc.buf, next.buf);
+        if update.ends_step() {
+            for (group, part) in groups_in(&sched.adm_groups, range) {
+                let xg = &mut next.buf[sched.adm_x[part.start] - x0..sched.adm_x[part.end] - x0];
+                match &group.batch {
+                    Some(batch) => batch.post_step(part.start - group.start..part.end - group.start, xg),
+                    None => {
+                        let base = sched.adm_x[part.start];
+                        for j in part {
+                            sched.adm[j].post_step(&mut xg[sched.adm_x[j] - base..sched.adm_x[j + 1] - base]);
+                        }
+                    }
+                }
+            }
+            check(next.buf);
+        }
+        Ok(())
+    };
+    let parts = (
+        Cut::new(&mut work.adm_forces[..], &sched.adm_ports),
+        Cut::new(rate_a, &sched.adm_x),
+        Cut::new(acc_a, &sched.adm_x),
+        Cut::new(next_a, &sched.adm_x),
+    );
+    split_run(0..sched.adm.len(), parts, split.grain_adm, split.parallel, &adm_leaf)
+        .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })?;
+    Ok(!non_finite.into_inner())
 }
 
 /// Receives sampled output rows as the run goes.

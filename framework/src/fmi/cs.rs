@@ -1,0 +1,314 @@
+//! A Co-Simulation FMU as an admittance or an impedance (see the module documentation of
+//! [`crate::fmi`] for the timing). The FMU instance lives behind a mutex: the traits take
+//! `&self`, and the FMU is stepped from whichever thread evaluates the component.
+
+use super::mapping::{PortMap, Quantity, Role};
+use super::{Clock, FmiError, Instance, Loaded, SignalTable};
+use crate::component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
+use crate::port::{Domain, Force, Layout, Motion, PortInfo};
+use crate::solver::Method;
+use crate::system::Built;
+use std::sync::{Mutex, MutexGuard};
+
+/// The mutable part: the instance and the communication bookkeeping.
+struct Runtime {
+    fmu: Instance,
+    clock: Option<Clock>,
+    /// Network step index of the next communication point.
+    next: u64,
+    /// Admittance: steps completed (post_step calls).
+    done: u64,
+    /// Admittance: the outputs of the last doStep, shown from step `at` on.
+    pending: Option<Pending>,
+    /// What the component presents now: admittance port motions [q0, v0, q1, v1, ...]
+    /// (also in the state); impedance port forces.
+    held: Vec<f64>,
+    /// Values of the signal variables as presented (see [`SignalTable`]).
+    shown: Vec<f64>,
+    in_vrs: Vec<u32>,
+    in_vals: Vec<f64>,
+    out_vrs: Vec<u32>,
+    out_vals: Vec<f64>,
+}
+
+struct Pending {
+    at: u64,
+    held: Vec<f64>,
+    shown: Vec<f64>,
+}
+
+/// A Co-Simulation FMU component.
+pub(crate) struct CoSim {
+    ports: Vec<PortMap>,
+    role: Role,
+    label: String,
+    /// The communication step as given (None: the network step).
+    h: Option<f64>,
+    signals: SignalTable,
+    /// Initial presented values (motion or force per port).
+    initial: Vec<f64>,
+    rt: Mutex<Runtime>,
+}
+
+/// Wrapper implementing [`Admittance`].
+pub(crate) struct CsAdmittance(CoSim);
+/// Wrapper implementing [`Impedance`].
+pub(crate) struct CsImpedance(CoSim);
+
+/// Read the presented outputs (per role) and every signal variable after a doStep or the
+/// initialization.
+fn read_outputs(
+    fmu: &mut Instance,
+    ports: &[PortMap],
+    role: Role,
+    signals: &SignalTable,
+    out_vrs: &[u32],
+    out_vals: &mut [f64],
+) -> Result<(Vec<f64>, Vec<f64>), FmiError> {
+    fmu.get_f64(out_vrs, out_vals)?;
+    let mut held = Vec::new();
+    let mut k = 0;
+    for p in ports {
+        let mut take = |r: &Option<super::VarRef>| {
+            r.as_ref().map_or(0.0, |r| {
+                let x = r.sign * out_vals[k];
+                k += 1;
+                x
+            })
+        };
+        match role {
+            Role::Admittance => {
+                let q = take(&p.position);
+                let v = take(&p.velocity);
+                held.extend([q, v]);
+            }
+            Role::Impedance => held.push(take(&p.force)),
+        }
+    }
+    let shown = signals.read(fmu)?;
+    Ok((held, shown))
+}
+
+/// Value references of the inputs (fed from ports) and of the presented outputs, in port order.
+fn vrs(ports: &[PortMap], role: Role) -> (Vec<u32>, Vec<u32>) {
+    let (mut ins, mut outs) = (Vec::new(), Vec::new());
+    for p in ports {
+        match role {
+            Role::Admittance => {
+                ins.extend(p.force.iter().map(|r| r.vr));
+                outs.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
+            }
+            Role::Impedance => {
+                ins.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
+                outs.extend(p.force.iter().map(|r| r.vr));
+            }
+        }
+    }
+    (ins, outs)
+}
+
+/// Make the component from an initialized instance; `h` is the communication step.
+pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
+    let Loaded { mut fmu, ports, role, signals } = l;
+    let (in_vrs, out_vrs) = vrs(&ports, role);
+    let mut out_vals = vec![0.0; out_vrs.len()];
+    let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &mut out_vals)?;
+    let label = fmu.label.clone();
+    let rt = Runtime {
+        fmu,
+        clock: None,
+        next: 0,
+        done: 0,
+        pending: None,
+        held: held.clone(),
+        shown,
+        in_vals: vec![0.0; in_vrs.len()],
+        in_vrs,
+        out_vals,
+        out_vrs,
+    };
+    let c = CoSim { ports, role, label, h, signals, initial: held, rt: Mutex::new(rt) };
+    Ok(match role {
+        Role::Admittance => Built::Admittance(Box::new(CsAdmittance(c))),
+        Role::Impedance => Built::Impedance(Box::new(CsImpedance(c))),
+    })
+}
+
+impl CoSim {
+    fn lock(&self) -> Result<MutexGuard<'_, Runtime>, Fault> {
+        self.rt.lock().map_err(|_| Fault::new(format!("{}: an earlier call panicked", self.label)))
+    }
+
+    fn layout(&self, states: usize) -> Layout {
+        Layout::new(states, self.ports.iter().map(|p| PortInfo::new(p.name.clone(), Domain::Scalar)).collect())
+    }
+
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        let clock = Clock::new(method, step, self.h)?;
+        let mut rt = self.rt.lock().map_err(|_| format!("{}: an earlier call panicked", self.label))?;
+        rt.clock = Some(clock);
+        Ok(())
+    }
+
+    /// At the first stage of a step that starts at a communication point: set the inputs
+    /// from `input(port, quantity)`, doStep over H and read the outputs. Returns the
+    /// network step index of the communication point when a doStep was made.
+    fn communicate(
+        &self,
+        rt: &mut Runtime,
+        t: f64,
+        tau: f64,
+        input: impl Fn(usize, Quantity) -> f64,
+    ) -> Result<Option<u64>, Fault> {
+        let clock = rt
+            .clock
+            .ok_or_else(|| Fault::new(format!("{}: evaluated before Simulator::new prepared it", self.label)))?;
+        let Some(k) = clock.first_stage(t, tau) else { return Ok(None) };
+        if k < rt.next {
+            return Ok(None);
+        }
+        if k > rt.next {
+            return Err(Fault::new(format!(
+                "{}: missed the communication point at step {} (now at step {k})",
+                self.label, rt.next
+            )));
+        }
+        let mut i = 0;
+        for (p, port) in self.ports.iter().enumerate() {
+            let quantities: &[(Quantity, &Option<super::VarRef>)] = match self.role {
+                Role::Admittance => &[(Quantity::Force, &port.force)],
+                Role::Impedance => &[(Quantity::Position, &port.position), (Quantity::Velocity, &port.velocity)],
+            };
+            for (q, r) in quantities {
+                if let Some(r) = r {
+                    rt.in_vals[i] = r.sign * input(p, *q);
+                    i += 1;
+                }
+            }
+        }
+        let h = clock.n as f64 * clock.step;
+        let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
+        fmu.set_f64(in_vrs, in_vals).map_err(|e| Fault::new(e.to_string()))?;
+        fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))?;
+        let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_vals)
+            .map_err(|e| Fault::new(e.to_string()))?;
+        rt.next = k + clock.n;
+        match self.role {
+            Role::Admittance => rt.pending = Some(Pending { at: rt.next, held, shown }),
+            Role::Impedance => {
+                rt.held = held;
+                rt.shown = shown;
+            }
+        }
+        Ok(Some(k))
+    }
+
+    fn signals(&self) -> Vec<SignalInfo> {
+        self.signals.infos.clone()
+    }
+
+    fn signal(&self, which: usize, probe: &Probe) -> f64 {
+        if let Some(x) = self.signals.fed(which, probe) {
+            return x;
+        }
+        self.rt.lock().ok().and_then(|rt| rt.shown.get(which).copied()).unwrap_or(f64::NAN)
+    }
+
+    fn diagnose(&self) -> Vec<Diagnostic> {
+        let h = self.h.map_or("the solver step".to_string(), |h| format!("{h} s"));
+        let v = self.rt.lock().map(|rt| rt.fmu.version.label()).unwrap_or("?");
+        vec![Diagnostic::Info(format!(
+            "{} (FMI {v} Co-Simulation) as an {}, communication step {h}",
+            self.label,
+            match self.role {
+                Role::Admittance => "admittance",
+                Role::Impedance => "impedance",
+            }
+        ))]
+    }
+}
+
+impl Admittance for CsAdmittance {
+    /// State: the held motion [q, v] of every port (not integrated: the rates are zero and
+    /// `post_step` writes the FMU's outputs).
+    fn layout(&self) -> Layout {
+        self.0.layout(2 * self.0.ports.len())
+    }
+    fn init(&self, x: &mut [f64]) {
+        x.copy_from_slice(&self.0.initial);
+    }
+    fn port_motion(&self, x: &[f64], port: usize) -> Motion {
+        Motion::scalar(x[2 * port], x[2 * port + 1])
+    }
+    /// Zero rates; at a communication point, the doStep with the port forces as inputs.
+    fn derivative(&self, _x: &[f64], forces: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        dx.fill(0.0);
+        let mut rt = self.0.lock()?;
+        self.0.communicate(&mut rt, t, tau, |p, _| forces[p].value())?;
+        Ok(())
+    }
+    /// After the step that reaches the end of a communication interval: present the FMU's
+    /// outputs (exactly, not through a rate).
+    fn post_step(&self, x: &mut [f64]) {
+        let Ok(mut rt) = self.0.rt.lock() else { return };
+        rt.done += 1;
+        if rt.pending.as_ref().is_some_and(|p| p.at == rt.done) {
+            if let Some(p) = rt.pending.take() {
+                x.copy_from_slice(&p.held);
+                rt.held = p.held;
+                rt.shown = p.shown;
+            }
+        }
+    }
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        self.0.prepare(method, step)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        self.0.signals()
+    }
+    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, probe)
+    }
+    fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
+        self.0.diagnose()
+    }
+}
+
+impl Impedance for CsImpedance {
+    fn layout(&self) -> Layout {
+        self.0.layout(0)
+    }
+    /// The forces of the last doStep; at a communication point, first the doStep with the
+    /// port motions as inputs.
+    fn evaluate(
+        &self,
+        motion: &[Motion],
+        _y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let mut rt = self.0.lock()?;
+        self.0.communicate(&mut rt, t, tau, |p, q| match q {
+            Quantity::Position => motion[p].q(),
+            _ => motion[p].qd(),
+        })?;
+        for (f, h) in force.iter_mut().zip(&rt.held) {
+            *f = Force::scalar(*h);
+        }
+        Ok(())
+    }
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        self.0.prepare(method, step)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        self.0.signals()
+    }
+    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, probe)
+    }
+    fn diagnose(&self, _inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
+        self.0.diagnose()
+    }
+}

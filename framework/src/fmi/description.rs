@@ -1,0 +1,432 @@
+//! modelDescription.xml of FMI 2.0 and FMI 3.0, read with roxmltree: version, model
+//! identifiers per interface, GUID / instantiation token, variables (name, value reference,
+//! type, causality, variability, start, unit), continuous states and their derivatives,
+//! event indicators and the default experiment. Only what an importer needs; every other
+//! element is ignored.
+
+use std::fmt;
+
+/// FMI major version of a description.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FmiVersion {
+    V2,
+    V3,
+}
+
+impl FmiVersion {
+    /// "2.0" / "3.0".
+    pub fn label(self) -> &'static str {
+        match self {
+            FmiVersion::V2 => "2.0",
+            FmiVersion::V3 => "3.0",
+        }
+    }
+
+    /// Directory of the Linux x86-64 binary inside the archive (`binaries/<platform>/`).
+    pub fn platform(self) -> &'static str {
+        match self {
+            FmiVersion::V2 => "linux64",
+            FmiVersion::V3 => "x86_64-linux",
+        }
+    }
+}
+
+/// The FMI interface an instance runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interface {
+    /// Model Exchange: the importer integrates the FMU's continuous states.
+    ModelExchange,
+    /// Co-Simulation: the FMU integrates itself between communication points (doStep).
+    CoSimulation,
+}
+
+impl Interface {
+    /// "Model Exchange" / "Co-Simulation".
+    pub fn label(self) -> &'static str {
+        match self {
+            Interface::ModelExchange => "Model Exchange",
+            Interface::CoSimulation => "Co-Simulation",
+        }
+    }
+}
+
+/// The base types an importer can get and set. FMI 2.0 Real/Integer/Boolean/Enumeration map
+/// to Float64/Int32/Boolean/Int32 here (the FMI 2.0 API has one getter per type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarType {
+    /// fmi2Real / fmi3Float64.
+    Float64,
+    /// fmi2Integer, fmi2 Enumeration / fmi3Int32.
+    Int32,
+    /// fmi2Boolean / fmi3Boolean.
+    Boolean,
+    /// Any other type (String, Binary, Float32, Int64, Clock, ...): listed, never get or set.
+    Other,
+}
+
+/// One model variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub vr: u32,
+    pub ty: VarType,
+    /// The type as written in the XML (`Real`, `Float64`, `Enumeration`, ...).
+    pub type_name: String,
+    /// `parameter`, `calculatedParameter`, `input`, `output`, `local`, `independent`, `structuralParameter`.
+    pub causality: String,
+    /// `constant`, `fixed`, `tunable`, `discrete`, `continuous`.
+    pub variability: String,
+    /// The start value as written (absent for calculated variables).
+    pub start: Option<String>,
+    pub unit: Option<String>,
+    pub description: Option<String>,
+    /// For a derivative: the index (into [`ModelDescription::variables`]) of its state.
+    pub derivative_of: Option<usize>,
+}
+
+/// The `<DefaultExperiment>` element.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DefaultExperiment {
+    pub start_time: Option<f64>,
+    pub stop_time: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub step_size: Option<f64>,
+}
+
+/// A parsed modelDescription.xml.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelDescription {
+    pub version: FmiVersion,
+    /// The `fmiVersion` attribute as written.
+    pub version_text: String,
+    pub model_name: String,
+    /// FMI 2.0 `guid` / FMI 3.0 `instantiationToken`.
+    pub token: String,
+    pub description: Option<String>,
+    pub generation_tool: Option<String>,
+    /// `modelIdentifier` of the Model Exchange interface, if declared.
+    pub model_exchange: Option<String>,
+    /// `modelIdentifier` of the Co-Simulation interface, if declared.
+    pub co_simulation: Option<String>,
+    pub variables: Vec<Variable>,
+    /// Indices into `variables` of the continuous states, in state-vector order.
+    pub states: Vec<usize>,
+    /// Indices into `variables` of the state derivatives, in state-vector order.
+    pub derivatives: Vec<usize>,
+    pub event_indicators: usize,
+    pub default_experiment: Option<DefaultExperiment>,
+}
+
+/// Why a modelDescription.xml was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DescriptionError(pub String);
+
+impl fmt::Display for DescriptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, DescriptionError> {
+    Err(DescriptionError(msg.into()))
+}
+
+/// An optional attribute parsed as a number; a malformed number is an error naming it.
+fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, DescriptionError> {
+    match node.attribute(name) {
+        None => Ok(None),
+        Some(s) => match s.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            _ => err(format!("<{}> attribute {name}=\"{s}\" is not a finite number", node.tag_name().name())),
+        },
+    }
+}
+
+fn line_of(doc: &roxmltree::Document, node: roxmltree::Node) -> u32 {
+    doc.text_pos_at(node.range().start).row
+}
+
+impl ModelDescription {
+    /// Parse the text of a modelDescription.xml. Errors name the line of the offending element.
+    pub fn parse(text: &str) -> Result<ModelDescription, DescriptionError> {
+        let doc = roxmltree::Document::parse(text).map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "fmiModelDescription" {
+            return err(format!("the root element is <{}>, expected <fmiModelDescription>", root.tag_name().name()));
+        }
+        let version_text = root.attribute("fmiVersion").unwrap_or("").to_string();
+        let version = if version_text.starts_with("2.") {
+            FmiVersion::V2
+        } else if version_text.starts_with("3.") {
+            FmiVersion::V3
+        } else {
+            return err(format!("fmiVersion=\"{version_text}\" is not supported (FMI 2.0 and 3.0 are)"));
+        };
+        let token_attr = match version {
+            FmiVersion::V2 => "guid",
+            FmiVersion::V3 => "instantiationToken",
+        };
+        let Some(token) = root.attribute(token_attr) else {
+            return err(format!("<fmiModelDescription> has no {token_attr} attribute"));
+        };
+        let model_name = root.attribute("modelName").unwrap_or("").to_string();
+        let identifier = |tag: &str| -> Result<Option<String>, DescriptionError> {
+            match root.children().find(|n| n.has_tag_name(tag)) {
+                None => Ok(None),
+                Some(n) => match n.attribute("modelIdentifier") {
+                    Some(id) if !id.is_empty() => Ok(Some(id.to_string())),
+                    _ => err(format!("<{tag}> (line {}) has no modelIdentifier", line_of(&doc, n))),
+                },
+            }
+        };
+        let model_exchange = identifier("ModelExchange")?;
+        let co_simulation = identifier("CoSimulation")?;
+        if model_exchange.is_none() && co_simulation.is_none() {
+            return err("the FMU declares neither <ModelExchange> nor <CoSimulation>");
+        }
+        let default_experiment = match root.children().find(|n| n.has_tag_name("DefaultExperiment")) {
+            None => None,
+            Some(n) => Some(DefaultExperiment {
+                start_time: number_attr(n, "startTime")?,
+                stop_time: number_attr(n, "stopTime")?,
+                tolerance: number_attr(n, "tolerance")?,
+                step_size: number_attr(n, "stepSize")?,
+            }),
+        };
+        let Some(vars_node) = root.children().find(|n| n.has_tag_name("ModelVariables")) else {
+            return err("<ModelVariables> is missing");
+        };
+        let structure = root.children().find(|n| n.has_tag_name("ModelStructure"));
+        let mut md = ModelDescription {
+            version,
+            version_text,
+            model_name,
+            token: token.to_string(),
+            description: root.attribute("description").map(str::to_string),
+            generation_tool: root.attribute("generationTool").map(str::to_string),
+            model_exchange,
+            co_simulation,
+            variables: Vec::new(),
+            states: Vec::new(),
+            derivatives: Vec::new(),
+            event_indicators: 0,
+            default_experiment,
+        };
+        // (variable index, raw `derivative` attribute) for the second pass.
+        let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
+        for node in vars_node.children().filter(|n| n.is_element()) {
+            let line = line_of(&doc, node);
+            let (type_node, type_name) = match version {
+                FmiVersion::V2 => {
+                    if !node.has_tag_name("ScalarVariable") {
+                        continue;
+                    }
+                    let Some(t) = node.children().find(|n| n.is_element()) else {
+                        return err(format!("<ScalarVariable> on line {line} has no type element"));
+                    };
+                    (t, t.tag_name().name().to_string())
+                }
+                FmiVersion::V3 => (node, node.tag_name().name().to_string()),
+            };
+            let ty = match type_name.as_str() {
+                "Real" | "Float64" => VarType::Float64,
+                "Integer" | "Enumeration" | "Int32" => VarType::Int32,
+                "Boolean" => VarType::Boolean,
+                _ => VarType::Other,
+            };
+            let Some(name) = node.attribute("name") else {
+                return err(format!("variable on line {line} has no name"));
+            };
+            let vr = match node.attribute("valueReference").map(|s| s.trim().parse::<u32>()) {
+                Some(Ok(vr)) => vr,
+                Some(Err(_)) => return err(format!("variable '{name}' (line {line}) has an invalid valueReference")),
+                None => return err(format!("variable '{name}' (line {line}) has no valueReference")),
+            };
+            if let Some(d) = type_node.attribute("derivative") {
+                let Ok(d) = d.trim().parse::<u64>() else {
+                    return err(format!("variable '{name}' (line {line}) has an invalid derivative=\"{d}\""));
+                };
+                derivative_refs.push((md.variables.len(), d));
+            }
+            md.variables.push(Variable {
+                name: name.to_string(),
+                vr,
+                ty,
+                type_name,
+                causality: node.attribute("causality").unwrap_or("local").to_string(),
+                variability: node.attribute("variability").unwrap_or("continuous").to_string(),
+                start: type_node.attribute("start").map(str::to_string),
+                unit: type_node.attribute("unit").map(str::to_string),
+                description: node.attribute("description").map(str::to_string),
+                derivative_of: None,
+            });
+        }
+        // Resolve `derivative`: FMI 2.0 gives the 1-based index of the state in
+        // ModelVariables, FMI 3.0 its value reference.
+        for &(i, d) in &derivative_refs {
+            let state = match version {
+                FmiVersion::V2 => (d as usize).checked_sub(1).filter(|&s| s < md.variables.len()),
+                FmiVersion::V3 => md.variables.iter().position(|v| u64::from(v.vr) == d && v.ty != VarType::Other),
+            };
+            let Some(s) = state else {
+                return err(format!(
+                    "variable '{}' is the derivative of an unknown variable ({d})",
+                    md.variables[i].name
+                ));
+            };
+            md.variables[i].derivative_of = Some(s);
+        }
+        // State order: ModelStructure/Derivatives (FMI 2.0) or ContinuousStateDerivative
+        // (FMI 3.0), else the order of the derivative variables.
+        let mut order: Vec<usize> = Vec::new();
+        if let Some(st) = structure {
+            match version {
+                FmiVersion::V2 => {
+                    if let Some(ds) = st.children().find(|n| n.has_tag_name("Derivatives")) {
+                        for u in ds.children().filter(|n| n.has_tag_name("Unknown")) {
+                            let idx = u.attribute("index").and_then(|s| s.trim().parse::<usize>().ok());
+                            match idx.and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len()) {
+                                Some(i) => order.push(i),
+                                None => {
+                                    return err(format!(
+                                        "<Derivatives><Unknown> on line {} has an invalid index",
+                                        line_of(&doc, u)
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
+                FmiVersion::V3 => {
+                    for u in st.children().filter(|n| n.has_tag_name("ContinuousStateDerivative")) {
+                        let vr = u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok());
+                        match vr.and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other)) {
+                            Some(i) => order.push(i),
+                            None => {
+                                return err(format!(
+                                    "<ContinuousStateDerivative> on line {} names an unknown valueReference",
+                                    line_of(&doc, u)
+                                ))
+                            }
+                        }
+                    }
+                    md.event_indicators = st.children().filter(|n| n.has_tag_name("EventIndicator")).count();
+                }
+            }
+        }
+        if order.is_empty() {
+            order = derivative_refs.iter().map(|&(i, _)| i).collect();
+        }
+        for i in order {
+            let Some(s) = md.variables[i].derivative_of else {
+                return err(format!(
+                    "variable '{}' is listed as a derivative but has no derivative attribute",
+                    md.variables[i].name
+                ));
+            };
+            md.derivatives.push(i);
+            md.states.push(s);
+        }
+        if version == FmiVersion::V2 {
+            md.event_indicators = match root.attribute("numberOfEventIndicators") {
+                None => 0,
+                Some(s) => match s.trim().parse::<usize>() {
+                    Ok(n) => n,
+                    Err(_) => return err(format!("numberOfEventIndicators=\"{s}\" is not a count")),
+                },
+            };
+        }
+        Ok(md)
+    }
+
+    /// The variable called `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.variables.iter().position(|v| v.name == name)
+    }
+
+    /// `modelIdentifier` of `interface`, if declared.
+    pub fn identifier(&self, interface: Interface) -> Option<&str> {
+        match interface {
+            Interface::ModelExchange => self.model_exchange.as_deref(),
+            Interface::CoSimulation => self.co_simulation.as_deref(),
+        }
+    }
+
+    /// Names of the variables with causality `causality`, for error messages.
+    pub fn names_with(&self, causality: &str) -> String {
+        let v: Vec<&str> =
+            self.variables.iter().filter(|v| v.causality == causality).map(|v| v.name.as_str()).collect();
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FMI2: &str = r#"<?xml version="1.0"?>
+<fmiModelDescription fmiVersion="2.0" modelName="M" guid="{1}" numberOfEventIndicators="2">
+  <ModelExchange modelIdentifier="M"/>
+  <CoSimulation modelIdentifier="M"/>
+  <DefaultExperiment startTime="0" stopTime="2" stepSize="1e-3"/>
+  <ModelVariables>
+    <ScalarVariable name="x" valueReference="3" causality="output" variability="continuous" initial="exact"><Real start="1" unit="m"/></ScalarVariable>
+    <ScalarVariable name="u" valueReference="4" causality="input"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="der(x)" valueReference="5"><Real derivative="1"/></ScalarVariable>
+    <ScalarVariable name="k" valueReference="6" causality="parameter" variability="fixed"><Integer start="2"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="1"/></Outputs><Derivatives><Unknown index="3"/></Derivatives></ModelStructure>
+</fmiModelDescription>"#;
+
+    #[test]
+    fn fmi2_description() {
+        let md = ModelDescription::parse(FMI2).unwrap();
+        assert_eq!(md.version, FmiVersion::V2);
+        assert_eq!(md.token, "{1}");
+        assert_eq!(md.identifier(Interface::CoSimulation), Some("M"));
+        assert_eq!(md.states, vec![0]);
+        assert_eq!(md.derivatives, vec![2]);
+        assert_eq!(md.event_indicators, 2);
+        assert_eq!(md.variables[3].ty, VarType::Int32);
+        assert_eq!(md.variables[0].unit.as_deref(), Some("m"));
+        assert_eq!(md.default_experiment.unwrap().step_size, Some(1e-3));
+    }
+
+    #[test]
+    fn fmi3_description() {
+        let text = r#"<fmiModelDescription fmiVersion="3.0" modelName="M" instantiationToken="t">
+  <CoSimulation modelIdentifier="Mc"/>
+  <ModelVariables>
+    <Float64 name="time" valueReference="0" causality="independent"/>
+    <Float64 name="x" valueReference="7" causality="output" start="1"/>
+    <Float64 name="der(x)" valueReference="8" derivative="7"/>
+    <String name="s" valueReference="9"/>
+  </ModelVariables>
+  <ModelStructure><Output valueReference="7"/><ContinuousStateDerivative valueReference="8"/><EventIndicator valueReference="7"/></ModelStructure>
+</fmiModelDescription>"#;
+        let md = ModelDescription::parse(text).unwrap();
+        assert_eq!(md.version, FmiVersion::V3);
+        assert_eq!(md.states, vec![1]);
+        assert_eq!(md.event_indicators, 1);
+        assert_eq!(md.variables[3].ty, VarType::Other);
+        assert_eq!(md.variables[1].start.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn malformed_descriptions_are_errors() {
+        for (text, needle) in [
+            ("<fmiModelDescription", "XML error"),
+            ("<other/>", "root element"),
+            (r#"<fmiModelDescription fmiVersion="1.0" guid="x"/>"#, "not supported"),
+            (r#"<fmiModelDescription fmiVersion="2.0"/>"#, "no guid"),
+            (r#"<fmiModelDescription fmiVersion="2.0" guid="g"><ModelVariables/></fmiModelDescription>"#, "neither"),
+        ] {
+            let e = ModelDescription::parse(text).unwrap_err();
+            assert!(e.0.contains(needle), "{text}: {e}");
+        }
+    }
+}

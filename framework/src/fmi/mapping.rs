@@ -1,0 +1,274 @@
+//! How FMU variables become the ports of a network component (the JSON `inputs`/`outputs`
+//! or `ports` of an `fmu` component), checked against the model description.
+//!
+//! Every port is a scalar port. A mapped variable is written `"name"` or `"-name"` (the
+//! minus flips the sign); `force_sign: -1` on a port flips its force as well. The sign
+//! converts between the network's convention and the FMU's: network value = sign × FMU value
+//! (equivalently FMU value = sign × network value).
+//!
+//! * admittance (force in, motion out): `force` names an FMU **input** that receives the
+//!   sum of the forces on the port; `position`, `velocity` name FMU **outputs** (Model
+//!   Exchange: continuous **states**) that give the port's motion. A port without a motion
+//!   mapping reports q = 0, v = 0 (a force-only port such as an actuator input).
+//! * impedance (motion in, force out): `position`, `velocity` name FMU **inputs** fed with
+//!   the motion of whatever the port is connected to; `force` names an FMU **output**, the
+//!   force the impedance applies to it.
+
+use super::description::{Interface, ModelDescription, VarType};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Whether the FMU is wired as an admittance or an impedance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Admittance,
+    Impedance,
+}
+
+/// One mapped FMU variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarRef {
+    /// Index into the description's variables.
+    pub index: usize,
+    pub vr: u32,
+    /// +1 or −1: network value = sign × FMU value.
+    pub sign: f64,
+    pub name: String,
+    /// Model Exchange admittance: the position of this variable in the state vector.
+    pub state: Option<usize>,
+}
+
+/// The variables behind one scalar port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortMap {
+    pub name: String,
+    pub force: Option<VarRef>,
+    pub position: Option<VarRef>,
+    pub velocity: Option<VarRef>,
+}
+
+/// Which port quantity a variable carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    Force,
+    Position,
+    Velocity,
+}
+
+impl PortMap {
+    /// The mapped variables of this port with their quantity.
+    pub fn vars(&self) -> impl Iterator<Item = (Quantity, &VarRef)> {
+        [(Quantity::Force, &self.force), (Quantity::Position, &self.position), (Quantity::Velocity, &self.velocity)]
+            .into_iter()
+            .filter_map(|(q, v)| v.as_ref().map(|v| (q, v)))
+    }
+}
+
+/// Where the ports are read from: the `ports` object, or the `inputs`/`outputs` shorthand
+/// (one port called `port`).
+pub struct MappingSpec<'a> {
+    pub ports: Option<&'a Value>,
+    pub inputs: Option<&'a Value>,
+    pub outputs: Option<&'a Value>,
+}
+
+/// The keys an FMU input/output object may use for `role`.
+fn allowed(role: Role, input: bool) -> &'static [&'static str] {
+    match (role, input) {
+        (Role::Admittance, true) | (Role::Impedance, false) => &["force"],
+        (Role::Admittance, false) | (Role::Impedance, true) => &["position", "velocity"],
+    }
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object().ok_or_else(|| Error::invalid(path, format!("expected an object, got {v}")))
+}
+
+/// Parse and check the port mapping of an FMU component at JSON path `path`.
+pub fn parse(
+    spec: &MappingSpec,
+    path: &str,
+    md: &ModelDescription,
+    interface: Interface,
+    role: Role,
+    fmu: &str,
+) -> Result<Vec<PortMap>> {
+    let mut ports = Vec::new();
+    match (spec.ports, spec.inputs.is_some() || spec.outputs.is_some()) {
+        (Some(_), true) => {
+            return Err(Error::invalid(path, "give either 'ports' or 'inputs'/'outputs', not both"));
+        }
+        (None, false) => {
+            return Err(Error::invalid(
+                path,
+                "map the FMU's variables to ports: 'inputs' and 'outputs' (one port called 'port') or 'ports'",
+            ));
+        }
+        (Some(p), false) => {
+            let ppath = format!("{path}.ports");
+            let map = object(p, &ppath)?;
+            if map.is_empty() {
+                return Err(Error::invalid(ppath, "at least one port is needed"));
+            }
+            for (name, v) in map {
+                let at = format!("{ppath}.{name}");
+                if name.is_empty() {
+                    return Err(Error::invalid(at, "a port needs a name"));
+                }
+                let keys = object(v, &at)?;
+                let mut port = PortMap { name: name.clone(), force: None, position: None, velocity: None };
+                let mut force_sign = 1.0;
+                for (k, val) in keys {
+                    let kp = format!("{at}.{k}");
+                    match k.as_str() {
+                        "force_sign" => {
+                            force_sign = match val.as_f64() {
+                                Some(s) if s == 1.0 || s == -1.0 => s,
+                                _ => return Err(Error::invalid(kp, format!("must be 1 or -1, got {val}"))),
+                            }
+                        }
+                        "force" | "position" | "velocity" => {
+                            let input = match (role, k.as_str()) {
+                                (Role::Admittance, "force") => true,
+                                (Role::Admittance, _) => false,
+                                (Role::Impedance, "force") => false,
+                                (Role::Impedance, _) => true,
+                            };
+                            let r = var_ref(val, &kp, md, interface, role, input, fmu)?;
+                            set(&mut port, k, r);
+                        }
+                        _ => {
+                            return Err(Error::invalid(
+                                kp,
+                                "unknown key (a port maps 'force', 'position', 'velocity', and 'force_sign')",
+                            ))
+                        }
+                    }
+                }
+                if let Some(f) = &mut port.force {
+                    f.sign *= force_sign;
+                }
+                ports.push(port);
+            }
+        }
+        (None, true) => {
+            let mut port = PortMap { name: "port".into(), force: None, position: None, velocity: None };
+            for (key, value, input) in [("inputs", spec.inputs, true), ("outputs", spec.outputs, false)] {
+                let Some(v) = value else { continue };
+                let at = format!("{path}.{key}");
+                for (k, val) in object(v, &at)? {
+                    let kp = format!("{at}.{k}");
+                    let ok = allowed(role, input);
+                    if !ok.contains(&k.as_str()) {
+                        let kind = if role == Role::Admittance { "an admittance" } else { "an impedance" };
+                        return Err(Error::invalid(
+                            kp,
+                            format!(
+                                "the FMU {key} of {kind} are {}",
+                                ok.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(" and ")
+                            ),
+                        ));
+                    }
+                    let r = var_ref(val, &kp, md, interface, role, input, fmu)?;
+                    set(&mut port, k, r);
+                }
+            }
+            ports.push(port);
+        }
+    }
+    // Every port carries a force; an FMU input is fed from one place only.
+    let mut fed: Vec<&str> = Vec::new();
+    for p in &ports {
+        if p.force.is_none() {
+            return Err(Error::invalid(
+                format!("{path}.ports.{}", p.name),
+                "the port maps no 'force' (an admittance needs the force on it, an impedance the force it applies)",
+            ));
+        }
+        for (q, v) in p.vars() {
+            let is_input = (role == Role::Admittance) == (q == Quantity::Force);
+            if is_input {
+                if fed.contains(&v.name.as_str()) {
+                    return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice", v.name)));
+                }
+                fed.push(&v.name);
+            }
+        }
+    }
+    Ok(ports)
+}
+
+fn set(port: &mut PortMap, key: &str, r: VarRef) {
+    match key {
+        "force" => port.force = Some(r),
+        "position" => port.position = Some(r),
+        _ => port.velocity = Some(r),
+    }
+}
+
+/// `"name"` or `"-name"`, checked to be a Float64 variable of the right causality.
+fn var_ref(
+    v: &Value,
+    path: &str,
+    md: &ModelDescription,
+    interface: Interface,
+    role: Role,
+    input: bool,
+    fmu: &str,
+) -> Result<VarRef> {
+    let s = v.as_str().ok_or_else(|| Error::invalid(path, format!("expected an FMU variable name, got {v}")))?;
+    let (sign, name) = match s.strip_prefix('-') {
+        Some(rest) => (-1.0, rest.trim()),
+        None => (1.0, s.trim()),
+    };
+    let Some(index) = md.find(name) else {
+        let want = if input { "input" } else { "output" };
+        return Err(Error::invalid(
+            path,
+            format!("{fmu} has no variable '{name}' (its {want}s: {})", md.names_with(want)),
+        ));
+    };
+    let var = &md.variables[index];
+    if var.ty != VarType::Float64 {
+        return Err(Error::invalid(
+            path,
+            format!("'{name}' is a {} variable; ports map Real (Float64) variables", var.type_name),
+        ));
+    }
+    let mut state = None;
+    if input {
+        if var.causality != "input" {
+            return Err(Error::invalid(
+                path,
+                format!(
+                    "'{name}' has causality '{}'; this mapping needs an FMU input (inputs: {})",
+                    var.causality,
+                    md.names_with("input")
+                ),
+            ));
+        }
+    } else if interface == Interface::ModelExchange && role == Role::Admittance {
+        // The port's motion is read from the network's state vector.
+        state = md.states.iter().position(|&s| s == index);
+        if state.is_none() {
+            let states: Vec<&str> = md.states.iter().map(|&s| md.variables[s].name.as_str()).collect();
+            return Err(Error::invalid(
+                path,
+                format!(
+                    "a Model Exchange admittance reads its motion from the FMU's continuous states, and '{name}' is not one (states: {})",
+                    if states.is_empty() { "none".to_string() } else { states.join(", ") }
+                ),
+            ));
+        }
+    } else if var.causality != "output" {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "'{name}' has causality '{}'; this mapping needs an FMU output (outputs: {})",
+                var.causality,
+                md.names_with("output")
+            ),
+        ));
+    }
+    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state })
+}

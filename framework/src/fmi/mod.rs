@@ -1,0 +1,526 @@
+//! FMU import: Functional Mock-up Units (FMI 2.0 Co-Simulation and Model Exchange, FMI 3.0
+//! Co-Simulation; Linux x86-64 binaries) as components of a network.
+//!
+//! * [`archive`]: the .fmu unpacked into a private temporary directory, removed on drop;
+//! * [`description`]: modelDescription.xml (version, interfaces, variables, states,
+//!   default experiment);
+//! * `binary`: the shared library and one instance (all `unsafe` code is there), with the
+//!   FMU's log messages collected per instance and attached to every error;
+//! * [`mapping`]: FMU variables → scalar ports, checked against the description;
+//! * `cs`, `me`: the Co-Simulation and Model Exchange components.
+//!
+//! In JSON (`"type": "fmu"`, see [`register`]):
+//!
+//! ```json
+//! "gear": { "type": "fmu", "path": "StictionGear.fmu", "interface": "cs", "role": "admittance",
+//!           "ports": { "input":  { "force": "fu" },
+//!                      "output": { "force": "fv", "force_sign": -1, "position": "q", "velocity": "v" } },
+//!           "parameters": { "gamma_v": 1.05, "damping": 10, "q": 0.3 },
+//!           "communication_step": 1e-3 }
+//! ```
+//!
+//! **Co-Simulation.** The FMU is stepped once per communication interval H (a whole
+//! multiple of the network step T) at the communication points t_c = jH. Its inputs are
+//! sampled there (RK4: in the first stage of the step starting at t_c, i.e. at x(t_c);
+//! Euler: in the step's single stage) and held over [t_c, t_c + H) by the FMU.
+//! An admittance presents the motion outputs of the last completed doStep: the FMU's
+//! outputs at t_c + H become the port motion at t_c + H (they are the component's state,
+//! written after the step that reaches t_c + H, and held in between; the state is not
+//! integrated). An impedance presents the force outputs of doStep(t_c, H) over
+//! [t_c, t_c + H): the force the FMU applied over that interval (with the exported
+//! StictionFriction that is exactly the force of its implicit step from the sampled input).
+//! With H = T and the Euler method the network reproduces the native implicit-Euler
+//! algorithms.
+//!
+//! **Model Exchange.** The FMU's continuous states are the component's states, integrated by
+//! the network's method: every stage sets the time, the states and the inputs and reads the
+//! derivatives (and, for an impedance, the force outputs). After every step the importer
+//! calls fmi2CompletedIntegratorStep and compares the event indicators with those of the
+//! previous step; a sign change (or a requested event or a reached time event) enters event
+//! mode, iterates fmi2NewDiscreteStates and re-reads the states into the network state.
+//! Events are handled at the end of the step in which they occur; they are **not located
+//! within the step** (no bisection), so an event time is resolved to one step T. An
+//! admittance handles events after each step (`post_step`); an impedance at the first
+//! stage of the next step, and an event that changes an impedance's continuous states is
+//! an error (the network owns those states and an impedance cannot write them).
+
+pub mod archive;
+mod binary;
+mod cs;
+pub mod description;
+pub mod mapping;
+mod me;
+
+pub use binary::{status_name, EventInfo, Instance};
+pub use description::{DefaultExperiment, FmiVersion, Interface, ModelDescription, VarType, Variable};
+pub use mapping::{PortMap, Role, VarRef};
+
+use crate::component::{Probe, SignalInfo};
+use crate::error::{Error, Result};
+use crate::solver::Method;
+use crate::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use mapping::{MappingSpec, Quantity};
+use std::fmt;
+use std::path::Path;
+
+/// An error of an FMU: which FMU (model identifier and file), which FMI function, what
+/// happened, and the messages the FMU logged.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FmiError {
+    /// "FMU 'StictionGear' (path/StictionGear.fmu)" or "FMU file path.fmu".
+    pub fmu: String,
+    pub function: Option<String>,
+    pub message: String,
+    pub log: Vec<String>,
+}
+
+impl FmiError {
+    /// An error of `fmu` (a label), in `function` if given.
+    pub fn new(fmu: &str, function: Option<&str>, message: impl Into<String>) -> FmiError {
+        FmiError {
+            fmu: fmu.to_string(),
+            function: function.map(str::to_string),
+            message: message.into(),
+            log: Vec::new(),
+        }
+    }
+
+    /// An error about the .fmu file itself (before its model identifier is known).
+    pub fn file(shown: &str, message: impl Into<String>) -> FmiError {
+        FmiError::new(&format!("FMU file {shown}"), None, message)
+    }
+
+    /// Attach the FMU's log messages.
+    pub fn with_log(mut self, log: Vec<String>) -> FmiError {
+        self.log = log;
+        self
+    }
+}
+
+impl fmt::Display for FmiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.fmu)?;
+        if let Some(func) = &self.function {
+            write!(f, "{func} ")?;
+        }
+        f.write_str(&self.message)?;
+        if !self.log.is_empty() {
+            write!(f, "; FMU log: {}", self.log.join(" | "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for FmiError {}
+
+/// The solver settings a component learns in `prepare`, and the communication step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Clock {
+    pub method: Method,
+    /// Network step T.
+    pub step: f64,
+    /// Co-Simulation: network steps per communication interval (H = n T).
+    pub n: u64,
+}
+
+impl Clock {
+    /// Check the communication step `h` (None: = T) against the step T.
+    pub fn new(method: Method, step: f64, h: Option<f64>) -> std::result::Result<Clock, String> {
+        let n = match h {
+            None => 1,
+            Some(h) => {
+                let r = h / step;
+                let n = r.round();
+                if n < 1.0 || (r - n).abs() > 1e-9 * r.max(1.0) {
+                    return Err(format!(
+                        "communication_step {h} s is not a whole multiple of the solver step {step} s \
+                         (the FMU is stepped at network steps; use e.g. {} s)",
+                        n.max(1.0) * step
+                    ));
+                }
+                n as u64
+            }
+        };
+        Ok(Clock { method, step, n })
+    }
+
+    /// The network step index of a call at (t, τ) if it is the first stage of a step
+    /// (RK4: the stage at x(k) with τ = T/2; Euler: the only stage, τ = T, which an output
+    /// probe at the same instant repeats with the same inputs); `None` for the other RK4
+    /// stages and the probe of RK4.
+    pub fn first_stage(&self, t: f64, tau: f64) -> Option<u64> {
+        let k = (t / self.step).round();
+        if k < 0.0 || (t - k * self.step).abs() > 1e-9 * self.step {
+            return None;
+        }
+        let stage1 = match self.method {
+            Method::Rk4 => (tau - 0.5 * self.step).abs() <= 1e-9 * self.step,
+            Method::Euler => true,
+        };
+        stage1.then_some(k as u64)
+    }
+}
+
+/// A mapped FMU input: its port, the quantity and the sign.
+pub(crate) type Fed = (usize, Quantity, f64);
+
+/// The FMU variables a component offers as signals, and how each is read.
+pub(crate) struct SignalTable {
+    pub infos: Vec<SignalInfo>,
+    /// Per signal: the variable index and, if the variable is a mapped FMU input, the port,
+    /// the quantity and the sign (its value is then computed from the probe).
+    pub vars: Vec<(usize, Option<Fed>)>,
+    /// The signal variables by type, for one get call per type: (type, value references,
+    /// positions in `vars`).
+    groups: Vec<(VarType, Vec<u32>, Vec<usize>)>,
+}
+
+impl SignalTable {
+    /// Every Float64/Int32/Boolean variable whose name a signal reference can address (no
+    /// '[' in it). Names and units are leaked: a component's signals live as long as the
+    /// program (a few bytes per variable and load).
+    pub fn new(md: &ModelDescription, ports: &[PortMap], role: Role) -> SignalTable {
+        let mut infos = Vec::new();
+        let mut vars = Vec::new();
+        for (i, v) in md.variables.iter().enumerate() {
+            if v.ty == VarType::Other || v.name.contains('[') || v.name == "state" {
+                continue;
+            }
+            let mut fed = None;
+            for (p, port) in ports.iter().enumerate() {
+                for (q, r) in port.vars() {
+                    let is_input = (role == Role::Admittance) == (q == Quantity::Force);
+                    if is_input && r.index == i {
+                        fed = Some((p, q, r.sign));
+                    }
+                }
+            }
+            let name: &'static str = Box::leak(v.name.clone().into_boxed_str());
+            let unit: &'static str = Box::leak(v.unit.clone().unwrap_or_default().into_boxed_str());
+            let doc = match (v.causality.as_str(), fed.is_some()) {
+                (_, true) => "FMU input fed from a port (at an output instant: the value the port gives now)",
+                ("input", false) => "FMU input",
+                ("output", false) => "FMU output",
+                ("parameter", false) => "FMU parameter",
+                _ => "FMU variable",
+            };
+            infos.push(SignalInfo::new(name, 1, unit, doc));
+            vars.push((i, fed));
+        }
+        let mut t = SignalTable { infos, vars, groups: Vec::new() };
+        t.regroup(md);
+        t
+    }
+
+    fn regroup(&mut self, md: &ModelDescription) {
+        self.groups.clear();
+        for ty in [VarType::Float64, VarType::Int32, VarType::Boolean] {
+            let pos: Vec<usize> = (0..self.vars.len()).filter(|&k| md.variables[self.vars[k].0].ty == ty).collect();
+            if !pos.is_empty() {
+                let vrs = pos.iter().map(|&k| md.variables[self.vars[k].0].vr).collect();
+                self.groups.push((ty, vrs, pos));
+            }
+        }
+    }
+
+    /// The current values of every signal variable (one get call per type).
+    pub fn read(&self, fmu: &mut Instance) -> std::result::Result<Vec<f64>, FmiError> {
+        let mut out = vec![0.0; self.vars.len()];
+        let mut buf = Vec::new();
+        for (ty, vrs, pos) in &self.groups {
+            buf.resize(vrs.len(), 0.0);
+            fmu.get_values(*ty, vrs, &mut buf)?;
+            for (&k, &x) in pos.iter().zip(&buf) {
+                out[k] = x;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Drop the variables the instance refuses to read (e.g. the Model-Exchange-only
+    /// variables of an FMU that declares both interfaces, run as Co-Simulation).
+    pub fn retain_readable(&mut self, fmu: &mut Instance) {
+        let md = fmu.archive.description.clone();
+        let mut keep = Vec::with_capacity(self.vars.len());
+        for (i, _) in &self.vars {
+            let v = &md.variables[*i];
+            let ok = fmu.get_value(v.ty, v.vr).is_ok();
+            keep.push(ok);
+        }
+        let mut k = keep.iter();
+        self.vars.retain(|_| k.next().copied().unwrap_or(false));
+        let mut k = keep.iter();
+        self.infos.retain(|_| k.next().copied().unwrap_or(false));
+        self.regroup(&md);
+    }
+
+    /// The live value of a mapped input from the probe, if signal `which` is one.
+    pub fn fed(&self, which: usize, probe: &Probe) -> Option<f64> {
+        let (_, fed) = self.vars.get(which)?;
+        let (p, q, sign) = (*fed)?;
+        let x = match q {
+            Quantity::Force => probe.forces.get(p)?.value(),
+            Quantity::Position => probe.motions.get(p)?.q(),
+            Quantity::Velocity => probe.motions.get(p)?.qd(),
+        };
+        Some(sign * x + 0.0)
+    }
+}
+
+/// Read a start value from JSON: a finite number, or a boolean.
+fn json_number(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        _ => v.as_f64().filter(|x| x.is_finite()),
+    }
+}
+
+/// A loaded, initialized FMU with its mapping, ready to become a component.
+pub(crate) struct Loaded {
+    pub fmu: Instance,
+    pub ports: Vec<PortMap>,
+    pub role: Role,
+    pub signals: SignalTable,
+}
+
+/// Build an `fmu` component from its JSON parameters.
+fn build(p: &mut Params) -> Result<Built> {
+    let comp_path = p.path().to_string();
+    let name = comp_path.strip_prefix("components.").unwrap_or(&comp_path).to_string();
+    let file = match p.get("path") {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) => return Err(p.err("path", format!("expected the path of an .fmu file, got {v}"))),
+        None => return Err(p.err("path", "missing required parameter (the .fmu file, relative to this JSON file)")),
+    };
+    let full = p.base().join(&file);
+    let shown = full.display().to_string();
+    let archive = archive::Archive::open(&full, &shown).map_err(|e| p.err("path", e.to_string()))?;
+    let md = archive.description.clone();
+    let interface = match p.get("interface").map(|v| v.as_str()) {
+        None if md.co_simulation.is_some() => Interface::CoSimulation,
+        None => Interface::ModelExchange,
+        Some(Some("cs")) => Interface::CoSimulation,
+        Some(Some("me")) => Interface::ModelExchange,
+        Some(_) => return Err(p.err("interface", "expected \"cs\" (Co-Simulation) or \"me\" (Model Exchange)")),
+    };
+    if md.identifier(interface).is_none() {
+        return Err(p.err(
+            "interface",
+            format!("{} declares no {} interface (it has: {})", archive.file, interface.label(), interfaces(&md)),
+        ));
+    }
+    let role = match p.get("role").map(|v| v.as_str()) {
+        Some(Some("admittance")) => Role::Admittance,
+        Some(Some("impedance")) => Role::Impedance,
+        None => return Err(p.err(
+            "role",
+            "missing required parameter: \"admittance\" (force in, motion out) or \"impedance\" (motion in, force out)",
+        )),
+        Some(_) => return Err(p.err("role", "expected \"admittance\" or \"impedance\"")),
+    };
+    let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
+    let spec = MappingSpec { ports: p.get("ports"), inputs: p.get("inputs"), outputs: p.get("outputs") };
+    let ports = mapping::parse(&spec, &comp_path, &md, interface, role, &label)?;
+    let h = match p.get("communication_step") {
+        None => None,
+        Some(_) if interface == Interface::ModelExchange => {
+            return Err(p.err("communication_step", "only a Co-Simulation FMU has a communication step"))
+        }
+        Some(_) => Some(p.positive("communication_step")?),
+    };
+    let params: Vec<(String, serde_json::Value)> = match p.get("parameters") {
+        None => Vec::new(),
+        Some(serde_json::Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Some(v) => return Err(p.err("parameters", format!("expected an object {{\"name\": value}}, got {v}"))),
+    };
+    let mut starts = Vec::new();
+    for (k, v) in &params {
+        let at = format!("{comp_path}.parameters.{k}");
+        let Some(i) = md.find(k) else {
+            return Err(Error::invalid(
+                at,
+                format!("{label} has no variable '{k}' (parameters: {})", md.names_with("parameter")),
+            ));
+        };
+        let var = &md.variables[i];
+        if var.ty == VarType::Other {
+            return Err(Error::invalid(at, format!("'{k}' is a {} variable, which cannot be set", var.type_name)));
+        }
+        let x = json_number(v)
+            .ok_or_else(|| Error::invalid(&at, format!("expected a finite number or a boolean, got {v}")))?;
+        starts.push((at, var.ty, var.vr, x));
+    }
+    let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
+    let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
+    for (at, ty, vr, x) in starts {
+        fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(at, e.to_string()))?;
+    }
+    fmu.enter_initialization(0.0).map_err(fmu_err)?;
+    fmu.exit_initialization().map_err(fmu_err)?;
+    let mut signals = SignalTable::new(&md, &ports, role);
+    signals.retain_readable(&mut fmu);
+    let loaded = Loaded { fmu, ports, role, signals };
+    match interface {
+        Interface::CoSimulation => cs::build(loaded, h).map_err(fmu_err),
+        Interface::ModelExchange => me::build(loaded).map_err(fmu_err),
+    }
+}
+
+/// "Co-Simulation (StictionGear), Model Exchange (StictionGear)".
+fn interfaces(md: &ModelDescription) -> String {
+    let mut v = Vec::new();
+    if let Some(id) = &md.co_simulation {
+        v.push(format!("Co-Simulation (modelIdentifier {id})"));
+    }
+    if let Some(id) = &md.model_exchange {
+        v.push(format!("Model Exchange (modelIdentifier {id})"));
+    }
+    v.join(", ")
+}
+
+const PARAMS: &[ParamDoc] = &[
+    ParamDoc { name: "path", unit: "", default: None, doc: "the .fmu file, relative to the JSON file" },
+    ParamDoc {
+        name: "interface",
+        unit: "",
+        default: Some("\"cs\" if declared, else \"me\""),
+        doc: "\"cs\" Co-Simulation (FMI 2.0 or 3.0) or \"me\" Model Exchange (FMI 2.0)",
+    },
+    ParamDoc {
+        name: "role",
+        unit: "",
+        default: None,
+        doc: "\"admittance\" (force in, motion out) or \"impedance\" (motion in, force out)",
+    },
+    ParamDoc {
+        name: "inputs",
+        unit: "",
+        default: Some("none"),
+        doc: "one port called `port`: admittance {\"force\": var}, impedance {\"velocity\": var, \"position\": var}",
+    },
+    ParamDoc {
+        name: "outputs",
+        unit: "",
+        default: Some("none"),
+        doc: "admittance {\"position\": var, \"velocity\": var}, impedance {\"force\": var}; \"-var\" flips the sign",
+    },
+    ParamDoc {
+        name: "ports",
+        unit: "",
+        default: Some("none"),
+        doc: "instead of inputs/outputs: {\"<port>\": {\"force\": var, \"position\": var, \"velocity\": var, \"force_sign\": ±1}}",
+    },
+    ParamDoc {
+        name: "parameters",
+        unit: "",
+        default: Some("{}"),
+        doc: "start values set before initialization: {\"name\": number or boolean}",
+    },
+    ParamDoc {
+        name: "communication_step",
+        unit: "s",
+        default: Some("the solver step"),
+        doc: "Co-Simulation: doStep interval H, a whole multiple of the solver step",
+    },
+];
+
+const SIGNALS: &[SignalInfo] =
+    &[SignalInfo::new("<variable>", 1, "", "every Real/Integer/Boolean FMU variable, by its name")];
+
+/// Register the `fmu` component type.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "fmu",
+        kind: Kind::Admittance,
+        summary: "an imported FMU (FMI 2.0 CS/ME, FMI 3.0 CS); an admittance or, with role \"impedance\", an impedance; scalar ports",
+        params: PARAMS,
+        ports: &[PortDoc {
+            name: "port (or the names in `ports`)",
+            domain: "scalar",
+            doc: "one port per mapping; admittance: force in, motion out; impedance: motion in, force out",
+        }],
+        signals: SIGNALS,
+        build,
+    });
+}
+
+/// `stiction fmu info`: a description of an .fmu (FMI version, interfaces with their model
+/// identifiers, platform binaries, default experiment and every variable).
+pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
+    use std::fmt::Write;
+    let shown = path.display().to_string();
+    let a = archive::Archive::open(path, &shown)?;
+    let md = &a.description;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{shown}: FMI {} (fmiVersion \"{}\"), model '{}'",
+        md.version.label(),
+        md.version_text,
+        md.model_name
+    );
+    if let Some(d) = &md.description {
+        let _ = writeln!(s, "  description: {d}");
+    }
+    if let Some(g) = &md.generation_tool {
+        let _ = writeln!(s, "  generated by: {g}");
+    }
+    let token = match md.version {
+        FmiVersion::V2 => "guid",
+        FmiVersion::V3 => "instantiationToken",
+    };
+    let _ = writeln!(s, "  {token}: {}", md.token);
+    let _ = writeln!(s, "  interfaces: {}", interfaces(md));
+    let _ = writeln!(s, "  binaries: {}", a.binaries().join(", "));
+    match &md.default_experiment {
+        None => {
+            let _ = writeln!(s, "  default experiment: none");
+        }
+        Some(d) => {
+            let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x}"));
+            let _ = writeln!(
+                s,
+                "  default experiment: start {} s, stop {} s, step {} s, tolerance {}",
+                f(d.start_time),
+                f(d.stop_time),
+                f(d.step_size),
+                f(d.tolerance)
+            );
+        }
+    }
+    let states: Vec<&str> = md.states.iter().map(|&i| md.variables[i].name.as_str()).collect();
+    let _ = writeln!(
+        s,
+        "  continuous states: {}; event indicators: {}",
+        if states.is_empty() { "none".to_string() } else { states.join(", ") },
+        md.event_indicators
+    );
+    let _ = writeln!(s, "  variables ({}):", md.variables.len());
+    let rows: Vec<[String; 7]> = md
+        .variables
+        .iter()
+        .map(|v| {
+            [
+                v.name.clone(),
+                v.vr.to_string(),
+                v.causality.clone(),
+                v.variability.clone(),
+                v.type_name.clone(),
+                v.start.clone().unwrap_or_else(|| "-".into()),
+                v.unit.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let head = ["name", "vr", "causality", "variability", "type", "start", "unit"].map(str::to_string);
+    let mut width = head.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for r in std::iter::once(&head).chain(&rows) {
+        let cells: Vec<String> = r.iter().zip(&width).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(s, "    {}", cells.join("  ").trim_end());
+    }
+    Ok(s)
+}
