@@ -2,6 +2,7 @@
 //! `gravity` parameter is not used, e.g. a load hung on another body).
 
 use nalgebra::Vector3;
+use stiction_framework::batch::{ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -32,6 +33,10 @@ impl Impedance for Gravity {
         force[0] = Force::point(self.weight);
         Ok(())
     }
+    /// Weights on points run in typed batches (on frames they keep the per-component path).
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
     }
@@ -40,6 +45,22 @@ impl Impedance for Gravity {
     }
     fn energy(&self, m: &[Motion], _y: &[f64]) -> Option<f64> {
         Some(-self.weight.dot(&m[0].p))
+    }
+}
+
+impl PointImpedance for Gravity {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        _m: &[PointMotion],
+        _y: &[f64],
+        _t: f64,
+        _tau: f64,
+        force: &mut [Vector3<f64>],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        force[0] = self.weight;
+        Ok(())
     }
 }
 

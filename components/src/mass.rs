@@ -1,5 +1,9 @@
 //! 1-D mass: M q̈ = f, the scalar case of (7). One scalar port `body`.
 
+use nalgebra::Vector3;
+use stiction_framework::batch::{
+    derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
+};
 use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -34,11 +38,14 @@ impl Admittance for Mass {
     fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
         Motion::scalar(x[0], x[1])
     }
-    /// (7) in one dimension: q̇ = v, v̇ = f/M.
-    fn derivative(&self, x: &[f64], f: &[Force], _t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
-        dx[0] = x[1];
-        dx[1] = (f[0].value() + self.force) / self.mass;
-        Ok(())
+    fn port_states(&self, _port: usize) -> Option<PortStates> {
+        Some(PortStates { p: 0, v: 1 })
+    }
+    fn derivative(&self, x: &[f64], f: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        derivative_via_points(self, x, f, t, tau, dx)
+    }
+    fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
+        PointAdmittanceBatch::start(self)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
@@ -56,6 +63,23 @@ impl Admittance for Mass {
     }
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
+    }
+}
+
+impl PointAdmittance for Mass {
+    /// (7) in one dimension: q̇ = v, v̇ = f/M.
+    #[inline]
+    fn derivative_points(
+        &self,
+        x: &[f64],
+        f: &[Vector3<f64>],
+        _t: f64,
+        _tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), Fault> {
+        dx[0] = x[1];
+        dx[1] = (f[0].x + self.force) / self.mass;
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@
 
 use crate::util::{gsat2, stiffness_warnings};
 use nalgebra::{Vector2, Vector3};
+use stiction_framework::batch::{evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -63,16 +64,15 @@ impl Impedance for PlaneContact {
         &self,
         m: &[Motion],
         y: &[f64],
-        _t: f64,
+        t: f64,
         tau: f64,
         force: &mut [Force],
         dy: &mut [f64],
     ) -> Result<(), Fault> {
-        let (f, eps) = self.contact(&m[0].p, &m[0].v, Vector2::new(y[0], y[1]), tau);
-        force[0] = Force::point(f);
-        dy[0] = eps.x;
-        dy[1] = eps.y;
-        Ok(())
+        evaluate_via_points(self, m, y, t, tau, force, dy)
+    }
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
@@ -91,6 +91,26 @@ impl Impedance for PlaneContact {
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
+    }
+}
+
+impl PointImpedance for PlaneContact {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        m: &[PointMotion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (y, dy) = (&y[..2], &mut dy[..2]);
+        let (f, eps) = self.contact(&m[0].p, &m[0].v, Vector2::new(y[0], y[1]), tau);
+        force[0] = f;
+        dy[0] = eps.x;
+        dy[1] = eps.y;
+        Ok(())
     }
 }
 

@@ -1,6 +1,9 @@
 //! 3-D point mass (7): ṗ = v, v̇ = f/M (+ gravity). One point port `body`.
 
 use nalgebra::Vector3;
+use stiction_framework::batch::{
+    derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
+};
 use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -36,15 +39,16 @@ impl Admittance for PointMass {
     fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
         Motion::point(Vector3::new(x[0], x[1], x[2]), Vector3::new(x[3], x[4], x[5]))
     }
-    /// (7): [ṗ; v̇] = [v; f/M + g].
     #[inline]
-    fn derivative(&self, x: &[f64], f: &[Force], _t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
-        let inv = 1.0 / self.mass;
-        for i in 0..3 {
-            dx[i] = x[3 + i];
-            dx[3 + i] = f[0].f[i] * inv + self.gravity[i];
-        }
-        Ok(())
+    fn port_states(&self, _port: usize) -> Option<PortStates> {
+        Some(PortStates { p: 0, v: 3 })
+    }
+    #[inline]
+    fn derivative(&self, x: &[f64], f: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        derivative_via_points(self, x, f, t, tau, dx)
+    }
+    fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
+        PointAdmittanceBatch::start(self)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
@@ -64,6 +68,27 @@ impl Admittance for PointMass {
     }
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
+    }
+}
+
+impl PointAdmittance for PointMass {
+    /// (7): [ṗ; v̇] = [v; f/M + g].
+    #[inline]
+    fn derivative_points(
+        &self,
+        x: &[f64],
+        f: &[Vector3<f64>],
+        _t: f64,
+        _tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (x, dx, f) = (&x[..6], &mut dx[..6], f[0]);
+        let inv = 1.0 / self.mass;
+        for i in 0..3 {
+            dx[i] = x[3 + i];
+            dx[3 + i] = f[i] * inv + self.gravity[i];
+        }
+        Ok(())
     }
 }
 

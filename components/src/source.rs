@@ -2,6 +2,7 @@
 //! function of time u(t) to one port (the stage time t = kT + T_{r−1} of (28b)).
 
 use nalgebra::Vector3;
+use stiction_framework::batch::{ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::TimeFunction;
@@ -58,6 +59,10 @@ impl Impedance for ForceSource {
         force[0] = self.at(t);
         Ok(())
     }
+    /// Scalar and point sources run in typed batches (frame sources, with a moment, do not).
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         let n = if self.domain == Domain::Scalar { 1 } else { 3 };
         let mut v = vec![SignalInfo { len: n, ..SIGNALS[0] }];
@@ -71,6 +76,22 @@ impl Impedance for ForceSource {
             0 => p.forces[0].f[e],
             _ => p.forces[0].m[e],
         }
+    }
+}
+
+impl PointImpedance for ForceSource {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        _m: &[PointMotion],
+        _y: &[f64],
+        t: f64,
+        _tau: f64,
+        force: &mut [Vector3<f64>],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        force[0] = self.at(t).f;
+        Ok(())
     }
 }
 

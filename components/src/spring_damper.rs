@@ -4,6 +4,7 @@
 
 use crate::util::{dims, domain_param, stiffness_warnings, two_ports};
 use nalgebra::Vector3;
+use stiction_framework::batch::{evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -51,16 +52,16 @@ impl Impedance for SpringDamper {
     fn evaluate(
         &self,
         m: &[Motion],
-        _y: &[f64],
-        _t: f64,
-        _tau: f64,
+        y: &[f64],
+        t: f64,
+        tau: f64,
         f: &mut [Force],
-        _dy: &mut [f64],
+        dy: &mut [f64],
     ) -> Result<(), Fault> {
-        let fb = self.force(m[1].p - m[0].p, m[1].v - m[0].v);
-        f[1] = Force::point(fb);
-        f[0] = Force::point(-fb);
-        Ok(())
+        evaluate_via_points(self, m, y, t, tau, f, dy)
+    }
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| SignalInfo { len: dims(self.domain), ..*s }).collect()
@@ -78,6 +79,25 @@ impl Impedance for SpringDamper {
         let d = m[1].p - m[0].p;
         let s = if self.rest_length > 0.0 { d.norm() - self.rest_length } else { d.norm() };
         Some(0.5 * self.k * s * s)
+    }
+}
+
+impl PointImpedance for SpringDamper {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        m: &[PointMotion],
+        _y: &[f64],
+        _t: f64,
+        _tau: f64,
+        f: &mut [Vector3<f64>],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (m, f) = (&m[..2], &mut f[..2]);
+        let fb = self.force(m[1].p - m[0].p, m[1].v - m[0].v);
+        f[1] = fb;
+        f[0] = -fb;
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@
 
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
-use crate::port::{Domain, Layout, Motion, Offset};
+use crate::port::{Domain, Layout, Offset};
 use nalgebra::Vector3;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -373,9 +373,4 @@ enum End {
 
 fn port_list(l: &Layout) -> String {
     l.ports.iter().map(|p| format!("{} ({})", p.name, p.domain)).collect::<Vec<_>>().join(", ")
-}
-
-/// The motion of a ground attachment at world position `at`.
-pub(crate) fn ground_motion(at: Option<Offset>) -> Motion {
-    Motion { p: at.map(|o| o.vector()).unwrap_or_else(Vector3::zeros), ..Motion::REST }
 }

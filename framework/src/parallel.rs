@@ -8,68 +8,65 @@
 
 use std::ops::Range;
 
-/// Three buffers, each cut into one slice per component by absolute offsets
-/// (`offs.k[i]..offs.k[i + 1]` belongs to component i).
-pub(crate) struct Bufs<'a, A, B, C> {
-    pub a: &'a mut [A],
-    pub b: &'a mut [B],
-    pub c: &'a mut [C],
+/// Mutable buffers of a range of components that can be cut in two at a component
+/// boundary, e.g. a [`Cut`] or a tuple of them.
+pub(crate) trait Parts: Sized + Send {
+    /// Cut at component `mid`; the buffers start at component `start`.
+    fn split(self, start: usize, mid: usize) -> (Self, Self);
 }
 
-/// Offsets that go with [`Bufs`]; each has one more entry than there are components.
-#[derive(Clone, Copy)]
-pub(crate) struct Offs<'a> {
-    pub a: &'a [usize],
-    pub b: &'a [usize],
-    pub c: &'a [usize],
+/// A buffer cut into one slice per component by absolute offsets: `offs[i]..offs[i + 1]`
+/// belongs to component i (`buf` starts at the first component of its range).
+pub(crate) struct Cut<'a, T> {
+    pub buf: &'a mut [T],
+    offs: &'a [usize],
 }
 
-/// Run `leaf(range, bufs)` over parts of `range` no larger than `grain`, in parallel
+impl<'a, T> Cut<'a, T> {
+    pub(crate) fn new(buf: &'a mut [T], offs: &'a [usize]) -> Self {
+        Cut { buf, offs }
+    }
+}
+
+impl<T: Send> Parts for Cut<'_, T> {
+    fn split(self, start: usize, mid: usize) -> (Self, Self) {
+        let (l, r) = self.buf.split_at_mut(self.offs[mid] - self.offs[start]);
+        (Cut { buf: l, offs: self.offs }, Cut { buf: r, offs: self.offs })
+    }
+}
+
+macro_rules! tuple_parts {
+    ($($t:ident $v:ident $i:tt),+) => {
+        impl<$($t: Parts),+> Parts for ($($t,)+) {
+            fn split(self, start: usize, mid: usize) -> (Self, Self) {
+                $(let $v = self.$i.split(start, mid);)+
+                (($($v.0,)+), ($($v.1,)+))
+            }
+        }
+    };
+}
+tuple_parts!(A a 0, B b 1);
+tuple_parts!(A a 0, B b 1, C c 2);
+tuple_parts!(A a 0, B b 1, C c 2, D d 3);
+tuple_parts!(A a 0, B b 1, C c 2, D d 3, E e 4);
+
+/// Run `leaf(range, parts)` over parts of `range` no larger than `grain`, in parallel
 /// when `parallel` is set. In each call the buffers start at component `range.start`.
 /// The error of the lowest-indexed failing part is returned.
-pub(crate) fn split_run<A, B, C, E, F>(
-    range: Range<usize>,
-    bufs: Bufs<'_, A, B, C>,
-    offs: Offs<'_>,
-    grain: usize,
-    parallel: bool,
-    leaf: &F,
-) -> Result<(), E>
+pub(crate) fn split_run<P, E, F>(range: Range<usize>, parts: P, grain: usize, parallel: bool, leaf: &F) -> Result<(), E>
 where
-    A: Send,
-    B: Send,
-    C: Send,
+    P: Parts,
     E: Send,
-    F: Fn(Range<usize>, Bufs<'_, A, B, C>) -> Result<(), E> + Sync,
+    F: Fn(Range<usize>, P) -> Result<(), E> + Sync,
 {
     if !parallel || range.len() <= grain.max(1) {
-        return leaf(range, bufs);
+        return leaf(range, parts);
     }
     let mid = range.start + range.len() / 2;
-    let (a1, a2) = bufs.a.split_at_mut(offs.a[mid] - offs.a[range.start]);
-    let (b1, b2) = bufs.b.split_at_mut(offs.b[mid] - offs.b[range.start]);
-    let (c1, c2) = bufs.c.split_at_mut(offs.c[mid] - offs.c[range.start]);
+    let (p1, p2) = parts.split(range.start, mid);
     let (r1, r2) = rayon::join(
-        || split_run(range.start..mid, Bufs { a: a1, b: b1, c: c1 }, offs, grain, parallel, leaf),
-        || split_run(mid..range.end, Bufs { a: a2, b: b2, c: c2 }, offs, grain, parallel, leaf),
+        || split_run(range.start..mid, p1, grain, parallel, leaf),
+        || split_run(mid..range.end, p2, grain, parallel, leaf),
     );
     r1.and(r2)
-}
-
-/// `dst[i] = f(i, dst[i])` over a flat vector, in parallel chunks when `parallel`.
-pub(crate) fn for_each_flat(dst: &mut [f64], parallel: bool, f: impl Fn(usize, f64) -> f64 + Sync + Send) {
-    const CHUNK: usize = 8192;
-    if !parallel || dst.len() <= CHUNK {
-        for (i, v) in dst.iter_mut().enumerate() {
-            *v = f(i, *v);
-        }
-    } else {
-        use rayon::prelude::*;
-        dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            let base = c * CHUNK;
-            for (i, v) in chunk.iter_mut().enumerate() {
-                *v = f(base + i, *v);
-            }
-        });
-    }
 }

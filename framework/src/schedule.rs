@@ -1,11 +1,26 @@
 //! The network compiled to flat arrays for the hot loop: one contiguous state vector
-//! (admittance states first, then impedance states), one force slot per impedance
-//! port, and for each admittance port the list of slots that push on it (Φ), in a fixed
-//! order so sums are bit-identical for any thread count.
+//! (admittance states first, then impedance states), one force slot per impedance port,
+//! and for each admittance port the list of slots that push on it (Φ), in a fixed order so
+//! sums are bit-identical for any thread count.
+//!
+//! **Schedule order and batches.** Admittances keep the order of the network (file order),
+//! and runs of consecutive admittances of one batchable kind form a batch. Impedances are
+//! grouped: every impedance whose type offers a batch ([`Impedance::batch`]) joins the
+//! batch of its kind (concrete type and layout), batches in order of the first appearance
+//! of their kind, members in network order; the impedances without a batch form one
+//! per-component group, placed where the first of them appears. The impedance states and
+//! slots follow this schedule order ([`Schedule::impedance_names`]). Φ sums the slots of an
+//! admittance port in network order regardless, so grouping does not change any sum.
+//!
+//! **Ψ without dynamic calls.** A slot attached without offset to a scalar or point port
+//! whose admittance declares [`Admittance::port_states`] has a [`Tap`]: its motion is read
+//! from two fixed places of the state vector. Other slots call
+//! [`Admittance::port_motion`] (frames, offsets) or use their ground position.
 
+use crate::batch::{AdmittanceBatch, ImpedanceBatch, PointMotion};
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
-use crate::network::{ground_motion, Network, Node};
+use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
@@ -14,18 +29,41 @@ use std::collections::HashMap;
 /// Where an impedance port takes its motion from (Ψ, (13d)).
 #[derive(Clone, Debug)]
 pub enum Attach {
-    /// Fixed to the world.
-    Ground(Motion),
-    /// Port `port` of admittance `adm`, optionally at a body-frame offset.
+    /// Fixed to the world at this position.
+    Ground(Vector3<f64>),
+    /// Port `port` of admittance `adm`, optionally at an offset (frame ports only).
     Port { adm: usize, port: usize, offset: Option<Offset> },
 }
 
-/// Output of one impedance port: its force and the world-frame lever arm from the
-/// admittance port's reference point to where the force acts.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Slot {
-    pub force: Force,
-    pub lever: Vector3<f64>,
+/// How the motion of a slot is read in the hot loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tap {
+    /// A point port: p = x[p..p+3], v = x[v..v+3] (absolute indices into the admittance states).
+    Point { p: u32, v: u32 },
+    /// A scalar port: q = x[p], q̇ = x[v].
+    Scalar { p: u32, v: u32 },
+    /// Through [`Attach`]: ground, or `port_motion` of the admittance (and the offset).
+    Other,
+}
+
+/// A contiguous range of components in schedule order, evaluated either by one typed
+/// batch or (`batch == None`) one component at a time.
+pub(crate) struct Group<B: ?Sized> {
+    pub start: usize,
+    pub end: usize,
+    pub batch: Option<Box<B>>,
+}
+
+/// The groups of `groups` that meet `range`, each with the part of `range` it holds.
+pub(crate) fn groups_in<'g, B: ?Sized>(
+    groups: &'g [Group<B>],
+    range: std::ops::Range<usize>,
+) -> impl Iterator<Item = (&'g Group<B>, std::ops::Range<usize>)> + 'g {
+    let first = groups.partition_point(|g| g.end <= range.start);
+    groups[first..]
+        .iter()
+        .take_while(move |g| g.start < range.end)
+        .map(move |g| (g, g.start.max(range.start)..g.end.min(range.end)))
 }
 
 /// The compiled network.
@@ -36,36 +74,46 @@ pub struct Schedule {
     pub(crate) adm_x: Vec<usize>,
     /// Port offsets of admittance i into the admittance-port force buffer.
     pub(crate) adm_ports: Vec<usize>,
-    /// For each admittance port (global index): `incoming[in_off[p]..in_off[p+1]]` slots.
+    /// Domain of every admittance port (global index).
+    pub(crate) adm_port_domain: Vec<Domain>,
+    /// For each admittance port (global index): `incoming[in_off[p]..in_off[p+1]]` slots,
+    /// in network order.
     pub(crate) in_off: Vec<usize>,
     pub(crate) incoming: Vec<u32>,
+    /// Batches and per-component runs of admittances.
+    pub(crate) adm_groups: Vec<Group<dyn AdmittanceBatch>>,
 
     pub(crate) imp: Vec<Box<dyn Impedance>>,
     pub(crate) imp_names: Vec<String>,
     pub(crate) imp_layouts: Vec<Layout>,
+    /// Network (file) position of impedance i of the schedule.
+    pub(crate) imp_network_index: Vec<usize>,
     /// State offsets of impedance i into the global vector (all ≥ `nx`).
     pub(crate) imp_y: Vec<usize>,
     /// Slot offsets of impedance i (one slot per port).
     pub(crate) imp_slots: Vec<usize>,
+    /// Batches and the per-component group of impedances.
+    pub(crate) imp_groups: Vec<Group<dyn ImpedanceBatch>>,
     /// Attachment of every slot.
     pub(crate) attach: Vec<Attach>,
+    /// Fast motion read of every slot.
+    pub(crate) taps: Vec<Tap>,
+    /// Whether any impedance port is a frame port (then slots carry moments too).
+    pub(crate) has_moments: bool,
 
     /// Number of admittance states; total number of states.
     pub(crate) nx: usize,
     pub(crate) n: usize,
-    /// Zero offsets for unused split buffers.
-    pub(crate) zeros_adm: Vec<usize>,
+    /// Zero offsets for an unused split buffer.
+    pub(crate) zeros_imp: Vec<usize>,
 }
 
 impl Schedule {
     pub(crate) fn build(mut net: Network) -> Result<Schedule> {
-        // Take components out of the graph in insertion order.
+        // Take the admittances out of the graph in network order.
         let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
-        let mut attachments = Vec::new();
-        for &ix in &net.imp_order {
-            attachments.push(net.attachments(ix));
-        }
         let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
+        let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
         let mut adm = Vec::new();
         let mut adm_names = Vec::new();
         let mut adm_layouts = Vec::new();
@@ -80,49 +128,140 @@ impl Schedule {
                 _ => unreachable!("admittance order holds admittances"),
             }
         }
+        // Impedances in network order, then grouped into batches (see the module docs).
+        let mut net_imp = Vec::new();
+        for ix in &imp_order {
+            match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
+                Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
+                _ => unreachable!("impedance order holds impedances"),
+            }
+        }
+        let mut kinds: Vec<(Option<Box<dyn ImpedanceBatch>>, Vec<usize>)> = Vec::new();
+        for (k, entry) in net_imp.iter().enumerate() {
+            let comp = &entry.as_ref().expect("present").2;
+            let batch = comp.batch();
+            let found = match &batch {
+                Some(b) => kinds.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| g.merge(b.as_ref()))),
+                None => kinds.iter().position(|(g, _)| g.is_none()),
+            };
+            match found {
+                Some(g) => kinds[g].1.push(k),
+                None => kinds.push((batch, vec![k])),
+            }
+        }
         let mut imp = Vec::new();
         let mut imp_names = Vec::new();
         let mut imp_layouts = Vec::new();
-        for ix in &imp_order {
-            match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
-                Node::Impedance { name, layout, comp } => {
-                    imp.push(comp);
-                    imp_names.push(name);
-                    imp_layouts.push(layout);
-                }
-                _ => unreachable!("impedance order holds impedances"),
+        let mut imp_network_index = Vec::new();
+        let mut imp_groups = Vec::new();
+        for (batch, members) in kinds {
+            let start = imp.len();
+            for k in members {
+                let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
+                imp.push(comp);
+                imp_names.push(name);
+                imp_layouts.push(layout);
+                imp_network_index.push(k);
+            }
+            imp_groups.push(Group { start, end: imp.len(), batch });
+        }
+        let mut schedule_index = vec![0; imp.len()];
+        for (i, &k) in imp_network_index.iter().enumerate() {
+            schedule_index[k] = i;
+        }
+
+        // Admittance groups: runs of consecutive admittances of one batch kind.
+        let mut adm_groups: Vec<Group<dyn AdmittanceBatch>> = Vec::new();
+        for (j, a) in adm.iter().enumerate() {
+            let b = a.batch();
+            let joined = match (adm_groups.last_mut(), &b) {
+                (Some(g), Some(b)) => g.batch.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
+                (Some(g), None) => g.batch.is_none(),
+                (None, _) => false,
+            };
+            match adm_groups.last_mut() {
+                Some(g) if joined => g.end = j + 1,
+                _ => adm_groups.push(Group { start: j, end: j + 1, batch: b }),
             }
         }
 
         let mut adm_x = vec![0];
         let mut adm_ports = vec![0];
+        let mut adm_port_domain = Vec::new();
         for l in &adm_layouts {
             adm_x.push(adm_x.last().unwrap() + l.states);
             adm_ports.push(adm_ports.last().unwrap() + l.ports.len());
+            adm_port_domain.extend(l.ports.iter().map(|p| p.domain));
         }
         let nx = *adm_x.last().unwrap();
+        // Direct state reads of scalar and point ports, checked against port_motion.
+        let mut direct: Vec<Option<(usize, usize)>> = vec![None; adm_port_domain.len()];
+        for (j, a) in adm.iter().enumerate() {
+            let len = adm_x[j + 1] - adm_x[j];
+            let probe_x: Vec<f64> = (0..len).map(|i| 1.0 + 0.25 * i as f64).collect();
+            for (port, info) in adm_layouts[j].ports.iter().enumerate() {
+                let Some(ps) = a.port_states(port) else { continue };
+                let (d, read) = match info.domain {
+                    Domain::Scalar => (1, Motion::scalar(probe_x[ps.p], probe_x[ps.v])),
+                    Domain::Point3 if ps.p + 3 <= len && ps.v + 3 <= len => (
+                        3,
+                        Motion::point(
+                            Vector3::from_column_slice(&probe_x[ps.p..ps.p + 3]),
+                            Vector3::from_column_slice(&probe_x[ps.v..ps.v + 3]),
+                        ),
+                    ),
+                    _ => (0, Motion::REST),
+                };
+                if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(&probe_x, port) != read {
+                    return Err(Error::Network(format!(
+                        "admittance '{}': port_states of port '{}' disagree with its port_motion",
+                        adm_names[j], info.name
+                    )));
+                }
+                direct[adm_ports[j] + port] = Some((adm_x[j] + ps.p, adm_x[j] + ps.v));
+            }
+        }
+
         let mut imp_y = vec![nx];
         let mut imp_slots = vec![0];
         let mut attach = Vec::new();
+        let mut taps = Vec::new();
+        let mut has_moments = false;
         for (i, l) in imp_layouts.iter().enumerate() {
             imp_y.push(imp_y.last().unwrap() + l.states);
             imp_slots.push(imp_slots.last().unwrap() + l.ports.len());
-            for (target, link) in &attachments[i] {
+            has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
+            for (p, (target, link)) in attachments[imp_network_index[i]].iter().enumerate() {
+                let u32_of = |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
                 match adm_index.get(target) {
-                    Some(&a) => attach.push(Attach::Port { adm: a, port: link.adm_port, offset: link.offset }),
-                    None => attach.push(Attach::Ground(ground_motion(link.offset))),
+                    Some(&a) => {
+                        let gp = adm_ports[a] + link.adm_port;
+                        let tap = match (direct[gp], link.offset, l.ports[p].domain) {
+                            (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
+                            (Some((sp, sv)), None, Domain::Point3) => Tap::Point { p: u32_of(sp)?, v: u32_of(sv)? },
+                            _ => Tap::Other,
+                        };
+                        attach.push(Attach::Port { adm: a, port: link.adm_port, offset: link.offset });
+                        taps.push(tap);
+                    }
+                    None => {
+                        attach.push(Attach::Ground(link.offset.map(|o| o.vector()).unwrap_or_else(Vector3::zeros)));
+                        taps.push(Tap::Other);
+                    }
                 }
             }
         }
         let n = *imp_y.last().unwrap();
 
-        // Φ: incoming slots per admittance port, in slot order (fixed).
+        // Φ: incoming slots per admittance port, in network order of the slots (fixed).
         let n_adm_ports = *adm_ports.last().unwrap();
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n_adm_ports];
-        for (s, a) in attach.iter().enumerate() {
-            if let Attach::Port { adm, port, .. } = a {
-                let slot = u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
-                lists[adm_ports[*adm] + port].push(slot);
+        for &i in &schedule_index {
+            for s in imp_slots[i]..imp_slots[i + 1] {
+                if let Attach::Port { adm, port, .. } = &attach[s] {
+                    let slot = u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
+                    lists[adm_ports[*adm] + port].push(slot);
+                }
             }
         }
         let mut in_off = vec![0];
@@ -131,24 +270,29 @@ impl Schedule {
             incoming.extend_from_slice(&l);
             in_off.push(incoming.len());
         }
-        let zeros_adm = vec![0; adm.len() + 1];
+        let zeros_imp = vec![0; imp.len() + 1];
         Ok(Schedule {
             adm,
             adm_names,
-
             adm_x,
             adm_ports,
+            adm_port_domain,
             in_off,
             incoming,
+            adm_groups,
             imp,
             imp_names,
             imp_layouts,
+            imp_network_index,
             imp_y,
             imp_slots,
+            imp_groups,
             attach,
+            taps,
+            has_moments,
             nx,
             n,
-            zeros_adm,
+            zeros_imp,
         })
     }
 
@@ -162,20 +306,91 @@ impl Schedule {
         (self.adm.len(), self.imp.len())
     }
 
-    /// Motion of one impedance port for the admittance states `xa` (Ψ for one slot).
+    /// Motion of the impedance port of slot `slot` for the admittance states `xa` (Ψ for
+    /// one slot): read from the states ([`Tap`]), from ground, or from `port_motion` and
+    /// the offset.
     #[inline]
-    pub(crate) fn gather(&self, xa: &[f64], slot: usize) -> (Motion, Vector3<f64>) {
-        match &self.attach[slot] {
-            Attach::Ground(m) => (*m, Vector3::zeros()),
-            Attach::Port { adm, port, offset } => {
-                let (a, b) = (self.adm_x[*adm], self.adm_x[*adm + 1]);
-                let m = self.adm[*adm].port_motion(&xa[a..b], *port);
-                match offset {
-                    Some(o) => o.apply(&m),
-                    None => (m, Vector3::zeros()),
+    pub(crate) fn motion(&self, xa: &[f64], slot: usize) -> Motion {
+        match self.taps[slot] {
+            Tap::Point { p, v } => {
+                let (p, v) = (p as usize, v as usize);
+                Motion::point(
+                    Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
+                    Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
+                )
+            }
+            Tap::Scalar { p, v } => Motion::scalar(xa[p as usize], xa[v as usize]),
+            Tap::Other => match &self.attach[slot] {
+                Attach::Ground(p) => Motion::point(*p, Vector3::zeros()),
+                Attach::Port { adm, port, offset } => {
+                    let m = self.adm[*adm].port_motion(&xa[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port);
+                    match offset {
+                        Some(o) => o.apply(&m).0,
+                        None => m,
+                    }
+                }
+            },
+        }
+    }
+
+    /// Position and velocity of the impedance port of slot `slot` (Ψ for a batch).
+    #[inline(always)]
+    pub(crate) fn point_motion(&self, xa: &[f64], slot: usize) -> PointMotion {
+        match self.taps[slot] {
+            Tap::Point { p, v } => {
+                let (p, v) = (p as usize, v as usize);
+                PointMotion {
+                    p: Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
+                    v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
                 }
             }
+            Tap::Scalar { p, v } => PointMotion {
+                p: Vector3::new(xa[p as usize], 0.0, 0.0),
+                v: Vector3::new(xa[v as usize], 0.0, 0.0),
+            },
+            Tap::Other => PointMotion::of(&self.motion(xa, slot)),
         }
+    }
+
+    /// Φ (13f) on scalar or point admittance port `gp` (global index): the sum of the
+    /// forces of the slots attached to it, in network order.
+    #[inline(always)]
+    pub(crate) fn sum_point(&self, force: &[Vector3<f64>], gp: usize) -> Vector3<f64> {
+        let mut sum = Vector3::zeros();
+        for &s in &self.incoming[self.in_off[gp]..self.in_off[gp + 1]] {
+            sum += force[s as usize];
+        }
+        sum
+    }
+
+    /// Φ (13f) on port `port` of admittance `j`, any domain. On a frame port every slot
+    /// adds its force and its moment about the port's reference point, m + r × f, with the
+    /// lever arm r of its offset at the admittance states `xa`; on other ports the moment is
+    /// zero. `moment` is empty when no impedance port is a frame port.
+    pub(crate) fn sum_port(
+        &self,
+        xa: &[f64],
+        force: &[Vector3<f64>],
+        moment: &[Vector3<f64>],
+        j: usize,
+        port: usize,
+    ) -> Force {
+        let gp = self.adm_ports[j] + port;
+        if self.adm_port_domain[gp] != Domain::Frame {
+            return Force::point(self.sum_point(force, gp));
+        }
+        let frame = self.adm[j].port_motion(&xa[self.adm_x[j]..self.adm_x[j + 1]], port);
+        let mut sum = Force::ZERO;
+        for &s in &self.incoming[self.in_off[gp]..self.in_off[gp + 1]] {
+            let s = s as usize;
+            let f = Force { f: force[s], m: moment.get(s).copied().unwrap_or_else(Vector3::zeros) };
+            let lever = match &self.attach[s] {
+                Attach::Port { offset: Some(o), .. } => o.apply(&frame).1,
+                _ => Vector3::zeros(),
+            };
+            sum += f.moved_by(&lever);
+        }
+        sum
     }
 
     /// Initial state vector: admittances first, then impedances initialised at the
@@ -189,7 +404,7 @@ impl Schedule {
         for (i, imp) in self.imp.iter().enumerate() {
             motions.clear();
             for s in self.imp_slots[i]..self.imp_slots[i + 1] {
-                motions.push(self.gather(&x[..self.nx], s).0);
+                motions.push(self.motion(&x[..self.nx], s));
             }
             let (a, b) = (self.imp_y[i], self.imp_y[i + 1]);
             let y = &mut x[self.nx..];
@@ -220,9 +435,27 @@ impl Schedule {
         &self.adm_names
     }
 
-    /// Names of the impedances, in schedule order.
+    /// Names of the impedances, in schedule order (grouped by batch, see the module docs).
     pub fn impedance_names(&self) -> &[String] {
         &self.imp_names
+    }
+
+    /// Schedule indices of the impedances in network (file) order.
+    pub fn impedances_in_network_order(&self) -> Vec<usize> {
+        let mut order = vec![0; self.imp.len()];
+        for (i, &k) in self.imp_network_index.iter().enumerate() {
+            order[k] = i;
+        }
+        order
+    }
+
+    /// Number of typed batches (admittances, impedances) and the number of components they
+    /// hold; the others are evaluated one dynamic call at a time.
+    pub fn batch_counts(&self) -> (usize, usize, usize) {
+        let adm: Vec<_> = self.adm_groups.iter().filter(|g| g.batch.is_some()).collect();
+        let imp: Vec<_> = self.imp_groups.iter().filter(|g| g.batch.is_some()).collect();
+        let members = adm.iter().map(|g| g.end - g.start).sum::<usize>() + imp.iter().map(|g| g.end - g.start).sum::<usize>();
+        (adm.len(), imp.len(), members)
     }
 
     /// Impedance component i.

@@ -1,0 +1,395 @@
+//! Typed batches: components of one concrete type evaluated together, with one dynamic
+//! call per batch and stage instead of one per component.
+//!
+//! On the per-component path every impedance port receives a full [`Motion`] (104 bytes
+//! with the frame fields) and returns a [`Force`] through one dynamic call per component,
+//! and every admittance receives its port forces the same way. A batch instead
+//!
+//! - sees the motions of its members' ports as [`PointMotion`]s (p and v only), read
+//!   straight from the admittance states (Ψ, (13d)) through [`PortMotions`];
+//! - writes bare force vectors, one per impedance port;
+//! - for admittances, receives the summed forces Φ (13f) of its members' ports through
+//!   [`PortForces`], summed in the same fixed order as on the per-component path;
+//! - calls its members' `evaluate`/`derivative` statically, so they are inlined into the
+//!   batch loop.
+//!
+//! A component type opts in by returning a one-member batch from [`Impedance::batch`] or
+//! [`Admittance::batch`]; the schedule merges the batches of all components of the same
+//! type and layout ([`ImpedanceBatch::merge`]) and calls each merged batch on contiguous
+//! ranges of its members (a thread's share). The arithmetic of a member is that of its
+//! per-component call, in the same order, so results do not depend on batching nor on the
+//! number of threads.
+//!
+//! The ready-made batches here serve components whose ports are all scalar or point ports:
+//! implement [`PointImpedance`] (or [`PointAdmittance`]), let the trait's `evaluate`
+//! (`derivative`) call [`evaluate_via_points`] ([`derivative_via_points`]) so the physics is
+//! written once, and return [`PointImpedanceBatch::start`] ([`PointAdmittanceBatch::start`])
+//! from `batch`. Other components keep the per-component path.
+
+use crate::component::{Admittance, Fault, Impedance};
+use crate::network::MAX_IMPEDANCE_PORTS;
+use crate::port::{Domain, Force, Motion};
+use crate::schedule::Schedule;
+use nalgebra::Vector3;
+use std::any::Any;
+use std::ops::Range;
+
+/// Most ports of an admittance in a [`PointAdmittanceBatch`].
+pub const MAX_POINT_ADMITTANCE_PORTS: usize = 8;
+
+/// Motion of a scalar or point port without the frame fields of [`Motion`]: position and
+/// velocity (a scalar port uses `p.x`, `v.x`; y and z are 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PointMotion {
+    pub p: Vector3<f64>,
+    pub v: Vector3<f64>,
+}
+
+impl PointMotion {
+    /// The position and velocity of `m`.
+    #[inline]
+    pub fn of(m: &Motion) -> PointMotion {
+        PointMotion { p: m.p, v: m.v }
+    }
+}
+
+/// Where the motion of a scalar or point admittance port lies in the admittance's state:
+/// position `x[p..p + d]`, velocity `x[v..v + d]`, with d = 1 (scalar) or 3 (point).
+/// Declared by [`Admittance::port_states`]; the schedule then gathers the port's motion
+/// (Ψ) with two loads instead of a dynamic `port_motion` call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortStates {
+    pub p: usize,
+    pub v: usize,
+}
+
+/// The port motions (Ψ, (13d)) of a range of batch members, read from the stage state on
+/// demand. Port `k·P + i` is port i of the k-th member of the range (P ports per member).
+pub struct PortMotions<'a> {
+    sched: &'a Schedule,
+    xa: &'a [f64],
+    base: usize,
+}
+
+impl<'a> PortMotions<'a> {
+    pub(crate) fn new(sched: &'a Schedule, xa: &'a [f64], base: usize) -> Self {
+        PortMotions { sched, xa, base }
+    }
+
+    /// Position and velocity of port `port` of the range.
+    #[inline(always)]
+    pub fn point(&self, port: usize) -> PointMotion {
+        self.sched.point_motion(self.xa, self.base + port)
+    }
+}
+
+/// The port forces (Φ, (13f)) of a range of batch members: for each admittance port, the
+/// sum of the forces of the impedance ports attached to it, in the schedule's fixed order.
+/// Port `k·P + i` is port i of the k-th member of the range (P ports per member).
+pub struct PortForces<'a> {
+    sched: &'a Schedule,
+    force: &'a [Vector3<f64>],
+    base: usize,
+}
+
+impl<'a> PortForces<'a> {
+    pub(crate) fn new(sched: &'a Schedule, force: &'a [Vector3<f64>], base: usize) -> Self {
+        PortForces { sched, force, base }
+    }
+
+    /// Total force on scalar or point port `port` of the range.
+    #[inline(always)]
+    pub fn point(&self, port: usize) -> Vector3<f64> {
+        self.sched.sum_point(self.force, self.base + port)
+    }
+}
+
+/// Impedances of one kind evaluated together (see the [module](self) documentation).
+pub trait ImpedanceBatch: Send + Sync {
+    /// Append the members of `other` if it is a batch of the same kind (concrete type and
+    /// layout); return false, and change nothing, otherwise.
+    fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool;
+    /// `self` as `Any`, so that [`merge`](Self::merge) can recognise its own kind.
+    fn as_any(&self) -> &dyn Any;
+    /// Forces and state rates of members `members` (13e)/(22). The buffers start at the
+    /// first member of the range: `y` and `dy` hold their states and rates back to back,
+    /// `force[k·P + i]` receives the force of port i of the k-th member of the range (P ports
+    /// per member), whose motion is `ports.point(k·P + i)`. On failure, returns the index
+    /// (within the whole batch) of the failing member.
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate(
+        &self,
+        members: Range<usize>,
+        ports: &PortMotions<'_>,
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), (usize, Fault)>;
+}
+
+/// Admittances of one kind evaluated together (see the [module](self) documentation).
+pub trait AdmittanceBatch: Send + Sync {
+    /// Append the members of `other` if it is a batch of the same kind; false otherwise.
+    fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool;
+    /// `self` as `Any`, for [`merge`](Self::merge).
+    fn as_any(&self) -> &dyn Any;
+    /// Rates ξ (13g) of members `members`. `x` and `dx` hold their states and rates back to
+    /// back; `forces.point(k·P + i)` is the total force on port i of the k-th member of the
+    /// range. On failure, returns the index (within the batch) of the failing member.
+    fn derivative(
+        &self,
+        members: Range<usize>,
+        x: &[f64],
+        forces: &PortForces<'_>,
+        t: f64,
+        tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), (usize, Fault)>;
+    /// [`Admittance::post_step`] of members `members` on their states `x` (back to back).
+    fn post_step(&self, members: Range<usize>, x: &mut [f64]);
+}
+
+/// An impedance whose ports are all scalar or point ports, evaluated on [`PointMotion`]s
+/// and bare force vectors. Implementing it (and calling [`evaluate_via_points`] from
+/// [`Impedance::evaluate`], [`PointImpedanceBatch::start`] from [`Impedance::batch`]) lets
+/// the schedule evaluate all components of the type in typed batches.
+pub trait PointImpedance: Impedance + Clone + 'static {
+    /// [`Impedance::evaluate`] with the frame fields left out: `force[i]` is the force on
+    /// whatever is attached at port i.
+    fn evaluate_points(
+        &self,
+        motion: &[PointMotion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), Fault>;
+}
+
+/// [`Impedance::evaluate`] of a [`PointImpedance`] through its `evaluate_points`, so the
+/// per-component path and the batches run the same code.
+#[inline]
+pub fn evaluate_via_points<T: PointImpedance>(
+    c: &T,
+    motion: &[Motion],
+    y: &[f64],
+    t: f64,
+    tau: f64,
+    force: &mut [Force],
+    dy: &mut [f64],
+) -> Result<(), Fault> {
+    let n = motion.len().min(MAX_IMPEDANCE_PORTS);
+    let mut m = [PointMotion::default(); MAX_IMPEDANCE_PORTS];
+    let mut f = [Vector3::zeros(); MAX_IMPEDANCE_PORTS];
+    for (a, b) in m.iter_mut().zip(motion) {
+        *a = PointMotion::of(b);
+    }
+    let r = c.evaluate_points(&m[..n], y, t, tau, &mut f[..n], dy);
+    for (a, b) in force.iter_mut().zip(&f[..n]) {
+        *a = Force::point(*b);
+    }
+    r
+}
+
+/// The batch of a [`PointImpedance`] type: its members' parameters in one vector, each
+/// member with the same number of ports and states.
+pub struct PointImpedanceBatch<T> {
+    members: Vec<T>,
+    ports: usize,
+    states: usize,
+}
+
+impl<T: PointImpedance> PointImpedanceBatch<T> {
+    /// A batch holding `first`, or `None` if one of its ports is a frame port.
+    pub fn start(first: &T) -> Option<Box<dyn ImpedanceBatch>> {
+        let l = first.layout();
+        if l.ports.iter().any(|p| p.domain == Domain::Frame) || l.ports.len() > MAX_IMPEDANCE_PORTS {
+            return None;
+        }
+        Some(Box::new(PointImpedanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states }))
+    }
+}
+
+impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
+    fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool {
+        match other.as_any().downcast_ref::<Self>() {
+            Some(o) if o.ports == self.ports && o.states == self.states => {
+                self.members.extend_from_slice(&o.members);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn evaluate(
+        &self,
+        members: Range<usize>,
+        ports: &PortMotions<'_>,
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        // The port count as a constant, so that the motions stay in registers.
+        match self.ports {
+            1 => self.run::<1>(members, ports, y, t, tau, force, dy),
+            2 => self.run::<2>(members, ports, y, t, tau, force, dy),
+            3 => self.run::<3>(members, ports, y, t, tau, force, dy),
+            _ => self.run::<MAX_IMPEDANCE_PORTS>(members, ports, y, t, tau, force, dy),
+        }
+    }
+}
+
+impl<T: PointImpedance> PointImpedanceBatch<T> {
+    /// The batch loop for members with `P` ports.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn run<const P: usize>(
+        &self,
+        members: Range<usize>,
+        ports: &PortMotions<'_>,
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        debug_assert_eq!(P, self.ports);
+        let ny = self.states;
+        for (k, (c, f)) in self.members[members.clone()].iter().zip(force.chunks_exact_mut(P)).enumerate() {
+            let mut m = [PointMotion::default(); P];
+            for (i, mi) in m.iter_mut().enumerate() {
+                *mi = ports.point(k * P + i);
+            }
+            let ys = k * ny..(k + 1) * ny;
+            c.evaluate_points(&m, &y[ys.clone()], t, tau, f, &mut dy[ys]).map_err(|e| (members.start + k, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// An admittance whose ports are all scalar or point ports (at most
+/// [`MAX_POINT_ADMITTANCE_PORTS`]), driven by bare force vectors. The admittance
+/// counterpart of [`PointImpedance`].
+pub trait PointAdmittance: Admittance + Clone + 'static {
+    /// [`Admittance::derivative`] with `force[i]` the total force on port i.
+    fn derivative_points(
+        &self,
+        x: &[f64],
+        force: &[Vector3<f64>],
+        t: f64,
+        tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), Fault>;
+}
+
+/// [`Admittance::derivative`] of a [`PointAdmittance`] through its `derivative_points`.
+#[inline]
+pub fn derivative_via_points<T: PointAdmittance>(
+    c: &T,
+    x: &[f64],
+    force: &[Force],
+    t: f64,
+    tau: f64,
+    dx: &mut [f64],
+) -> Result<(), Fault> {
+    if force.len() > MAX_POINT_ADMITTANCE_PORTS {
+        return Err(Fault::new(format!("more than {MAX_POINT_ADMITTANCE_PORTS} point ports")));
+    }
+    let mut f = [Vector3::zeros(); MAX_POINT_ADMITTANCE_PORTS];
+    for (a, b) in f.iter_mut().zip(force) {
+        *a = b.f;
+    }
+    c.derivative_points(x, &f[..force.len()], t, tau, dx)
+}
+
+/// The batch of a [`PointAdmittance`] type.
+pub struct PointAdmittanceBatch<T> {
+    members: Vec<T>,
+    ports: usize,
+    states: usize,
+}
+
+impl<T: PointAdmittance> PointAdmittanceBatch<T> {
+    /// A batch holding `first`, or `None` if it has a frame port or too many ports.
+    pub fn start(first: &T) -> Option<Box<dyn AdmittanceBatch>> {
+        let l = first.layout();
+        if l.ports.iter().any(|p| p.domain == Domain::Frame) || l.ports.len() > MAX_POINT_ADMITTANCE_PORTS {
+            return None;
+        }
+        Some(Box::new(PointAdmittanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states }))
+    }
+}
+
+impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
+    fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool {
+        match other.as_any().downcast_ref::<Self>() {
+            Some(o) if o.ports == self.ports && o.states == self.states => {
+                self.members.extend_from_slice(&o.members);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn derivative(
+        &self,
+        members: Range<usize>,
+        x: &[f64],
+        forces: &PortForces<'_>,
+        t: f64,
+        tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        match self.ports {
+            1 => self.run::<1>(members, x, forces, t, tau, dx),
+            2 => self.run::<2>(members, x, forces, t, tau, dx),
+            _ => self.run::<MAX_POINT_ADMITTANCE_PORTS>(members, x, forces, t, tau, dx),
+        }
+    }
+
+    fn post_step(&self, members: Range<usize>, x: &mut [f64]) {
+        let nx = self.states;
+        for (c, xk) in self.members[members].iter().zip(x.chunks_exact_mut(nx.max(1))) {
+            c.post_step(xk);
+        }
+    }
+}
+
+impl<T: PointAdmittance> PointAdmittanceBatch<T> {
+    /// The batch loop for members with `P` ports (`P` ≥ the port count; the extra forces
+    /// are not read).
+    #[inline]
+    fn run<const P: usize>(
+        &self,
+        members: Range<usize>,
+        x: &[f64],
+        forces: &PortForces<'_>,
+        t: f64,
+        tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        let (np, nx) = (self.ports, self.states);
+        for (k, c) in self.members[members.clone()].iter().enumerate() {
+            let mut f = [Vector3::zeros(); P];
+            for (i, fi) in f[..np].iter_mut().enumerate() {
+                *fi = forces.point(k * np + i);
+            }
+            let xs = k * nx..(k + 1) * nx;
+            c.derivative_points(&x[xs.clone()], &f[..np], t, tau, &mut dx[xs]).map_err(|e| (members.start + k, e))?;
+        }
+        Ok(())
+    }
+}
