@@ -266,11 +266,49 @@ fn gear_model_exchange_admittance_sticks_exactly_in_rk4() {
     let stuck: Vec<usize> = (0..t.len()).filter(|&k| t[k] > 0.36 && t[k] < 1.4).collect();
     assert!(stuck.iter().all(|&k| v[k] == 0.0), "ME gear under RK4 not exactly stuck");
     let dp = max_diff(&col(&rec, "p"), &col(&native, "p"));
-    println!("ME gear, RK4 T = 1e-3, events at step ends: max |p - native Euler| = {dp:.3e} rad");
+    println!("ME gear, RK4 T = 1e-3, events located within the step: max |p - native Euler| = {dp:.3e} rad");
     // The native Euler run's own O(T) error (the angles differ by about |v| T per step of
     // timing difference at the impact), as in tests/fmu_export.rs.
     assert!(dp < 1e-2, "{dp}");
     assert!(*v.last().unwrap() > 0.7, "released after 1.4 s");
+}
+
+/// A gear coasting against a constant load torque stops at an analytic instant: the ME
+/// FMU's stick event is located within the (coarse) step, so the stop position is exact.
+/// γu = 0.2, γv = 1.05, m = M = 1, v0 = 1, fu = 0, fv = 5: sliding forward,
+/// (m + M) v̇ = −fv − Φ(+1, φ, ρ̂) with ρ̂ = −0.425, φ = 3.125, Φ(+1) = φ/(1 − ρ̂);
+/// it stops at t* = v0/|v̇| and holds (non-backdrivable), at q* = v0²/(2|v̇|).
+#[test]
+fn gear_model_exchange_events_are_located_within_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = export(dir.path(), "gear", "2", "me", &[]);
+    let phi = 1.05 * 5.0 - 0.425 * 5.0;
+    let acc = (5.0 + phi / 1.425) / 2.0;
+    let (t_stop, q_stop) = (1.0 / acc, 1.0 / (2.0 * acc));
+    for step in [0.01, 0.05] {
+        let s = json!({
+            "name": "gear_me_coast",
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.6},
+            "output": {"interval": step, "signals": {"q": "gear.q", "v": "gear.v"}},
+            "components": {
+                "gear": {"type": "fmu", "path": fmu, "interface": "me", "role": "admittance",
+                         "ports": {"input": {"force": "fu"},
+                                   "output": {"force": "fv", "force_sign": -1, "position": "q", "velocity": "v"}},
+                         "parameters": {"gamma_u": 0.2, "gamma_v": 1.05, "v": 1.0}},
+                "motor": {"type": "force_source", "force": 0.0},
+                "load": {"type": "force_source", "force": -5.0}
+            },
+            "connections": [{"from": "motor.body", "to": "gear.input"}, {"from": "load.body", "to": "gear.output"}]
+        });
+        let rec = run(dir.path(), "coast.json", &s);
+        let (t, q, v) = (&rec.time, col(&rec, "q"), col(&rec, "v"));
+        let after: Vec<usize> = (0..t.len()).filter(|&k| t[k] > t_stop).collect();
+        assert!(after.iter().all(|&k| v[k] == 0.0), "T = {step}: not exactly stuck after t* = {t_stop}");
+        let dq = after.iter().map(|&k| (q[k] - q_stop).abs()).fold(0.0, f64::max);
+        println!("T = {step}: stop at t* = {t_stop:.6} s (analytic), stuck position error {dq:.2e} m");
+        // Located to 1e-10 s on the exact (quadratic) trajectory: q* to 1e-9.
+        assert!(dq < 1e-9, "T = {step}: stuck at {} instead of {q_stop}", q[after[0]]);
+    }
 }
 
 /// Run `stiction check` on a Fig. 9 system whose gear is `fmu` (with extra parameters) and

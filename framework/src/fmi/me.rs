@@ -13,6 +13,10 @@ use std::sync::{Mutex, MutexGuard};
 /// Event iterations (fmi2NewDiscreteStates calls) allowed at one event.
 const MAX_EVENT_ITERATIONS: usize = 100;
 
+/// A state event is located within its step to this absolute time tolerance (s), by
+/// bisection on the event indicators along the step's cubic Hermite state trajectory.
+pub const EVENT_TOLERANCE: f64 = 1e-10;
+
 struct Runtime {
     fmu: Instance,
     clock: Option<Clock>,
@@ -22,6 +26,12 @@ struct Runtime {
     /// Event indicators at the last accepted point.
     z: Vec<f64>,
     z_new: Vec<f64>,
+    /// States and derivatives at the last accepted point (the start of the next step), for
+    /// locating a state event within the step.
+    x_prev: Vec<f64>,
+    dx_prev: Vec<f64>,
+    /// Times of the state events located so far (for signals and tests).
+    events: Vec<f64>,
     /// The next time event requested by the FMU.
     next_time_event: Option<f64>,
     /// An error of `post_step` (which cannot return one), reported by the next evaluation.
@@ -83,6 +93,10 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
     }
     let mut z = vec![0.0; md.event_indicators];
     fmu.get_event_indicators(&mut z)?;
+    let mut dx0 = vec![0.0; x0.len()];
+    if !dx0.is_empty() {
+        fmu.get_derivatives(&mut dx0)?;
+    }
     let (mut in_vrs, mut out_vrs) = (Vec::new(), Vec::new());
     for p in &ports {
         match role {
@@ -100,6 +114,9 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         done: 0,
         z_new: z.clone(),
         z,
+        x_prev: x0.clone(),
+        dx_prev: dx0,
+        events: Vec::new(),
         next_time_event,
         failed: None,
         in_vals: vec![0.0; in_vrs.len()],
@@ -172,12 +189,16 @@ impl ModelEx {
         Ok(())
     }
 
-    /// The end of an accepted step at time `t` with states `x` (the inputs are those of the
-    /// last evaluation): fmi2CompletedIntegratorStep, the event indicators against those of
-    /// the previous step, and at an event the event iteration. Returns whether the states
-    /// changed (they are then re-read into `x`).
-    fn step_end(&self, rt: &mut Runtime, t: f64, x: &mut [f64]) -> Result<bool, FmiError> {
-        let Runtime { fmu, z, z_new, next_time_event, .. } = rt;
+    /// The end of an accepted step [t − h, t] with states `x` (the inputs are those of the
+    /// last evaluation): fmi2CompletedIntegratorStep and the event indicators against those
+    /// of the previous step. At a state event (an indicator changed sign) the event time t*
+    /// is located by bisection to [`EVENT_TOLERANCE`] along the cubic Hermite trajectory
+    /// through (x_prev, dx_prev) and (x, dx) — exact for the polynomial motion of a constant
+    /// force — the event iteration runs at (t*, x(t*)), and the rest of the step, t − t*,
+    /// is completed with one Euler step of the FMU's derivatives in its new mode. Time events
+    /// and step events are handled at t. Returns whether `x` was changed.
+    fn step_end(&self, rt: &mut Runtime, t: f64, h: f64, x: &mut [f64]) -> Result<bool, FmiError> {
+        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, events, .. } = rt;
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
@@ -189,18 +210,63 @@ impl ModelEx {
             );
         }
         fmu.get_event_indicators(z_new)?;
-        let crossed = z.iter().zip(z_new.iter()).any(|(a, b)| (*a > 0.0) != (*b > 0.0));
+        let crosses = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(a, b)| (*a > 0.0) != (*b > 0.0));
+        let crossed = crosses(z, z_new);
         let timed = next_time_event.is_some_and(|te| t >= te);
         let mut changed = false;
-        if crossed || enter || timed {
+        if crossed && !x.is_empty() && h > 0.0 {
+            let n = x.len();
+            let mut dx = vec![0.0; n];
+            fmu.get_derivatives(&mut dx)?;
+            let hermite = |s: f64, out: &mut [f64]| {
+                let (s2, s3) = (s * s, s * s * s);
+                let (h00, h10, h01, h11) = (2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, 3.0 * s2 - 2.0 * s3, s3 - s2);
+                for i in 0..n {
+                    out[i] = h00 * x_prev[i] + h10 * h * dx_prev[i] + h01 * x[i] + h11 * h * dx[i];
+                }
+            };
+            let (mut lo, mut hi) = (0.0f64, 1.0f64);
+            let (mut xs, mut zs) = (vec![0.0; n], vec![0.0; z.len()]);
+            while (hi - lo) * h > EVENT_TOLERANCE {
+                let mid = 0.5 * (lo + hi);
+                hermite(mid, &mut xs);
+                fmu.set_time(t - h + mid * h)?;
+                fmu.set_states(&xs)?;
+                fmu.get_event_indicators(&mut zs)?;
+                if crosses(z, &zs) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let t_event = t - h + hi * h;
+            hermite(hi, &mut xs);
+            fmu.set_time(t_event)?;
+            fmu.set_states(&xs)?;
+            events.push(t_event);
+            fmu.enter_event_mode()?;
+            event_iteration(fmu, next_time_event)?;
+            fmu.get_states(&mut xs)?;
+            fmu.get_derivatives(&mut dx)?;
+            for i in 0..n {
+                x[i] = xs[i] + (t - t_event) * dx[i];
+            }
+            fmu.set_time(t)?;
+            fmu.set_states(x)?;
+            changed = true;
+        } else if crossed || enter || timed {
             fmu.enter_event_mode()?;
             changed = event_iteration(fmu, next_time_event)?;
             if changed && !x.is_empty() {
                 fmu.get_states(x)?;
             }
-            fmu.get_event_indicators(z_new)?;
         }
+        fmu.get_event_indicators(z_new)?;
         z.copy_from_slice(z_new);
+        x_prev.copy_from_slice(x);
+        if !x.is_empty() {
+            fmu.get_derivatives(dx_prev)?;
+        }
         Ok(changed)
     }
 
@@ -218,7 +284,7 @@ impl ModelEx {
 
     fn diagnose(&self) -> Vec<Diagnostic> {
         vec![Diagnostic::Info(format!(
-            "{} (FMI 2.0 Model Exchange) as an {} with {} continuous state(s); events are handled at step ends, not located within a step",
+            "{} (FMI 2.0 Model Exchange) as an {} with {} continuous state(s); state events of an admittance are located within the step to {EVENT_TOLERANCE:e} s (an impedance's at step ends)",
             self.label,
             match self.role {
                 Role::Admittance => "admittance",
@@ -256,7 +322,7 @@ impl Admittance for MeAdmittance {
         rt.done += 1;
         let Some(clock) = rt.clock else { return };
         let t = rt.done as f64 * clock.step;
-        if let Err(e) = self.0.step_end(&mut rt, t, x) {
+        if let Err(e) = self.0.step_end(&mut rt, t, clock.step, x) {
             rt.failed = Some(e);
         }
     }
@@ -301,7 +367,8 @@ impl Impedance for MeImpedance {
             if k > rt.done {
                 rt.done = k;
                 let mut ys = y.to_vec();
-                if self.0.step_end(&mut rt, t, &mut ys).map_err(fault)? {
+                // An impedance cannot write its states back: events are handled at t.
+                if self.0.step_end(&mut rt, t, 0.0, &mut ys).map_err(fault)? {
                     return Err(Fault::new(format!(
                         "{}: an event at t = {t} changed the FMU's continuous states, which an impedance cannot \
                          write back into the network state; wire this FMU as an admittance",
