@@ -11,6 +11,7 @@ use stiction_framework::system::{diagnostics, Kind, System};
 use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
 mod fmu;
+mod fmu_master;
 mod plot;
 
 #[derive(Parser)]
@@ -102,6 +103,9 @@ fn run(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<(), Failure> {
+    if fmu_master::detect(path) {
+        return fmu_master::run(path, output, plot, threads, quiet);
+    }
     let system = load(path)?;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
@@ -196,6 +200,9 @@ impl Failure {
 }
 
 fn check(path: &Path) -> Result<(), Failure> {
+    if fmu_master::detect(path) {
+        return fmu_master::check(path);
+    }
     let system = load(path)?;
     let file = path.display().to_string();
     let comps = system.components.clone();
@@ -276,6 +283,9 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 }
 
 fn graph(path: &Path) -> Result<(), Failure> {
+    if fmu_master::detect(path) {
+        return fmu_master::graph(path);
+    }
     let system = load(path)?;
     print!("{}", system.network.to_dot(&system.name));
     Ok(())

@@ -184,6 +184,18 @@ struct Fmi3Cs {
     do_step: Fmi3DoStep,
 }
 
+/// fmi2GetFMUstate / fmi2FreeFMUstate, fmi3GetFMUState / fmi3FreeFMUState.
+type GetState = unsafe extern "C" fn(Handle, *mut *mut c_void) -> Status;
+/// fmi2SetFMUstate / fmi3SetFMUState.
+type SetState = unsafe extern "C" fn(Handle, *mut c_void) -> Status;
+
+/// The optional FMU-state functions (rollback of a Co-Simulation step).
+struct StateFns {
+    get_state: GetState,
+    set_state: SetState,
+    free_state: GetState,
+}
+
 enum Api {
     Fmi2 { common: Fmi2Common, cs: Option<Fmi2Cs>, me: Option<Fmi2Me> },
     Fmi3(Fmi3Cs),
@@ -314,6 +326,10 @@ pub struct Instance {
     pub interface: Interface,
     log: Box<LogSink>,
     _callbacks: Option<Box<Fmi2Callbacks>>,
+    /// The FMU-state functions, if the binary exports them.
+    state_fns: Option<StateFns>,
+    /// The one saved FMU state ([`Instance::save_state`]), NULL if none; freed on drop.
+    saved: Handle,
     _lib: libloading::Library,
     pub archive: Archive,
 }
@@ -425,6 +441,28 @@ impl Instance {
                 ))
             }
         };
+        // Optional: GetFMUstate / SetFMUstate / FreeFMUstate (absent ones are not an error).
+        let mut optional: Vec<&str> = Vec::new();
+        let state_fns = match version {
+            FmiVersion::V2 => table!(
+                lib,
+                optional,
+                StateFns {
+                    get_state: GetState = "fmi2GetFMUstate",
+                    set_state: SetState = "fmi2SetFMUstate",
+                    free_state: GetState = "fmi2FreeFMUstate",
+                }
+            ),
+            FmiVersion::V3 => table!(
+                lib,
+                optional,
+                StateFns {
+                    get_state: GetState = "fmi3GetFMUState",
+                    set_state: SetState = "fmi3SetFMUState",
+                    free_state: GetState = "fmi3FreeFMUState",
+                }
+            ),
+        };
         let log = Box::new(LogSink { messages: Mutex::new(VecDeque::new()) });
         let env = &*log as *const LogSink as *mut c_void;
         let cname = CString::new(name.replace('\0', "")).unwrap_or_default();
@@ -492,6 +530,8 @@ impl Instance {
             interface,
             log,
             _callbacks: callbacks,
+            state_fns,
+            saved: std::ptr::null_mut(),
             _lib: lib,
             archive,
         })
@@ -808,6 +848,50 @@ impl Instance {
         self.check("fmi2CompletedIntegratorStep", s)?;
         Ok((enter != 0, terminate != 0))
     }
+
+    /// The FMI names of GetFMUstate, SetFMUstate, FreeFMUstate for this version.
+    fn state_names(&self) -> [&'static str; 3] {
+        match self.version {
+            FmiVersion::V2 => ["fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate"],
+            FmiVersion::V3 => ["fmi3GetFMUState", "fmi3SetFMUState", "fmi3FreeFMUState"],
+        }
+    }
+
+    /// True if the binary exports GetFMUstate, SetFMUstate and FreeFMUstate (whether the
+    /// description declares canGetAndSetFMUstate is the caller's check).
+    pub fn can_save_state(&self) -> bool {
+        self.state_fns.is_some()
+    }
+
+    /// GetFMUstate into the instance's one saved-state slot (the FMU reuses the previous
+    /// state's memory when there is one). The state is freed when the instance is dropped.
+    pub fn save_state(&mut self) -> Result<(), FmiError> {
+        let name = self.state_names()[0];
+        let Some(f) = self.state_fns.as_ref().map(|s| s.get_state) else {
+            return Err(self.error(name, "is not exported by the binary (no FMU state rollback)"));
+        };
+        let mut saved = self.saved;
+        // SAFETY: a live instance handle; `saved` is NULL or a state this instance returned
+        // earlier (which the FMU overwrites in place), and the out-pointer is a valid local.
+        let s = unsafe { f(self.raw, &mut saved) };
+        self.saved = saved;
+        self.check(name, s)
+    }
+
+    /// SetFMUstate from the saved-state slot: the instance returns to the point of the last
+    /// [`Instance::save_state`].
+    pub fn restore_state(&mut self) -> Result<(), FmiError> {
+        let name = self.state_names()[1];
+        let Some(f) = self.state_fns.as_ref().map(|s| s.set_state) else {
+            return Err(self.error(name, "is not exported by the binary (no FMU state rollback)"));
+        };
+        if self.saved.is_null() {
+            return Err(self.error(name, "no FMU state was saved"));
+        }
+        // SAFETY: a live instance handle and a non-NULL state returned by this instance.
+        let s = unsafe { f(self.raw, self.saved) };
+        self.check(name, s)
+    }
 }
 
 impl Drop for Instance {
@@ -816,6 +900,13 @@ impl Drop for Instance {
             Api::Fmi2 { common, .. } => (common.terminate, common.free_instance),
             Api::Fmi3(f) => (f.terminate, f.free_instance),
         };
+        if let (Some(fns), false) = (&self.state_fns, self.saved.is_null() || self.phase == Phase::Fatal) {
+            let mut saved = self.saved;
+            // SAFETY: a live instance handle and a state it returned, freed once, before
+            // FreeInstance.
+            let _ = unsafe { (fns.free_state)(self.raw, &mut saved) };
+            self.saved = std::ptr::null_mut();
+        }
         if self.phase == Phase::Initialized {
             // SAFETY: a live instance handle; the status does not matter any more.
             let _ = unsafe { terminate(self.raw) };

@@ -38,9 +38,10 @@
 //! calls fmi2CompletedIntegratorStep and compares the event indicators with those of the
 //! previous step; a sign change (or a requested event or a reached time event) enters event
 //! mode, iterates fmi2NewDiscreteStates and re-reads the states into the network state.
-//! Events are handled at the end of the step in which they occur; they are **not located
-//! within the step** (no bisection), so an event time is resolved to one step T. An
-//! admittance handles events after each step (`post_step`); an impedance at the first
+//! An admittance locates a state event within its step (bisection on the indicators along
+//! the step's cubic Hermite trajectory, `me::EVENT_TOLERANCE`), runs the event iteration
+//! there and completes the step in the new mode (`post_step`); an impedance handles its
+//! events at the end of the step in which they occur, at the first
 //! stage of the next step, and an event that changes an impedance's continuous states is
 //! an error (the network owns those states and an impedance cannot write them).
 
@@ -49,6 +50,7 @@ mod binary;
 mod cs;
 pub mod description;
 pub mod mapping;
+pub mod master;
 mod me;
 
 pub use binary::{status_name, EventInfo, Instance};

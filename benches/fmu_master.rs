@@ -1,0 +1,138 @@
+//! Master overhead: K copies of the StictionFrictionMass Co-Simulation FMU (FMI 2.0, constant
+//! input force 10 N > F = 8 N, so every doStep does the full sliding step of model D),
+//! stepped N times (h = substep = 1e-3 s)
+//!
+//! * through the FMU-only master (`FmuSystem`, framework/src/fmi/master.rs): Jacobi on 1
+//!   and 2 threads, Gauss-Seidel on 1 thread;
+//! * through a direct loop of `Instance::do_step` (fmi2DoStep through the binding and its
+//!   status check, nothing else) over K separately loaded instances,
+//!
+//! in the same run, interleaved, best of R repetitions. Reports the time per FMU step, the
+//! master's overhead per FMU step and the ratio master / direct loop.
+//!
+//! `cargo bench --bench fmu_master` (env: `FMU_BENCH_K=10,100`, `FMU_BENCH_STEPS=20000`,
+//! `FMU_BENCH_REPS=3`).
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use stiction::framework::fmi::archive::Archive;
+use stiction::framework::fmi::master::FmuSystem;
+use stiction::framework::fmi::{Instance, Interface, VarType};
+use stiction::framework::Recorder;
+
+const H: f64 = 1e-3;
+
+fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(name)
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+fn export(dir: &Path) -> PathBuf {
+    let out = dir.join("StictionFrictionMass.fmu");
+    let o = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["fmu", "export", "friction-mass", "--fmi", "2", "--param", "force=10", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run stiction");
+    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn system(fmu: &Path, k: usize, steps: usize, algorithm: &str) -> FmuSystem {
+    let mut fmus = serde_json::Map::new();
+    for i in 0..k {
+        fmus.insert(format!("m{i}"), json!({"path": fmu}));
+    }
+    let stop = steps as f64 * H;
+    let v = json!({
+        "master": {"algorithm": algorithm, "step": H, "stop_time": stop},
+        "fmus": fmus,
+        "output": {"interval": stop, "signals": {"q": "m0.q"}}
+    });
+    FmuSystem::from_value(&v, "bench", Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Seconds for the master run; the final q of the first FMU.
+fn master(fmu: &Path, k: usize, steps: usize, algorithm: &str, threads: usize) -> (f64, f64) {
+    let mut sys = system(fmu, k, steps, algorithm);
+    let mut rec = Recorder::default();
+    let t0 = Instant::now();
+    sys.run(threads, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let dt = t0.elapsed().as_secs_f64();
+    (dt, *rec.column("q").unwrap().last().unwrap())
+}
+
+/// Seconds for the direct loop; the final q of the first FMU.
+fn direct(fmu: &Path, k: usize, steps: usize) -> (f64, f64) {
+    let mut insts: Vec<Instance> = (0..k)
+        .map(|i| {
+            let shown = fmu.display().to_string();
+            let a = Archive::open(fmu, &shown).unwrap();
+            let mut inst = Instance::new(a, Interface::CoSimulation, &format!("m{i}")).unwrap();
+            inst.enter_initialization(0.0).unwrap();
+            inst.exit_initialization().unwrap();
+            inst
+        })
+        .collect();
+    let t0 = Instant::now();
+    for s in 0..steps {
+        let t = s as f64 * H;
+        for inst in &mut insts {
+            inst.do_step(t, H).unwrap();
+        }
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    let vr = insts[0].archive.description.variables.iter().find(|v| v.name == "q").unwrap().vr;
+    let q = insts[0].get_value(VarType::Float64, vr).unwrap();
+    (dt, q)
+}
+
+fn main() {
+    let ks = env_list("FMU_BENCH_K", &[10, 100]);
+    let steps = env_list("FMU_BENCH_STEPS", &[20_000])[0];
+    let reps = env_list("FMU_BENCH_REPS", &[3])[0];
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = export(dir.path());
+    println!("StictionFrictionMass FMI 2.0 CS, h = substep = {H} s, {steps} steps, best of {reps}");
+    println!(
+        "| K | direct loop | master Jacobi, 1 thread | overhead | ratio | master Gauss-Seidel | ratio | master Jacobi, 2 threads | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &k in &ks {
+        let n = (k * steps) as f64;
+        let (mut d, mut j1, mut gs, mut j2) = (f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::INFINITY);
+        let mut q = Vec::new();
+        for _ in 0..reps {
+            let r = direct(&fmu, k, steps);
+            d = d.min(r.0);
+            q.push(r.1);
+            let r = master(&fmu, k, steps, "jacobi", 1);
+            j1 = j1.min(r.0);
+            q.push(r.1);
+            let r = master(&fmu, k, steps, "gauss-seidel", 1);
+            gs = gs.min(r.0);
+            q.push(r.1);
+            let r = master(&fmu, k, steps, "jacobi", 2);
+            j2 = j2.min(r.0);
+            q.push(r.1);
+        }
+        assert!(q.iter().all(|&x| x == q[0]), "the runs disagree: {q:?}");
+        let ns = |s: f64| s / n * 1e9;
+        println!(
+            "| {k} | {:.0} ns | {:.0} ns | {:+.0} ns | {:.3} | {:.0} ns | {:.3} | {:.0} ns | {:.3} |",
+            ns(d),
+            ns(j1),
+            ns(j1) - ns(d),
+            j1 / d,
+            ns(gs),
+            gs / d,
+            ns(j2),
+            j2 / d
+        );
+    }
+}

@@ -1,0 +1,1358 @@
+//! FMU-only co-simulation systems: several Co-Simulation FMUs (FMI 2.0 or 3.0) connected
+//! output to input by variable name and stepped by a master algorithm, as OMSimulator and
+//! FMPy do.
+//!
+//! ```json
+//! { "name": "gear_and_contact",
+//!   "master": { "algorithm": "gauss-seidel", "step": 1e-3, "stop_time": 2, "threads": 2 },
+//!   "fmus": { "contact": { "path": "StictionFriction.fmu", "parameters": { "F": 5 } },
+//!             "gear":    { "path": "StictionGear.fmu", "parameters": { "fu": 3, "v": 2 } } },
+//!   "connections": [ { "from": "gear.v", "to": "contact.v" },
+//!                    { "from": "contact.f", "to": "gear.fv", "gain": 1 } ],
+//!   "output": { "interval": 1e-3, "signals": { "q": "gear.q", "f": "contact.f" } } }
+//! ```
+//!
+//! **Communication.** The FMUs are stepped from the communication points t_k = k h with
+//! doStep(t_k, h); each connection sets its input to gain × the source output.
+//! * Jacobi: every input takes its source's output at t_k; all FMUs then step concurrently
+//!   (rayon; the result does not depend on the number of threads).
+//! * Gauss-Seidel: the FMUs step one after the other in a topological order of the
+//!   connection graph, each taking its inputs from the outputs as they are when its turn
+//!   comes: at t_{k+1} from the FMUs already stepped, at t_k from the others. A feedback cycle
+//!   has no topological order; the cycle is cut greedily (see [`gauss_seidel_order`]), and the
+//!   connections it cuts carry the previous communication point's value.
+//!
+//! **Algebraic loops.** An output *feeds through* when ModelStructure declares that it
+//! depends on an input (FMI 2.0 `<Outputs><Unknown dependencies=...>`, FMI 3.0
+//! `<Output dependencies=...>`). A cycle of connections and feedthrough dependencies is an
+//! algebraic loop. Only declared dependencies count for loops: an output without a
+//! `dependencies` attribute may, by the standard, depend on every input, but a Co-Simulation
+//! output that is the value of the last step (as in stiction's own FMUs) does not, and
+//! treating every feedback connection as a loop would refuse ordinary systems. (The missing
+//! information is treated conservatively only when ordering Gauss-Seidel.) A loop is solved
+//! by fixed-point iteration with rollback when every FMU in it declares
+//! canGetAndSetFMUstate="true": the FMUs of the loop save their state (GetFMUstate), step with
+//! the current guess of the loop's connection values (initially the values at t_k), and the
+//! outputs at t_{k+1} become the next guess; the step is rolled back (SetFMUstate) and
+//! repeated until the inputs used equal gain × the outputs produced within the tolerance
+//! (`master.loop.tolerance`, relative to max(1, |value|); `master.loop.max_iterations`).
+//! The converged step couples the loop implicitly: its inputs over [t_k, t_{k+1}] are the
+//! loop's values at t_{k+1}. Otherwise the loop is an error naming its FMUs and variables.
+
+use super::archive::Archive;
+use super::description::{FmiVersion, Interface, ModelDescription, VarType};
+use super::{interfaces, json_number, FmiError, Instance};
+use crate::error::{Error, Result};
+use crate::solver::{OutputSink, RunSummary};
+use petgraph::graph::{DiGraph, NodeIndex};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// How the master orders the FMUs' steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// All FMUs step concurrently with the inputs of the previous communication point.
+    Jacobi,
+    /// The FMUs step in a topological order, each with the outputs of those already stepped.
+    GaussSeidel,
+}
+
+impl Algorithm {
+    pub fn label(self) -> &'static str {
+        match self {
+            Algorithm::Jacobi => "jacobi",
+            Algorithm::GaussSeidel => "gauss-seidel",
+        }
+    }
+}
+
+/// True if `text` is JSON with a top-level `"fmus"` object: an FMU-only system.
+pub fn is_fmu_system(text: &str) -> bool {
+    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("fmus").is_some())
+}
+
+/// What ModelStructure declares about one output's dependencies.
+#[derive(Clone, Debug, PartialEq)]
+enum Deps {
+    /// No `dependencies` attribute.
+    Unknown,
+    /// The variables (indices into `ModelDescription::variables`) it depends on.
+    On(Vec<usize>),
+}
+
+/// The parts of modelDescription.xml the master needs beyond [`ModelDescription`]:
+/// canGetAndSetFMUstate of the Co-Simulation interface and the outputs' dependencies.
+#[derive(Clone, Debug, Default)]
+struct Structure {
+    can_get_and_set_state: bool,
+    deps: HashMap<usize, Deps>,
+}
+
+fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<Structure, String> {
+    let doc = roxmltree::Document::parse(text).map_err(|e| format!("XML error: {e}"))?;
+    let root = doc.root_element();
+    let attr = match md.version {
+        FmiVersion::V2 => "canGetAndSetFMUstate",
+        FmiVersion::V3 => "canGetAndSetFMUState",
+    };
+    let can_get_and_set_state = root
+        .children()
+        .find(|n| n.has_tag_name("CoSimulation"))
+        .and_then(|n| n.attribute(attr))
+        .is_some_and(|v| v.trim() == "true");
+    let mut deps = HashMap::new();
+    // FMI 2.0 names variables by their 1-based position in ModelVariables (ModelDescription
+    // keeps every ScalarVariable in that order), FMI 3.0 by value reference.
+    let by_index = |s: &str| s.parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
+    let by_vr = |s: &str| {
+        s.parse::<u32>().ok().and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other))
+    };
+    let resolve: &dyn Fn(&str) -> Option<usize> = match md.version {
+        FmiVersion::V2 => &by_index,
+        FmiVersion::V3 => &by_vr,
+    };
+    if let Some(st) = root.children().find(|n| n.has_tag_name("ModelStructure")) {
+        let entries: Vec<(roxmltree::Node, &str)> = match md.version {
+            FmiVersion::V2 => st
+                .children()
+                .filter(|n| n.has_tag_name("Outputs"))
+                .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
+                .map(|u| (u, "index"))
+                .collect(),
+            FmiVersion::V3 => {
+                st.children().filter(|n| n.has_tag_name("Output")).map(|u| (u, "valueReference")).collect()
+            }
+        };
+        for (node, key) in entries {
+            let Some(out) = node.attribute(key).and_then(|s| resolve(s.trim())) else { continue };
+            let d = match node.attribute("dependencies") {
+                None => Deps::Unknown,
+                Some(list) => {
+                    let mut on = Vec::new();
+                    for tok in list.split_whitespace() {
+                        match resolve(tok) {
+                            Some(i) => on.push(i),
+                            None => {
+                                return Err(format!(
+                                    "ModelStructure: the dependencies of output '{}' name an unknown variable ({tok})",
+                                    md.variables[out].name
+                                ))
+                            }
+                        }
+                    }
+                    Deps::On(on)
+                }
+            };
+            deps.insert(out, d);
+        }
+    }
+    Ok(Structure { can_get_and_set_state, deps })
+}
+
+/// One FMU of the system.
+struct Unit {
+    name: String,
+    fmu: Instance,
+    structure: Structure,
+    /// Priority in ordering (position in `master.order`, else in `fmus`).
+    priority: usize,
+    /// Connected inputs: variable indices, value references, values to set before doStep.
+    in_vars: Vec<usize>,
+    in_vrs: Vec<u32>,
+    in_vals: Vec<f64>,
+    /// Connected outputs: variable indices, value references, values after the last doStep.
+    out_vars: Vec<usize>,
+    out_vrs: Vec<u32>,
+    out_vals: Vec<f64>,
+    /// Member of an algebraic loop (stepped by the loop iteration).
+    in_loop: bool,
+    /// The error of the last step, if it failed.
+    failed: Option<FmiError>,
+}
+
+impl Unit {
+    /// Set the connected inputs, doStep(t, h), read the connected outputs. On failure the
+    /// error is kept in `failed`.
+    fn step(&mut self, t: f64, h: f64) {
+        let r = (|| {
+            if !self.in_vrs.is_empty() {
+                self.fmu.set_f64(&self.in_vrs, &self.in_vals)?;
+            }
+            self.fmu.do_step(t, h)?;
+            if !self.out_vrs.is_empty() {
+                self.fmu.get_f64(&self.out_vrs, &mut self.out_vals)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            self.failed = Some(e);
+        }
+    }
+
+    fn var(&self, i: usize) -> &str {
+        &self.fmu.archive.description.variables[i].name
+    }
+
+    /// True unless ModelStructure declares that output `var` depends on none of `inputs`.
+    fn may_feed_through(&self, var: usize, inputs: &[usize]) -> bool {
+        match self.structure.deps.get(&var) {
+            None | Some(Deps::Unknown) => true,
+            Some(Deps::On(on)) => on.iter().any(|d| inputs.contains(d)),
+        }
+    }
+
+    /// True if ModelStructure declares that output `var` depends on input `input`.
+    fn declares_feedthrough(&self, var: usize, input: usize) -> bool {
+        matches!(self.structure.deps.get(&var), Some(Deps::On(on)) if on.contains(&input))
+    }
+}
+
+/// A connection: output slot `from.1` of unit `from.0` to input slot `to.1` of unit `to.0`.
+#[derive(Clone, Debug)]
+struct Conn {
+    from: (usize, usize),
+    to: (usize, usize),
+    gain: f64,
+    /// "gear.v -> contact.v" (with the gain if not 1).
+    text: String,
+}
+
+/// An algebraic loop: its FMUs in stepping order and the connections between them.
+#[derive(Clone, Debug)]
+struct Loop {
+    members: Vec<usize>,
+    conns: Vec<usize>,
+    /// "gear.q -> load.x, load.f -> gear.fv; load.f depends on load.x", for messages.
+    text: String,
+}
+
+/// One entry of the stepping order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Unit(usize),
+    Loop(usize),
+}
+
+/// Where an output column comes from.
+#[derive(Clone, Debug)]
+enum Column {
+    /// Read from the FMU at the row's time (grouped per FMU and type, see `groups`).
+    Read,
+    /// A connected input: gain × its source output at the row's time.
+    Conn { from: (usize, usize), gain: f64 },
+}
+
+/// A loaded FMU-only system, instantiated and initialized at t = 0, ready to run.
+pub struct FmuSystem {
+    pub name: String,
+    pub algorithm: Algorithm,
+    /// Communication step h (s).
+    pub step: f64,
+    pub stop_time: f64,
+    /// `master.threads`, if given.
+    pub threads: Option<usize>,
+    /// Output interval (s), a whole number of steps.
+    pub interval: f64,
+    every: u64,
+    units: Vec<Unit>,
+    conns: Vec<Conn>,
+    /// Per unit, the connections into it.
+    incoming: Vec<Vec<usize>>,
+    loops: Vec<Loop>,
+    /// Gauss-Seidel stepping order (Jacobi: loops only, after the parallel step).
+    order: Vec<Stage>,
+    /// Gauss-Seidel: connections whose target steps before their source.
+    cut: Vec<usize>,
+    labels: Vec<String>,
+    columns: Vec<Column>,
+    /// Columns read from FMUs: (unit, type, value references, column positions).
+    groups: Vec<(usize, VarType, Vec<u32>, Vec<usize>)>,
+    tolerance: f64,
+    max_iterations: usize,
+    /// Communication steps taken.
+    k: u64,
+    /// Steps of algebraic loops taken, counting every repetition after a rollback.
+    iterations: u64,
+}
+
+/// JSON helpers: every error names its JSON path.
+fn object<'a>(v: &'a Value, at: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object().ok_or_else(|| Error::invalid(at, format!("expected an object, got {v}")))
+}
+
+fn only_keys(m: &Map<String, Value>, at: &str, known: &[&str]) -> Result<()> {
+    for k in m.keys() {
+        if !known.contains(&k.as_str()) {
+            let p = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            return Err(Error::invalid(p, format!("unknown key (expected one of: {})", known.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+fn join(at: &str, k: &str) -> String {
+    if at.is_empty() {
+        k.to_string()
+    } else {
+        format!("{at}.{k}")
+    }
+}
+
+fn positive(m: &Map<String, Value>, at: &str, key: &str) -> Result<Option<f64>> {
+    match m.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+            _ => Err(Error::invalid(join(at, key), format!("expected a positive number, got {v}"))),
+        },
+    }
+}
+
+fn count(m: &Map<String, Value>, at: &str, key: &str) -> Result<Option<usize>> {
+    match m.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Ok(Some(n as usize)),
+            _ => Err(Error::invalid(join(at, key), format!("expected a whole number >= 1, got {v}"))),
+        },
+    }
+}
+
+/// "fmu.variable" → (unit, variable index), naming `at` in errors; `want` is the causality
+/// the endpoint needs ("output" or "input").
+fn endpoint(units: &[Unit], text: &str, at: &str, want: &str) -> Result<(usize, usize)> {
+    let Some((fmu, var)) = text.split_once('.') else {
+        return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{text}\"")));
+    };
+    let Some(u) = units.iter().position(|u| u.name == fmu) else {
+        let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+        return Err(Error::invalid(at, format!("unknown FMU '{fmu}' (the FMUs: {})", names.join(", "))));
+    };
+    let md = &units[u].fmu.archive.description;
+    let label = &units[u].fmu.label;
+    let Some(i) = md.find(var) else {
+        return Err(Error::invalid(
+            at,
+            format!("{label} ('{fmu}') has no variable '{var}' ({want}s: {})", md.names_with(want)),
+        ));
+    };
+    let v = &md.variables[i];
+    if v.causality != want {
+        let role = if want == "output" { "the source of a connection" } else { "the target of a connection" };
+        return Err(Error::invalid(
+            at,
+            format!(
+                "'{text}' has causality \"{}\"; {role} must be an {want} ({want}s of '{fmu}': {})",
+                v.causality,
+                md.names_with(want)
+            ),
+        ));
+    }
+    if v.ty != VarType::Float64 {
+        return Err(Error::invalid(
+            at,
+            format!("'{text}' is a {} variable; connections join Real/Float64 variables", v.type_name),
+        ));
+    }
+    Ok((u, i))
+}
+
+impl FmuSystem {
+    /// Load an FMU-only system file: unpack, instantiate and initialize every FMU, check
+    /// the connections and the output signals, find the algebraic loops and the order.
+    /// Errors name the file and the JSON path.
+    pub fn load(path: &Path) -> Result<FmuSystem> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| ".".into());
+        let default_name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Self::from_str(&text, &default_name, &base).map_err(|e| e.in_file(shown))
+    }
+
+    /// Read a system from JSON text; FMU paths are relative to `base`.
+    pub fn from_str(text: &str, default_name: &str, base: &Path) -> Result<FmuSystem> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::invalid("(top level)", e.to_string()))?;
+        Self::from_value(&v, default_name, base)
+    }
+
+    /// Build a system from a parsed JSON value.
+    pub fn from_value(v: &Value, default_name: &str, base: &Path) -> Result<FmuSystem> {
+        let top = object(v, "(top level)")?;
+        only_keys(top, "", &["name", "description", "master", "fmus", "connections", "output"])?;
+        let name = match top.get("name") {
+            None => default_name.to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(x) => return Err(Error::invalid("name", format!("expected a string, got {x}"))),
+        };
+        // master
+        let master = object(
+            top.get("master").ok_or_else(|| Error::invalid("master", "missing (algorithm, step, stop_time)"))?,
+            "master",
+        )?;
+        only_keys(master, "master", &["algorithm", "step", "stop_time", "threads", "order", "loop"])?;
+        let algorithm = match master.get("algorithm").map(|a| a.as_str()) {
+            None | Some(Some("jacobi")) => Algorithm::Jacobi,
+            Some(Some("gauss-seidel")) => Algorithm::GaussSeidel,
+            Some(_) => {
+                return Err(Error::invalid("master.algorithm", "expected \"jacobi\" or \"gauss-seidel\""));
+            }
+        };
+        let step = positive(master, "master", "step")?
+            .ok_or_else(|| Error::invalid("master.step", "missing: the communication step h (s)"))?;
+        let stop_time = positive(master, "master", "stop_time")?
+            .ok_or_else(|| Error::invalid("master.stop_time", "missing: the stop time (s)"))?;
+        let threads = count(master, "master", "threads")?;
+        let (mut tolerance, mut max_iterations) = (1e-10, 100);
+        if let Some(l) = master.get("loop") {
+            let l = object(l, "master.loop")?;
+            only_keys(l, "master.loop", &["tolerance", "max_iterations"])?;
+            tolerance = positive(l, "master.loop", "tolerance")?.unwrap_or(tolerance);
+            max_iterations = count(l, "master.loop", "max_iterations")?.unwrap_or(max_iterations);
+        }
+        // fmus
+        let fmus = object(top.get("fmus").ok_or_else(|| Error::invalid("fmus", "missing"))?, "fmus")?;
+        if fmus.is_empty() {
+            return Err(Error::invalid("fmus", "no FMUs"));
+        }
+        let mut units = Vec::with_capacity(fmus.len());
+        for (i, (name, spec)) in fmus.iter().enumerate() {
+            units.push(load_unit(name, spec, base, i)?);
+        }
+        // master.order (after the FMUs are known)
+        if let Some(o) = master.get("order") {
+            let list = o
+                .as_array()
+                .ok_or_else(|| Error::invalid("master.order", format!("expected a list of FMU names, got {o}")))?;
+            for (p, n) in list.iter().enumerate() {
+                let at = format!("master.order[{p}]");
+                let n = n.as_str().ok_or_else(|| Error::invalid(&at, format!("expected an FMU name, got {n}")))?;
+                let Some(u) = units.iter().position(|u| u.name == n) else {
+                    let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+                    return Err(Error::invalid(at, format!("unknown FMU '{n}' (the FMUs: {})", names.join(", "))));
+                };
+                if list[..p].iter().any(|m| m.as_str() == Some(n)) {
+                    return Err(Error::invalid(at, format!("'{n}' is listed twice")));
+                }
+                units[u].priority = p;
+            }
+            // Unlisted FMUs follow the listed ones, in the order of "fmus".
+            for (i, u) in units.iter_mut().enumerate() {
+                if !list.iter().any(|m| m.as_str() == Some(&u.name)) {
+                    u.priority = list.len() + i;
+                }
+            }
+        }
+        // connections
+        let mut conns: Vec<Conn> = Vec::new();
+        let mut fed: HashMap<(usize, usize), usize> = HashMap::new();
+        let list = match top.get("connections") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a.clone(),
+            Some(x) => return Err(Error::invalid("connections", format!("expected a list, got {x}"))),
+        };
+        for (i, c) in list.iter().enumerate() {
+            let at = format!("connections[{i}]");
+            let m = object(c, &at)?;
+            only_keys(m, &at, &["from", "to", "gain"])?;
+            let text = |key: &str| -> Result<&str> {
+                m.get(key)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| Error::invalid(format!("{at}.{key}"), "missing or not a string: \"fmu.variable\""))
+            };
+            let (from_s, to_s) = (text("from")?, text("to")?);
+            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), "output")?;
+            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), "input")?;
+            let gain = match m.get("gain") {
+                None => 1.0,
+                Some(g) => g.as_f64().filter(|g| g.is_finite()).ok_or_else(|| {
+                    Error::invalid(format!("{at}.gain"), format!("expected a finite number, got {g}"))
+                })?,
+            };
+            if let Some(&j) = fed.get(&(tu, tv)) {
+                return Err(Error::invalid(
+                    format!("{at}.to"),
+                    format!("input '{to_s}' is already connected by connections[{j}] (from {}); an input takes one connection", list[j]["from"].as_str().unwrap_or("?")),
+                ));
+            }
+            fed.insert((tu, tv), i);
+            let slot_out = match units[fu].out_vars.iter().position(|&x| x == fv) {
+                Some(s) => s,
+                None => {
+                    let u = &mut units[fu];
+                    let vr = u.fmu.archive.description.variables[fv].vr;
+                    u.out_vars.push(fv);
+                    u.out_vrs.push(vr);
+                    u.out_vals.push(0.0);
+                    u.out_vars.len() - 1
+                }
+            };
+            let u = &mut units[tu];
+            let vr = u.fmu.archive.description.variables[tv].vr;
+            u.in_vars.push(tv);
+            u.in_vrs.push(vr);
+            u.in_vals.push(0.0);
+            let slot_in = u.in_vars.len() - 1;
+            let gain_text = if gain == 1.0 { String::new() } else { format!(" (gain {gain})") };
+            conns.push(Conn {
+                from: (fu, slot_out),
+                to: (tu, slot_in),
+                gain,
+                text: format!("{from_s} -> {to_s}{gain_text}"),
+            });
+        }
+        initialize(&mut units, &conns)?;
+        let mut incoming = vec![Vec::new(); units.len()];
+        for (i, c) in conns.iter().enumerate() {
+            incoming[c.to.0].push(i);
+        }
+        // output
+        let (interval, labels, columns, groups) = output_columns(top.get("output"), &units, &conns, step)?;
+        let every = ((interval / step).round() as u64).max(1);
+        let mut sys = FmuSystem {
+            name,
+            algorithm,
+            step,
+            stop_time,
+            threads,
+            interval: every as f64 * step,
+            every,
+            units,
+            conns,
+            incoming,
+            loops: Vec::new(),
+            order: Vec::new(),
+            cut: Vec::new(),
+            labels,
+            columns,
+            groups,
+            tolerance,
+            max_iterations,
+            k: 0,
+            iterations: 0,
+        };
+        sys.find_loops()?;
+        sys.order();
+        Ok(sys)
+    }
+
+    /// The algebraic loops: strongly connected components of the graph of connected
+    /// variables (output → input along a connection, input → output along a declared
+    /// dependency). FMUs shared by several such components are iterated together.
+    fn find_loops(&mut self) -> Result<()> {
+        let mut g: DiGraph<(usize, usize), ()> = DiGraph::new();
+        let mut node: HashMap<(usize, usize), NodeIndex> = HashMap::new();
+        let mut at = |g: &mut DiGraph<(usize, usize), ()>, key: (usize, usize)| {
+            *node.entry(key).or_insert_with(|| g.add_node(key))
+        };
+        for c in &self.conns {
+            let out = (c.from.0, self.units[c.from.0].out_vars[c.from.1]);
+            let inp = (c.to.0, self.units[c.to.0].in_vars[c.to.1]);
+            let (a, b) = (at(&mut g, out), at(&mut g, inp));
+            g.add_edge(a, b, ());
+        }
+        for (ui, u) in self.units.iter().enumerate() {
+            for &o in &u.out_vars {
+                for &i in &u.in_vars {
+                    if u.declares_feedthrough(o, i) {
+                        let (a, b) = (at(&mut g, (ui, i)), at(&mut g, (ui, o)));
+                        g.add_edge(a, b, ());
+                    }
+                }
+            }
+        }
+        let sccs: Vec<Vec<NodeIndex>> = petgraph::algo::tarjan_scc(&g).into_iter().filter(|s| s.len() > 1).collect();
+        if sccs.is_empty() {
+            return Ok(());
+        }
+        // Merge components that share an FMU (union-find over units).
+        let n = self.units.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        let mut looped = vec![false; n];
+        let mut descriptions: Vec<(BTreeSet<usize>, String)> = Vec::new();
+        for scc in &sccs {
+            let members: BTreeSet<usize> = scc.iter().map(|&ix| g[ix].0).collect();
+            let first = *members.iter().next().unwrap_or(&0);
+            for &m in &members {
+                looped[m] = true;
+                let (a, b) = (root(&mut parent, first), root(&mut parent, m));
+                parent[b] = a;
+            }
+            let inside: BTreeSet<(usize, usize)> = scc.iter().map(|&ix| g[ix]).collect();
+            let conns: Vec<&str> = self
+                .conns
+                .iter()
+                .filter(|c| {
+                    inside.contains(&(c.from.0, self.units[c.from.0].out_vars[c.from.1]))
+                        && inside.contains(&(c.to.0, self.units[c.to.0].in_vars[c.to.1]))
+                })
+                .map(|c| c.text.as_str())
+                .collect();
+            let mut feeds = Vec::new();
+            for &(u, o) in &inside {
+                for &(u2, i) in &inside {
+                    if u == u2 && self.units[u].declares_feedthrough(o, i) {
+                        let unit = &self.units[u];
+                        feeds.push(format!("{0}.{1} depends on {0}.{2}", unit.name, unit.var(o), unit.var(i)));
+                    }
+                }
+            }
+            descriptions.push((members, format!("{}; direct feedthrough: {}", conns.join(", "), feeds.join(", "))));
+        }
+        let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (u, &l) in looped.iter().enumerate() {
+            if l {
+                let r = root(&mut parent, u);
+                match groups.iter_mut().find(|g| g.0 == r) {
+                    Some(g) => g.1.push(u),
+                    None => groups.push((r, vec![u])),
+                }
+            }
+        }
+        for (_, mut members) in groups {
+            members.sort_by_key(|&u| (self.units[u].priority, u));
+            let text: Vec<String> = descriptions
+                .iter()
+                .filter(|(m, _)| m.iter().any(|u| members.contains(u)))
+                .map(|(_, t)| t.clone())
+                .collect();
+            let text = text.join("; ");
+            let names: Vec<String> = members.iter().map(|&u| self.units[u].name.clone()).collect();
+            let refuse: Vec<String> = members
+                .iter()
+                .filter(|&&u| !(self.units[u].structure.can_get_and_set_state && self.units[u].fmu.can_save_state()))
+                .map(|&u| {
+                    let unit = &self.units[u];
+                    if unit.structure.can_get_and_set_state {
+                        format!("'{}' ({}) does not export the FMU-state functions", unit.name, unit.fmu.label)
+                    } else {
+                        format!("'{}' ({}) does not declare canGetAndSetFMUstate=\"true\"", unit.name, unit.fmu.label)
+                    }
+                })
+                .collect();
+            if !refuse.is_empty() {
+                return Err(Error::invalid(
+                    "connections",
+                    format!(
+                        "algebraic loop between the FMUs {}: {text}. It would be solved by fixed-point iteration with \
+                         rollback (GetFMUstate/SetFMUstate), but {}",
+                        names.join(", "),
+                        refuse.join(" and ")
+                    ),
+                ));
+            }
+            let conns: Vec<usize> = (0..self.conns.len())
+                .filter(|&i| members.contains(&self.conns[i].from.0) && members.contains(&self.conns[i].to.0))
+                .collect();
+            for &m in &members {
+                self.units[m].in_loop = true;
+            }
+            self.loops.push(Loop { members, conns, text: format!("{} ({text})", names.join(", ")) });
+        }
+        Ok(())
+    }
+
+    /// The Gauss-Seidel stepping order and the connections it cuts (see [`gauss_seidel_order`]).
+    fn order(&mut self) {
+        // Blocks: every loop, and every FMU outside loops.
+        let mut block_of = vec![usize::MAX; self.units.len()];
+        let mut blocks: Vec<(Stage, usize)> = Vec::new();
+        for (l, lp) in self.loops.iter().enumerate() {
+            let prio = lp.members.iter().map(|&u| self.units[u].priority).min().unwrap_or(0);
+            for &m in &lp.members {
+                block_of[m] = blocks.len();
+            }
+            blocks.push((Stage::Loop(l), prio));
+        }
+        for (u, unit) in self.units.iter().enumerate() {
+            if !unit.in_loop {
+                block_of[u] = blocks.len();
+                blocks.push((Stage::Unit(u), unit.priority));
+            }
+        }
+        // Edges between blocks: strong if the source output may feed through (declared or
+        // not declared), weak if ModelStructure declares it independent of the connected inputs.
+        let mut edges = Vec::new();
+        for c in &self.conns {
+            let (a, b) = (block_of[c.from.0], block_of[c.to.0]);
+            if a != b {
+                let u = &self.units[c.from.0];
+                let strong = u.may_feed_through(u.out_vars[c.from.1], &u.in_vars);
+                edges.push((a, b, strong));
+            }
+        }
+        let prio: Vec<usize> = blocks.iter().map(|b| b.1).collect();
+        let seq = gauss_seidel_order(&prio, &edges);
+        self.order = seq.iter().map(|&b| blocks[b].0).collect();
+        // Position of each unit in the sequence, to find the cut connections.
+        let mut pos = vec![0usize; self.units.len()];
+        let mut p = 0;
+        for s in &self.order {
+            match *s {
+                Stage::Unit(u) => {
+                    pos[u] = p;
+                    p += 1;
+                }
+                Stage::Loop(l) => {
+                    for &m in &self.loops[l].members {
+                        pos[m] = p;
+                        p += 1;
+                    }
+                }
+            }
+        }
+        self.cut = (0..self.conns.len())
+            .filter(|&i| {
+                let c = &self.conns[i];
+                block_of[c.from.0] != block_of[c.to.0] && pos[c.from.0] > pos[c.to.0]
+            })
+            .collect();
+    }
+
+    /// A summary for `stiction check`: the FMUs, the algorithm and order, the cut
+    /// connections and the algebraic loops.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let total = (self.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;
+        out.push(format!(
+            "master: {}, communication step {} s, stop time {} s ({total} steps), {} FMU(s), {} connection(s)",
+            self.algorithm.label(),
+            self.step,
+            self.stop_time,
+            self.units.len(),
+            self.conns.len()
+        ));
+        for u in &self.units {
+            let f = &u.fmu;
+            out.push(format!(
+                "FMU '{}': {} (FMI {} Co-Simulation){}",
+                u.name,
+                f.label,
+                f.version.label(),
+                if u.structure.can_get_and_set_state { ", can get and set its state" } else { "" }
+            ));
+        }
+        match self.algorithm {
+            Algorithm::Jacobi => {
+                out.push("order: all FMUs step concurrently with the inputs of the previous communication point".into())
+            }
+            Algorithm::GaussSeidel => {
+                let names: Vec<String> = self
+                    .order
+                    .iter()
+                    .map(|s| match *s {
+                        Stage::Unit(u) => self.units[u].name.clone(),
+                        Stage::Loop(l) => {
+                            let m: Vec<&str> =
+                                self.loops[l].members.iter().map(|&u| self.units[u].name.as_str()).collect();
+                            format!("[loop {}]", m.join(", "))
+                        }
+                    })
+                    .collect();
+                out.push(format!("order: {}", names.join(", ")));
+                for &c in &self.cut {
+                    out.push(format!(
+                        "feedback: {} carries the value of the previous communication point (its target steps first)",
+                        self.conns[c].text
+                    ));
+                }
+            }
+        }
+        for l in &self.loops {
+            out.push(format!(
+                "algebraic loop {}: fixed-point iteration with rollback (tolerance {}, at most {} iterations)",
+                l.text, self.tolerance, self.max_iterations
+            ));
+        }
+        out.push(format!("output: every {} s: {}", self.interval, self.labels.join(", ")));
+        out
+    }
+
+    /// The FMUs and connections as Graphviz DOT (`stiction graph`); dashed edges are the
+    /// connections Gauss-Seidel cuts, bold ones belong to algebraic loops.
+    pub fn to_dot(&self) -> String {
+        use std::fmt::Write;
+        let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut s = format!("digraph \"{}\" {{\n  rankdir=LR;\n  node [shape=box];\n", q(&self.name));
+        for u in &self.units {
+            let id = u.fmu.archive.description.co_simulation.clone().unwrap_or_default();
+            let _ = writeln!(s, "  \"{}\" [label=\"{}\\n{}\"];", q(&u.name), q(&u.name), q(&id));
+        }
+        for (i, c) in self.conns.iter().enumerate() {
+            let (a, b) = (&self.units[c.from.0], &self.units[c.to.0]);
+            let mut label = format!("{} → {}", a.var(a.out_vars[c.from.1]), b.var(b.in_vars[c.to.1]));
+            if c.gain != 1.0 {
+                label.push_str(&format!(" ×{}", c.gain));
+            }
+            let style = if self.loops.iter().any(|l| l.conns.contains(&i)) {
+                ", style=bold"
+            } else if self.algorithm == Algorithm::GaussSeidel && self.cut.contains(&i) {
+                ", style=dashed"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "  \"{}\" -> \"{}\" [label=\"{}\"{style}];", q(&a.name), q(&b.name), q(&label));
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// Column labels.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// The number of algebraic loops.
+    pub fn loop_count(&self) -> usize {
+        self.loops.len()
+    }
+
+    /// Loop steps taken so far (each fixed-point iteration of each loop counts one; a loop
+    /// that converges at once takes one per communication step).
+    pub fn loop_iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    /// Current time (s).
+    pub fn time(&self) -> f64 {
+        self.k as f64 * self.step
+    }
+
+    /// Run to `stop_time` on `threads` worker threads (Jacobi only; Gauss-Seidel is
+    /// sequential), writing a row at t = 0 and every output interval. On failure the rows
+    /// written so far are flushed and the error names the time and the FMU, with its log.
+    pub fn run(
+        &mut self,
+        threads: usize,
+        sink: &mut dyn OutputSink,
+        progress: &mut (dyn FnMut(f64) + Send),
+    ) -> Result<RunSummary> {
+        let result = if threads > 1 && self.algorithm == Algorithm::Jacobi {
+            match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(pool) => pool.install(|| self.run_inner(true, sink, progress)),
+                Err(e) => Err(Error::invalid("master.threads", format!("cannot start {threads} worker threads: {e}"))),
+            }
+        } else {
+            self.run_inner(false, sink, progress)
+        };
+        let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), error: e });
+        let summary = result?;
+        flushed?;
+        Ok(summary)
+    }
+
+    fn run_inner(
+        &mut self,
+        parallel: bool,
+        sink: &mut dyn OutputSink,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<RunSummary> {
+        let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
+        sink.begin(&self.labels).map_err(io)?;
+        let total = (self.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;
+        let mut values = vec![0.0; self.columns.len()];
+        let mut rows = 0u64;
+        let start = self.k;
+        if start == 0 {
+            self.row(&mut values)?;
+            sink.row(self.time(), &values).map_err(io)?;
+            rows += 1;
+        }
+        let report_every = (total / 200).max(1);
+        while self.k < total {
+            self.step_once(parallel)?;
+            if self.k % self.every == 0 {
+                self.row(&mut values)?;
+                sink.row(self.time(), &values).map_err(io)?;
+                rows += 1;
+            }
+            if self.k % report_every == 0 {
+                progress(self.k as f64 / total as f64);
+            }
+        }
+        progress(1.0);
+        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
+    }
+
+    /// The output values at the current time.
+    fn row(&mut self, values: &mut [f64]) -> Result<()> {
+        for (v, c) in values.iter_mut().zip(&self.columns) {
+            if let Column::Conn { from, gain } = c {
+                *v = gain * self.units[from.0].out_vals[from.1];
+            }
+        }
+        let t = self.time();
+        let mut buf = Vec::new();
+        for (u, ty, vrs, pos) in &self.groups {
+            buf.resize(vrs.len(), 0.0);
+            let unit = &mut self.units[*u];
+            unit.fmu.get_values(*ty, vrs, &mut buf).map_err(|e| fail(t, &unit.name, e))?;
+            for (&p, &x) in pos.iter().zip(&buf) {
+                values[p] = x;
+            }
+        }
+        Ok(())
+    }
+
+    /// Set the inputs of unit `u` from the current outputs.
+    fn gather(&mut self, u: usize) {
+        for &c in &self.incoming[u] {
+            let c = &self.conns[c];
+            let x = c.gain * self.units[c.from.0].out_vals[c.from.1];
+            self.units[u].in_vals[c.to.1] = x;
+        }
+    }
+
+    /// The first failure among `units` (in unit order), as a simulation error at `t`.
+    fn check_failures(&mut self, t: f64) -> Result<()> {
+        for u in &mut self.units {
+            if let Some(e) = u.failed.take() {
+                return Err(fail(t, &u.name, e));
+            }
+        }
+        Ok(())
+    }
+
+    /// One communication step from t_k to t_{k+1}.
+    fn step_once(&mut self, parallel: bool) -> Result<()> {
+        let (t, h) = (self.time(), self.step);
+        match self.algorithm {
+            Algorithm::Jacobi => {
+                for c in &self.conns {
+                    let x = c.gain * self.units[c.from.0].out_vals[c.from.1];
+                    self.units[c.to.0].in_vals[c.to.1] = x;
+                }
+                if parallel {
+                    self.units.par_iter_mut().filter(|u| !u.in_loop).for_each(|u| u.step(t, h));
+                } else {
+                    for u in self.units.iter_mut().filter(|u| !u.in_loop) {
+                        u.step(t, h);
+                    }
+                }
+                self.check_failures(t)?;
+                for l in 0..self.loops.len() {
+                    self.iterate(l, t, h)?;
+                }
+            }
+            Algorithm::GaussSeidel => {
+                for s in 0..self.order.len() {
+                    match self.order[s] {
+                        Stage::Unit(u) => {
+                            self.gather(u);
+                            self.units[u].step(t, h);
+                            if let Some(e) = self.units[u].failed.take() {
+                                return Err(fail(t, &self.units[u].name, e));
+                            }
+                        }
+                        Stage::Loop(l) => {
+                            for m in 0..self.loops[l].members.len() {
+                                self.gather(self.loops[l].members[m]);
+                            }
+                            self.iterate(l, t, h)?;
+                        }
+                    }
+                }
+            }
+        }
+        self.k += 1;
+        Ok(())
+    }
+
+    /// Fixed-point iteration with rollback over the step [t, t + h] of loop `l`, whose
+    /// members' inputs have been gathered (the initial guess). Jacobi: every member steps
+    /// with the previous guess; Gauss-Seidel: in order, each with the outputs of the members
+    /// already stepped in this iteration.
+    fn iterate(&mut self, l: usize, t: f64, h: f64) -> Result<()> {
+        let members = self.loops[l].members.clone();
+        let internal = self.loops[l].conns.clone();
+        let gs = self.algorithm == Algorithm::GaussSeidel;
+        for &m in &members {
+            let u = &mut self.units[m];
+            u.fmu.save_state().map_err(|e| fail(t, &u.name, e))?;
+        }
+        let mut residual = f64::INFINITY;
+        for it in 1..=self.max_iterations {
+            self.iterations += 1;
+            if it > 1 {
+                for &m in &members {
+                    let u = &mut self.units[m];
+                    u.fmu.restore_state().map_err(|e| fail(t, &u.name, e))?;
+                }
+            }
+            for &m in &members {
+                if gs {
+                    for &c in &internal {
+                        let c = &self.conns[c];
+                        if c.to.0 == m {
+                            let x = c.gain * self.units[c.from.0].out_vals[c.from.1];
+                            self.units[m].in_vals[c.to.1] = x;
+                        }
+                    }
+                }
+                self.units[m].step(t, h);
+                if let Some(e) = self.units[m].failed.take() {
+                    return Err(fail(t, &self.units[m].name, e));
+                }
+            }
+            residual = 0.0f64;
+            for &c in &internal {
+                let c = &self.conns[c];
+                let new = c.gain * self.units[c.from.0].out_vals[c.from.1];
+                let used = &mut self.units[c.to.0].in_vals[c.to.1];
+                residual = residual.max((new - *used).abs() / new.abs().max(1.0));
+                *used = new;
+            }
+            if residual <= self.tolerance {
+                return Ok(());
+            }
+        }
+        let names: Vec<&str> = members.iter().map(|&u| self.units[u].name.as_str()).collect();
+        Err(Error::Simulation {
+            time: t,
+            component: names.join(", "),
+            message: format!(
+                "the algebraic loop {} did not converge in {} iterations (relative residual {residual:.3e} > tolerance {})",
+                self.loops[l].text, self.max_iterations, self.tolerance
+            ),
+        })
+    }
+}
+
+/// Initialization: in initialization mode, set every connected input to gain × its source
+/// output, sweeping until the outputs read no longer change (at most one sweep per FMU,
+/// plus one), so that an input starts from its source's initial value rather than its own
+/// start value; then exit initialization mode and read the connected outputs.
+fn initialize(units: &mut [Unit], conns: &[Conn]) -> Result<()> {
+    let bad = |u: &Unit, e: FmiError| Error::invalid(format!("fmus.{}", u.name), e.to_string());
+    if !conns.is_empty() {
+        for sweep in 0..=units.len() {
+            let mut changed = sweep == 0;
+            for u in units.iter_mut() {
+                let before = u.out_vals.clone();
+                let Unit { fmu, out_vrs, out_vals, .. } = u;
+                if let Err(e) = fmu.get_f64(out_vrs, out_vals) {
+                    return Err(bad(u, e));
+                }
+                changed |= before != u.out_vals;
+            }
+            if !changed {
+                break;
+            }
+            for c in conns {
+                let x = c.gain * units[c.from.0].out_vals[c.from.1];
+                units[c.to.0].in_vals[c.to.1] = x;
+            }
+            for u in units.iter_mut() {
+                if !u.in_vrs.is_empty() {
+                    let Unit { fmu, in_vrs, in_vals, .. } = u;
+                    if let Err(e) = fmu.set_f64(in_vrs, in_vals) {
+                        return Err(bad(u, e));
+                    }
+                }
+            }
+        }
+    }
+    for u in units.iter_mut() {
+        let Unit { fmu, out_vrs, out_vals, .. } = u;
+        let r = fmu.exit_initialization().and_then(|()| fmu.get_f64(out_vrs, out_vals));
+        if let Err(e) = r {
+            return Err(bad(u, e));
+        }
+    }
+    Ok(())
+}
+
+/// An FMU failure at time `t` as a simulation error (exit code 1).
+fn fail(t: f64, name: &str, e: FmiError) -> Error {
+    Error::Simulation { time: t, component: name.to_string(), message: e.to_string() }
+}
+
+/// Order `prio.len()` blocks for Gauss-Seidel given the connections between them
+/// (`(from, to, strong)`): the strongly connected components in topological order (among
+/// independent ones, the lowest priority first), and inside a component (a feedback
+/// cycle) greedily the block with the fewest strong, then weak, connections from blocks
+/// not yet placed, ties by priority. A connection into a block from one placed after it is
+/// cut: it carries the value of the previous communication point. Strong connections come
+/// from outputs that may feed through — declared, or not declared at all (the conservative
+/// reading of a missing `dependencies` attribute) — whose value at t_k would still change
+/// with their FMU's inputs; a weak one's source output is declared independent of the
+/// connected inputs, so its previous value was final and cutting it costs least.
+pub fn gauss_seidel_order(prio: &[usize], edges: &[(usize, usize, bool)]) -> Vec<usize> {
+    let n = prio.len();
+    let mut g: DiGraph<usize, bool> = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
+    for &(a, b, s) in edges {
+        g.add_edge(nodes[a], nodes[b], s);
+    }
+    let sccs = petgraph::algo::tarjan_scc(&g);
+    let mut comp = vec![0usize; n];
+    for (c, s) in sccs.iter().enumerate() {
+        for &ix in s {
+            comp[g[ix]] = c;
+        }
+    }
+    let nc = sccs.len();
+    let cprio: Vec<usize> = sccs.iter().map(|s| s.iter().map(|&ix| prio[g[ix]]).min().unwrap_or(0)).collect();
+    let mut indeg = vec![0usize; nc];
+    let mut succ: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); nc];
+    for &(a, b, _) in edges {
+        let (ca, cb) = (comp[a], comp[b]);
+        if ca != cb && succ[ca].insert(cb) {
+            indeg[cb] += 1;
+        }
+    }
+    let mut ready: BTreeSet<(usize, usize)> = (0..nc).filter(|&c| indeg[c] == 0).map(|c| (cprio[c], c)).collect();
+    let mut seq = Vec::with_capacity(n);
+    while let Some(&first) = ready.iter().next() {
+        ready.remove(&first);
+        let c = first.1;
+        // Greedy order inside the component.
+        let mut left: Vec<usize> = sccs[c].iter().map(|&ix| g[ix]).collect();
+        while !left.is_empty() {
+            let score = |b: usize| {
+                let (mut strong, mut weak) = (0, 0);
+                for &(a, t, s) in edges {
+                    if t == b && a != b && left.contains(&a) {
+                        if s {
+                            strong += 1;
+                        } else {
+                            weak += 1;
+                        }
+                    }
+                }
+                (strong, weak, prio[b], b)
+            };
+            let best = left.iter().copied().min_by_key(|&b| score(b)).unwrap_or(left[0]);
+            seq.push(best);
+            left.retain(|&b| b != best);
+        }
+        for &s in &succ[c] {
+            indeg[s] -= 1;
+            if indeg[s] == 0 {
+                ready.insert((cprio[s], s));
+            }
+        }
+    }
+    seq
+}
+
+/// Unpack and instantiate FMU `name` of `fmus`, set its start values and enter
+/// initialization mode.
+fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit> {
+    let at = format!("fmus.{name}");
+    if name.is_empty() || name.contains('.') {
+        return Err(Error::invalid(&at, "an FMU name must be non-empty and contain no '.'"));
+    }
+    let m = object(spec, &at)?;
+    only_keys(m, &at, &["path", "parameters"])?;
+    let file = match m.get("path") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) => {
+            return Err(Error::invalid(format!("{at}.path"), format!("expected the path of an .fmu file, got {v}")))
+        }
+        None => return Err(Error::invalid(format!("{at}.path"), "missing: the .fmu file, relative to this JSON file")),
+    };
+    let full = base.join(&file);
+    let shown = full.display().to_string();
+    let archive = Archive::open(&full, &shown).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
+    let md = archive.description.clone();
+    if md.co_simulation.is_none() {
+        return Err(Error::invalid(
+            format!("{at}.path"),
+            format!(
+                "{shown} declares no Co-Simulation interface (it has: {}); an FMU-only system steps Co-Simulation FMUs",
+                interfaces(&md)
+            ),
+        ));
+    }
+    let text = std::fs::read_to_string(archive.dir().join("modelDescription.xml")).unwrap_or_default();
+    let structure =
+        read_structure(&text, &md).map_err(|e| Error::invalid(format!("{at}.path"), format!("{shown}: {e}")))?;
+    let mut starts = Vec::new();
+    match m.get("parameters") {
+        None => {}
+        Some(Value::Object(p)) => {
+            for (k, v) in p {
+                let pat = format!("{at}.parameters.{k}");
+                let Some(i) = md.find(k) else {
+                    return Err(Error::invalid(
+                        pat,
+                        format!(
+                            "{shown} has no variable '{k}' (parameters: {}; inputs: {})",
+                            md.names_with("parameter"),
+                            md.names_with("input")
+                        ),
+                    ));
+                };
+                let var = &md.variables[i];
+                if var.ty == VarType::Other {
+                    return Err(Error::invalid(
+                        pat,
+                        format!("'{k}' is a {} variable, which cannot be set", var.type_name),
+                    ));
+                }
+                let x = json_number(v)
+                    .ok_or_else(|| Error::invalid(&pat, format!("expected a finite number or a boolean, got {v}")))?;
+                starts.push((pat, var.ty, var.vr, x));
+            }
+        }
+        Some(v) => {
+            return Err(Error::invalid(
+                format!("{at}.parameters"),
+                format!("expected an object {{\"name\": value}}, got {v}"),
+            ))
+        }
+    }
+    let err = |e: FmiError| Error::invalid(&at, e.to_string());
+    let mut fmu = Instance::new(archive, Interface::CoSimulation, name).map_err(err)?;
+    for (pat, ty, vr, x) in starts {
+        fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(pat, e.to_string()))?;
+    }
+    fmu.enter_initialization(0.0).map_err(err)?;
+    Ok(Unit {
+        name: name.to_string(),
+        fmu,
+        structure,
+        priority: index,
+        in_vars: Vec::new(),
+        in_vrs: Vec::new(),
+        in_vals: Vec::new(),
+        out_vars: Vec::new(),
+        out_vrs: Vec::new(),
+        out_vals: Vec::new(),
+        in_loop: false,
+        failed: None,
+    })
+}
+
+type Columns = (f64, Vec<String>, Vec<Column>, Vec<(usize, VarType, Vec<u32>, Vec<usize>)>);
+
+/// `"output"`: the interval (≥ the step, default every step) and the signals
+/// (`["fmu.var", ...]` or `{"label": "fmu.var"}`), checked against the FMUs.
+fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64) -> Result<Columns> {
+    let Some(out) = out else {
+        return Ok((step, Vec::new(), Vec::new(), Vec::new()));
+    };
+    let m = object(out, "output")?;
+    only_keys(m, "output", &["interval", "signals"])?;
+    let interval = positive(m, "output", "interval")?.unwrap_or(step);
+    if interval < step * (1.0 - 1e-9) {
+        return Err(Error::invalid("output.interval", format!("must be at least the step {step} s, got {interval}")));
+    }
+    let signals: Vec<(String, String, String)> = match m.get("signals") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let at = format!("output.signals[{i}]");
+                s.as_str()
+                    .map(|r| (r.to_string(), r.to_string(), at.clone()))
+                    .ok_or_else(|| Error::invalid(at, "expected \"fmu.variable\""))
+            })
+            .collect::<Result<_>>()?,
+        Some(Value::Object(o)) => o
+            .iter()
+            .map(|(k, s)| {
+                let at = format!("output.signals.{k}");
+                s.as_str()
+                    .map(|r| (k.clone(), r.to_string(), at.clone()))
+                    .ok_or_else(|| Error::invalid(at, "expected \"fmu.variable\""))
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => return Err(Error::invalid("output.signals", format!("expected a list or an object, got {v}"))),
+    };
+    let mut labels = Vec::new();
+    let mut columns = Vec::new();
+    let mut groups: Vec<(usize, VarType, Vec<u32>, Vec<usize>)> = Vec::new();
+    for (p, (label, r, at)) in signals.into_iter().enumerate() {
+        let Some((fmu, var)) = r.split_once('.') else {
+            return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{r}\"")));
+        };
+        let Some(u) = units.iter().position(|u| u.name == fmu) else {
+            let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+            return Err(Error::invalid(at, format!("unknown FMU '{fmu}' (the FMUs: {})", names.join(", "))));
+        };
+        let md = &units[u].fmu.archive.description;
+        let Some(i) = md.find(var) else {
+            return Err(Error::invalid(
+                at,
+                format!(
+                    "{} ('{fmu}') has no variable '{var}' (outputs: {})",
+                    units[u].fmu.label,
+                    md.names_with("output")
+                ),
+            ));
+        };
+        let v = &md.variables[i];
+        if v.ty == VarType::Other {
+            return Err(Error::invalid(at, format!("'{r}' is a {} variable, which cannot be read", v.type_name)));
+        }
+        let conn =
+            units[u].in_vars.iter().position(|&x| x == i).and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
+        match conn {
+            Some(c) => columns.push(Column::Conn { from: c.from, gain: c.gain }),
+            None => {
+                columns.push(Column::Read);
+                match groups.iter_mut().find(|g| g.0 == u && g.1 == v.ty) {
+                    Some(g) => {
+                        g.2.push(v.vr);
+                        g.3.push(p);
+                    }
+                    None => groups.push((u, v.ty, vec![v.vr], vec![p])),
+                }
+            }
+        }
+        labels.push(label);
+    }
+    Ok((interval, labels, columns, groups))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_topological_and_cuts_cycles_at_weak_connections() {
+        // 0 -> 1 -> 2, independent 3: topological, 3 by priority among the ready ones.
+        assert_eq!(gauss_seidel_order(&[0, 1, 2, 3], &[(0, 1, true), (1, 2, true)]), vec![0, 1, 2, 3]);
+        assert_eq!(gauss_seidel_order(&[3, 2, 1, 0], &[(0, 1, true), (1, 2, true)]), vec![3, 0, 1, 2]);
+        // Cycle 0 <-> 1 with priorities: the first by priority when both are strong.
+        assert_eq!(gauss_seidel_order(&[0, 1], &[(0, 1, true), (1, 0, true)]), vec![0, 1]);
+        assert_eq!(gauss_seidel_order(&[1, 0], &[(0, 1, true), (1, 0, true)]), vec![1, 0]);
+        // 1 -> 0 is weak (declared without feedthrough): cut it, i.e. step 0 first.
+        assert_eq!(gauss_seidel_order(&[1, 0], &[(0, 1, true), (1, 0, false)]), vec![0, 1]);
+        // A cycle downstream of a source.
+        assert_eq!(gauss_seidel_order(&[2, 1, 0], &[(0, 1, true), (1, 2, true), (2, 1, true)]), vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn dependencies_are_read_from_model_structure() {
+        let text = r#"<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g">
+  <CoSimulation modelIdentifier="M" canGetAndSetFMUstate="true"/>
+  <ModelVariables>
+    <ScalarVariable name="u" valueReference="1" causality="input"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="2" causality="output"><Real/></ScalarVariable>
+    <ScalarVariable name="z" valueReference="3" causality="output"><Real/></ScalarVariable>
+    <ScalarVariable name="w" valueReference="4" causality="output"><Real/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="2" dependencies="1"/><Unknown index="3" dependencies=""/><Unknown index="4"/></Outputs></ModelStructure>
+</fmiModelDescription>"#;
+        let md = ModelDescription::parse(text).unwrap();
+        let s = read_structure(text, &md).unwrap();
+        assert!(s.can_get_and_set_state);
+        assert_eq!(s.deps[&1], Deps::On(vec![0]));
+        assert_eq!(s.deps[&2], Deps::On(vec![]));
+        assert_eq!(s.deps[&3], Deps::Unknown);
+        let bad = text.replace("dependencies=\"1\"", "dependencies=\"9\"");
+        assert!(read_structure(&bad, &md).unwrap_err().contains("unknown variable (9)"));
+    }
+}

@@ -1,0 +1,118 @@
+//! `stiction run` / `stiction check` on an FMU-only system (a JSON file with a top-level
+//! `"fmus"` object): Co-Simulation FMUs stepped by the master of
+//! `stiction_framework::fmi::master`.
+
+use super::{plot, Failure};
+use anyhow::Context;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use stiction_framework::fmi::master::{is_fmu_system, Algorithm, FmuSystem};
+use stiction_framework::io::CsvSink;
+use stiction_framework::solver::Tee;
+use stiction_framework::{OutputSink, Recorder};
+
+/// True if `path` holds an FMU-only system (unreadable files are left to the normal loader).
+pub fn detect(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| is_fmu_system(&t))
+}
+
+pub fn run(
+    path: &Path,
+    output: Option<PathBuf>,
+    plot_to: Option<PathBuf>,
+    threads: Option<usize>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let mut system = FmuSystem::load(path)?;
+    let threads = match threads.or(system.threads) {
+        Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    let name = system.name.clone();
+    let file = path.display().to_string();
+    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
+    let to_stdout = out_path.as_os_str() == "-";
+    let mut csv: Box<dyn OutputSink> = if to_stdout {
+        Box::new(CsvSink::new(std::io::stdout()))
+    } else {
+        if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))
+                .map_err(Failure::Input)?;
+        }
+        Box::new(
+            CsvSink::create(&out_path)
+                .with_context(|| format!("cannot create {}", out_path.display()))
+                .map_err(Failure::Input)?,
+        )
+    };
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(1000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% t = {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let stop = system.stop_time;
+    let mut progress = |f: f64| {
+        if let Some(b) = &bar {
+            b.set_position((f * 1000.0) as u64);
+            b.set_message(format!("{:.4} s", f * stop));
+        }
+    };
+    let mut rec = Recorder::default();
+    let started = std::time::Instant::now();
+    let result = if plot_to.is_some() {
+        let mut tee = Tee(csv.as_mut(), &mut rec);
+        system.run(threads, &mut tee, &mut progress)
+    } else {
+        system.run(threads, csv.as_mut(), &mut progress)
+    };
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let shown = if to_stdout { "standard output".to_string() } else { out_path.display().to_string() };
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let note = format!("{file}: rows up to the failure are in {shown}");
+            return Err(Failure::from(e.in_file(file)).context(note));
+        }
+    };
+    if let Some(p) = &plot_to {
+        plot::plot(&rec, &name, p)
+            .with_context(|| format!("cannot write plot {}", p.display()))
+            .map_err(Failure::Simulation)?;
+    }
+    if !quiet {
+        // Gauss-Seidel steps the FMUs one after the other.
+        let threads = if system.algorithm == Algorithm::Jacobi { threads } else { 1 };
+        eprintln!(
+            "{name}: {} communication steps ({}) to t = {} s in {:.2} s on {threads} thread(s); {} rows -> {shown}{}",
+            summary.steps,
+            system.algorithm.label(),
+            summary.final_time,
+            started.elapsed().as_secs_f64(),
+            summary.rows,
+            plot_to.map(|p| format!(", plot -> {}", p.display())).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+pub fn check(path: &Path) -> Result<(), Failure> {
+    let system = FmuSystem::load(path)?;
+    println!("{}: FMU-only system '{}'", path.display(), system.name);
+    for line in system.describe() {
+        println!("  {line}");
+    }
+    Ok(())
+}
+
+pub fn graph(path: &Path) -> Result<(), Failure> {
+    let system = FmuSystem::load(path)?;
+    print!("{}", system.to_dot());
+    Ok(())
+}
