@@ -5,7 +5,9 @@
 //! JSON load + compile time, time per RK4 step of the framework on 1 and 2 threads and of
 //! the fused loop on 1 thread, their ratio, the 2-thread speed-up, and memory (peak and
 //! resident after building, from /proc/self/status). Each N runs in its own process so the
-//! peak memory is its own.
+//! peak memory is its own. Times are the best of 5 repetitions (the machine may be shared).
+//! Below `PARALLEL_THRESHOLD` components the 2-thread simulator steps serially; its
+//! speed-up is then marked "(serial)".
 
 #[path = "fused_chain.rs"]
 mod fused_chain;
@@ -48,11 +50,12 @@ fn one(n: usize, path: &std::path::Path) {
     let rss_built = status_kib("VmRSS:");
     let components = 3 * n; // n masses, n contacts, n − 1 springs, 1 drive
     let steps = (2_000_000 / n).clamp(10, 1000);
-    let reps = 3;
+    let reps = 5;
     sim1.step().expect("step");
     let fw1 = time_per_call(reps, steps, || sim1.step().expect("step"));
     let (mut sim2, _) = stiction::load(path).expect("load").into_simulator(2).expect("compile");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let serial = if sim2.is_parallel() { "" } else { " (serial)" };
     let fw2 = pool.install(|| {
         sim2.step().expect("step");
         time_per_call(reps, steps, || sim2.step().expect("step"))
@@ -63,7 +66,7 @@ fn one(n: usize, path: &std::path::Path) {
     let fu = time_per_call(reps, steps, || fused.step());
     let peak = status_kib("VmHWM:");
     println!(
-        "| {n} | {components} | {load:.3} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} |",
+        "| {n} | {components} | {load:.3} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2}{serial} | {:.0} | {:.0} | {:.0} |",
         fw1 * 1e6,
         fu * 1e6,
         fw1 / fu,

@@ -19,7 +19,8 @@ fn framework_chain(n: usize, frictionless: bool, threads: usize) -> Simulator {
 }
 
 /// State of mass i (p, v) and contact i (e) in the framework's vector, which orders
-/// admittances first, then impedances in file order (c0, c1, s1, c2, s2, ...).
+/// admittances first (in file order), then impedances in schedule order (grouped by type
+/// into batches: c0, c1, ..., s1, s2, ..., drive).
 fn framework_state(sim: &Simulator, n: usize) -> Vec<f64> {
     let x = sim.state();
     let mut out = x[..6 * n].to_vec();
@@ -64,6 +65,10 @@ fn chain_1k_serial_and_parallel_are_bit_identical() {
     let n = 1000;
     let mut one = framework_chain(n, false, 1);
     let mut two = framework_chain(n, false, 2);
+    // 1k is below the size at which a step goes parallel by default; force it here.
+    assert!(!two.is_parallel());
+    two.set_parallel_threshold(0);
+    assert!(two.is_parallel());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     for _ in 0..300 {
         one.step().unwrap();

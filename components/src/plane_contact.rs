@@ -10,7 +10,9 @@
 
 use crate::util::{gsat2, stiffness_warnings};
 use nalgebra::{Vector2, Vector3};
-use stiction_framework::batch::{evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
+use stiction_framework::batch::{
+    evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
+};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};

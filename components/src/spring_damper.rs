@@ -4,7 +4,9 @@
 
 use crate::util::{dims, domain_param, stiffness_warnings, two_ports};
 use nalgebra::Vector3;
-use stiction_framework::batch::{evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
+use stiction_framework::batch::{
+    evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
+};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};

@@ -14,17 +14,25 @@
 //!   batch loop.
 //!
 //! A component type opts in by returning a one-member batch from [`Impedance::batch`] or
-//! [`Admittance::batch`]; the schedule merges the batches of all components of the same
-//! type and layout ([`ImpedanceBatch::merge`]) and calls each merged batch on contiguous
-//! ranges of its members (a thread's share). The arithmetic of a member is that of its
-//! per-component call, in the same order, so results do not depend on batching nor on the
-//! number of threads.
+//! [`Admittance::batch`]; the schedule merges the batches of components of the same type
+//! and layout ([`ImpedanceBatch::merge`]: all such impedances, runs of consecutive such
+//! admittances; see [`crate::schedule`]) and calls each merged batch on contiguous ranges of
+//! its members (a thread's share of a phase). A batch must compute exactly what the
+//! members' own `evaluate`/`derivative` compute, in the same order; the ready-made batches
+//! below call them, so results do not depend on batching nor on the number of threads
+//! (tests/batch.rs checks every example both ways, bit for bit).
 //!
 //! The ready-made batches here serve components whose ports are all scalar or point ports:
 //! implement [`PointImpedance`] (or [`PointAdmittance`]), let the trait's `evaluate`
 //! (`derivative`) call [`evaluate_via_points`] ([`derivative_via_points`]) so the physics is
 //! written once, and return [`PointImpedanceBatch::start`] ([`PointAdmittanceBatch::start`])
 //! from `batch`. Other components keep the per-component path.
+//!
+//! Performance notes (chain-N, issue 7): inside a batch loop the port count is a
+//! compile-time constant (`run::<P>`), so the member's motions and forces stay in
+//! registers; with a run-time count they went through the stack and the loop was 2–3 times
+//! slower. `PortMotions::point` and `PortForces::point` must stay inlined for the same
+//! reason.
 
 use crate::component::{Admittance, Fault, Impedance};
 use crate::network::MAX_IMPEDANCE_PORTS;

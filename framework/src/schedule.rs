@@ -3,8 +3,9 @@
 //! and for each admittance port the list of slots that push on it (Φ), in a fixed order so
 //! sums are bit-identical for any thread count.
 //!
-//! **Schedule order and batches.** Admittances keep the order of the network (file order),
-//! and runs of consecutive admittances of one batchable kind form a batch. Impedances are
+//! **Schedule order and batches.** Admittances keep the order of the network (file order;
+//! the state vector starts with their states, which callers index), and runs of
+//! consecutive admittances of one batchable kind form a batch. Impedances are
 //! grouped: every impedance whose type offers a batch ([`Impedance::batch`]) joins the
 //! batch of its kind (concrete type and layout), batches in order of the first appearance
 //! of their kind, members in network order; the impedances without a batch form one
@@ -13,7 +14,7 @@
 //! admittance port in network order regardless, so grouping does not change any sum.
 //!
 //! **Ψ without dynamic calls.** A slot attached without offset to a scalar or point port
-//! whose admittance declares [`Admittance::port_states`] has a [`Tap`]: its motion is read
+//! whose admittance declares [`Admittance::port_states`] has a tap: its motion is read
 //! from two fixed places of the state vector. Other slots call
 //! [`Admittance::port_motion`] (frames, offsets) or use their ground position.
 
@@ -86,8 +87,8 @@ pub struct Schedule {
     pub(crate) imp: Vec<Box<dyn Impedance>>,
     pub(crate) imp_names: Vec<String>,
     pub(crate) imp_layouts: Vec<Layout>,
-    /// Network (file) position of impedance i of the schedule.
-    pub(crate) imp_network_index: Vec<usize>,
+    /// Schedule index of the impedance at each network (file) position.
+    pub(crate) imp_network_order: Vec<usize>,
     /// State offsets of impedance i into the global vector (all ≥ `nx`).
     pub(crate) imp_y: Vec<usize>,
     /// Slot offsets of impedance i (one slot per port).
@@ -136,7 +137,9 @@ impl Schedule {
                 _ => unreachable!("impedance order holds impedances"),
             }
         }
-        let mut kinds: Vec<(Option<Box<dyn ImpedanceBatch>>, Vec<usize>)> = Vec::new();
+        // (batch of a kind, or None for the per-component group; network positions)
+        type Kind = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
+        let mut kinds: Vec<Kind> = Vec::new();
         for (k, entry) in net_imp.iter().enumerate() {
             let comp = &entry.as_ref().expect("present").2;
             let batch = comp.batch();
@@ -232,7 +235,8 @@ impl Schedule {
             imp_slots.push(imp_slots.last().unwrap() + l.ports.len());
             has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
             for (p, (target, link)) in attachments[imp_network_index[i]].iter().enumerate() {
-                let u32_of = |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
+                let u32_of =
+                    |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
                 match adm_index.get(target) {
                     Some(&a) => {
                         let gp = adm_ports[a] + link.adm_port;
@@ -257,8 +261,9 @@ impl Schedule {
         let n_adm_ports = *adm_ports.last().unwrap();
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n_adm_ports];
         for &i in &schedule_index {
-            for s in imp_slots[i]..imp_slots[i + 1] {
-                if let Attach::Port { adm, port, .. } = &attach[s] {
+            let slots = imp_slots[i]..imp_slots[i + 1];
+            for (s, a) in slots.clone().zip(&attach[slots]) {
+                if let Attach::Port { adm, port, .. } = a {
                     let slot = u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
                     lists[adm_ports[*adm] + port].push(slot);
                 }
@@ -283,7 +288,7 @@ impl Schedule {
             imp,
             imp_names,
             imp_layouts,
-            imp_network_index,
+            imp_network_order: schedule_index,
             imp_y,
             imp_slots,
             imp_groups,
@@ -314,10 +319,7 @@ impl Schedule {
         match self.taps[slot] {
             Tap::Point { p, v } => {
                 let (p, v) = (p as usize, v as usize);
-                Motion::point(
-                    Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
-                    Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
-                )
+                Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[v], xa[v + 1], xa[v + 2]))
             }
             Tap::Scalar { p, v } => Motion::scalar(xa[p as usize], xa[v as usize]),
             Tap::Other => match &self.attach[slot] {
@@ -344,10 +346,9 @@ impl Schedule {
                     v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
                 }
             }
-            Tap::Scalar { p, v } => PointMotion {
-                p: Vector3::new(xa[p as usize], 0.0, 0.0),
-                v: Vector3::new(xa[v as usize], 0.0, 0.0),
-            },
+            Tap::Scalar { p, v } => {
+                PointMotion { p: Vector3::new(xa[p as usize], 0.0, 0.0), v: Vector3::new(xa[v as usize], 0.0, 0.0) }
+            }
             Tap::Other => PointMotion::of(&self.motion(xa, slot)),
         }
     }
@@ -441,12 +442,8 @@ impl Schedule {
     }
 
     /// Schedule indices of the impedances in network (file) order.
-    pub fn impedances_in_network_order(&self) -> Vec<usize> {
-        let mut order = vec![0; self.imp.len()];
-        for (i, &k) in self.imp_network_index.iter().enumerate() {
-            order[k] = i;
-        }
-        order
+    pub fn impedances_in_network_order(&self) -> &[usize] {
+        &self.imp_network_order
     }
 
     /// Number of typed batches (admittances, impedances) and the number of components they
@@ -454,7 +451,8 @@ impl Schedule {
     pub fn batch_counts(&self) -> (usize, usize, usize) {
         let adm: Vec<_> = self.adm_groups.iter().filter(|g| g.batch.is_some()).collect();
         let imp: Vec<_> = self.imp_groups.iter().filter(|g| g.batch.is_some()).collect();
-        let members = adm.iter().map(|g| g.end - g.start).sum::<usize>() + imp.iter().map(|g| g.end - g.start).sum::<usize>();
+        let members =
+            adm.iter().map(|g| g.end - g.start).sum::<usize>() + imp.iter().map(|g| g.end - g.start).sum::<usize>();
         (adm.len(), imp.len(), members)
     }
 

@@ -17,10 +17,10 @@ use crate::component::Probe;
 use crate::error::{Error, Result};
 pub use crate::network::MAX_IMPEDANCE_PORTS;
 use crate::parallel::{split_run, Cut};
-use std::sync::atomic::{AtomicBool, Ordering};
 use crate::port::{Force, Motion};
 use crate::schedule::{groups_in, Schedule};
 use nalgebra::Vector3;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -174,7 +174,7 @@ impl Simulator {
         let n_slots = sched.attach.len();
         let n_adm_ports = *sched.adm_ports.last().unwrap_or(&0);
         let threads = threads.max(1);
-        let parts = threads * 8;
+        let parts = threads * 4;
         let grain_adm = (sched.adm.len() / parts).max(MIN_GRAIN);
         let grain_imp = (sched.imp.len() / parts).max(MIN_GRAIN);
         let mut sim = Simulator {
@@ -416,7 +416,9 @@ impl Simulator {
         for (j, a) in s.adm.iter().enumerate() {
             e += a.energy(&self.x[s.adm_x[j]..s.adm_x[j + 1]]).unwrap_or(0.0);
         }
-        for (i, imp) in s.imp.iter().enumerate() {
+        // In network order, so that the sum does not depend on the grouping into batches.
+        for &i in s.impedances_in_network_order() {
+            let imp = &s.imp[i];
             let (sa, np) = (s.imp_slots[i], s.imp_slots[i + 1] - s.imp_slots[i]);
             let (_, motions) = self.port_values(sa, np);
             e += imp.energy(&motions[..np], &self.x[s.imp_y[i]..s.imp_y[i + 1]]).unwrap_or(0.0);
@@ -475,8 +477,7 @@ fn stage(
     let has_moments = sched.has_moments;
 
     // Impedances (13d)/(13e): gather the motions of their ports, evaluate.
-    type ImpParts<'a> =
-        (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
+    type ImpParts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
     let imp_leaf = |range: std::ops::Range<usize>, (force, moment, rate, acc, next): ImpParts<'_>| {
         let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
         for (group, part) in groups_in(&sched.imp_groups, range) {
@@ -536,9 +537,8 @@ fn stage(
         Cut::new(acc_y, &sched.imp_y),
         Cut::new(next_y, &sched.imp_y),
     );
-    split_run(0..sched.imp.len(), parts, split.grain_imp, split.parallel, &imp_leaf).map_err(|(i, f)| {
-        Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 }
-    })?;
+    split_run(0..sched.imp.len(), parts, split.grain_imp, split.parallel, &imp_leaf)
+        .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })?;
 
     // Φ (13f) then admittances (13g).
     let (force, moment) = (&work.force[..], &work.moment[..]);

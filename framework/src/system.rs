@@ -588,7 +588,7 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
-    for i in sched.impedances_in_network_order() {
+    for &i in sched.impedances_in_network_order() {
         let name = &sched.impedance_names()[i];
         let inertias = sched.port_inertias(i, sim.state());
         for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {

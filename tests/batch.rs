@@ -1,0 +1,220 @@
+//! Typed batches (framework/src/batch.rs) change no result: every example and the chain
+//! run bit-identically with the component types' batches and with every component wrapped
+//! so that it offers none (one dynamic call per component, motions through `port_motion`).
+
+mod common;
+#[path = "../examples/generate_chain.rs"]
+#[allow(dead_code)]
+mod generate_chain;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+use stiction::framework::component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
+use stiction::framework::system::{Built, Params, Registry, System};
+use stiction::framework::{Force, Layout, Method, Motion, Recorder, Simulator};
+
+/// An admittance without a batch and without `port_states`.
+struct PlainAdmittance(Box<dyn Admittance>);
+
+impl Admittance for PlainAdmittance {
+    fn layout(&self) -> Layout {
+        self.0.layout()
+    }
+    fn init(&self, x: &mut [f64]) {
+        self.0.init(x)
+    }
+    fn port_motion(&self, x: &[f64], port: usize) -> Motion {
+        self.0.port_motion(x, port)
+    }
+    fn derivative(&self, x: &[f64], f: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        self.0.derivative(x, f, t, tau, dx)
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        self.0.post_step(x)
+    }
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        self.0.prepare(method, step)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        self.0.signals()
+    }
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        self.0.energy(x)
+    }
+    fn diagnose(&self, x: &[f64], step: f64) -> Vec<Diagnostic> {
+        self.0.diagnose(x, step)
+    }
+    fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        self.0.port_inertia(x, port)
+    }
+}
+
+/// An impedance without a batch.
+struct PlainImpedance(Box<dyn Impedance>);
+
+impl Impedance for PlainImpedance {
+    fn layout(&self) -> Layout {
+        self.0.layout()
+    }
+    fn init(&self, y: &mut [f64], motion: &[Motion]) {
+        self.0.init(y, motion)
+    }
+    fn evaluate(
+        &self,
+        motion: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        self.0.evaluate(motion, y, t, tau, force, dy)
+    }
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        self.0.prepare(method, step)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        self.0.signals()
+    }
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
+    }
+    fn energy(&self, motion: &[Motion], y: &[f64]) -> Option<f64> {
+        self.0.energy(motion, y)
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        self.0.diagnose(inertia, step)
+    }
+}
+
+/// The type names of the full registry, in its order.
+fn names() -> &'static Vec<&'static str> {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| stiction::registry().types().map(|t| t.name).collect())
+}
+
+/// The builder of type `names()[I]`, its result wrapped.
+fn plain_build<const I: usize>(p: &mut Params) -> stiction::framework::Result<Built> {
+    let reg = stiction::registry();
+    let built = (reg.get(names()[I]).expect("registered").build)(p)?;
+    Ok(match built {
+        Built::Admittance(a) => Built::Admittance(Box::new(PlainAdmittance(a))),
+        Built::Impedance(i) => Built::Impedance(Box::new(PlainImpedance(i))),
+    })
+}
+
+/// The full registry with every builder wrapped (one instantiation per type index).
+fn plain_registry() -> Registry {
+    const BUILDERS: [fn(&mut Params) -> stiction::framework::Result<Built>; 40] = {
+        macro_rules! b {
+            ($($i:literal)*) => { [$(plain_build::<$i>),*] };
+        }
+        b!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39)
+    };
+    let base = stiction::registry();
+    assert!(names().len() <= BUILDERS.len(), "more component types than wrapped builders");
+    let mut r = Registry::new();
+    for (i, t) in base.types().enumerate() {
+        r.register(stiction::framework::system::ComponentType { build: BUILDERS[i], ..*t });
+    }
+    r
+}
+
+fn build(text: &str, base: &Path, registry: &Registry, steps: u64) -> (Simulator, stiction::framework::RunPlan) {
+    let sys = System::from_str(text, Path::new("system.json"), base, registry).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, mut plan) = sys.into_simulator(1).unwrap_or_else(|e| panic!("{e}"));
+    plan.stop_time = plan.stop_time.min(steps as f64 * sim.step_size());
+    (sim, plan)
+}
+
+/// Every state of every component, by name, as bits.
+fn states(sim: &Simulator) -> BTreeMap<String, Vec<u64>> {
+    let s = sim.schedule();
+    let x = sim.state();
+    let mut out = BTreeMap::new();
+    let (na, ni) = s.counts();
+    let mut off = 0;
+    for j in 0..na {
+        let len = s.admittance(j).layout().states;
+        out.insert(s.admittance_names()[j].clone(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
+        off += len;
+    }
+    for i in 0..ni {
+        let len = s.impedance(i).layout().states;
+        out.insert(s.impedance_names()[i].clone(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
+        off += len;
+    }
+    out
+}
+
+/// Run `text` batched and plain for at most `steps` steps; rows and states must agree bit for bit.
+fn assert_same(label: &str, text: &str, base: &Path, steps: u64) {
+    let (mut batched, plan) = build(text, base, &stiction::registry(), steps);
+    let (mut plain, plan_plain) = build(text, base, &plain_registry(), steps);
+    assert_eq!(plain.schedule().batch_counts().0 + plain.schedule().batch_counts().1, 0, "{label}: plain has batches");
+    let (mut r1, mut r2) = (Recorder::default(), Recorder::default());
+    batched.run(&plan, &mut r1, &mut |_| {}).unwrap_or_else(|e| panic!("{label}: {e}"));
+    plain.run(&plan_plain, &mut r2, &mut |_| {}).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(r1.labels, r2.labels);
+    for (k, (a, b)) in r1.rows.iter().zip(&r2.rows).enumerate() {
+        let same = a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same, "{label}: row {k} (t = {}) differs:\n batched {a:?}\n plain   {b:?}", r1.time[k]);
+    }
+    assert_eq!(r1.rows.len(), r2.rows.len());
+    assert_eq!(states(&batched), states(&plain), "{label}: final states differ");
+    batched.probe().unwrap();
+    plain.probe().unwrap();
+    assert_eq!(batched.energy().to_bits(), plain.energy().to_bits(), "{label}: energy differs");
+}
+
+#[test]
+fn examples_run_bit_identically_with_and_without_batches() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            !name.starts_with("chain_") && !name.starts_with("fmu_")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() > 10);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert_same(&f.display().to_string(), &text, &dir, 3000);
+    }
+}
+
+#[test]
+fn chain_runs_bit_identically_with_and_without_batches() {
+    let mut v = generate_chain::chain(300, false);
+    // Signals that read forces and motions through `probe`, not only states.
+    v["output"]["interval"] = serde_json::json!(1e-4);
+    v["output"]["signals"] = serde_json::json!({
+        "m0_f": "m0.f[0]", "m5_a": "m5.a[2]", "c5_f": "c5.f[0]", "c5_slip": "c5.slip_velocity[1]",
+        "s7_f": "s7.f[0]", "s7_d": "s7.d[1]", "drive": "drive.f[0]", "c5_e": "c5.e[0]"
+    });
+    assert_same("chain-300", &v.to_string(), Path::new("."), 500);
+}
+
+#[test]
+fn batches_group_impedances_by_type() {
+    let text = generate_chain::chain(50, false).to_string();
+    let (sim, _) = build(&text, Path::new("."), &stiction::registry(), 1);
+    let s = sim.schedule();
+    // point masses; contacts, springs, the drive.
+    assert_eq!(s.batch_counts(), (1, 3, 50 + 50 + 49 + 1));
+    let names = s.impedance_names();
+    assert!(names[..50].iter().all(|n| n.starts_with('c')), "{:?}", &names[..5]);
+    assert!(names[50..99].iter().all(|n| n.starts_with('s')));
+    assert_eq!(names[99], "drive");
+    // Diagnostics and other listings keep the file order.
+    let order: Vec<&str> = s.impedances_in_network_order().iter().map(|&i| names[i].as_str()).collect();
+    assert_eq!(&order[..4], &["c0", "c1", "s1", "c2"]);
+}
