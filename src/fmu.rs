@@ -44,9 +44,8 @@ pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
             Ok(())
         }
         FmuCommand::Export { model, fmi, interface, params, output } => {
-            let info = find_model(&model).ok_or_else(|| {
-                anyhow::anyhow!("unknown model {model:?}: expected gear, friction or friction-mass")
-            })?;
+            let info = find_model(&model)
+                .ok_or_else(|| anyhow::anyhow!("unknown model {model:?}: expected gear, friction or friction-mass"))?;
             let version = if fmi == "3" { FmiVersion::V3 } else { FmiVersion::V2 };
             let interfaces = Interfaces {
                 model_exchange: matches!(interface, Iface::Me | Iface::Both),

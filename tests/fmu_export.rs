@@ -26,7 +26,11 @@ fn python() -> &'static Path {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fmpy-venv");
         let py = dir.join("bin").join("python");
         let ready = |py: &Path| {
-            Command::new(py).args(["-c", "import fmpy, numpy"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+            Command::new(py)
+                .args(["-c", "import fmpy, numpy"])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
         };
         if !ready(&py) {
             let status = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
@@ -59,7 +63,8 @@ fn fmpy(request: &Value) -> Value {
     }
     let out = child.wait_with_output().expect("python output");
     assert!(out.status.success(), "FMPy failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad FMPy answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad FMPy answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 /// `stiction fmu export MODEL --fmi F --interface I [--param ...] -o DIR/...fmu`.
@@ -307,7 +312,17 @@ fn friction_mass_cosimulation_matches_native_model_d() {
     let times: Vec<f64> = (0..=2000).map(|k| k as f64 * 1e-3).collect();
     let force: Vec<f64> = times
         .iter()
-        .map(|&t| if t < 0.5 { 5.0 * t / 0.5 } else if t < 1.0 { 12.0 } else if t < 1.5 { -12.0 } else { 0.0 })
+        .map(|&t| {
+            if t < 0.5 {
+                5.0 * t / 0.5
+            } else if t < 1.0 {
+                12.0
+            } else if t < 1.5 {
+                -12.0
+            } else {
+                0.0
+            }
+        })
         .collect();
     let rows: Vec<Value> = times.iter().zip(&force).map(|(t, f)| json!([t, f])).collect();
     let rec = run_value(&json!({
@@ -335,4 +350,3 @@ fn friction_mass_cosimulation_matches_native_model_d() {
         assert!(fw[990] > 0.01, "the mass slides at 12 N");
     }
 }
-

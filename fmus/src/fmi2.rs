@@ -137,7 +137,10 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(
         for &cat in cats {
             // SAFETY: NUL-terminated strings.
             match unsafe { string(cat) } {
-                Some("logEvents" | "logStatusWarning" | "logStatusDiscard" | "logStatusError" | "logStatusFatal" | "logAll") => {}
+                Some(
+                    "logEvents" | "logStatusWarning" | "logStatusDiscard" | "logStatusError" | "logStatusFatal"
+                    | "logAll",
+                ) => {}
                 other => return i.error(format!("fmi2SetDebugLogging: unknown log category {other:?}")),
             }
         }
@@ -182,7 +185,15 @@ pub unsafe extern "C" fn fmi2Reset(c: Component) -> Fmi2Status {
 }
 
 /// Shared body of the typed getters: read values as f64, convert with `put`.
-unsafe fn get<T>(function: &'static str, c: Component, vr: *const Vr, n: usize, out: *mut T, ty: Type, put: impl Fn(f64) -> T) -> Fmi2Status {
+unsafe fn get<T>(
+    function: &'static str,
+    c: Component,
+    vr: *const Vr,
+    n: usize,
+    out: *mut T,
+    ty: Type,
+    put: impl Fn(f64) -> T,
+) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n elements each, by the FMI contract.
         let (Some(vrs), Some(out)) = (unsafe { slice(vr, n) }, unsafe { slice_mut(out, n) }) else {
@@ -198,7 +209,15 @@ unsafe fn get<T>(function: &'static str, c: Component, vr: *const Vr, n: usize, 
 }
 
 /// Shared body of the typed setters.
-unsafe fn set<T: Copy>(function: &'static str, c: Component, vr: *const Vr, n: usize, values: *const T, ty: Type, take: impl Fn(T) -> f64) -> Fmi2Status {
+unsafe fn set<T: Copy>(
+    function: &'static str,
+    c: Component,
+    vr: *const Vr,
+    n: usize,
+    values: *const T,
+    ty: Type,
+    take: impl Fn(T) -> f64,
+) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n elements each, by the FMI contract.
         let (Some(vrs), Some(vals)) = (unsafe { slice(vr, n) }, unsafe { slice(values, n) }) else {
@@ -228,7 +247,12 @@ pub unsafe extern "C" fn fmi2GetBoolean(c: Component, vr: *const Vr, n: usize, v
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2GetString(c: Component, vr: *const Vr, n: usize, _value: *mut *const c_char) -> Fmi2Status {
+pub unsafe extern "C" fn fmi2GetString(
+    c: Component,
+    vr: *const Vr,
+    n: usize,
+    _value: *mut *const c_char,
+) -> Fmi2Status {
     code(with_instance("fmi2GetString", c, |i| {
         if n == 0 {
             Ok(())
@@ -253,13 +277,23 @@ pub unsafe extern "C" fn fmi2SetInteger(c: Component, vr: *const Vr, n: usize, v
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2SetBoolean(c: Component, vr: *const Vr, n: usize, value: *const Fmi2Boolean) -> Fmi2Status {
+pub unsafe extern "C" fn fmi2SetBoolean(
+    c: Component,
+    vr: *const Vr,
+    n: usize,
+    value: *const Fmi2Boolean,
+) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
     unsafe { set("fmi2SetBoolean", c, vr, n, value, Type::Boolean, |x| f64::from(u8::from(x != 0))) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2SetString(c: Component, vr: *const Vr, n: usize, _value: *const *const c_char) -> Fmi2Status {
+pub unsafe extern "C" fn fmi2SetString(
+    c: Component,
+    vr: *const Vr,
+    n: usize,
+    _value: *const *const c_char,
+) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
     unsafe { fmi2GetString(c, vr, n, std::ptr::null_mut()) }
 }
@@ -327,7 +361,12 @@ pub unsafe extern "C" fn fmi2SerializedFMUstateSize(c: Component, state: *mut c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2SerializeFMUstate(c: Component, state: *mut c_void, bytes: *mut u8, size: usize) -> Fmi2Status {
+pub unsafe extern "C" fn fmi2SerializeFMUstate(
+    c: Component,
+    state: *mut c_void,
+    bytes: *mut u8,
+    size: usize,
+) -> Fmi2Status {
     code(with_instance("fmi2SerializeFMUstate", c, |i| {
         // SAFETY: checked handle.
         let Some(s) = (unsafe { ffi::state(state) }) else {
@@ -347,7 +386,12 @@ pub unsafe extern "C" fn fmi2SerializeFMUstate(c: Component, state: *mut c_void,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2DeSerializeFMUstate(c: Component, bytes: *const u8, size: usize, state: *mut *mut c_void) -> Fmi2Status {
+pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
+    c: Component,
+    bytes: *const u8,
+    size: usize,
+    state: *mut *mut c_void,
+) -> Fmi2Status {
     code(with_instance("fmi2DeSerializeFMUstate", c, |i| {
         // SAFETY: `size` readable bytes by the FMI contract.
         let Some(data) = (unsafe { slice(bytes, size) }) else {
@@ -443,7 +487,13 @@ pub unsafe extern "C" fn fmi2SetTime(c: Component, time: f64) -> Fmi2Status {
 }
 
 /// Shared body of the state-vector calls.
-unsafe fn states_out(function: &'static str, c: Component, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi2Status {
+unsafe fn states_out(
+    function: &'static str,
+    c: Component,
+    x: *mut f64,
+    n: usize,
+    f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
+) -> Fmi2Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n writable elements by the FMI contract.
         match unsafe { slice_mut(x, n) } {
@@ -554,7 +604,9 @@ pub unsafe extern "C" fn fmi2GetStatus(c: Component, kind: c_int, value: *mut Fm
                     Status::Ok
                 }
             }
-            PENDING_STATUS => return i.error("fmi2GetStatus: fmi2PendingStatus is only defined while a step is pending"),
+            PENDING_STATUS => {
+                return i.error("fmi2GetStatus: fmi2PendingStatus is only defined while a step is pending")
+            }
             k => return i.error(format!("fmi2GetStatus: status kind {k} is not a fmi2Status")),
         };
         // SAFETY: non-NULL out pointer.

@@ -169,7 +169,12 @@ pub unsafe extern "C" fn fmi3FreeInstance(c: Inst) {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi3SetDebugLogging(c: Inst, logging_on: bool, n: usize, categories: *const *const c_char) -> Fmi3Status {
+pub unsafe extern "C" fn fmi3SetDebugLogging(
+    c: Inst,
+    logging_on: bool,
+    n: usize,
+    categories: *const *const c_char,
+) -> Fmi3Status {
     code(with_instance("fmi3SetDebugLogging", c, |i| {
         // SAFETY: n strings by the FMI contract.
         let Some(cats) = (unsafe { slice(categories, n) }) else {
@@ -178,7 +183,10 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(c: Inst, logging_on: bool, n: usize
         for &cat in cats {
             // SAFETY: NUL-terminated strings.
             match unsafe { string(cat) } {
-                Some("logEvents" | "logStatusWarning" | "logStatusDiscard" | "logStatusError" | "logStatusFatal" | "logAll") => {}
+                Some(
+                    "logEvents" | "logStatusWarning" | "logStatusDiscard" | "logStatusError" | "logStatusFatal"
+                    | "logAll",
+                ) => {}
                 other => return i.error(format!("fmi3SetDebugLogging: unknown log category {other:?}")),
             }
         }
@@ -226,7 +234,16 @@ pub unsafe extern "C" fn fmi3Reset(c: Inst) -> Fmi3Status {
 }
 
 /// Shared body of the typed getters.
-unsafe fn get<T>(function: &'static str, c: Inst, vr: *const Vr, n: usize, out: *mut T, n_values: usize, ty: Type, put: impl Fn(f64) -> T) -> Fmi3Status {
+unsafe fn get<T>(
+    function: &'static str,
+    c: Inst,
+    vr: *const Vr,
+    n: usize,
+    out: *mut T,
+    n_values: usize,
+    ty: Type,
+    put: impl Fn(f64) -> T,
+) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         if n_values != n {
             return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
@@ -245,7 +262,16 @@ unsafe fn get<T>(function: &'static str, c: Inst, vr: *const Vr, n: usize, out: 
 }
 
 /// Shared body of the typed setters.
-unsafe fn set<T: Copy>(function: &'static str, c: Inst, vr: *const Vr, n: usize, values: *const T, n_values: usize, ty: Type, take: impl Fn(T) -> f64) -> Fmi3Status {
+unsafe fn set<T: Copy>(
+    function: &'static str,
+    c: Inst,
+    vr: *const Vr,
+    n: usize,
+    values: *const T,
+    n_values: usize,
+    ty: Type,
+    take: impl Fn(T) -> f64,
+) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         if n_values != n {
             return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
@@ -333,13 +359,39 @@ absent_type!(fmi3GetUInt64, fmi3SetUInt64, u64, "UInt64");
 absent_type!(fmi3GetString, fmi3SetString, *const c_char, "String");
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi3GetBinary(c: Inst, _vr: *const Vr, n: usize, _sizes: *mut usize, _v: *mut *const u8, _nv: usize) -> Fmi3Status {
-    code(with_instance("fmi3GetBinary", c, |i| if n == 0 { Ok(()) } else { i.error("fmi3GetBinary: the model has no Binary variables") }))
+pub unsafe extern "C" fn fmi3GetBinary(
+    c: Inst,
+    _vr: *const Vr,
+    n: usize,
+    _sizes: *mut usize,
+    _v: *mut *const u8,
+    _nv: usize,
+) -> Fmi3Status {
+    code(with_instance("fmi3GetBinary", c, |i| {
+        if n == 0 {
+            Ok(())
+        } else {
+            i.error("fmi3GetBinary: the model has no Binary variables")
+        }
+    }))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi3SetBinary(c: Inst, _vr: *const Vr, n: usize, _sizes: *const usize, _v: *const *const u8, _nv: usize) -> Fmi3Status {
-    code(with_instance("fmi3SetBinary", c, |i| if n == 0 { Ok(()) } else { i.error("fmi3SetBinary: the model has no Binary variables") }))
+pub unsafe extern "C" fn fmi3SetBinary(
+    c: Inst,
+    _vr: *const Vr,
+    n: usize,
+    _sizes: *const usize,
+    _v: *const *const u8,
+    _nv: usize,
+) -> Fmi3Status {
+    code(with_instance("fmi3SetBinary", c, |i| {
+        if n == 0 {
+            Ok(())
+        } else {
+            i.error("fmi3SetBinary: the model has no Binary variables")
+        }
+    }))
 }
 
 /// Functions for features the models do not have (clocks, configuration mode,
@@ -434,7 +486,9 @@ pub unsafe extern "C" fn fmi3FreeFMUState(c: Inst, state: *mut *mut c_void) -> F
 pub unsafe extern "C" fn fmi3SerializedFMUStateSize(c: Inst, state: *mut c_void, size: *mut usize) -> Fmi3Status {
     code(with_instance("fmi3SerializedFMUStateSize", c, |i| {
         // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else { return i.error("fmi3SerializedFMUStateSize: unknown FMU state") };
+        let Some(s) = (unsafe { ffi::state(state) }) else {
+            return i.error("fmi3SerializedFMUStateSize: unknown FMU state");
+        };
         if size.is_null() {
             return Err(null(i, "fmi3SerializedFMUStateSize", "size"));
         }
@@ -448,7 +502,9 @@ pub unsafe extern "C" fn fmi3SerializedFMUStateSize(c: Inst, state: *mut c_void,
 pub unsafe extern "C" fn fmi3SerializeFMUState(c: Inst, state: *mut c_void, bytes: *mut u8, size: usize) -> Fmi3Status {
     code(with_instance("fmi3SerializeFMUState", c, |i| {
         // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else { return i.error("fmi3SerializeFMUState: unknown FMU state") };
+        let Some(s) = (unsafe { ffi::state(state) }) else {
+            return i.error("fmi3SerializeFMUState: unknown FMU state");
+        };
         let data = s.serialize();
         if size < data.len() {
             return i.error(format!("fmi3SerializeFMUState: buffer of {size} bytes, {} needed", data.len()));
@@ -463,7 +519,12 @@ pub unsafe extern "C" fn fmi3SerializeFMUState(c: Inst, state: *mut c_void, byte
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi3DeserializeFMUState(c: Inst, bytes: *const u8, size: usize, state: *mut *mut c_void) -> Fmi3Status {
+pub unsafe extern "C" fn fmi3DeserializeFMUState(
+    c: Inst,
+    bytes: *const u8,
+    size: usize,
+    state: *mut *mut c_void,
+) -> Fmi3Status {
     code(with_instance("fmi3DeserializeFMUState", c, |i| {
         // SAFETY: `size` readable bytes by the FMI contract.
         let Some(data) = (unsafe { slice(bytes, size) }) else {
@@ -501,7 +562,9 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     next_time: *mut f64,
 ) -> Fmi3Status {
     code(with_instance("fmi3UpdateDiscreteStates", c, |i| {
-        if [needs_update, terminate, nominals_changed, values_changed, next_defined].iter().any(|p| p.is_null()) || next_time.is_null() {
+        if [needs_update, terminate, nominals_changed, values_changed, next_defined].iter().any(|p| p.is_null())
+            || next_time.is_null()
+        {
             return Err(null(i, "fmi3UpdateDiscreteStates", "an output argument"));
         }
         let u = i.update_discrete_states()?;
@@ -519,7 +582,12 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi3CompletedIntegratorStep(c: Inst, _no_set_prior: bool, enter_event: *mut bool, terminate: *mut bool) -> Fmi3Status {
+pub unsafe extern "C" fn fmi3CompletedIntegratorStep(
+    c: Inst,
+    _no_set_prior: bool,
+    enter_event: *mut bool,
+    terminate: *mut bool,
+) -> Fmi3Status {
     code(with_instance("fmi3CompletedIntegratorStep", c, |i| {
         if enter_event.is_null() || terminate.is_null() {
             return Err(null(i, "fmi3CompletedIntegratorStep", "enterEventMode or terminateSimulation"));
@@ -551,7 +619,13 @@ pub unsafe extern "C" fn fmi3SetContinuousStates(c: Inst, x: *const f64, n: usiz
 }
 
 /// Shared body of the calls that fill a state-sized array.
-unsafe fn fill(function: &'static str, c: Inst, x: *mut f64, n: usize, f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>) -> Fmi3Status {
+unsafe fn fill(
+    function: &'static str,
+    c: Inst,
+    x: *mut f64,
+    n: usize,
+    f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
+) -> Fmi3Status {
     code(with_instance(function, c, |i| {
         // SAFETY: n writable elements.
         match unsafe { slice_mut(x, n) } {
@@ -623,7 +697,11 @@ pub unsafe extern "C" fn fmi3DoStep(
     last_successful_time: *mut f64,
 ) -> Fmi3Status {
     code(with_instance("fmi3DoStep", c, |i| {
-        if event_handling_needed.is_null() || terminate.is_null() || early_return.is_null() || last_successful_time.is_null() {
+        if event_handling_needed.is_null()
+            || terminate.is_null()
+            || early_return.is_null()
+            || last_successful_time.is_null()
+        {
             return Err(null(i, "fmi3DoStep", "an output argument"));
         }
         let r = i.do_step(t, h);

@@ -345,9 +345,8 @@ impl Instance {
         let i = vr as usize;
         match self.info().variables.get(i) {
             Some(v) if v.ty == ty && !(self.interface == Interface::CoSimulation && v.me_only()) => Ok(i),
-            Some(v) if v.ty != ty => {
-                self.error(format!("{function}: value reference {vr} ({}) is a {:?} variable, not {ty:?}", v.name, v.ty))
-            }
+            Some(v) if v.ty != ty => self
+                .error(format!("{function}: value reference {vr} ({}) is a {:?} variable, not {ty:?}", v.name, v.ty)),
             _ => self.error(format!("{function}: unknown value reference {vr} for {}", self.info().identifier)),
         }
     }
@@ -359,7 +358,9 @@ impl Instance {
         }
         let result = match (self.phase, self.interface) {
             (Phase::Initialization, i) => self.model.initialize(&mut self.values, i),
-            (Phase::Event | Phase::ContinuousTime, Interface::ModelExchange) => self.model.derivatives(&mut self.values),
+            (Phase::Event | Phase::ContinuousTime, Interface::ModelExchange) => {
+                self.model.derivatives(&mut self.values)
+            }
             _ => Ok(()),
         };
         match result {
@@ -425,7 +426,8 @@ impl Instance {
                 ));
             }
             if !x.is_finite() {
-                return self.error(format!("{function}: value {x} for {} (value reference {vr}) is not finite", var.name));
+                return self
+                    .error(format!("{function}: value {x} for {} (value reference {vr}) is not finite", var.name));
             }
             idx.push(i);
         }
@@ -447,10 +449,8 @@ impl Instance {
             return self.error(format!("DoStep: communication step size {h} must be finite and > 0"));
         }
         if !t.is_finite() || (t - self.time).abs() > 1e-9 * (1.0 + self.time.abs()) {
-            return self.error(format!(
-                "DoStep: currentCommunicationPoint {t} does not match the FMU time {}",
-                self.time
-            ));
+            return self
+                .error(format!("DoStep: currentCommunicationPoint {t} does not match the FMU time {}", self.time));
         }
         let before = self.values.clone();
         match self.model.do_step(&mut self.values, h) {
@@ -524,7 +524,10 @@ impl Instance {
     }
 
     pub fn get_states(&mut self, out: &mut [f64]) -> R {
-        self.me("GetContinuousStates", &[Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated])?;
+        self.me(
+            "GetContinuousStates",
+            &[Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated],
+        )?;
         let s = self.state_vrs();
         self.check_len("GetContinuousStates", out.len(), s.len())?;
         for (o, i) in out.iter_mut().zip(s) {
@@ -572,7 +575,10 @@ impl Instance {
     }
 
     pub fn get_nominals(&mut self, out: &mut [f64]) -> R {
-        self.me("GetNominalsOfContinuousStates", &[Phase::Instantiated, Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated])?;
+        self.me(
+            "GetNominalsOfContinuousStates",
+            &[Phase::Instantiated, Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated],
+        )?;
         self.check_len("GetNominalsOfContinuousStates", out.len(), self.state_vrs().len())?;
         self.model.nominals(&self.values, out);
         Ok(())
@@ -591,7 +597,11 @@ impl Instance {
 
     pub fn restore(&mut self, s: &Snapshot) -> R {
         if s.model != self.info().identifier || s.values.len() != self.values.len() {
-            return self.error(format!("SetFMUState: the state belongs to model {}, not {}", s.model, self.info().identifier));
+            return self.error(format!(
+                "SetFMUState: the state belongs to model {}, not {}",
+                s.model,
+                self.info().identifier
+            ));
         }
         let foreign = match s.phase {
             Phase::Event | Phase::ContinuousTime => self.interface != Interface::ModelExchange,

@@ -64,7 +64,14 @@ pub struct Variable {
 }
 
 impl Variable {
-    pub const fn new(name: &'static str, ty: Type, role: Role, start: f64, unit: &'static str, d: &'static str) -> Self {
+    pub const fn new(
+        name: &'static str,
+        ty: Type,
+        role: Role,
+        start: f64,
+        unit: &'static str,
+        d: &'static str,
+    ) -> Self {
         Variable { name, ty, role, start, unit, description: d }
     }
     pub fn causality(&self) -> Causality {

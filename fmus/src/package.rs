@@ -41,9 +41,8 @@ impl Export {
 
     /// Apply `NAME=VALUE` to a parameter's (or input's or state's) start value.
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let (name, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| format!("--param {assignment:?}: expected NAME=VALUE"))?;
+        let (name, value) =
+            assignment.split_once('=').ok_or_else(|| format!("--param {assignment:?}: expected NAME=VALUE"))?;
         let (name, value) = (name.trim(), value.trim());
         let i = self.model.find(name).ok_or_else(|| {
             let names: Vec<&str> = self.model.variables.iter().filter(|v| v.has_start()).map(|v| v.name).collect();
@@ -80,10 +79,8 @@ impl Export {
 
     /// Check the start values with the model's own initialization.
     pub fn validate(&self) -> Result<(), String> {
-        let model = models()
-            .into_iter()
-            .find(|m| m.info().identifier == self.model.identifier)
-            .ok_or("unknown model")?;
+        let model =
+            models().into_iter().find(|m| m.info().identifier == self.model.identifier).ok_or("unknown model")?;
         let mut v = self.starts.clone();
         let interface = if self.interfaces.co_simulation { Interface::CoSimulation } else { Interface::ModelExchange };
         model.initialize(&mut v, interface)?;
@@ -167,11 +164,7 @@ impl Export {
 pub fn find_library() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("STICTION_FMU_LIBRARY") {
         let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(format!("STICTION_FMU_LIBRARY={} does not exist", p.display()))
-        };
+        return if p.is_file() { Ok(p) } else { Err(format!("STICTION_FMU_LIBRARY={} does not exist", p.display())) };
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running executable: {e}"))?;
     let mut looked = Vec::new();

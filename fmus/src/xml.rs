@@ -235,7 +235,8 @@ fn fmi2(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
     }
     out.push_str("  </ModelVariables>\n  <ModelStructure>\n");
     let section = |out: &mut String, name: &str, pick: &dyn Fn(&Variable) -> bool| {
-        let idx: Vec<usize> = rows.iter().filter(|&&vr| pick(&info.variables[vr])).filter_map(|&vr| index(vr)).collect();
+        let idx: Vec<usize> =
+            rows.iter().filter(|&&vr| pick(&info.variables[vr])).filter_map(|&vr| index(vr)).collect();
         if idx.is_empty() {
             return;
         }
@@ -249,9 +250,7 @@ fn fmi2(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
     if interfaces.model_exchange {
         section(&mut out, "Derivatives", &|v| matches!(v.role, Role::Derivative(_)));
     }
-    section(&mut out, "InitialUnknowns", &|v| {
-        initial_unknown(v) && (interfaces.model_exchange || !v.me_only())
-    });
+    section(&mut out, "InitialUnknowns", &|v| initial_unknown(v) && (interfaces.model_exchange || !v.me_only()));
     out.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
     out
 }
