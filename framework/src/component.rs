@@ -163,8 +163,9 @@ pub trait Impedance: Send + Sync {
         Vec::new()
     }
     /// A batch holding this component, if its type can be evaluated in typed batches
-    /// ([`crate::batch`]); the schedule merges the impedances of the same kind into one
-    /// batch. `None` (the default): one dynamic call per component and stage.
+    /// ([`crate::batch`]); the schedule merges the impedances of the same kind into batches
+    /// (of up to 1024, see [`crate::schedule`]). `None` (the default): one dynamic call per
+    /// component and stage.
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         None
     }
