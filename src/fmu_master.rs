@@ -24,6 +24,11 @@ pub fn run(
     quiet: bool,
 ) -> Result<(), Failure> {
     let mut system = FmuSystem::load(path)?;
+    if !quiet {
+        for w in system.warnings() {
+            eprintln!("warning: {w}");
+        }
+    }
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
         Some(n) => n,

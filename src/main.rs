@@ -114,7 +114,19 @@ fn run(
     };
     let name = system.name.clone();
     let file = path.display().to_string();
+    let fmus: Vec<String> =
+        system.components.iter().filter(|(_, t)| t == "fmu").map(|(n, _)| format!("{n}: ")).collect();
     let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    // What `stiction check` warns about imported FMUs (capabilities, incomplete descriptions).
+    if !quiet && !fmus.is_empty() {
+        for d in diagnostics(&sim, &plan) {
+            if let Diagnostic::Warning(w) = d {
+                if fmus.iter().any(|n| w.starts_with(n.as_str())) {
+                    eprintln!("warning: {w}");
+                }
+            }
+        }
+    }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
     let to_stdout = out_path.as_os_str() == "-";
     let mut csv: Box<dyn OutputSink> = if to_stdout {

@@ -451,3 +451,80 @@ fn every_error_names_the_fmu_the_function_and_the_log() {
     assert_eq!(rows.lines().count(), 501, "header and the rows of t = 0 .. 0.499 s");
     assert!(rows.lines().last().unwrap().starts_with("0.499,"));
 }
+
+/// Copy `src` to `dst` with modelDescription.xml edited by `edit`.
+fn edit_description(src: &Path, dst: &Path, edit: impl Fn(String) -> String) {
+    rezip(src, dst, |n, b| {
+        let b = if n == "modelDescription.xml" { edit(String::from_utf8(b).unwrap()).into_bytes() } else { b };
+        Some((n.to_string(), b))
+    });
+}
+
+/// `stiction check FILE` → (exit code, stdout, stderr).
+fn check(dir: &Path, name: &str, system: &Value) -> (Option<i32>, String, String) {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(system).unwrap()).unwrap();
+    let o = cli(&["check", path.to_str().unwrap()]);
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Capability flags and incomplete descriptions (issue 6): needsExecutionTool is a warning of
+/// `stiction check`, a second instance of an FMU declaring canBeInstantiatedOnlyOncePerProcess
+/// is an error naming both components, a modelDescription.xml without ModelStructure is a
+/// warning and runs exactly as the complete one.
+#[test]
+fn capability_flags_and_missing_model_structure_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = export(d, "gear", "2", "cs", &[]);
+
+    let tool = d.join("tool.fmu");
+    edit_description(&good, &tool, |x| x.replace("needsExecutionTool=\"false\"", "needsExecutionTool=\"true\""));
+    let (code, out, err) = check(d, "tool.json", &fig9_with(&tool));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("info: gear: Co-Simulation declares needsExecutionTool, canGetAndSetFMUstate"), "{out}");
+    assert!(out.contains("warning: gear: declares needsExecutionTool=\"true\""), "{out}");
+    let (_, out, _) = check(d, "good.json", &fig9_with(&good));
+    assert!(out.contains("no warnings"), "the exported FMU has nothing to warn about:\n{out}");
+
+    // Two instances of an FMU that may be instantiated once per process.
+    let once = d.join("once.fmu");
+    edit_description(&good, &once, |x| {
+        x.replace("canBeInstantiatedOnlyOncePerProcess=\"false\"", "canBeInstantiatedOnlyOncePerProcess=\"true\"")
+    });
+    let mut s = fig9_with(&once);
+    let (code, out, err) = check(d, "once1.json", &s);
+    assert_eq!(code, Some(0), "one instance is fine: {err}");
+    assert!(out.contains("canBeInstantiatedOnlyOncePerProcess"), "{out}");
+    s["components"]["gear2"] = s["components"]["gear"].clone();
+    s["components"]["actuator2"] = s["components"]["actuator"].clone();
+    s["connections"].as_array_mut().unwrap().push(json!({"from": "actuator2.body", "to": "gear2.input"}));
+    let (code, _, err) = check(d, "once2.json", &s);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("components.gear2")
+            && err.contains("FMU 'StictionGear'")
+            && err.contains("declares canBeInstantiatedOnlyOncePerProcess=\"true\" and is already instantiated in this process (as 'gear'"),
+        "{err}"
+    );
+
+    // No ModelStructure: a warning, and the same run.
+    let bare = d.join("bare.fmu");
+    edit_description(&good, &bare, |x| {
+        let (a, b) = (x.find("<ModelStructure>").unwrap(), x.find("</ModelStructure>").unwrap());
+        format!("{}{}", &x[..a], &x[b + "</ModelStructure>".len()..])
+    });
+    let (code, out, err) = check(d, "bare.json", &fig9_with(&bare));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("warning: gear: modelDescription.xml has no <ModelStructure>"), "{out}");
+    let (a, b) = (run(d, "a.json", &fig9_with(&bare)), run(d, "b.json", &fig9_with(&good)));
+    for c in ["p", "v", "fv"] {
+        assert_eq!(col(&a, c), col(&b, c), "column {c}");
+    }
+    // `stiction run` shows the warnings on standard error.
+    let path = d.join("bare-run.json");
+    std::fs::write(&path, serde_json::to_string(&fig9_with(&bare)).unwrap()).unwrap();
+    let o = cli(&["run", path.to_str().unwrap(), "-o", d.join("bare.csv").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("warning: gear: modelDescription.xml has no <ModelStructure>"), "{err}");
+}

@@ -516,3 +516,82 @@ fn the_fmu_only_example_runs_from_the_cli() {
     let v: Vec<f64> = rec.lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
     assert!(max_diff(&v, &col(&nat, "v")) <= 1e-12);
 }
+
+/// Capability flags in an FMU-only system (issue 6): a stop time that is not a whole number
+/// of steps shortens the last step only when every FMU declares
+/// canHandleVariableCommunicationStepSize (else `stiction check` warns, naming the FMU, and
+/// the run ends one full step later); a second instance of an FMU declaring
+/// canBeInstantiatedOnlyOncePerProcess is an error; needsExecutionTool is a warning.
+#[test]
+fn capability_flags_are_honoured_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (gear, contact) = (export(d, "gear", "2", &[]), export(d, "friction", "2", &[]));
+    let fixed = d.join("contact-fixed-step.fmu");
+    edit_description(&contact, &fixed, |x| {
+        x.replace("canHandleVariableCommunicationStepSize=\"true\"", "canHandleVariableCommunicationStepSize=\"false\"")
+    });
+    let stop = 0.0105;
+    let mut s = gear_and_contact(&gear, &contact, "gauss-seidel", 1e-3);
+    s["master"]["stop_time"] = json!(stop);
+    let (short, sys) = run(d, "short.json", &s, 1);
+    let text = sys.describe().join("\n");
+    assert!(text.contains("the last step is shortened to 5.000000e-4 s") && text.contains("no warnings"), "{text}");
+    assert_eq!(short.time.len(), 12);
+    assert_eq!(*short.time.last().unwrap(), stop);
+
+    s["fmus"]["contact"]["path"] = json!(fixed);
+    let (full, sys) = run(d, "full.json", &s, 1);
+    let text = sys.describe().join("\n");
+    assert!(
+        text.contains(
+            "warning: stop_time 0.0105 s is not a whole number of communication steps of 0.001 s: the last step \
+             would have to be shortened to 5.000000e-4 s, but the FMU(s) 'contact' (FMU 'StictionFriction'"
+        ) && text.contains("every step keeps 0.001 s and the run ends at t = 0.011 s"),
+        "{text}"
+    );
+    assert_eq!(full.time.len(), 12);
+    assert!((full.time.last().unwrap() - 0.011).abs() < 1e-15);
+    // Up to 0.01 s both runs are the same; the half step ends between the full steps.
+    let (qs, qf) = (col(&short, "q"), col(&full, "q"));
+    assert_eq!(qs[..11], qf[..11]);
+    assert!(qs[11] > qs[10] && qs[11] < qf[11], "q(0.0105) = {} between {} and {}", qs[11], qs[10], qf[11]);
+    // `stiction check` prints the warning, `stiction run` on standard error.
+    let path = write(d, "full-cli.json", &s);
+    let o = cli(&["check", path.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("warning: stop_time 0.0105 s"));
+    let o = cli(&["run", path.to_str().unwrap(), "-o", d.join("full.csv").to_str().unwrap()]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stderr).contains("warning: stop_time 0.0105 s"));
+
+    // Once per process: the same FMU twice is an error naming the second and the first.
+    let once = d.join("contact-once.fmu");
+    edit_description(&contact, &once, |x| {
+        x.replace("canBeInstantiatedOnlyOncePerProcess=\"false\"", "canBeInstantiatedOnlyOncePerProcess=\"true\"")
+    });
+    let mut s = gear_and_contact(&gear, &once, "jacobi", 1e-3);
+    let sys = load(d, "once.json", &s).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sys
+        .describe()
+        .iter()
+        .any(|l| l.contains("'contact': Co-Simulation declares canBeInstantiatedOnlyOncePerProcess")));
+    drop(sys);
+    s["fmus"]["spare"] = json!({"path": once});
+    let e = load(d, "twice.json", &s).err().expect("an error").to_string();
+    assert!(
+        e.contains("fmus.spare")
+            && e.contains("declares canBeInstantiatedOnlyOncePerProcess=\"true\" and is already instantiated in this process (as 'contact'"),
+        "{e}"
+    );
+    // ... and the instance registered by the failed load is gone with it.
+    load(d, "once-again.json", &gear_and_contact(&gear, &once, "jacobi", 1e-3)).unwrap_or_else(|e| panic!("{e}"));
+
+    // needsExecutionTool: a warning naming the FMU.
+    let tool = d.join("gear-tool.fmu");
+    edit_description(&gear, &tool, |x| x.replace("needsExecutionTool=\"false\"", "needsExecutionTool=\"true\""));
+    let sys = load(d, "tool.json", &gear_and_contact(&tool, &contact, "jacobi", 1e-3)).unwrap();
+    let w = sys.warnings();
+    assert!(
+        w.len() == 1 && w[0].starts_with("FMU 'gear' (FMU 'StictionGear'") && w[0].contains("needsExecutionTool"),
+        "{w:?}"
+    );
+}

@@ -299,6 +299,34 @@ enum Phase {
     Fatal,
 }
 
+/// Open shared libraries with RTLD_NOW | RTLD_GLOBAL, so that the FMU binaries loaded after
+/// them resolve their undefined symbols there: a binary that expects its host process to
+/// carry a runtime (PythonFMU's binary calls the CPython API but does not link libpython)
+/// loads only then. An entry with a '/' is a file path; one without is a library name that
+/// the dynamic loader searches for (LD_LIBRARY_PATH, the system directories). The libraries
+/// stay loaded until the process exits: a language runtime cannot be unloaded and loaded
+/// again safely, and loading one twice only raises its reference count.
+pub fn preload(libraries: &[std::path::PathBuf]) -> Result<(), String> {
+    for lib in libraries {
+        // SAFETY: loading runs the library's initialisers; the user named it for this
+        // purpose, as trusted as the FMU binary it serves.
+        let l = unsafe {
+            libloading::os::unix::Library::open(
+                Some(lib.as_os_str()),
+                libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
+            )
+        }
+        .map_err(|e| format!("cannot preload {}: {e}", lib.display()))?;
+        // Never unloaded (see above): the handle is leaked on purpose.
+        let _ = l.into_raw();
+    }
+    Ok(())
+}
+
+/// The FMUs declaring canBeInstantiatedOnlyOncePerProcess="true" that have a live instance
+/// in this process: (GUID / instantiation token and model identifier, instance name).
+static ONCE_PER_PROCESS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
 /// `file:///...` URI of a path (FMI 2.0 fmuResourceLocation), percent-encoding everything
 /// but unreserved characters and '/'.
 fn file_uri(path: &std::path::Path) -> String {
@@ -332,6 +360,9 @@ pub struct Instance {
     saved: Handle,
     _lib: libloading::Library,
     pub archive: Archive,
+    /// The key under which this instance is registered in [`ONCE_PER_PROCESS`], if its FMU
+    /// may be instantiated only once per process.
+    once: Option<String>,
 }
 
 // SAFETY: the FMI standards allow an instance to be used from any thread as long as its
@@ -352,6 +383,45 @@ impl Instance {
         if version == FmiVersion::V3 && interface == Interface::ModelExchange {
             return Err(FmiError::new(&label, None, "FMI 3.0 Model Exchange is not supported by this importer; use its Co-Simulation interface or an FMI 2.0 FMU"));
         }
+        // canBeInstantiatedOnlyOncePerProcess: every instance loads its own copy of the binary
+        // (from its own unpacked archive), which separates the binary's globals, but not
+        // what the FMU shares outside it (a runtime it embeds, files, a tool): refuse a
+        // second live instance of the same model in this process.
+        let once = if md.capabilities(interface).once_per_process {
+            let key = format!("{} {id}", md.token);
+            let mut live = ONCE_PER_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, other)) = live.iter().find(|(k, _)| *k == key) {
+                return Err(FmiError::new(
+                    &label,
+                    None,
+                    format!(
+                        "declares canBeInstantiatedOnlyOncePerProcess=\"true\" and is already instantiated in this \
+                         process (as '{other}', same {} {}); use it once per system",
+                        match version {
+                            FmiVersion::V2 => "guid",
+                            FmiVersion::V3 => "instantiationToken",
+                        },
+                        md.token
+                    ),
+                ));
+            }
+            live.push((key.clone(), name.to_string()));
+            Some(key)
+        } else {
+            None
+        };
+        // From here on, an early return must unregister: `Unregister` does it on drop
+        // unless the Instance (whose Drop then does it) is built.
+        struct Unregister(Option<String>);
+        impl Drop for Unregister {
+            fn drop(&mut self) {
+                if let Some(k) = self.0.take() {
+                    let mut live = ONCE_PER_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+                    live.retain(|(key, _)| *key != k);
+                }
+            }
+        }
+        let mut guard = Unregister(once);
         let path = archive.binary(interface)?;
         let rel = format!("binaries/{}/{id}.so", version.platform());
         // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by
@@ -363,7 +433,17 @@ impl Instance {
                 libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
             )
         }
-        .map_err(|e| FmiError::new(&label, None, format!("cannot load {rel}: {e}")))?;
+        .map_err(|e| {
+            let e = e.to_string();
+            // A binary that calls the CPython API without linking libpython (PythonFMU).
+            let hint = if e.contains("undefined symbol: Py") || e.contains("undefined symbol: _Py") {
+                "; the binary expects the Python runtime in the process: add \"preload\": [\"<LIBDIR>/<LDLIBRARY>\"] \
+                 (python3 -c \"import sysconfig as s; print(s.get_config_var('LIBDIR'), s.get_config_var('LDLIBRARY'))\")"
+            } else {
+                ""
+            };
+            FmiError::new(&label, None, format!("cannot load {rel}: {e}{hint}"))
+        })?;
         let lib: libloading::Library = lib.into();
         let mut missing: Vec<&str> = Vec::new();
         let api = match version {
@@ -534,6 +614,7 @@ impl Instance {
             saved: std::ptr::null_mut(),
             _lib: lib,
             archive,
+            once: guard.0.take(),
         })
     }
 
@@ -914,5 +995,9 @@ impl Drop for Instance {
         // SAFETY: the handle came from instantiate and is freed exactly once; the library
         // (dropped after this) is still loaded.
         unsafe { free(self.raw) };
+        if let Some(k) = self.once.take() {
+            let mut live = ONCE_PER_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+            live.retain(|(key, _)| *key != k);
+        }
     }
 }

@@ -47,6 +47,8 @@ pub(crate) struct CoSim {
     signals: SignalTable,
     /// Initial presented values (motion or force per port).
     initial: Vec<f64>,
+    /// Capabilities and description warnings (`super::notes`).
+    notes: Vec<Diagnostic>,
     rt: Mutex<Runtime>,
 }
 
@@ -109,7 +111,7 @@ fn vrs(ports: &[PortMap], role: Role) -> (Vec<u32>, Vec<u32>) {
 
 /// Make the component from an initialized instance; `h` is the communication step.
 pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
-    let Loaded { mut fmu, ports, role, signals } = l;
+    let Loaded { mut fmu, ports, role, signals, notes } = l;
     let (in_vrs, out_vrs) = vrs(&ports, role);
     let mut out_vals = vec![0.0; out_vrs.len()];
     let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &mut out_vals)?;
@@ -127,7 +129,7 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         out_vals,
         out_vrs,
     };
-    let c = CoSim { ports, role, label, h, signals, initial: held, rt: Mutex::new(rt) };
+    let c = CoSim { ports, role, label, h, signals, initial: held, notes, rt: Mutex::new(rt) };
     Ok(match role {
         Role::Admittance => Built::Admittance(Box::new(CsAdmittance(c))),
         Role::Impedance => Built::Impedance(Box::new(CsImpedance(c))),
@@ -225,6 +227,9 @@ impl CoSim {
                 Role::Impedance => "impedance",
             }
         ))]
+        .into_iter()
+        .chain(self.notes.iter().cloned())
+        .collect()
     }
 }
 

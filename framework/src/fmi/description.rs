@@ -1,8 +1,11 @@
 //! modelDescription.xml of FMI 2.0 and FMI 3.0, read with roxmltree: version, model
 //! identifiers per interface, GUID / instantiation token, variables (name, value reference,
 //! type, causality, variability, start, unit), continuous states and their derivatives,
-//! event indicators and the default experiment. Only what an importer needs; every other
-//! element is ignored.
+//! event indicators, the default experiment and the capability flags of each interface.
+//! Only what an importer needs; every other element is ignored. What the standard requires
+//! but an importer can do without (ModelStructure, its Outputs and InitialUnknowns) is not an
+//! error: its absence is noted in [`ModelDescription::warnings`] (FMPy tolerates it too;
+//! PythonFMU 0.7 writes no InitialUnknowns, FMPy's container FMUs an empty ModelStructure).
 
 use std::fmt;
 
@@ -93,6 +96,52 @@ pub struct DefaultExperiment {
     pub step_size: Option<f64>,
 }
 
+/// The capability flags of one interface (`<CoSimulation ...>` / `<ModelExchange ...>`); an
+/// absent attribute is false, as the standard says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// needsExecutionTool: the FMU needs a tool outside it (a runtime, a licence, a server).
+    pub needs_execution_tool: bool,
+    /// canBeInstantiatedOnlyOncePerProcess.
+    pub once_per_process: bool,
+    /// canGetAndSetFMUstate (FMI 2.0) / canGetAndSetFMUState (FMI 3.0).
+    pub can_get_and_set_state: bool,
+    /// providesDirectionalDerivative (FMI 2.0) / providesDirectionalDerivatives (FMI 3.0).
+    pub directional_derivatives: bool,
+    /// Co-Simulation: canHandleVariableCommunicationStepSize.
+    pub variable_step: bool,
+    /// Model Exchange: fmi2CompletedIntegratorStep must be called after every integrator step
+    /// (FMI 2.0: completedIntegratorStepNotNeeded is not "true"; FMI 3.0:
+    /// needsCompletedIntegratorStep="true").
+    pub needs_completed_integrator_step: bool,
+}
+
+impl Capabilities {
+    /// The flags that are set, by their FMI 2.0 attribute names, for messages.
+    pub fn declared(&self, interface: Interface) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let flags = [
+            (self.needs_execution_tool, "needsExecutionTool"),
+            (self.once_per_process, "canBeInstantiatedOnlyOncePerProcess"),
+            (self.can_get_and_set_state, "canGetAndSetFMUstate"),
+            (self.directional_derivatives, "providesDirectionalDerivative"),
+        ];
+        for (on, name) in flags {
+            if on {
+                v.push(name);
+            }
+        }
+        match interface {
+            Interface::CoSimulation if self.variable_step => v.push("canHandleVariableCommunicationStepSize"),
+            Interface::ModelExchange if !self.needs_completed_integrator_step => {
+                v.push("completedIntegratorStepNotNeeded")
+            }
+            _ => {}
+        }
+        v
+    }
+}
+
 /// A parsed modelDescription.xml.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelDescription {
@@ -115,6 +164,13 @@ pub struct ModelDescription {
     pub derivatives: Vec<usize>,
     pub event_indicators: usize,
     pub default_experiment: Option<DefaultExperiment>,
+    /// Capability flags of the Co-Simulation interface (default if not declared).
+    pub cs_capabilities: Capabilities,
+    /// Capability flags of the Model Exchange interface (default if not declared).
+    pub me_capabilities: Capabilities,
+    /// What the description lacks that the standard requires but an importer can do
+    /// without (see the module documentation); `stiction check` shows them as warnings.
+    pub warnings: Vec<String>,
 }
 
 /// Why a modelDescription.xml was rejected.
@@ -181,6 +237,23 @@ impl ModelDescription {
         };
         let model_exchange = identifier("ModelExchange")?;
         let co_simulation = identifier("CoSimulation")?;
+        let capabilities = |tag: &str| -> Capabilities {
+            let Some(n) = root.children().find(|n| n.has_tag_name(tag)) else { return Capabilities::default() };
+            let flag = |names: &[&str]| names.iter().any(|a| n.attribute(*a).is_some_and(|v| v.trim() == "true"));
+            Capabilities {
+                needs_execution_tool: flag(&["needsExecutionTool"]),
+                once_per_process: flag(&["canBeInstantiatedOnlyOncePerProcess"]),
+                can_get_and_set_state: flag(&["canGetAndSetFMUstate", "canGetAndSetFMUState"]),
+                directional_derivatives: flag(&["providesDirectionalDerivative", "providesDirectionalDerivatives"]),
+                variable_step: flag(&["canHandleVariableCommunicationStepSize"]),
+                needs_completed_integrator_step: match version {
+                    FmiVersion::V2 => !flag(&["completedIntegratorStepNotNeeded"]),
+                    FmiVersion::V3 => flag(&["needsCompletedIntegratorStep"]),
+                },
+            }
+        };
+        let cs_capabilities = capabilities("CoSimulation");
+        let me_capabilities = capabilities("ModelExchange");
         if model_exchange.is_none() && co_simulation.is_none() {
             return err("the FMU declares neither <ModelExchange> nor <CoSimulation>");
         }
@@ -211,7 +284,12 @@ impl ModelDescription {
             derivatives: Vec::new(),
             event_indicators: 0,
             default_experiment,
+            cs_capabilities,
+            me_capabilities,
+            warnings: Vec::new(),
         };
+        // The `initial` attribute of each variable, for the InitialUnknowns check.
+        let mut initials: Vec<Option<String>> = Vec::new();
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
         for node in vars_node.children().filter(|n| n.is_element()) {
@@ -248,6 +326,7 @@ impl ModelDescription {
                 };
                 derivative_refs.push((md.variables.len(), d));
             }
+            initials.push(node.attribute("initial").map(str::to_string));
             md.variables.push(Variable {
                 name: name.to_string(),
                 vr,
@@ -336,7 +415,16 @@ impl ModelDescription {
                 },
             };
         }
+        md.warnings = structure_warnings(&md, structure, &initials);
         Ok(md)
+    }
+
+    /// The capability flags of `interface`.
+    pub fn capabilities(&self, interface: Interface) -> Capabilities {
+        match interface {
+            Interface::CoSimulation => self.cs_capabilities,
+            Interface::ModelExchange => self.me_capabilities,
+        }
     }
 
     /// The variable called `name`.
@@ -362,6 +450,100 @@ impl ModelDescription {
             v.join(", ")
         }
     }
+}
+
+/// What ModelStructure lacks: the element itself, outputs missing from its Outputs
+/// (FMI 2.0 `<Outputs><Unknown>`, FMI 3.0 `<Output>`) and, in FMI 2.0, the variables that
+/// InitialUnknowns must list but does not: outputs, calculated parameters, states and
+/// derivatives whose `initial` is (by default) "approx" or "calculated" (FMI 2.0, 2.2.8).
+/// None of this is needed to run the FMU: stiction reads outputs after initialization and
+/// takes the states from the `derivative` attributes; only Gauss-Seidel ordering and loop
+/// detection use the output dependencies, and treat a missing entry conservatively.
+fn structure_warnings(
+    md: &ModelDescription,
+    structure: Option<roxmltree::Node>,
+    initials: &[Option<String>],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let outputs: Vec<usize> = (0..md.variables.len()).filter(|&i| md.variables[i].causality == "output").collect();
+    let names = |set: &[usize]| -> String {
+        let v: Vec<&str> = set.iter().map(|&i| md.variables[i].name.as_str()).collect();
+        v.join(", ")
+    };
+    let Some(st) = structure else {
+        out.push(format!(
+            "modelDescription.xml has no <ModelStructure> (FMI {} requires it): the outputs' dependencies on inputs \
+             are unknown (treated as possible direct feedthrough when ordering a master's steps)",
+            md.version.label()
+        ));
+        return out;
+    };
+    let index =
+        |s: &str| s.trim().parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
+    let listed: Vec<usize> = match md.version {
+        FmiVersion::V2 => st
+            .children()
+            .filter(|n| n.has_tag_name("Outputs"))
+            .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
+            .filter_map(|u| u.attribute("index").and_then(index))
+            .collect(),
+        FmiVersion::V3 => st
+            .children()
+            .filter(|n| n.has_tag_name("Output"))
+            .filter_map(|u| u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok()))
+            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == "output"))
+            .collect(),
+    };
+    let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
+    if !unlisted.is_empty() {
+        out.push(format!(
+            "ModelStructure does not list the output(s) {} among its Outputs (FMI {} requires every output): \
+             their dependencies on inputs are unknown (treated as possible direct feedthrough when ordering a master's steps)",
+            names(&unlisted),
+            md.version.label()
+        ));
+    }
+    if md.version == FmiVersion::V2 {
+        let is_state = |i: usize| md.states.contains(&i) || md.variables.iter().any(|v| v.derivative_of == Some(i));
+        let is_derivative = |i: usize| md.variables[i].derivative_of.is_some();
+        let expected: Vec<usize> = (0..md.variables.len())
+            .filter(|&i| {
+                let v = &md.variables[i];
+                let initial = match initials.get(i).and_then(|s| s.as_deref()) {
+                    Some(x) => x,
+                    // FMI 2.0 defaults: a constant is exact, a parameter exact, an input and the
+                    // independent variable have none; everything else is calculated.
+                    None => match (v.causality.as_str(), v.variability.as_str()) {
+                        (_, "constant") | ("parameter", _) | ("input", _) | ("independent", _) => "exact",
+                        _ => "calculated",
+                    },
+                };
+                let listed_kind =
+                    v.causality == "output" || v.causality == "calculatedParameter" || is_state(i) || is_derivative(i);
+                listed_kind && matches!(initial, "approx" | "calculated")
+            })
+            .collect();
+        let initial_unknowns: Vec<usize> = st
+            .children()
+            .filter(|n| n.has_tag_name("InitialUnknowns"))
+            .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
+            .filter_map(|u| u.attribute("index").and_then(index))
+            .collect();
+        let missing: Vec<usize> = expected.iter().copied().filter(|i| !initial_unknowns.contains(i)).collect();
+        if !missing.is_empty() {
+            let what = if initial_unknowns.is_empty() && !st.children().any(|n| n.has_tag_name("InitialUnknowns")) {
+                "has no <InitialUnknowns>".to_string()
+            } else {
+                "<InitialUnknowns> does not list".to_string()
+            };
+            out.push(format!(
+                "ModelStructure {what} {} (FMI 2.0 requires the variables computed during initialization there); \
+                 not needed here: stiction reads the outputs after fmi2ExitInitializationMode",
+                if what.starts_with("has") { format!("(expected {})", names(&missing)) } else { names(&missing) }
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -414,6 +596,54 @@ mod tests {
         assert_eq!(md.event_indicators, 1);
         assert_eq!(md.variables[3].ty, VarType::Other);
         assert_eq!(md.variables[1].start.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn capabilities_and_structure_warnings() {
+        let md = ModelDescription::parse(FMI2).unwrap();
+        assert_eq!(
+            md.cs_capabilities,
+            Capabilities { needs_completed_integrator_step: true, ..Capabilities::default() }
+        );
+        // der(x) is calculated at initialization but InitialUnknowns is missing.
+        assert_eq!(md.warnings.len(), 1, "{:?}", md.warnings);
+        assert!(md.warnings[0].contains("has no <InitialUnknowns> (expected der(x))"), "{:?}", md.warnings);
+        let full = FMI2.replace(
+            "</Derivatives></ModelStructure>",
+            "</Derivatives><InitialUnknowns><Unknown index=\"3\"/></InitialUnknowns></ModelStructure>",
+        );
+        assert!(ModelDescription::parse(&full).unwrap().warnings.is_empty());
+        // Flags, both spellings; PythonFMU-style structure: Outputs without InitialUnknowns.
+        let text = r#"<fmiModelDescription fmiVersion="2.0" modelName="P" guid="g">
+  <CoSimulation modelIdentifier="P" needsExecutionTool="true" canHandleVariableCommunicationStepSize="false"
+    canBeInstantiatedOnlyOncePerProcess="true" canGetAndSetFMUstate="true" providesDirectionalDerivative="true"/>
+  <ModelExchange modelIdentifier="P" completedIntegratorStepNotNeeded="true"/>
+  <ModelVariables>
+    <ScalarVariable name="x" valueReference="0" causality="input"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="f" valueReference="1" causality="output"><Real/></ScalarVariable>
+    <ScalarVariable name="g" valueReference="2" causality="output" initial="exact"><Real start="1"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="2"/></Outputs></ModelStructure>
+</fmiModelDescription>"#;
+        let md = ModelDescription::parse(text).unwrap();
+        let cs = md.capabilities(Interface::CoSimulation);
+        assert!(
+            cs.needs_execution_tool && cs.once_per_process && cs.can_get_and_set_state && cs.directional_derivatives
+        );
+        assert!(!cs.variable_step);
+        assert!(!md.capabilities(Interface::ModelExchange).needs_completed_integrator_step);
+        assert_eq!(
+            md.capabilities(Interface::ModelExchange).declared(Interface::ModelExchange),
+            ["completedIntegratorStepNotNeeded"]
+        );
+        assert_eq!(md.warnings.len(), 2, "{:?}", md.warnings);
+        assert!(md.warnings[0].contains("does not list the output(s) g among its Outputs"), "{:?}", md.warnings);
+        assert!(md.warnings[1].contains("has no <InitialUnknowns> (expected f)"), "{:?}", md.warnings);
+        // No ModelStructure at all: one warning, not an error.
+        let bare = text.replace(r#"<ModelStructure><Outputs><Unknown index="2"/></Outputs></ModelStructure>"#, "");
+        let md = ModelDescription::parse(&bare).unwrap();
+        assert_eq!(md.warnings.len(), 1);
+        assert!(md.warnings[0].contains("has no <ModelStructure>"), "{:?}", md.warnings);
     }
 
     #[test]

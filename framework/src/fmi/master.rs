@@ -38,10 +38,16 @@
 //! (`master.loop.tolerance`, relative to max(1, |value|); `master.loop.max_iterations`).
 //! The converged step couples the loop implicitly: its inputs over [t_k, t_{k+1}] are the
 //! loop's values at t_{k+1}. Otherwise the loop is an error naming its FMUs and variables.
+//!
+//! **Stop time.** The run takes ⌈stop_time / h⌉ steps. When stop_time is not a whole number of
+//! steps the last one is shortened to end at stop_time, if every FMU declares
+//! canHandleVariableCommunicationStepSize="true"; otherwise every step keeps h (the run ends
+//! after stop_time) and `stiction check` warns, naming the FMUs that prevent it.
 
 use super::archive::Archive;
 use super::description::{FmiVersion, Interface, ModelDescription, VarType};
-use super::{interfaces, json_number, FmiError, Instance};
+use super::{interfaces, json_number, notes, preload_list, FmiError, Instance};
+use crate::component::Diagnostic;
 use crate::error::{Error, Result};
 use crate::solver::{OutputSink, RunSummary};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -275,6 +281,21 @@ pub struct FmuSystem {
     k: u64,
     /// Steps of algebraic loops taken, counting every repetition after a rollback.
     iterations: u64,
+    /// The shortened length of the last step, when stop_time is not a whole number of steps
+    /// and every FMU can handle a variable communication step size.
+    last_step: Option<f64>,
+}
+
+/// The number of communication steps of a run to `stop_time` with step `h`.
+fn step_count(stop_time: f64, h: f64) -> u64 {
+    (stop_time / h - 1e-9).ceil().max(0.0) as u64
+}
+
+/// The length of the last step if `stop_time` is not a whole number of steps `h`.
+fn partial_step(stop_time: f64, h: f64) -> Option<f64> {
+    let n = step_count(stop_time, h);
+    let rest = stop_time - n.saturating_sub(1) as f64 * h;
+    (n >= 1 && h - rest > 1e-9 * h).then_some(rest)
 }
 
 /// JSON helpers: every error names its JSON path.
@@ -531,7 +552,11 @@ impl FmuSystem {
             max_iterations,
             k: 0,
             iterations: 0,
+            last_step: None,
         };
+        if sys.fixed_step_units().is_empty() {
+            sys.last_step = partial_step(stop_time, step);
+        }
         sys.find_loops()?;
         sys.order();
         Ok(sys)
@@ -717,11 +742,52 @@ impl FmuSystem {
             .collect();
     }
 
+    /// The FMUs that do not declare canHandleVariableCommunicationStepSize="true".
+    fn fixed_step_units(&self) -> Vec<usize> {
+        (0..self.units.len())
+            .filter(|&u| !self.units[u].fmu.archive.description.cs_capabilities.variable_step)
+            .collect()
+    }
+
+    /// What `stiction check` reports as warnings (each names its FMU): capabilities that
+    /// cannot be honoured or checked (see [`crate::fmi`]'s `notes`), what the FMUs'
+    /// modelDescription.xml lack, and a stop time the FMUs do not let the master reach exactly.
+    /// `stiction run` prints them on standard error.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for u in &self.units {
+            for d in notes(&u.fmu.archive.description, Interface::CoSimulation) {
+                if let Diagnostic::Warning(w) = d {
+                    out.push(format!("FMU '{}' ({}): {w}", u.name, u.fmu.label));
+                }
+            }
+        }
+        if let (Some(rest), None) = (partial_step(self.stop_time, self.step), self.last_step) {
+            let total = step_count(self.stop_time, self.step);
+            let names: Vec<String> = self
+                .fixed_step_units()
+                .iter()
+                .map(|&u| format!("'{}' ({})", self.units[u].name, self.units[u].fmu.label))
+                .collect();
+            out.push(format!(
+                "stop_time {} s is not a whole number of communication steps of {} s: the last step would have to \
+                 be shortened to {rest:.6e} s, but the FMU(s) {} do not declare \
+                 canHandleVariableCommunicationStepSize=\"true\"; every step keeps {} s and the run ends at t = {} s",
+                self.stop_time,
+                self.step,
+                names.join(", "),
+                self.step,
+                total as f64 * self.step
+            ));
+        }
+        out
+    }
+
     /// A summary for `stiction check`: the FMUs, the algorithm and order, the cut
-    /// connections and the algebraic loops.
+    /// connections, the algebraic loops and the warnings ([`FmuSystem::warnings`]).
     pub fn describe(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let total = (self.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;
+        let total = step_count(self.stop_time, self.step);
         out.push(format!(
             "master: {}, communication step {} s, stop time {} s ({total} steps), {} FMU(s), {} connection(s)",
             self.algorithm.label(),
@@ -738,6 +804,18 @@ impl FmuSystem {
                 f.label,
                 f.version.label(),
                 if u.structure.can_get_and_set_state { ", can get and set its state" } else { "" }
+            ));
+            for d in notes(&u.fmu.archive.description, Interface::CoSimulation) {
+                if let Diagnostic::Info(i) = d {
+                    out.push(format!("FMU '{}': {i}", u.name));
+                }
+            }
+        }
+        if let Some(rest) = self.last_step {
+            out.push(format!(
+                "stop time {} s is not a whole number of steps: the last step is shortened to {rest:.6e} s \
+                 (every FMU declares canHandleVariableCommunicationStepSize)",
+                self.stop_time
             ));
         }
         match self.algorithm {
@@ -773,6 +851,11 @@ impl FmuSystem {
             ));
         }
         out.push(format!("output: every {} s: {}", self.interval, self.labels.join(", ")));
+        let warnings = self.warnings();
+        if warnings.is_empty() {
+            out.push("no warnings".into());
+        }
+        out.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
         out
     }
 
@@ -823,7 +906,10 @@ impl FmuSystem {
 
     /// Current time (s).
     pub fn time(&self) -> f64 {
-        self.k as f64 * self.step
+        match self.last_step {
+            Some(_) if self.k >= step_count(self.stop_time, self.step) => self.stop_time,
+            _ => self.k as f64 * self.step,
+        }
     }
 
     /// Run to `stop_time` on `threads` worker threads (Jacobi only; Gauss-Seidel is
@@ -857,7 +943,7 @@ impl FmuSystem {
     ) -> Result<RunSummary> {
         let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
         sink.begin(&self.labels).map_err(io)?;
-        let total = (self.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;
+        let total = step_count(self.stop_time, self.step);
         let mut values = vec![0.0; self.columns.len()];
         let mut rows = 0u64;
         let start = self.k;
@@ -869,7 +955,8 @@ impl FmuSystem {
         let report_every = (total / 200).max(1);
         while self.k < total {
             self.step_once(parallel)?;
-            if self.k % self.every == 0 {
+            // A shortened last step ends the run at stop_time: its row is written too.
+            if self.k % self.every == 0 || (self.k == total && self.last_step.is_some()) {
                 self.row(&mut values)?;
                 sink.row(self.time(), &values).map_err(io)?;
                 rows += 1;
@@ -923,7 +1010,11 @@ impl FmuSystem {
 
     /// One communication step from t_k to t_{k+1}.
     fn step_once(&mut self, parallel: bool) -> Result<()> {
-        let (t, h) = (self.time(), self.step);
+        let h = match self.last_step {
+            Some(rest) if self.k + 1 == step_count(self.stop_time, self.step) => rest,
+            _ => self.step,
+        };
+        let t = self.time();
         match self.algorithm {
             Algorithm::Jacobi => {
                 for c in &self.conns {
@@ -1152,7 +1243,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
         return Err(Error::invalid(&at, "an FMU name must be non-empty and contain no '.'"));
     }
     let m = object(spec, &at)?;
-    only_keys(m, &at, &["path", "parameters"])?;
+    only_keys(m, &at, &["path", "parameters", "preload"])?;
     let file = match m.get("path") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(v) => {
@@ -1212,6 +1303,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
         }
     }
     let err = |e: FmiError| Error::invalid(&at, e.to_string());
+    let libs = preload_list(m.get("preload"), base, &format!("{at}.preload"))?;
+    super::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
     let mut fmu = Instance::new(archive, Interface::CoSimulation, name).map_err(err)?;
     for (pat, ty, vr, x) in starts {
         fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(pat, e.to_string()))?;

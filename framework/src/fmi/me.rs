@@ -50,6 +50,8 @@ pub(crate) struct ModelEx {
     signals: SignalTable,
     /// Continuous states after initialization.
     x0: Vec<f64>,
+    /// Capabilities and description warnings (`super::notes`).
+    notes: Vec<Diagnostic>,
     rt: Mutex<Runtime>,
 }
 
@@ -83,7 +85,7 @@ fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Res
 /// Make the component from an instance that has left initialization mode (FMI 2.0 ME: now
 /// in event mode): finish the initial event iteration and read the initial states.
 pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
-    let Loaded { mut fmu, ports, role, signals } = l;
+    let Loaded { mut fmu, ports, role, signals, notes } = l;
     let md = fmu.archive.description.clone();
     let mut next_time_event = None;
     event_iteration(&mut fmu, &mut next_time_event)?;
@@ -124,7 +126,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         out_vals: vec![0.0; out_vrs.len()],
         out_vrs,
     };
-    let c = ModelEx { ports, role, label, signals, x0, rt: Mutex::new(rt) };
+    let c = ModelEx { ports, role, label, signals, x0, notes, rt: Mutex::new(rt) };
     Ok(match role {
         Role::Admittance => Built::Admittance(Box::new(MeAdmittance(c))),
         Role::Impedance => Built::Impedance(Box::new(MeImpedance(c))),
@@ -292,6 +294,9 @@ impl ModelEx {
             },
             self.x0.len()
         ))]
+        .into_iter()
+        .chain(self.notes.iter().cloned())
+        .collect()
     }
 }
 

@@ -53,11 +53,12 @@ pub mod mapping;
 pub mod master;
 mod me;
 
+pub use binary::preload;
 pub use binary::{status_name, EventInfo, Instance};
-pub use description::{DefaultExperiment, FmiVersion, Interface, ModelDescription, VarType, Variable};
+pub use description::{Capabilities, DefaultExperiment, FmiVersion, Interface, ModelDescription, VarType, Variable};
 pub use mapping::{PortMap, Role, VarRef};
 
-use crate::component::{Probe, SignalInfo};
+use crate::component::{Diagnostic, Probe, SignalInfo};
 use crate::error::{Error, Result};
 use crate::solver::Method;
 use crate::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -283,6 +284,56 @@ pub(crate) struct Loaded {
     pub ports: Vec<PortMap>,
     pub role: Role,
     pub signals: SignalTable,
+    /// What `stiction check` reports about the FMU ([`notes`]).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// What `stiction check` reports about an FMU run through `interface`, besides its role: the
+/// capability flags it declares, what its modelDescription.xml lacks (tolerated, see
+/// [`ModelDescription::warnings`]) and the capabilities stiction cannot honour or check
+/// (needsExecutionTool). canBeInstantiatedOnlyOncePerProcess is enforced when instantiating
+/// (a second instance is an error); canGetAndSetFMUstate matters only to the FMU-only master's
+/// algebraic loops (master.rs); canHandleVariableCommunicationStepSize is honoured because a
+/// network steps a Co-Simulation FMU with one constant H, and the master shortens its last step
+/// only when every FMU declares it; fmi2CompletedIntegratorStep is always called, which
+/// completedIntegratorStepNotNeeded allows; directional derivatives are never used.
+pub(crate) fn notes(md: &ModelDescription, interface: Interface) -> Vec<Diagnostic> {
+    let caps = md.capabilities(interface);
+    let mut out = Vec::new();
+    let declared = caps.declared(interface);
+    if !declared.is_empty() {
+        out.push(Diagnostic::Info(format!("{} declares {}", interface.label(), declared.join(", "))));
+    }
+    if caps.needs_execution_tool {
+        let hint = match &md.generation_tool {
+            Some(g) if g.starts_with("PythonFMU") => {
+                " (made by PythonFMU: the Python runtime library must be loaded first, see the `preload` option)"
+            }
+            _ => "",
+        };
+        out.push(Diagnostic::Warning(format!(
+            "declares needsExecutionTool=\"true\": it needs a tool outside the FMU that stiction can neither provide \
+             nor check{hint}; a missing tool shows as an error of the FMU when it is loaded or run"
+        )));
+    }
+    out.extend(md.warnings.iter().map(|w| Diagnostic::Warning(w.clone())));
+    out
+}
+
+/// The `preload` parameter: library paths (relative to the JSON file when they contain a
+/// '/') or library names for the dynamic loader's search; `at` names it in errors.
+pub(crate) fn preload_list(v: Option<&serde_json::Value>, base: &Path, at: &str) -> Result<Vec<std::path::PathBuf>> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let items = match v {
+        serde_json::Value::String(s) => vec![s.clone()],
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::invalid(at, format!("expected a list of library paths, got {v}")))?,
+        _ => return Err(Error::invalid(at, format!("expected a list of library paths, got {v}"))),
+    };
+    Ok(items.into_iter().map(|s| if s.contains('/') { base.join(&s) } else { std::path::PathBuf::from(s) }).collect())
 }
 
 /// Build an `fmu` component from its JSON parameters.
@@ -353,6 +404,9 @@ fn build(p: &mut Params) -> Result<Built> {
         starts.push((at, var.ty, var.vr, x));
     }
     let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
+    let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
+    binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
+    let notes = notes(&md, interface);
     let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
     for (at, ty, vr, x) in starts {
         fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(at, e.to_string()))?;
@@ -361,7 +415,7 @@ fn build(p: &mut Params) -> Result<Built> {
     fmu.exit_initialization().map_err(fmu_err)?;
     let mut signals = SignalTable::new(&md, &ports, role);
     signals.retain_readable(&mut fmu);
-    let loaded = Loaded { fmu, ports, role, signals };
+    let loaded = Loaded { fmu, ports, role, signals, notes };
     match interface {
         Interface::CoSimulation => cs::build(loaded, h).map_err(fmu_err),
         Interface::ModelExchange => me::build(loaded).map_err(fmu_err),
@@ -424,6 +478,12 @@ const PARAMS: &[ParamDoc] = &[
         default: Some("the solver step"),
         doc: "Co-Simulation: doStep interval H, a whole multiple of the solver step",
     },
+    ParamDoc {
+        name: "preload",
+        unit: "",
+        default: Some("[]"),
+        doc: "shared libraries opened with RTLD_GLOBAL before the FMU's binary (a path, relative to the JSON file, or a library name), e.g. the libpython3.x.so a PythonFMU FMU needs",
+    },
 ];
 
 const SIGNALS: &[SignalInfo] =
@@ -473,6 +533,17 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
     };
     let _ = writeln!(s, "  {token}: {}", md.token);
     let _ = writeln!(s, "  interfaces: {}", interfaces(md));
+    for (interface, present) in
+        [(Interface::CoSimulation, md.co_simulation.is_some()), (Interface::ModelExchange, md.model_exchange.is_some())]
+    {
+        let declared = md.capabilities(interface).declared(interface);
+        if present && !declared.is_empty() {
+            let _ = writeln!(s, "  {} declares: {}", interface.label(), declared.join(", "));
+        }
+    }
+    for w in &md.warnings {
+        let _ = writeln!(s, "  warning: {w}");
+    }
     let _ = writeln!(s, "  binaries: {}", a.binaries().join(", "));
     match &md.default_experiment {
         None => {
