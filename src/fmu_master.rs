@@ -4,12 +4,10 @@
 
 use super::{plot, Failure};
 use anyhow::Context;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use stiction_framework::fmi::master::{is_fmu_system, Algorithm, FmuSystem};
-use stiction_framework::io::CsvSink;
 use stiction_framework::solver::Tee;
-use stiction_framework::{OutputSink, Recorder};
+use stiction_framework::Recorder;
 
 /// True if `path` holds an FMU-only system (unreadable files are left to the normal loader).
 pub fn detect(path: &Path) -> bool {
@@ -38,28 +36,8 @@ pub fn run(
     let file = path.display().to_string();
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
     let to_stdout = out_path.as_os_str() == "-";
-    let mut csv: Box<dyn OutputSink> = if to_stdout {
-        Box::new(CsvSink::new(std::io::stdout()))
-    } else {
-        if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))
-                .map_err(Failure::Input)?;
-        }
-        Box::new(
-            CsvSink::create(&out_path)
-                .with_context(|| format!("cannot create {}", out_path.display()))
-                .map_err(Failure::Input)?,
-        )
-    };
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(1000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% t = {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let mut csv = super::open_csv(&out_path)?;
+    let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
     let mut progress = |f: f64| {
         if let Some(b) = &bar {

@@ -92,6 +92,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// The CSV sink of `run`: standard output for `-`, else the file (its directory created).
+fn open_csv(out_path: &Path) -> Result<Box<dyn OutputSink>, Failure> {
+    if out_path.as_os_str() == "-" {
+        return Ok(Box::new(CsvSink::new(std::io::stdout())));
+    }
+    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))
+            .map_err(Failure::Input)?;
+    }
+    Ok(Box::new(
+        CsvSink::create(out_path)
+            .with_context(|| format!("cannot create {}", out_path.display()))
+            .map_err(Failure::Input)?,
+    ))
+}
+
+/// A progress bar on standard error when it is a terminal (and not `--quiet`).
+fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(1000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% t = {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
+}
+
 fn load(path: &Path) -> Result<System, Failure> {
     Ok(stiction::load(path)?)
 }
@@ -129,33 +158,13 @@ fn run(
     }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
     let to_stdout = out_path.as_os_str() == "-";
-    let mut csv: Box<dyn OutputSink> = if to_stdout {
-        Box::new(CsvSink::new(std::io::stdout()))
-    } else {
-        if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))
-                .map_err(Failure::Input)?;
-        }
-        Box::new(
-            CsvSink::create(&out_path)
-                .with_context(|| format!("cannot create {}", out_path.display()))
-                .map_err(Failure::Input)?,
-        )
-    };
+    let mut csv = open_csv(&out_path)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")
         .map_err(Failure::Input)?;
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(1000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% t = {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = progress_bar(quiet);
     let stop = plan.stop_time;
     let mut progress = |f: f64| {
         if let Some(b) = &bar {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{cli, col, run_example, run_value};
+use common::{cli, col, export_fmu as export, max_diff, python_venv, run_example, run_value};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,26 +23,13 @@ const FMPY: &str = "fmpy==0.3.32";
 fn python() -> &'static Path {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fmpy-venv");
-        let py = dir.join("bin").join("python");
-        let ready = |py: &Path| {
+        python_venv("fmpy-venv", &[FMPY], |py| {
             Command::new(py)
                 .args(["-c", "import fmpy, numpy"])
                 .stderr(Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success())
-        };
-        if !ready(&py) {
-            let status = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
-            assert!(status.success(), "python3 -m venv {} failed", dir.display());
-            let status = Command::new(&py)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", FMPY])
-                .status()
-                .expect("pip install fmpy");
-            assert!(status.success(), "pip install {FMPY} failed");
-            assert!(ready(&py), "fmpy does not import after installation");
-        }
-        py
+        })
     })
 }
 
@@ -67,18 +54,6 @@ fn fmpy(request: &Value) -> Value {
         .unwrap_or_else(|e| panic!("bad FMPy answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// `stiction fmu export MODEL --fmi F --interface I [--param ...] -o DIR/...fmu`.
-fn export(dir: &Path, model: &str, fmi: &str, interface: &str, params: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{model}-fmi{fmi}-{interface}-{}.fmu", params.len()));
-    let mut args = vec!["fmu", "export", model, "--fmi", fmi, "--interface", interface, "-o", out.to_str().unwrap()];
-    for p in params {
-        args.extend(["--param", p]);
-    }
-    let o = cli(&args);
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
-}
-
 fn simulate(fmu: &Path, fmi_type: &str, input: Value, start: Value, output: &[&str], stop: f64) -> Value {
     fmpy(&json!({
         "action": "simulate", "fmu": fmu, "fmi_type": fmi_type, "stop_time": stop, "output_interval": 1e-3,
@@ -88,11 +63,6 @@ fn simulate(fmu: &Path, fmi_type: &str, input: Value, start: Value, output: &[&s
 
 fn series(v: &Value, name: &str) -> Vec<f64> {
     v[name].as_array().unwrap_or_else(|| panic!("no column {name}")).iter().map(|x| x.as_f64().unwrap()).collect()
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "series lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 #[test]

@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::cli;
+use common::{cli, max_diff};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,27 +41,14 @@ const PACKAGES: &[&str] = &["pythonfmu==0.7.0", "fmpy==0.3.32"];
 fn venv() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fmu-tools-venv");
-        let py = dir.join("bin").join("python");
-        let ready = |py: &Path| {
+        let py = common::python_venv("fmu-tools-venv", PACKAGES, |py| {
             Command::new(py)
                 .args(["-c", "import pythonfmu, fmpy, fmpy.container_fmu.cli; assert pythonfmu.__version__ == '0.7.0'"])
                 .stderr(Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success())
-        };
-        if !ready(&py) {
-            let status = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
-            assert!(status.success(), "python3 -m venv {} failed", dir.display());
-            let status = Command::new(&py)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-                .args(PACKAGES)
-                .status()
-                .expect("pip install");
-            assert!(status.success(), "pip install {PACKAGES:?} failed");
-            assert!(ready(&py), "pythonfmu / fmpy do not import after installation");
-        }
-        dir
+        });
+        py.parent().and_then(Path::parent).expect("venv/bin/python").to_path_buf()
     })
 }
 
@@ -97,14 +84,7 @@ fn libpython() -> Result<PathBuf, String> {
 
 /// `stiction fmu export MODEL --fmi F --interface cs [--param ...] -o DIR/...fmu`.
 fn export(dir: &Path, model: &str, fmi: &str, params: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{model}-fmi{fmi}-{}.fmu", params.join("-")));
-    let mut args = vec!["fmu", "export", model, "--fmi", fmi, "--interface", "cs", "-o", out.to_str().unwrap()];
-    for p in params {
-        args.extend(["--param", p]);
-    }
-    let o = cli(&args);
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
+    common::export_fmu(dir, model, fmi, "cs", params)
 }
 
 fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
@@ -133,11 +113,6 @@ fn run_cli(file: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
 fn column<'a>(run: &'a (Vec<String>, Vec<Vec<f64>>), label: &str) -> &'a [f64] {
     let i = run.0.iter().position(|l| l == label).unwrap_or_else(|| panic!("no column {label} in {:?}", run.0));
     &run.1[i]
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "series lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 /// The PythonFMU slave: a linear spring-damper on a moving body, f = −(k x + c v), the force

@@ -15,23 +15,10 @@
 
 mod common;
 
-use common::{cli, col, run_example};
+use common::{cli, col, export_fmu as export, max_diff, run_example};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use stiction::framework::Recorder;
-
-/// `stiction fmu export MODEL --fmi F --interface I [--param ...] -o DIR/...fmu` (as in
-/// tests/fmu_export.rs).
-fn export(dir: &Path, model: &str, fmi: &str, interface: &str, params: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{model}-fmi{fmi}-{interface}-{}.fmu", params.len()));
-    let mut args = vec!["fmu", "export", model, "--fmi", fmi, "--interface", interface, "-o", out.to_str().unwrap()];
-    for p in params {
-        args.extend(["--param", p]);
-    }
-    let o = cli(&args);
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
-}
 
 /// Write `system` as `name` into `dir` and load it (relative FMU paths resolve from `dir`).
 fn load(dir: &Path, name: &str, system: &Value) -> stiction::framework::Result<stiction::framework::system::System> {
@@ -46,11 +33,6 @@ fn run(dir: &Path, name: &str, system: &Value) -> Recorder {
     let mut rec = Recorder::default();
     sim.run(&plan, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     rec
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "series lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 fn example_value(name: &str) -> Value {

@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::cli;
+use common::{cli, max_diff};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use stiction::framework::fmi::master::FmuSystem;
@@ -31,14 +31,7 @@ use stiction::framework::Recorder;
 /// `stiction fmu export MODEL --fmi F --interface cs [--param ...] -o DIR/...fmu` (as in
 /// tests/fmu_import.rs).
 fn export(dir: &Path, model: &str, fmi: &str, params: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{model}-fmi{fmi}-{}.fmu", params.len()));
-    let mut args = vec!["fmu", "export", model, "--fmi", fmi, "--interface", "cs", "-o", out.to_str().unwrap()];
-    for p in params {
-        args.extend(["--param", p]);
-    }
-    let o = cli(&args);
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
+    common::export_fmu(dir, model, fmi, "cs", params)
 }
 
 /// Rewrite an .fmu: `edit(name, bytes)` returns the new entry (as in tests/fmu_import.rs).
@@ -103,11 +96,6 @@ fn run(dir: &Path, name: &str, v: &Value, threads: usize) -> (Recorder, FmuSyste
 
 fn col(rec: &Recorder, c: &str) -> Vec<f64> {
     common::col(rec, c)
-}
-
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len(), "series lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
 /// The FMU-only gear + contact system (module documentation), step h.

@@ -94,3 +94,40 @@ impl Lcg {
         lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
     }
 }
+
+/// `stiction fmu export MODEL --fmi F --interface I [--param ...] -o DIR/...fmu`.
+pub fn export_fmu(dir: &Path, model: &str, fmi: &str, interface: &str, params: &[&str]) -> PathBuf {
+    let out = dir.join(format!("{model}-fmi{fmi}-{interface}-{}.fmu", params.join("_")));
+    let mut args = vec!["fmu", "export", model, "--fmi", fmi, "--interface", interface, "-o", out.to_str().unwrap()];
+    for p in params {
+        args.extend(["--param", p]);
+    }
+    let o = cli(&args);
+    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Largest |a[i] − b[i]| of two equally long series.
+pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "series lengths differ");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+/// A Python venv `target/tmp/<name>` with `packages` (pinned) from PyPI, created unless
+/// `ready(python)` already holds; returns the venv's python.
+pub fn python_venv(name: &str, packages: &[&str], ready: impl Fn(&Path) -> bool) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let py = dir.join("bin").join("python");
+    if !ready(&py) {
+        let status = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
+        assert!(status.success(), "python3 -m venv {} failed", dir.display());
+        let status = Command::new(&py)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(packages)
+            .status()
+            .expect("pip install");
+        assert!(status.success(), "pip install {packages:?} failed");
+        assert!(ready(&py), "{packages:?} do not import after installation");
+    }
+    py
+}
