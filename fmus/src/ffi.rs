@@ -224,3 +224,223 @@ pub unsafe fn store_state(owner: &Instance, out: *mut *mut c_void, snap: Snapsho
         }
     }
 }
+
+// ---- bodies shared by the FMI 2.0 and FMI 3.0 entry points ----
+//
+// `function` is the C function's name (for messages), `state_arg` the standard's name of
+// the FMU-state argument ("FMUstate" in FMI 2.0, "FMUState" in FMI 3.0).
+
+/// Typed getters: read the values as f64 and convert each with `put`.
+///
+/// # Safety
+/// `vr` and `out` must be NULL or hold `n` elements (checked for NULL).
+pub unsafe fn get_values<T>(
+    function: &'static str,
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    out: *mut T,
+    ty: crate::model::Type,
+    put: impl Fn(f64) -> T,
+) -> Status {
+    // SAFETY: forwarded; `with_instance` checks the handle.
+    unsafe {
+        with_instance(function, c, |i| {
+            let (Some(vrs), Some(out)) = (slice(vr, n), slice_mut(out, n)) else {
+                return Err(null(i, function, "value references or values"));
+            };
+            let mut buf = vec![0.0; n];
+            i.get(function, vrs, ty, &mut buf)?;
+            for (o, b) in out.iter_mut().zip(buf) {
+                *o = put(b);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Typed setters: convert each value with `take` and set them as f64.
+///
+/// # Safety
+/// `vr` and `values` must be NULL or hold `n` elements (checked for NULL).
+pub unsafe fn set_values<T: Copy>(
+    function: &'static str,
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    values: *const T,
+    ty: crate::model::Type,
+    take: impl Fn(T) -> f64,
+) -> Status {
+    // SAFETY: forwarded; `with_instance` checks the handle.
+    unsafe {
+        with_instance(function, c, |i| {
+            let (Some(vrs), Some(vals)) = (slice(vr, n), slice(values, n)) else {
+                return Err(null(i, function, "value references or values"));
+            };
+            let buf: Vec<f64> = vals.iter().map(|&v| take(v)).collect();
+            i.set(function, vrs, ty, &buf)
+        })
+    }
+}
+
+/// Calls that fill a state-sized array (states, derivatives, indicators, nominals).
+///
+/// # Safety
+/// `x` must be NULL or hold `n` writable elements (checked for NULL).
+pub unsafe fn fill(
+    function: &'static str,
+    c: *mut c_void,
+    x: *mut f64,
+    n: usize,
+    f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
+) -> Status {
+    // SAFETY: forwarded; `with_instance` checks the handle.
+    unsafe {
+        with_instance(function, c, |i| match slice_mut(x, n) {
+            Some(out) => f(i, out),
+            None => Err(null(i, function, "array")),
+        })
+    }
+}
+
+/// Get(FMU)state: a snapshot into `*state` (a previous state of ours is overwritten).
+///
+/// # Safety
+/// `state` must be NULL (checked) or a valid pointer to a handle.
+pub unsafe fn get_fmu_state(
+    function: &'static str,
+    state_arg: &str,
+    c: *mut c_void,
+    state: *mut *mut c_void,
+) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| {
+            if state.is_null() {
+                return Err(null(i, function, state_arg));
+            }
+            let snap = i.snapshot()?;
+            store_state(i, state, snap);
+            Ok(())
+        })
+    }
+}
+
+/// Set(FMU)state.
+///
+/// # Safety
+/// `state` is checked against the registry.
+pub unsafe fn set_fmu_state(function: &'static str, c: *mut c_void, state: *mut c_void) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| match self::state(state) {
+            Some(s) => i.restore(s),
+            None => i.error(format!("{function}: {state:p} is not an FMU state of this binary")),
+        })
+    }
+}
+
+/// Free(FMU)state: frees `*state` and sets it to NULL (a NULL `*state` is a no-op).
+///
+/// # Safety
+/// `state` must be NULL (checked) or a valid pointer to a handle (checked).
+pub unsafe fn free_fmu_state(
+    function: &'static str,
+    state_arg: &str,
+    c: *mut c_void,
+    state: *mut *mut c_void,
+) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| {
+            if state.is_null() {
+                return Err(null(i, function, state_arg));
+            }
+            if (*state).is_null() {
+                return Ok(());
+            }
+            if !free_state(*state) {
+                return i.error(format!("{function}: {:p} is not an FMU state of this binary", *state));
+            }
+            *state = std::ptr::null_mut();
+            Ok(())
+        })
+    }
+}
+
+/// Serialized(FMU)stateSize.
+///
+/// # Safety
+/// `size` must be NULL (checked) or writable.
+pub unsafe fn serialized_size(function: &'static str, c: *mut c_void, state: *mut c_void, size: *mut usize) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| {
+            let Some(s) = self::state(state) else { return i.error(format!("{function}: unknown FMU state")) };
+            if size.is_null() {
+                return Err(null(i, function, "size"));
+            }
+            *size = s.serialize().len();
+            Ok(())
+        })
+    }
+}
+
+/// Serialize(FMU)state into the host's buffer of `size` bytes.
+///
+/// # Safety
+/// `bytes` must be NULL (checked) or hold `size` writable bytes.
+pub unsafe fn serialize(
+    function: &'static str,
+    c: *mut c_void,
+    state: *mut c_void,
+    bytes: *mut u8,
+    size: usize,
+) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| {
+            let Some(s) = self::state(state) else { return i.error(format!("{function}: unknown FMU state")) };
+            let data = s.serialize();
+            if size < data.len() {
+                return i.error(format!("{function}: buffer of {size} bytes, {} needed", data.len()));
+            }
+            let Some(out) = slice_mut(bytes, data.len()) else {
+                return Err(null(i, function, "serializedState"));
+            };
+            out.copy_from_slice(&data);
+            Ok(())
+        })
+    }
+}
+
+/// De(S)serialize(FMU)state from `size` bytes into `*state`.
+///
+/// # Safety
+/// `bytes` must be NULL (checked) or hold `size` bytes; `state` NULL (checked) or valid.
+pub unsafe fn deserialize(
+    function: &'static str,
+    state_arg: &str,
+    c: *mut c_void,
+    bytes: *const u8,
+    size: usize,
+    state: *mut *mut c_void,
+) -> Status {
+    // SAFETY: forwarded; handles are checked.
+    unsafe {
+        with_instance(function, c, |i| {
+            let Some(data) = slice(bytes, size) else { return Err(null(i, function, "serializedState")) };
+            if state.is_null() {
+                return Err(null(i, function, state_arg));
+            }
+            match Snapshot::deserialize(i.info(), data) {
+                Ok(s) => {
+                    store_state(i, state, s);
+                    Ok(())
+                }
+                Err(e) => i.error(format!("{function}: {e}")),
+            }
+        })
+    }
+}

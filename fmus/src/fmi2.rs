@@ -2,7 +2,7 @@
 #![allow(unsafe_code)]
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
 
-use crate::ffi::{self, c_message, null, slice, slice_mut, string, with_instance};
+use crate::ffi::{self, c_message, null, slice, string, with_instance};
 use crate::instance::{resolve, resource_dir, Instance, Phase, Status, Version};
 use crate::model::{Interface, Type};
 use std::ffi::{c_char, c_int, c_void};
@@ -184,9 +184,9 @@ pub unsafe extern "C" fn fmi2Reset(c: Component) -> Fmi2Status {
     }))
 }
 
-/// Shared body of the typed getters: read values as f64, convert with `put`.
+/// Typed getters and setters ([`ffi::get_values`], [`ffi::set_values`]).
 unsafe fn get<T>(
-    function: &'static str,
+    f: &'static str,
     c: Component,
     vr: *const Vr,
     n: usize,
@@ -194,38 +194,21 @@ unsafe fn get<T>(
     ty: Type,
     put: impl Fn(f64) -> T,
 ) -> Fmi2Status {
-    code(with_instance(function, c, |i| {
-        // SAFETY: n elements each, by the FMI contract.
-        let (Some(vrs), Some(out)) = (unsafe { slice(vr, n) }, unsafe { slice_mut(out, n) }) else {
-            return Err(null(i, function, "vr or value"));
-        };
-        let mut buf = vec![0.0; n];
-        i.get(function, vrs, ty, &mut buf)?;
-        for (o, b) in out.iter_mut().zip(buf) {
-            *o = put(b);
-        }
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::get_values(f, c, vr, n, out, ty, put) })
 }
 
-/// Shared body of the typed setters.
 unsafe fn set<T: Copy>(
-    function: &'static str,
+    f: &'static str,
     c: Component,
     vr: *const Vr,
     n: usize,
-    values: *const T,
+    v: *const T,
     ty: Type,
     take: impl Fn(T) -> f64,
 ) -> Fmi2Status {
-    code(with_instance(function, c, |i| {
-        // SAFETY: n elements each, by the FMI contract.
-        let (Some(vrs), Some(vals)) = (unsafe { slice(vr, n) }, unsafe { slice(values, n) }) else {
-            return Err(null(i, function, "vr or value"));
-        };
-        let buf: Vec<f64> = vals.iter().map(|&v| take(v)).collect();
-        i.set(function, vrs, ty, &buf)
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::set_values(f, c, vr, n, v, ty, take) })
 }
 
 #[no_mangle]
@@ -302,62 +285,26 @@ pub unsafe extern "C" fn fmi2SetString(
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetFMUstate(c: Component, state: *mut *mut c_void) -> Fmi2Status {
-    code(with_instance("fmi2GetFMUstate", c, |i| {
-        if state.is_null() {
-            return Err(null(i, "fmi2GetFMUstate", "FMUstate"));
-        }
-        let snap = i.snapshot()?;
-        // SAFETY: non-NULL out pointer; a previous state of ours in *state is overwritten in place.
-        unsafe { ffi::store_state(i, state, snap) };
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::get_fmu_state("fmi2GetFMUstate", "FMUstate", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetFMUstate(c: Component, state: *mut c_void) -> Fmi2Status {
-    code(with_instance("fmi2SetFMUstate", c, |i| {
-        // SAFETY: checked handle.
-        match unsafe { ffi::state(state) } {
-            Some(s) => i.restore(s),
-            None => i.error(format!("fmi2SetFMUstate: {state:p} is not an FMU state of this binary")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::set_fmu_state("fmi2SetFMUstate", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2FreeFMUstate(c: Component, state: *mut *mut c_void) -> Fmi2Status {
-    code(with_instance("fmi2FreeFMUstate", c, |i| {
-        if state.is_null() {
-            return Err(null(i, "fmi2FreeFMUstate", "FMUstate"));
-        }
-        // SAFETY: non-NULL pointer to a handle; the handle itself is checked.
-        unsafe {
-            if (*state).is_null() {
-                return Ok(());
-            }
-            if !ffi::free_state(*state) {
-                return i.error(format!("fmi2FreeFMUstate: {:p} is not an FMU state of this binary", *state));
-            }
-            *state = std::ptr::null_mut();
-        }
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::free_fmu_state("fmi2FreeFMUstate", "FMUstate", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SerializedFMUstateSize(c: Component, state: *mut c_void, size: *mut usize) -> Fmi2Status {
-    code(with_instance("fmi2SerializedFMUstateSize", c, |i| {
-        // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else {
-            return i.error("fmi2SerializedFMUstateSize: unknown FMU state");
-        };
-        if size.is_null() {
-            return Err(null(i, "fmi2SerializedFMUstateSize", "size"));
-        }
-        // SAFETY: non-NULL out pointer.
-        unsafe { *size = s.serialize().len() };
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::serialized_size("fmi2SerializedFMUstateSize", c, state, size) })
 }
 
 #[no_mangle]
@@ -367,22 +314,8 @@ pub unsafe extern "C" fn fmi2SerializeFMUstate(
     bytes: *mut u8,
     size: usize,
 ) -> Fmi2Status {
-    code(with_instance("fmi2SerializeFMUstate", c, |i| {
-        // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else {
-            return i.error("fmi2SerializeFMUstate: unknown FMU state");
-        };
-        let data = s.serialize();
-        if size < data.len() {
-            return i.error(format!("fmi2SerializeFMUstate: buffer of {size} bytes, {} needed", data.len()));
-        }
-        // SAFETY: `size` writable bytes by the FMI contract.
-        let Some(out) = (unsafe { slice_mut(bytes, data.len()) }) else {
-            return Err(null(i, "fmi2SerializeFMUstate", "serializedState"));
-        };
-        out.copy_from_slice(&data);
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::serialize("fmi2SerializeFMUstate", c, state, bytes, size) })
 }
 
 #[no_mangle]
@@ -392,23 +325,8 @@ pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
     size: usize,
     state: *mut *mut c_void,
 ) -> Fmi2Status {
-    code(with_instance("fmi2DeSerializeFMUstate", c, |i| {
-        // SAFETY: `size` readable bytes by the FMI contract.
-        let Some(data) = (unsafe { slice(bytes, size) }) else {
-            return Err(null(i, "fmi2DeSerializeFMUstate", "serializedState"));
-        };
-        if state.is_null() {
-            return Err(null(i, "fmi2DeSerializeFMUstate", "FMUstate"));
-        }
-        match crate::instance::Snapshot::deserialize(i.info(), data) {
-            Ok(s) => {
-                // SAFETY: non-NULL out pointer.
-                unsafe { *state = ffi::new_state(i, s) };
-                Ok(())
-            }
-            Err(e) => i.error(format!("fmi2DeSerializeFMUstate: {e}")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::deserialize("fmi2DeSerializeFMUstate", "FMUstate", c, bytes, size, state) })
 }
 
 #[no_mangle]
@@ -486,21 +404,16 @@ pub unsafe extern "C" fn fmi2SetTime(c: Component, time: f64) -> Fmi2Status {
     code(with_instance("fmi2SetTime", c, |i| i.set_time(time)))
 }
 
-/// Shared body of the state-vector calls.
+/// The state-vector calls ([`ffi::fill`]).
 unsafe fn states_out(
-    function: &'static str,
+    f: &'static str,
     c: Component,
     x: *mut f64,
     n: usize,
-    f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
+    g: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
 ) -> Fmi2Status {
-    code(with_instance(function, c, |i| {
-        // SAFETY: n writable elements by the FMI contract.
-        match unsafe { slice_mut(x, n) } {
-            Some(out) => f(i, out),
-            None => Err(null(i, function, "array")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::fill(f, c, x, n, g) })
 }
 
 #[no_mangle]

@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::ffi::{self, c_text, null, slice, slice_mut, string, with_instance};
+use crate::ffi::{self, c_text, null, slice, string, with_instance};
 use crate::instance::{resolve, resource_dir, Instance, Status, Version};
 use crate::model::{Interface, Type};
 use std::ffi::{c_char, c_int, c_void};
@@ -233,56 +233,44 @@ pub unsafe extern "C" fn fmi3Reset(c: Inst) -> Fmi3Status {
     }))
 }
 
-/// Shared body of the typed getters.
+/// Typed getters and setters ([`ffi::get_values`], [`ffi::set_values`]); FMI 3.0 also
+/// passes nValues, which must equal nvr for scalar variables.
 unsafe fn get<T>(
-    function: &'static str,
+    f: &'static str,
     c: Inst,
     vr: *const Vr,
     n: usize,
     out: *mut T,
-    n_values: usize,
+    nv: usize,
     ty: Type,
     put: impl Fn(f64) -> T,
 ) -> Fmi3Status {
-    code(with_instance(function, c, |i| {
-        if n_values != n {
-            return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
-        }
-        // SAFETY: n elements each, by the FMI contract.
-        let (Some(vrs), Some(out)) = (unsafe { slice(vr, n) }, unsafe { slice_mut(out, n) }) else {
-            return Err(null(i, function, "valueReferences or values"));
-        };
-        let mut buf = vec![0.0; n];
-        i.get(function, vrs, ty, &mut buf)?;
-        for (o, b) in out.iter_mut().zip(buf) {
-            *o = put(b);
-        }
-        Ok(())
-    }))
+    if nv != n {
+        return code(unsafe {
+            with_instance(f, c, |i| i.error(format!("{f}: nValues = {nv} for {n} scalar variables")))
+        });
+    }
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::get_values(f, c, vr, n, out, ty, put) })
 }
 
-/// Shared body of the typed setters.
 unsafe fn set<T: Copy>(
-    function: &'static str,
+    f: &'static str,
     c: Inst,
     vr: *const Vr,
     n: usize,
-    values: *const T,
-    n_values: usize,
+    v: *const T,
+    nv: usize,
     ty: Type,
     take: impl Fn(T) -> f64,
 ) -> Fmi3Status {
-    code(with_instance(function, c, |i| {
-        if n_values != n {
-            return i.error(format!("{function}: nValues = {n_values} for {n} scalar variables"));
-        }
-        // SAFETY: n elements each, by the FMI contract.
-        let (Some(vrs), Some(vals)) = (unsafe { slice(vr, n) }, unsafe { slice(values, n) }) else {
-            return Err(null(i, function, "valueReferences or values"));
-        };
-        let buf: Vec<f64> = vals.iter().map(|&v| take(v)).collect();
-        i.set(function, vrs, ty, &buf)
-    }))
+    if nv != n {
+        return code(unsafe {
+            with_instance(f, c, |i| i.error(format!("{f}: nValues = {nv} for {n} scalar variables")))
+        });
+    }
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::set_values(f, c, vr, n, v, ty, take) })
 }
 
 #[no_mangle]
@@ -440,82 +428,32 @@ unsupported!(fmi3EnterStepMode(), "hasEventMode is false: the instance is in ste
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetFMUState(c: Inst, state: *mut *mut c_void) -> Fmi3Status {
-    code(with_instance("fmi3GetFMUState", c, |i| {
-        if state.is_null() {
-            return Err(null(i, "fmi3GetFMUState", "FMUState"));
-        }
-        let snap = i.snapshot()?;
-        // SAFETY: non-NULL out pointer.
-        unsafe { ffi::store_state(i, state, snap) };
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::get_fmu_state("fmi3GetFMUState", "FMUState", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetFMUState(c: Inst, state: *mut c_void) -> Fmi3Status {
-    code(with_instance("fmi3SetFMUState", c, |i| {
-        // SAFETY: checked handle.
-        match unsafe { ffi::state(state) } {
-            Some(s) => i.restore(s),
-            None => i.error(format!("fmi3SetFMUState: {state:p} is not an FMU state of this binary")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::set_fmu_state("fmi3SetFMUState", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3FreeFMUState(c: Inst, state: *mut *mut c_void) -> Fmi3Status {
-    code(with_instance("fmi3FreeFMUState", c, |i| {
-        if state.is_null() {
-            return Err(null(i, "fmi3FreeFMUState", "FMUState"));
-        }
-        // SAFETY: non-NULL pointer; the handle is checked.
-        unsafe {
-            if (*state).is_null() {
-                return Ok(());
-            }
-            if !ffi::free_state(*state) {
-                return i.error(format!("fmi3FreeFMUState: {:p} is not an FMU state of this binary", *state));
-            }
-            *state = std::ptr::null_mut();
-        }
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::free_fmu_state("fmi3FreeFMUState", "FMUState", c, state) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SerializedFMUStateSize(c: Inst, state: *mut c_void, size: *mut usize) -> Fmi3Status {
-    code(with_instance("fmi3SerializedFMUStateSize", c, |i| {
-        // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else {
-            return i.error("fmi3SerializedFMUStateSize: unknown FMU state");
-        };
-        if size.is_null() {
-            return Err(null(i, "fmi3SerializedFMUStateSize", "size"));
-        }
-        // SAFETY: non-NULL out pointer.
-        unsafe { *size = s.serialize().len() };
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::serialized_size("fmi3SerializedFMUStateSize", c, state, size) })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SerializeFMUState(c: Inst, state: *mut c_void, bytes: *mut u8, size: usize) -> Fmi3Status {
-    code(with_instance("fmi3SerializeFMUState", c, |i| {
-        // SAFETY: checked handle.
-        let Some(s) = (unsafe { ffi::state(state) }) else {
-            return i.error("fmi3SerializeFMUState: unknown FMU state");
-        };
-        let data = s.serialize();
-        if size < data.len() {
-            return i.error(format!("fmi3SerializeFMUState: buffer of {size} bytes, {} needed", data.len()));
-        }
-        // SAFETY: `size` writable bytes by the FMI contract.
-        let Some(out) = (unsafe { slice_mut(bytes, data.len()) }) else {
-            return Err(null(i, "fmi3SerializeFMUState", "serializedState"));
-        };
-        out.copy_from_slice(&data);
-        Ok(())
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::serialize("fmi3SerializeFMUState", c, state, bytes, size) })
 }
 
 #[no_mangle]
@@ -525,23 +463,8 @@ pub unsafe extern "C" fn fmi3DeserializeFMUState(
     size: usize,
     state: *mut *mut c_void,
 ) -> Fmi3Status {
-    code(with_instance("fmi3DeserializeFMUState", c, |i| {
-        // SAFETY: `size` readable bytes by the FMI contract.
-        let Some(data) = (unsafe { slice(bytes, size) }) else {
-            return Err(null(i, "fmi3DeserializeFMUState", "serializedState"));
-        };
-        if state.is_null() {
-            return Err(null(i, "fmi3DeserializeFMUState", "FMUState"));
-        }
-        match crate::instance::Snapshot::deserialize(i.info(), data) {
-            Ok(s) => {
-                // SAFETY: non-NULL out pointer.
-                unsafe { ffi::store_state(i, state, s) };
-                Ok(())
-            }
-            Err(e) => i.error(format!("fmi3DeserializeFMUState: {e}")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::deserialize("fmi3DeserializeFMUState", "FMUState", c, bytes, size, state) })
 }
 
 // ---- Model Exchange ----
@@ -618,21 +541,16 @@ pub unsafe extern "C" fn fmi3SetContinuousStates(c: Inst, x: *const f64, n: usiz
     }))
 }
 
-/// Shared body of the calls that fill a state-sized array.
+/// The calls that fill a state-sized array ([`ffi::fill`]).
 unsafe fn fill(
-    function: &'static str,
+    f: &'static str,
     c: Inst,
     x: *mut f64,
     n: usize,
-    f: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
+    g: impl FnOnce(&mut Instance, &mut [f64]) -> Result<(), Status>,
 ) -> Fmi3Status {
-    code(with_instance(function, c, |i| {
-        // SAFETY: n writable elements.
-        match unsafe { slice_mut(x, n) } {
-            Some(out) => f(i, out),
-            None => Err(null(i, function, "array")),
-        }
-    }))
+    // SAFETY: forwarded FMI arguments.
+    code(unsafe { ffi::fill(f, c, x, n, g) })
 }
 
 #[no_mangle]
