@@ -2,8 +2,7 @@
 //! `"fmus"` object): Co-Simulation FMUs stepped by the master of
 //! `stiction_framework::fmi::master`.
 
-use super::{plot, Failure};
-use anyhow::Context;
+use super::Failure;
 use std::path::{Path, PathBuf};
 use stiction_framework::fmi::master::{is_fmu_system, Algorithm, FmuSystem};
 use stiction_framework::solver::Tee;
@@ -35,7 +34,6 @@ pub fn run(
     let name = system.name.clone();
     let file = path.display().to_string();
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let to_stdout = out_path.as_os_str() == "-";
     let mut csv = super::open_csv(&out_path)?;
     let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
@@ -53,22 +51,8 @@ pub fn run(
     } else {
         system.run(threads, csv.as_mut(), &mut progress)
     };
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    let shown = if to_stdout { "standard output".to_string() } else { out_path.display().to_string() };
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let note = format!("{file}: rows up to the failure are in {shown}");
-            return Err(Failure::from(e.in_file(file)).context(note));
-        }
-    };
-    if let Some(p) = &plot_to {
-        plot::plot(&rec, &name, p)
-            .with_context(|| format!("cannot write plot {}", p.display()))
-            .map_err(Failure::Simulation)?;
-    }
+    let shown = super::shown(&out_path);
+    let summary = super::finish_run(result, bar, &shown, file, &rec, &name, plot_to.as_deref())?;
     if !quiet {
         // Gauss-Seidel steps the FMUs one after the other.
         let threads = if system.algorithm == Algorithm::Jacobi { threads } else { 1 };

@@ -121,6 +121,44 @@ fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
     })
 }
 
+/// Where `run` writes its CSV, for messages.
+fn shown(out_path: &Path) -> String {
+    if out_path.as_os_str() == "-" {
+        "standard output".to_string()
+    } else {
+        out_path.display().to_string()
+    }
+}
+
+/// After a run: clear the progress bar; on failure say where the rows already written are;
+/// else draw the plot, if asked.
+fn finish_run<S>(
+    result: stiction_framework::Result<S>,
+    bar: Option<indicatif::ProgressBar>,
+    shown: &str,
+    file: String,
+    rec: &Recorder,
+    name: &str,
+    plot_to: Option<&Path>,
+) -> Result<S, Failure> {
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let note = format!("{file}: rows up to the failure are in {shown}");
+            return Err(Failure::from(e.in_file(file)).context(note));
+        }
+    };
+    if let Some(p) = plot_to {
+        plot::plot(rec, name, p)
+            .with_context(|| format!("cannot write plot {}", p.display()))
+            .map_err(Failure::Simulation)?;
+    }
+    Ok(summary)
+}
+
 fn load(path: &Path) -> Result<System, Failure> {
     Ok(stiction::load(path)?)
 }
@@ -157,7 +195,6 @@ fn run(
         }
     }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let to_stdout = out_path.as_os_str() == "-";
     let mut csv = open_csv(&out_path)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -182,22 +219,8 @@ fn run(
             sim.run(&plan, csv.as_mut(), &mut progress)
         }
     });
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    let shown = if to_stdout { "standard output".to_string() } else { out_path.display().to_string() };
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let note = format!("{file}: rows up to the failure are in {shown}");
-            return Err(Failure::from(e.in_file(file)).context(note));
-        }
-    };
-    if let Some(p) = &plot {
-        plot::plot(&rec, &name, p)
-            .with_context(|| format!("cannot write plot {}", p.display()))
-            .map_err(Failure::Simulation)?;
-    }
+    let shown = shown(&out_path);
+    let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_deref())?;
     if !quiet {
         eprintln!(
             "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s); {} rows -> {shown}{}",
