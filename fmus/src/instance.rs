@@ -201,6 +201,8 @@ pub struct Instance {
     dirty: bool,
     /// The last doStep failed: fmi2GetStatus reports it.
     pub last_step_failed: bool,
+    /// The values before the current doStep, restored if it fails (kept to reuse its memory).
+    backup: Vec<f64>,
     /// The C function being called (set by the entry points), named in log messages.
     pub call: &'static str,
 }
@@ -237,6 +239,7 @@ impl Instance {
             logging_on,
             dirty: true,
             last_step_failed: false,
+            backup: Vec::new(),
             call: "",
         }
     }
@@ -452,7 +455,7 @@ impl Instance {
             return self
                 .error(format!("DoStep: currentCommunicationPoint {t} does not match the FMU time {}", self.time));
         }
-        let before = self.values.clone();
+        self.backup.clone_from(&self.values);
         match self.model.do_step(&mut self.values, h) {
             Ok(()) => {
                 self.time = t + h;
@@ -460,7 +463,7 @@ impl Instance {
                 Ok(())
             }
             Err(e) => {
-                self.values = before;
+                self.values.clone_from(&self.backup);
                 self.last_step_failed = true;
                 Err(self.fail("DoStep", &format!("at t = {t}: {e}")))
             }
