@@ -1,6 +1,7 @@
 //! A Model Exchange FMU (FMI 2.0) as an admittance or an impedance: its continuous states
-//! are the component's states, integrated by the network's RK4 or Euler; events are handled
-//! between steps (see the module documentation of [`crate::fmi`]).
+//! are the component's states, integrated by the network's RK4 or Euler; an admittance's state
+//! events are located within the step, others handled at the step end (see the module
+//! documentation of [`crate::fmi`]).
 
 use super::mapping::{PortMap, Quantity, Role};
 use super::{Clock, FmiError, Instance, Loaded, SignalTable};
@@ -30,8 +31,8 @@ struct Runtime {
     /// locating a state event within the step.
     x_prev: Vec<f64>,
     dx_prev: Vec<f64>,
-    /// Times of the state events located so far (for signals and tests).
-    events: Vec<f64>,
+    /// Reused copy of an impedance's states for the step-end event check.
+    scratch: Vec<f64>,
     /// The next time event requested by the FMU.
     next_time_event: Option<f64>,
     /// An error of `post_step` (which cannot return one), reported by the next evaluation.
@@ -118,7 +119,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         z,
         x_prev: x0.clone(),
         dx_prev: dx0,
-        events: Vec::new(),
+        scratch: Vec::new(),
         next_time_event,
         failed: None,
         in_vals: vec![0.0; in_vrs.len()],
@@ -200,7 +201,7 @@ impl ModelEx {
     /// is completed with one Euler step of the FMU's derivatives in its new mode. Time events
     /// and step events are handled at t. Returns whether `x` was changed.
     fn step_end(&self, rt: &mut Runtime, t: f64, h: f64, x: &mut [f64]) -> Result<bool, FmiError> {
-        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, events, .. } = rt;
+        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, .. } = rt;
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
@@ -245,7 +246,6 @@ impl ModelEx {
             hermite(hi, &mut xs);
             fmu.set_time(t_event)?;
             fmu.set_states(&xs)?;
-            events.push(t_event);
             fmu.enter_event_mode()?;
             event_iteration(fmu, next_time_event)?;
             fmu.get_states(&mut xs)?;
@@ -371,9 +371,14 @@ impl Impedance for MeImpedance {
         if let Some(k) = clock.first_stage(t, tau) {
             if k > rt.done {
                 rt.done = k;
-                let mut ys = y.to_vec();
-                // An impedance cannot write its states back: events are handled at t.
-                if self.0.step_end(&mut rt, t, 0.0, &mut ys).map_err(fault)? {
+                // An impedance cannot write its states back: events are handled at t, on a
+                // copy of the states kept in the runtime (no allocation per step).
+                let mut ys = std::mem::take(&mut rt.scratch);
+                ys.clear();
+                ys.extend_from_slice(y);
+                let changed = self.0.step_end(&mut rt, t, 0.0, &mut ys);
+                rt.scratch = ys;
+                if changed.map_err(fault)? {
                     return Err(Fault::new(format!(
                         "{}: an event at t = {t} changed the FMU's continuous states, which an impedance cannot \
                          write back into the network state; wire this FMU as an admittance",
