@@ -10,7 +10,7 @@ pub enum FmuCommand {
     Export {
         /// gear (StictionGear), friction (StictionFriction) or friction-mass (StictionFrictionMass).
         model: String,
-        /// FMI version: 2 (Model Exchange and/or Co-Simulation) or 3 (Co-Simulation).
+        /// FMI version: 2 or 3 (Model Exchange and/or Co-Simulation; friction-mass is Co-Simulation only).
         #[arg(long, default_value = "2", value_parser = ["2", "3"])]
         fmi: String,
         /// Interface(s) the FMU declares.

@@ -74,9 +74,13 @@ fn fmpy_validates_every_exported_fmu() {
         ("gear", "2", "cs", &["gamma_v=1.05", "q=0.3"]),
         ("gear", "2", "cs", &["eta_f=0.7", "eta_b=0.4"]),
         ("gear", "3", "cs", &[]),
+        ("gear", "3", "me", &[]),
+        ("gear", "3", "both", &["gamma_v=1.05", "q=0.3"]),
         ("friction", "2", "both", &[]),
         ("friction", "2", "me", &["law=2", "Fs=9"]),
         ("friction", "3", "cs", &[]),
+        ("friction", "3", "me", &[]),
+        ("friction", "3", "both", &["law=2"]),
         ("friction-mass", "2", "cs", &[]),
         ("friction-mass", "3", "cs", &["law=2"]),
     ];
@@ -102,7 +106,7 @@ fn export_errors_are_clear() {
         (&["fmu", "export", "friction", "--param", "law=3", "-o", o], "law must be 1 (Coulomb) or 2 (Stribeck)"),
         (&["fmu", "export", "friction", "--interface", "me", "--param", "B=0", "-o", o], "B must be > 0"),
         (&["fmu", "export", "friction-mass", "--interface", "me", "-o", o], "no Model Exchange form"),
-        (&["fmu", "export", "gear", "--fmi", "3", "--interface", "me", "-o", o], "Co-Simulation only"),
+        (&["fmu", "export", "friction-mass", "--fmi", "3", "--interface", "both", "-o", o], "no Model Exchange form"),
         (&["fmu", "export", "gear", "--param", "lambda=2", "-o", o], "calculated by the model"),
     ];
     for (args, needle) in cases {
@@ -156,29 +160,32 @@ fn gear_cosimulation_matches_the_native_euler_run() {
 fn gear_model_exchange_sticks_exactly_in_fmpy_cvode() {
     let dir = tempfile::tempdir().unwrap();
     let (table, time, p, v) = fig9_tables();
-    let fmu = export(dir.path(), "gear", "2", "me", &[]);
-    let r = simulate(&fmu, "ModelExchange", table, json!({"gamma_v": 1.05, "q": 0.3}), &["q", "v", "mode"], 2.0);
-    let (t, q, w, mode) = (series(&r, "time"), series(&r, "q"), series(&r, "v"), series(&r, "mode"));
-    assert_eq!(t.len(), time.len());
-    // The stuck phase: v is exactly 0.0 from the wall contact until fu = +20 at 1.4 s,
-    // although fu drops from −40 to 0 at 0.9 s (non-backdrivable, γv = 1.05).
-    let stuck: Vec<usize> = (0..t.len()).filter(|&k| t[k] > 0.36 && t[k] < 1.399).collect();
-    assert!(stuck.iter().all(|&k| w[k] == 0.0 && mode[k] == 0.0), "ME gear not exactly stuck");
-    let first_zero = t[(0..t.len()).find(|&k| w[k] == 0.0 && t[k] > 0.1).unwrap()];
-    let native_zero = time[(0..time.len()).find(|&k| v[k] == 0.0 && time[k] > 0.1).unwrap()];
-    // The native Euler step (44) with h = 1e-3 has an O(h) error: the angles differ by
-    // about |v| h ≈ 1.4e-3 per step of timing difference at the impact.
-    let dq = max_diff(&q, &p);
-    let late: Vec<usize> = (0..t.len()).filter(|&k| t[k] >= 1.45).collect();
-    let dv_late = late.iter().map(|&k| (w[k] - v[k]).abs()).fold(0.0, f64::max);
-    println!(
-        "ME: stuck from {first_zero} s (native {native_zero} s), max |q - native| = {dq:.3e} rad, \
-         max |v - native| after 1.45 s = {dv_late:.3e} rad/s"
-    );
-    assert!((first_zero - native_zero).abs() <= 0.01, "stick time {first_zero} vs {native_zero}");
-    assert!(dq < 1.5e-2, "ME angle differs by {dq}");
-    assert!(dv_late < 2e-2, "ME speed after release differs by {dv_late}");
-    assert!(w[late[late.len() - 1]] > 0.7, "the rod detaches after 1.4 s");
+    for fmi in ["2", "3"] {
+        let fmu = export(dir.path(), "gear", fmi, "me", &[]);
+        let start = json!({"gamma_v": 1.05, "q": 0.3});
+        let r = simulate(&fmu, "ModelExchange", table.clone(), start, &["q", "v", "mode"], 2.0);
+        let (t, q, w, mode) = (series(&r, "time"), series(&r, "q"), series(&r, "v"), series(&r, "mode"));
+        assert_eq!(t.len(), time.len());
+        // The stuck phase: v is exactly 0.0 from the wall contact until fu = +20 at 1.4 s,
+        // although fu drops from −40 to 0 at 0.9 s (non-backdrivable, γv = 1.05).
+        let stuck: Vec<usize> = (0..t.len()).filter(|&k| t[k] > 0.36 && t[k] < 1.399).collect();
+        assert!(stuck.iter().all(|&k| w[k] == 0.0 && mode[k] == 0.0), "FMI {fmi} ME gear not exactly stuck");
+        let first_zero = t[(0..t.len()).find(|&k| w[k] == 0.0 && t[k] > 0.1).unwrap()];
+        let native_zero = time[(0..time.len()).find(|&k| v[k] == 0.0 && time[k] > 0.1).unwrap()];
+        // The native Euler step (44) with h = 1e-3 has an O(h) error: the angles differ by
+        // about |v| h ≈ 1.4e-3 per step of timing difference at the impact.
+        let dq = max_diff(&q, &p);
+        let late: Vec<usize> = (0..t.len()).filter(|&k| t[k] >= 1.45).collect();
+        let dv_late = late.iter().map(|&k| (w[k] - v[k]).abs()).fold(0.0, f64::max);
+        println!(
+            "FMI {fmi} ME: stuck from {first_zero} s (native {native_zero} s), max |q - native| = {dq:.3e} rad, \
+             max |v - native| after 1.45 s = {dv_late:.3e} rad/s"
+        );
+        assert!((first_zero - native_zero).abs() <= 0.01, "FMI {fmi}: stick time {first_zero} vs {native_zero}");
+        assert!(dq < 1.5e-2, "FMI {fmi} ME angle differs by {dq}");
+        assert!(dv_late < 2e-2, "FMI {fmi} ME speed after release differs by {dv_late}");
+        assert!(w[late[late.len() - 1]] > 0.7, "FMI {fmi}: the rod detaches after 1.4 s");
+    }
 }
 
 /// Native model C between ground and a prescribed velocity, Euler with step `h`.

@@ -1,6 +1,7 @@
-//! The FMI 3.0 C API, translated onto [`Instance`]. The models export Co-Simulation
-//! (Float64, Int32 and Boolean variables); every other function of the standard is present,
-//! so hosts that bind the whole API load the binary, and answers Error with a log message.
+//! The FMI 3.0 C API, translated onto [`Instance`]. The models export Model Exchange and
+//! Co-Simulation (Float64, Int32 and Boolean variables); every other function of the
+//! standard is present, so hosts that bind the whole API load the binary, and answers Error
+//! with a log message.
 #![allow(unsafe_code)]
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
@@ -155,7 +156,7 @@ pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
     _unlock: *mut c_void,
 ) -> Inst {
     if let Some(l) = log_message {
-        let msg = c_text("fmi3InstantiateScheduledExecution: this FMU provides Co-Simulation only");
+        let msg = c_text("fmi3InstantiateScheduledExecution: this FMU provides Model Exchange and Co-Simulation only");
         // SAFETY: the host's callback with valid strings.
         unsafe { l(env, Status::Error as c_int, c"logStatusError".as_ptr(), msg.as_ptr()) };
     }

@@ -35,6 +35,8 @@ pub mod vr {
     pub const DER_Q: usize = 16;
     pub const DER_V: usize = 17;
     pub const SLIDE: usize = 18;
+    pub const Z1: usize = 19;
+    pub const Z2: usize = 20;
 }
 
 const VARIABLES: &[Variable] = &[
@@ -113,6 +115,22 @@ const VARIABLES: &[Variable] = &[
     Variable::new("der(q)", Type::Real, Role::Derivative(vr::Q as u32), 0.0, "rad/s", "dq/dt"),
     Variable::new("der(v)", Type::Real, Role::Derivative(vr::V as u32), 0.0, "rad/s2", "dv/dt"),
     Variable::new("slide", Type::Integer, Role::Mode, 0.0, "", "hybrid mode: 0 stuck, +1/-1 sliding forward/backward"),
+    Variable::new(
+        "z1",
+        Type::Real,
+        Role::Indicator(0),
+        0.0,
+        "",
+        "event indicator: stuck Phi(+1) - (fu - fv) (N.m), sliding slide*v (rad/s)",
+    ),
+    Variable::new(
+        "z2",
+        Type::Real,
+        Role::Indicator(1),
+        0.0,
+        "",
+        "event indicator: stuck (fu - fv) - Phi(-1) (N.m), sliding 1",
+    ),
 ];
 
 pub static INFO: ModelInfo = ModelInfo {

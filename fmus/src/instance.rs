@@ -392,8 +392,19 @@ impl Instance {
         }
         let idx = vrs.iter().map(|&vr| self.lookup(function, vr, ty)).collect::<R<Vec<_>>>()?;
         self.refresh(function)?;
+        let vars = self.info().variables;
+        // Event indicators are computed from the current values, as GetEventIndicators does.
+        let mut z = Vec::new();
+        if idx.iter().any(|&i| matches!(vars[i].role, Role::Indicator(_))) {
+            z = vec![f64::NAN; self.info().event_indicators];
+            self.model.event_indicators(&self.values, &mut z);
+        }
         for (o, i) in out.iter_mut().zip(idx) {
-            *o = if i == 0 { self.time } else { self.values[i] };
+            *o = match vars[i].role {
+                Role::Time => self.time,
+                Role::Indicator(k) => z.get(k as usize).copied().unwrap_or(f64::NAN),
+                _ => self.values[i],
+            };
         }
         Ok(())
     }
@@ -501,13 +512,22 @@ impl Instance {
         Ok(())
     }
 
+    /// The name of a function that FMI 2.0 and FMI 3.0 call differently.
+    fn named(&self, fmi2: &'static str, fmi3: &'static str) -> &'static str {
+        match self.version {
+            Version::Fmi2 => fmi2,
+            Version::Fmi3 => fmi3,
+        }
+    }
+
     /// Event iteration; the models settle in one pass.
     pub fn update_discrete_states(&mut self) -> R<EventUpdate> {
-        self.me("NewDiscreteStates", &[Phase::Event])?;
+        let function = self.named("NewDiscreteStates", "UpdateDiscreteStates");
+        self.me(function, &[Phase::Event])?;
         let before = self.values[..].to_vec();
         let u = self.model.event_update(&mut self.values);
         self.dirty = true;
-        self.refresh("NewDiscreteStates")?;
+        self.refresh(function)?;
         if self.logging_on && before != self.values {
             self.log(Status::Ok, &format!("event at t = {}: discrete state updated", self.time));
         }
@@ -554,13 +574,14 @@ impl Instance {
     }
 
     pub fn get_derivatives(&mut self, out: &mut [f64]) -> R {
+        let function = self.named("GetDerivatives", "GetContinuousStateDerivatives");
         self.me(
-            "GetDerivatives",
+            function,
             &[Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated, Phase::Failed],
         )?;
         let d = self.info().derivatives();
-        self.check_len("GetDerivatives", out.len(), d.len())?;
-        self.refresh("GetDerivatives")?;
+        self.check_len(function, out.len(), d.len())?;
+        self.refresh(function)?;
         for (o, i) in out.iter_mut().zip(d) {
             *o = self.values[i];
         }
@@ -573,6 +594,8 @@ impl Instance {
             &[Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Terminated, Phase::Failed],
         )?;
         self.check_len("GetEventIndicators", out.len(), self.info().event_indicators)?;
+        // The same values as getting the indicator variables (which refreshes first).
+        self.refresh("GetEventIndicators")?;
         self.model.event_indicators(&self.values, out);
         Ok(())
     }

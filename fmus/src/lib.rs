@@ -1,7 +1,7 @@
 //! # stiction-fmus
 //!
-//! stiction's gear and friction models as Functional Mock-up Units: FMI 2.0 Model Exchange
-//! and Co-Simulation, FMI 3.0 Co-Simulation, Linux x86-64.
+//! stiction's gear and friction models as Functional Mock-up Units: FMI 2.0 and FMI 3.0,
+//! Model Exchange and Co-Simulation, Linux x86-64.
 //!
 //! * [`model`]: the variable table and equations each model supplies;
 //! * [`gear`], [`friction`], [`friction_mass`]: `StictionGear`, `StictionFriction`,

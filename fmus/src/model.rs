@@ -48,6 +48,9 @@ pub enum Role {
     Derivative(u32),
     /// A discrete local mode of the hybrid model (Model Exchange only).
     Mode,
+    /// Event indicator number k (0-based) of [`Model::event_indicators`] (Model Exchange
+    /// only; FMI 3.0 lists it as `<EventIndicator>`). Computed when read, not stored.
+    Indicator(u32),
 }
 
 /// One row of a model's variable table. The value reference is the row index.
@@ -80,7 +83,7 @@ impl Variable {
             Role::Parameter => Causality::Parameter,
             Role::Input => Causality::Input,
             Role::State { output: true } | Role::Output | Role::DiscreteOutput => Causality::Output,
-            Role::State { output: false } | Role::Derivative(_) | Role::Mode => Causality::Local,
+            Role::State { output: false } | Role::Derivative(_) | Role::Mode | Role::Indicator(_) => Causality::Local,
         }
     }
     /// Whether the variable carries a start value in modelDescription.xml.
@@ -89,7 +92,7 @@ impl Variable {
     }
     /// Part of the Model Exchange description only.
     pub fn me_only(&self) -> bool {
-        matches!(self.role, Role::Derivative(_) | Role::Mode)
+        matches!(self.role, Role::Derivative(_) | Role::Mode | Role::Indicator(_))
     }
     pub fn is_state(&self) -> bool {
         matches!(self.role, Role::State { .. })
@@ -151,6 +154,12 @@ impl ModelInfo {
         self.states()
             .into_iter()
             .filter_map(|s| self.variables.iter().position(|v| v.role == Role::Derivative(s as u32)))
+            .collect()
+    }
+    /// Value reference of each event indicator, in indicator order (Model Exchange).
+    pub fn indicators(&self) -> Vec<usize> {
+        (0..self.event_indicators as u32)
+            .filter_map(|k| self.variables.iter().position(|v| v.role == Role::Indicator(k)))
             .collect()
     }
     pub fn find(&self, name: &str) -> Option<usize> {

@@ -30,8 +30,13 @@ impl Export {
         if interfaces.model_exchange && !model.model_exchange {
             return Err(format!("{} has no Model Exchange form; export it with --interface cs", model.identifier));
         }
-        if interfaces.model_exchange && version == FmiVersion::V3 {
-            return Err("FMI 3.0 export is Co-Simulation only; use --fmi 2 for Model Exchange".into());
+        if interfaces.model_exchange && model.indicators().len() != model.event_indicators {
+            return Err(format!(
+                "{} declares {} event indicators but has {} indicator variables",
+                model.identifier,
+                model.event_indicators,
+                model.indicators().len()
+            ));
         }
         if !interfaces.model_exchange && !interfaces.co_simulation {
             return Err("no interface selected".into());

@@ -75,7 +75,9 @@ fn initial(v: &Variable) -> Option<&'static str> {
     match v.role {
         Role::Time | Role::Input => None,
         Role::Parameter | Role::State { .. } => Some("exact"),
-        Role::Output | Role::DiscreteOutput | Role::Derivative(_) | Role::Mode => Some("calculated"),
+        Role::Output | Role::DiscreteOutput | Role::Derivative(_) | Role::Mode | Role::Indicator(_) => {
+            Some("calculated")
+        }
     }
 }
 
@@ -261,6 +263,15 @@ fn fmi3(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
     header(&mut out, info, FmiVersion::V3, token);
     out.push_str(">\n");
     let id = info.identifier;
+    // fmi3ModelDescription.xsd: ModelExchange, then CoSimulation.
+    if interfaces.model_exchange {
+        let _ = writeln!(
+            out,
+            "  <ModelExchange modelIdentifier=\"{id}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" \
+             canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\" providesDirectionalDerivatives=\"false\" \
+             providesAdjointDerivatives=\"false\" needsCompletedIntegratorStep=\"false\"/>"
+        );
+    }
     if interfaces.co_simulation {
         let _ = writeln!(
             out,
@@ -306,14 +317,20 @@ fn fmi3(info: &ModelInfo, interfaces: Interfaces, starts: &[f64], token: &str) -
         out.push_str("/>\n");
     }
     out.push_str("  </ModelVariables>\n  <ModelStructure>\n");
-    for &vr in &rows {
-        if info.variables[vr].causality() == Causality::Output {
-            let _ = writeln!(out, "    <Output valueReference=\"{vr}\"/>");
-        }
-    }
-    for &vr in &rows {
-        if initial_unknown(&info.variables[vr]) {
-            let _ = writeln!(out, "    <InitialUnknown valueReference=\"{vr}\"/>");
+    // XSD order: Output*, ContinuousStateDerivative*, InitialUnknown*, EventIndicator*.
+    // Derivatives follow the state order and indicators their index in GetEventIndicators.
+    let pick = |f: &dyn Fn(&Variable) -> bool| rows.iter().copied().filter(|&vr| f(&info.variables[vr])).collect();
+    let (derivatives, indicators) =
+        if interfaces.model_exchange { (info.derivatives(), info.indicators()) } else { (Vec::new(), Vec::new()) };
+    let sections: [(&str, Vec<usize>); 4] = [
+        ("Output", pick(&|v| v.causality() == Causality::Output)),
+        ("ContinuousStateDerivative", derivatives),
+        ("InitialUnknown", pick(&initial_unknown)),
+        ("EventIndicator", indicators),
+    ];
+    for (tag, vrs) in sections {
+        for vr in vrs {
+            let _ = writeln!(out, "    <{tag} valueReference=\"{vr}\"/>");
         }
     }
     out.push_str("  </ModelStructure>\n</fmiModelDescription>\n");

@@ -11,7 +11,7 @@
 //!
 //! What it checks:
 //!
-//! * **misuse** (FMI 2.0 Co-Simulation and Model Exchange, FMI 3.0 Co-Simulation):
+//! * **misuse** (FMI 2.0 and FMI 3.0, Co-Simulation and Model Exchange):
 //!   out-of-order calls, NULL pointers, NULL/freed/foreign handles, unknown or mistyped
 //!   value references, non-finite numbers, bad step sizes, failing instantiation. Every such
 //!   call must return Error or Discard, log a message naming the C function through the
@@ -19,9 +19,11 @@
 //!   and an untouched twin take the same valid step and must agree bit for bit;
 //! * **no leak**: `stiction_fmu_live_objects()` (instances + FMU states alive in the
 //!   binary) over thousands of instance life cycles, and the process RSS;
-//! * **FMU state round trips** (FMI 2.0 CS, FMI 2.0 ME driven by this file's explicit-Euler
-//!   and event loop, FMI 3.0 CS): get/set and serialize/deserialize into a new instance
-//!   reproduce the trajectory bit for bit; bad serialized states are rejected;
+//! * **FMU state round trips** (FMI 2.0 and FMI 3.0 CS, FMI 2.0 and FMI 3.0 ME driven by
+//!   this file's explicit-Euler and event loop): get/set and serialize/deserialize into a new
+//!   instance reproduce the trajectory bit for bit; bad serialized states are rejected;
+//! * **event indicator variables** (FMI 3.0 lists them as `<EventIndicator>`): reading them
+//!   gives the values of GetEventIndicators all along the Model Exchange runs;
 //! * **exact static friction** of `StictionFriction` through the C API.
 //!
 //! The FMI 2.0 logger is a C-variadic callback. Rust cannot define C-variadic functions on
@@ -209,6 +211,16 @@ api! {
         fmi3SetClock: fn(Handle, *const u32, usize, *const bool) -> c_int;
         fmi3GetIntervalDecimal: fn(Handle, *const u32, usize, *mut f64, *mut c_int) -> c_int;
         fmi3UpdateDiscreteStates: fn(Handle, *mut bool, *mut bool, *mut bool, *mut bool, *mut bool, *mut f64) -> c_int;
+        fmi3EnterContinuousTimeMode: fn(Handle) -> c_int;
+        fmi3CompletedIntegratorStep: fn(Handle, bool, *mut bool, *mut bool) -> c_int;
+        fmi3SetTime: fn(Handle, f64) -> c_int;
+        fmi3SetContinuousStates: fn(Handle, *const f64, usize) -> c_int;
+        fmi3GetContinuousStateDerivatives: fn(Handle, *mut f64, usize) -> c_int;
+        fmi3GetEventIndicators: fn(Handle, *mut f64, usize) -> c_int;
+        fmi3GetContinuousStates: fn(Handle, *mut f64, usize) -> c_int;
+        fmi3GetNominalsOfContinuousStates: fn(Handle, *mut f64, usize) -> c_int;
+        fmi3GetNumberOfEventIndicators: fn(Handle, *mut usize) -> c_int;
+        fmi3GetNumberOfContinuousStates: fn(Handle, *mut usize) -> c_int;
         fmi3DoStep: fn(Handle, f64, f64, bool, *mut bool, *mut bool, *mut bool, *mut f64) -> c_int;
         fmi3GetFMUState: fn(Handle, *mut Handle) -> c_int;
         fmi3SetFMUState: fn(Handle, Handle) -> c_int;
@@ -582,8 +594,8 @@ impl Drop for Fmi2 {
 // FMI 3.0 instance wrapper.
 // ---------------------------------------------------------------------------------------
 
-/// An FMI 3.0 Co-Simulation instance. The name doubles as instanceEnvironment, so it must
-/// live as long as the instance. Freed on drop.
+/// An FMI 3.0 Co-Simulation or Model Exchange instance. The name doubles as
+/// instanceEnvironment, so it must live as long as the instance. Freed on drop.
 struct Fmi3 {
     api: &'static Api3,
     c: Handle,
@@ -612,6 +624,23 @@ fn instantiate3(name: &CString, token: Option<&str>, resources: Option<&str>, ev
     }
 }
 
+/// fmi3InstantiateModelExchange with this host's logger and `name` as environment.
+fn instantiate3_me(name: &CString, token: Option<&str>, resources: Option<&str>) -> Handle {
+    let (token, resources) = (token.map(cstring), resources.map(cstring));
+    // SAFETY: valid strings or NULL; `name` outlives the instance (see `Fmi3`).
+    unsafe {
+        (Api3::get().fmi3InstantiateModelExchange)(
+            name.as_ptr(),
+            token.as_ref().map_or(null(), |t| t.as_ptr()),
+            resources.as_ref().map_or(null(), |r| r.as_ptr()),
+            false,
+            false,
+            name.as_ptr() as *mut c_void,
+            Some(fmi3_logger),
+        )
+    }
+}
+
 /// Out arguments of fmi3DoStep.
 #[derive(Debug, Default, PartialEq)]
 struct StepResult {
@@ -632,6 +661,22 @@ impl Fmi3 {
         assert!(
             !c.is_null(),
             "fmi3InstantiateCoSimulation({name:?}) returned NULL: {:#?}",
+            take_log(name.to_str().unwrap())
+        );
+        Fmi3 { api: Api3::get(), c, name }
+    }
+
+    /// A Model Exchange instance of `info` with its default start values.
+    fn me(info: &ModelInfo, name: &str) -> Fmi3 {
+        Fmi3::with_me(name, &default_guid(info), None)
+    }
+
+    fn with_me(name: &str, token: &str, resources: Option<&str>) -> Fmi3 {
+        let name = cstring(name);
+        let c = instantiate3_me(&name, Some(token), resources);
+        assert!(
+            !c.is_null(),
+            "fmi3InstantiateModelExchange({name:?}) returned NULL: {:#?}",
             take_log(name.to_str().unwrap())
         );
         Fmi3 { api: Api3::get(), c, name }
@@ -772,6 +817,79 @@ impl Fmi3 {
         (status, s)
     }
 
+    // ---- Model Exchange ----
+
+    #[track_caller]
+    fn me0(&self, function: &str, f: unsafe extern "C" fn(Handle) -> c_int) {
+        // SAFETY: valid handle.
+        self.ok(function, unsafe { f(self.c) });
+    }
+
+    /// fmi3UpdateDiscreteStates: (status, [discreteStatesNeedUpdate, terminateSimulation,
+    /// nominalsChanged, valuesChanged, nextEventTimeDefined], nextEventTime).
+    fn update_discrete_states(&self) -> (c_int, [bool; 5], f64) {
+        let (mut b, mut next) = ([true; 5], f64::NAN);
+        let [a, t, n, v, d] = &mut b;
+        // SAFETY: valid out pointers.
+        let status = unsafe { (self.api.fmi3UpdateDiscreteStates)(self.c, a, t, n, v, d, &mut next) };
+        (status, b, next)
+    }
+
+    /// Event iteration in event mode, then continuous-time mode. Returns whether the
+    /// continuous states changed.
+    #[track_caller]
+    fn event_iteration(&self) -> bool {
+        let mut changed = false;
+        for _ in 0..10 {
+            let (status, [update, terminate, nominals, values, next_defined], _) = self.update_discrete_states();
+            self.ok("fmi3UpdateDiscreteStates", status);
+            assert!(!terminate && !nominals && !next_defined, "fmi3UpdateDiscreteStates out arguments");
+            changed |= values;
+            if !update {
+                self.me0("fmi3EnterContinuousTimeMode", self.api.fmi3EnterContinuousTimeMode);
+                return changed;
+            }
+        }
+        panic!("{}: event iteration does not converge", self.name());
+    }
+
+    #[track_caller]
+    fn vector(&self, function: &str, f: unsafe extern "C" fn(Handle, *mut f64, usize) -> c_int, n: usize) -> Vec<f64> {
+        let mut out = vec![f64::NAN; n];
+        // SAFETY: an array of n elements.
+        self.ok(function, unsafe { f(self.c, out.as_mut_ptr(), n) });
+        out
+    }
+
+    /// fmi3GetNumberOfContinuousStates / fmi3GetNumberOfEventIndicators.
+    #[track_caller]
+    fn count(&self, function: &str, f: unsafe extern "C" fn(Handle, *mut usize) -> c_int) -> usize {
+        let mut n = usize::MAX;
+        // SAFETY: a valid out pointer.
+        self.ok(function, unsafe { f(self.c, &mut n) });
+        n
+    }
+
+    /// One explicit-Euler step from t to t + h in continuous-time mode (no event handling).
+    #[track_caller]
+    fn euler(&self, x: &mut [f64], t: f64, h: f64) {
+        let dx = self.vector("fmi3GetContinuousStateDerivatives", self.api.fmi3GetContinuousStateDerivatives, x.len());
+        for (x, dx) in x.iter_mut().zip(dx) {
+            *x += h * dx;
+        }
+        // SAFETY: valid handle and arrays.
+        unsafe {
+            self.ok("fmi3SetTime", (self.api.fmi3SetTime)(self.c, t + h));
+            self.ok("fmi3SetContinuousStates", (self.api.fmi3SetContinuousStates)(self.c, x.as_ptr(), x.len()));
+            let (mut enter, mut terminate) = (true, true);
+            self.ok(
+                "fmi3CompletedIntegratorStep",
+                (self.api.fmi3CompletedIntegratorStep)(self.c, true, &mut enter, &mut terminate),
+            );
+            assert_eq!((enter, terminate), (false, false));
+        }
+    }
+
     fn free(&mut self) -> Handle {
         let c = std::mem::replace(&mut self.c, null_mut());
         // SAFETY: a live instance handle.
@@ -822,9 +940,102 @@ fn lockstep3(f: &Fmi3, twin: &Fmi3, t: &mut f64, h: f64, what: &str) {
     assert_eq!(f.integer(gear::vr::MODE), 1, "after {what}: the gear should be driven forward");
 }
 
+/// What this file's Model Exchange host loop needs from an instance, FMI 2.0 or FMI 3.0.
+trait MeInstance {
+    fn enter_event_mode(&self);
+    fn set(&self, vr: &[usize], x: &[f64]);
+    /// Event iteration, then continuous-time mode.
+    fn event_iteration(&self);
+    fn states(&self, n: usize) -> Vec<f64>;
+    fn derivatives(&self, n: usize) -> Vec<f64>;
+    fn indicators(&self, n: usize) -> Vec<f64>;
+    fn reals(&self, vr: &[usize]) -> Vec<f64>;
+    fn integer(&self, vr: usize) -> i32;
+    /// One explicit-Euler step from t to t + h (see `Fmi2::euler`).
+    fn euler(&self, x: &mut [f64], t: f64, h: f64);
+}
+
+impl MeInstance for Fmi2 {
+    #[track_caller]
+    fn enter_event_mode(&self) {
+        self.me0("fmi2EnterEventMode", self.api.fmi2EnterEventMode);
+    }
+    #[track_caller]
+    fn set(&self, vr: &[usize], x: &[f64]) {
+        Fmi2::set(self, vr, x)
+    }
+    #[track_caller]
+    fn event_iteration(&self) {
+        Fmi2::event_iteration(self);
+    }
+    #[track_caller]
+    fn states(&self, n: usize) -> Vec<f64> {
+        Fmi2::states(self, n)
+    }
+    #[track_caller]
+    fn derivatives(&self, n: usize) -> Vec<f64> {
+        Fmi2::derivatives(self, n)
+    }
+    #[track_caller]
+    fn indicators(&self, n: usize) -> Vec<f64> {
+        Fmi2::indicators(self, n)
+    }
+    #[track_caller]
+    fn reals(&self, vr: &[usize]) -> Vec<f64> {
+        Fmi2::reals(self, vr)
+    }
+    #[track_caller]
+    fn integer(&self, vr: usize) -> i32 {
+        Fmi2::integer(self, vr)
+    }
+    #[track_caller]
+    fn euler(&self, x: &mut [f64], t: f64, h: f64) {
+        Fmi2::euler(self, x, t, h)
+    }
+}
+
+impl MeInstance for Fmi3 {
+    #[track_caller]
+    fn enter_event_mode(&self) {
+        self.me0("fmi3EnterEventMode", self.api.fmi3EnterEventMode);
+    }
+    #[track_caller]
+    fn set(&self, vr: &[usize], x: &[f64]) {
+        Fmi3::set(self, vr, x)
+    }
+    #[track_caller]
+    fn event_iteration(&self) {
+        Fmi3::event_iteration(self);
+    }
+    #[track_caller]
+    fn states(&self, n: usize) -> Vec<f64> {
+        self.vector("fmi3GetContinuousStates", self.api.fmi3GetContinuousStates, n)
+    }
+    #[track_caller]
+    fn derivatives(&self, n: usize) -> Vec<f64> {
+        self.vector("fmi3GetContinuousStateDerivatives", self.api.fmi3GetContinuousStateDerivatives, n)
+    }
+    #[track_caller]
+    fn indicators(&self, n: usize) -> Vec<f64> {
+        self.vector("fmi3GetEventIndicators", self.api.fmi3GetEventIndicators, n)
+    }
+    #[track_caller]
+    fn reals(&self, vr: &[usize]) -> Vec<f64> {
+        Fmi3::reals(self, vr)
+    }
+    #[track_caller]
+    fn integer(&self, vr: usize) -> i32 {
+        Fmi3::integer(self, vr)
+    }
+    #[track_caller]
+    fn euler(&self, x: &mut [f64], t: f64, h: f64) {
+        Fmi3::euler(self, x, t, h)
+    }
+}
+
 /// The same for Model Exchange: one explicit-Euler step on both, states compared.
 #[track_caller]
-fn lockstep_me(f: &Fmi2, twin: &Fmi2, t: &mut f64, h: f64, what: &str) {
+fn lockstep_me<F: MeInstance>(f: &F, twin: &F, t: &mut f64, h: f64, what: &str) {
     let (mut x, mut y) = (f.states(2), twin.states(2));
     f.euler(&mut x, *t, h);
     twin.euler(&mut y, *t, h);
@@ -905,23 +1116,23 @@ fn check_gear_phases(run: &[Sample], stuck_mode: impl Fn(&Sample) -> bool) {
 
 /// A host's Model Exchange solver for the gear: explicit Euler with state events (sign
 /// changes of the event indicators) and time events (the steps of the input fu).
-struct MeHost<'a> {
-    f: &'a Fmi2,
+struct MeHost<'a, F: MeInstance> {
+    f: &'a F,
     x: Vec<f64>,
     z: Vec<f64>,
     fu: f64,
     events: usize,
 }
 
-impl<'a> MeHost<'a> {
+impl<'a, F: MeInstance> MeHost<'a, F> {
     /// Pick up the solver state from an instance in continuous-time mode (after
-    /// initialization or fmi2SetFMUstate).
-    fn attach(f: &'a Fmi2) -> MeHost<'a> {
-        MeHost { f, x: f.states(2), z: f.indicators(2), fu: f.real(gear::vr::FU), events: 0 }
+    /// initialization or fmi2SetFMUstate / fmi3SetFMUState).
+    fn attach(f: &'a F) -> MeHost<'a, F> {
+        MeHost { f, x: f.states(2), z: f.indicators(2), fu: f.reals(&[gear::vr::FU])[0], events: 0 }
     }
 
     fn event(&mut self) {
-        self.f.me0("fmi2EnterEventMode", self.f.api.fmi2EnterEventMode);
+        self.f.enter_event_mode();
         self.f.set(&[gear::vr::FU, gear::vr::FV], &[self.fu, gear_fv(self.x[1])]);
         self.f.event_iteration();
         self.x = self.f.states(2);
@@ -940,6 +1151,7 @@ impl<'a> MeHost<'a> {
         self.f.set(&[FV], &[gear_fv(self.x[1])]);
         self.f.euler(&mut self.x, t, H_ME);
         let z = self.f.indicators(2);
+        assert_eq!(self.f.reals(&[Z1, Z2]), z, "indicator variables vs GetEventIndicators at t = {}", t + H_ME);
         let crossed = self.z.iter().zip(&z).any(|(&a, &b)| (a > 0.0 && b <= 0.0) || (a < 0.0 && b >= 0.0));
         self.z = z;
         if crossed {
@@ -1682,6 +1894,255 @@ fn fmi3_cs_misuse_is_rejected_logged_and_harmless() {
     assert_eq!(live(), 2);
 }
 
+#[test]
+fn fmi3_me_misuse_is_rejected_logged_and_harmless() {
+    use gear::vr::*;
+    let _serial = serial();
+    let api = Api3::get();
+    let info = &gear::INFO;
+    assert_eq!(live(), 0);
+
+    // ---- instantiation ----
+    let name = cstring("me-no-token");
+    assert!(instantiate3_me(&name, None, None).is_null());
+    refused("me-no-token", "fmi3InstantiateModelExchange", "NULL instantiationToken");
+    let name = cstring("me-bad-token");
+    assert!(instantiate3_me(&name, Some("{00000000-0000-0000-0000-000000000000}"), None).is_null());
+    refused("me-bad-token", "fmi3InstantiateModelExchange", "unknown instantiationToken");
+
+    let f = Fmi3::me(info, "misuse3-me");
+    let twin = Fmi3::me(info, "twin3-me");
+    let me = Some("misuse3-me");
+    assert_eq!(f.count("fmi3GetNumberOfContinuousStates", api.fmi3GetNumberOfContinuousStates), 2);
+    assert_eq!(f.count("fmi3GetNumberOfEventIndicators", api.fmi3GetNumberOfEventIndicators), 2);
+    // FMU states that do not fit this instance.
+    let cs = Fmi3::new(info, "gear-cs-for-me3");
+    cs.initialize();
+    let cs_state = cs.get_state();
+    let other = Fmi3::me(&friction::INFO, "friction-for-me3");
+    other.initialize();
+    let other_state = other.get_state();
+
+    // ---- before initialization ----
+    // SAFETY (all raw calls below): the pointers are valid or deliberately NULL.
+    unsafe {
+        rejected(f.update_discrete_states().0, me, "fmi3UpdateDiscreteStates", "before initialization");
+        rejected((api.fmi3EnterEventMode)(f.c), me, "fmi3EnterEventMode", "before initialization");
+        rejected((api.fmi3EnterContinuousTimeMode)(f.c), me, "fmi3EnterContinuousTimeMode", "before initialization");
+        rejected(
+            (api.fmi3SetContinuousStates)(f.c, [0.0; 2].as_ptr(), 2),
+            me,
+            "fmi3SetContinuousStates",
+            "instantiated",
+        );
+        rejected((api.fmi3SetTime)(f.c, 0.0), me, "fmi3SetTime", "before initialization");
+        rejected(
+            (api.fmi3GetContinuousStateDerivatives)(f.c, [0.0; 2].as_mut_ptr(), 2),
+            me,
+            "fmi3GetContinuousStateDerivatives",
+            "instantiated",
+        );
+        rejected(
+            (api.fmi3GetFloat64)(f.c, [Q as u32].as_ptr(), 1, [0.0].as_mut_ptr(), 1),
+            me,
+            "fmi3GetFloat64",
+            "instantiated",
+        );
+        rejected(f.try_step(0.0, 0.01).0, me, "fmi3DoStep", "Model Exchange instance");
+    }
+    for g in [&f, &twin] {
+        g.set(&[FU], &[10.0]);
+        g.initialize();
+    }
+
+    // ---- event mode after initialization ----
+    // SAFETY: as above.
+    unsafe {
+        rejected((api.fmi3SetContinuousStates)(f.c, [0.0; 2].as_ptr(), 2), me, "fmi3SetContinuousStates", "event mode");
+        let (mut a, mut b, mut c, mut d, mut e) = (false, false, false, false, false);
+        rejected(
+            (api.fmi3UpdateDiscreteStates)(f.c, &mut a, &mut b, &mut c, &mut d, &mut e, null_mut()),
+            me,
+            "fmi3UpdateDiscreteStates",
+            "NULL nextEventTime",
+        );
+        rejected(
+            (api.fmi3CompletedIntegratorStep)(f.c, true, &mut a, &mut b),
+            me,
+            "fmi3CompletedIntegratorStep",
+            "event mode",
+        );
+        rejected((api.fmi3EnterStepMode)(f.c), me, "fmi3EnterStepMode", "Model Exchange");
+    }
+    // The indicator variables are the event indicators, in every mode.
+    assert_eq!(f.reals(&[Z1, Z2]), MeInstance::indicators(&f, 2), "event mode");
+    for g in [&f, &twin] {
+        assert!(!Fmi3::event_iteration(g), "breaking away does not reset the states");
+    }
+    assert_eq!(f.integer(SLIDE), 1, "fu = 10 breaks the gear away forward");
+    let nominals = f.vector("fmi3GetNominalsOfContinuousStates", api.fmi3GetNominalsOfContinuousStates, 2);
+    assert_eq!(nominals, [1.0, 1.0]);
+
+    // ---- continuous-time mode ----
+    // SAFETY (closures): as above.
+    let cases: Vec<(&str, &str, Misuse3)> = vec![
+        ("fmi3UpdateDiscreteStates", "continuous-time mode", m3(|f, _| f.update_discrete_states().0)),
+        ("fmi3EnterContinuousTimeMode", "twice", m3(|f, _| unsafe { (f.api.fmi3EnterContinuousTimeMode)(f.c) })),
+        (
+            "fmi3ExitInitializationMode",
+            "continuous-time mode",
+            m3(|f, _| unsafe { (f.api.fmi3ExitInitializationMode)(f.c) }),
+        ),
+        (
+            "fmi3EnterInitializationMode",
+            "continuous-time mode",
+            m3(|f, _| unsafe { (f.api.fmi3EnterInitializationMode)(f.c, false, 0.0, 0.0, false, 0.0) }),
+        ),
+        (
+            "fmi3SetContinuousStates",
+            "one state of two",
+            m3(|f, _| unsafe { (f.api.fmi3SetContinuousStates)(f.c, [0.0].as_ptr(), 1) }),
+        ),
+        (
+            "fmi3SetContinuousStates",
+            "NaN state",
+            m3(|f, _| unsafe { (f.api.fmi3SetContinuousStates)(f.c, [f64::NAN, 0.0].as_ptr(), 2) }),
+        ),
+        (
+            "fmi3SetContinuousStates",
+            "infinite state",
+            m3(|f, _| unsafe { (f.api.fmi3SetContinuousStates)(f.c, [0.0, f64::INFINITY].as_ptr(), 2) }),
+        ),
+        (
+            "fmi3SetContinuousStates",
+            "NULL array",
+            m3(|f, _| unsafe { (f.api.fmi3SetContinuousStates)(f.c, null(), 2) }),
+        ),
+        (
+            "fmi3GetContinuousStateDerivatives",
+            "three of two",
+            m3(|f, _| unsafe { (f.api.fmi3GetContinuousStateDerivatives)(f.c, [0.0; 3].as_mut_ptr(), 3) }),
+        ),
+        (
+            "fmi3GetContinuousStateDerivatives",
+            "NULL array",
+            m3(|f, _| unsafe { (f.api.fmi3GetContinuousStateDerivatives)(f.c, null_mut(), 2) }),
+        ),
+        (
+            "fmi3GetEventIndicators",
+            "one of two",
+            m3(|f, _| unsafe { (f.api.fmi3GetEventIndicators)(f.c, [0.0].as_mut_ptr(), 1) }),
+        ),
+        (
+            "fmi3GetEventIndicators",
+            "NULL array",
+            m3(|f, _| unsafe { (f.api.fmi3GetEventIndicators)(f.c, null_mut(), 2) }),
+        ),
+        (
+            "fmi3GetContinuousStates",
+            "NULL array",
+            m3(|f, _| unsafe { (f.api.fmi3GetContinuousStates)(f.c, null_mut(), 2) }),
+        ),
+        (
+            "fmi3GetNominalsOfContinuousStates",
+            "one of two",
+            m3(|f, _| unsafe { (f.api.fmi3GetNominalsOfContinuousStates)(f.c, [0.0].as_mut_ptr(), 1) }),
+        ),
+        (
+            "fmi3GetNumberOfEventIndicators",
+            "NULL nEventIndicators",
+            m3(|f, _| unsafe { (f.api.fmi3GetNumberOfEventIndicators)(f.c, null_mut()) }),
+        ),
+        ("fmi3SetTime", "NaN time", m3(|f, _| unsafe { (f.api.fmi3SetTime)(f.c, f64::NAN) })),
+        (
+            "fmi3SetFloat64",
+            "parameter in continuous-time mode",
+            m3(|f, _| unsafe { (f.api.fmi3SetFloat64)(f.c, [GAMMA_V as u32].as_ptr(), 1, [1.05].as_ptr(), 1) }),
+        ),
+        (
+            "fmi3SetFloat64",
+            "a state through fmi3SetFloat64",
+            m3(|f, _| unsafe { (f.api.fmi3SetFloat64)(f.c, [V as u32].as_ptr(), 1, [0.0].as_ptr(), 1) }),
+        ),
+        (
+            "fmi3SetFloat64",
+            "an event indicator variable",
+            m3(|f, _| unsafe { (f.api.fmi3SetFloat64)(f.c, [Z1 as u32].as_ptr(), 1, [0.0].as_ptr(), 1) }),
+        ),
+        (
+            "fmi3SetFloat64",
+            "NaN input",
+            m3(|f, _| unsafe { (f.api.fmi3SetFloat64)(f.c, [FU as u32].as_ptr(), 1, [f64::NAN].as_ptr(), 1) }),
+        ),
+        (
+            "fmi3GetFloat64",
+            "Int32 variable slide",
+            m3(|f, _| unsafe { (f.api.fmi3GetFloat64)(f.c, [SLIDE as u32].as_ptr(), 1, [0.0].as_mut_ptr(), 1) }),
+        ),
+        (
+            "fmi3GetInt32",
+            "Float64 variable v",
+            m3(|f, _| unsafe { (f.api.fmi3GetInt32)(f.c, [V as u32].as_ptr(), 1, [0].as_mut_ptr(), 1) }),
+        ),
+        (
+            "fmi3GetFloat64",
+            "unknown value reference",
+            m3(|f, _| unsafe { (f.api.fmi3GetFloat64)(f.c, [9999].as_ptr(), 1, [0.0].as_mut_ptr(), 1) }),
+        ),
+        (
+            "fmi3CompletedIntegratorStep",
+            "NULL enterEventMode",
+            m3(|f, _| unsafe { (f.api.fmi3CompletedIntegratorStep)(f.c, true, null_mut(), &mut false) }),
+        ),
+        ("fmi3GetFMUState", "NULL FMUState pointer", m3(|f, _| unsafe { (f.api.fmi3GetFMUState)(f.c, null_mut()) })),
+        ("fmi3SetFMUState", "a Co-Simulation state", m3(move |f, _| unsafe { (f.api.fmi3SetFMUState)(f.c, cs_state) })),
+        (
+            "fmi3SetFMUState",
+            "a state of StictionFriction",
+            m3(move |f, _| unsafe { (f.api.fmi3SetFMUState)(f.c, other_state) }),
+        ),
+        ("fmi3DoStep", "continuous-time mode", m3(|f, t| f.try_step(t, 0.01).0)),
+        ("fmi3EnterStepMode", "Model Exchange", m3(|f, _| unsafe { (f.api.fmi3EnterStepMode)(f.c) })),
+    ];
+    let mut t = 0.0;
+    lockstep_me(&f, &twin, &mut t, H_ME, "initialization");
+    for (function, what, call) in &cases {
+        rejected(call(&f, t), me, function, what);
+        lockstep_me(&f, &twin, &mut t, H_ME, what);
+    }
+    // ME-only variables are readable: the derivatives and the event indicators.
+    assert_eq!(f.reals(&[DER_Q, DER_V]), MeInstance::derivatives(&f, 2));
+    assert_eq!(f.reals(&[Z1, Z2]), MeInstance::indicators(&f, 2), "continuous-time mode");
+
+    // ---- handles and termination ----
+    let mut g = Fmi3::me(info, "freed3-me");
+    g.initialize();
+    let stale = g.free();
+    // SAFETY: deliberately invalid handles, which the binary has to recognise.
+    unsafe {
+        rejected((api.fmi3SetTime)(stale, 0.0), None, "fmi3SetTime", "freed");
+        rejected(
+            (api.fmi3GetContinuousStateDerivatives)(stale, [0.0; 2].as_mut_ptr(), 2),
+            None,
+            "fmi3GetContinuousStateDerivatives",
+            "freed",
+        );
+        rejected((api.fmi3EnterContinuousTimeMode)(null_mut()), None, "fmi3EnterContinuousTimeMode", "NULL");
+    }
+    assert!(take_log("freed3-me").is_empty());
+    lockstep_me(&f, &twin, &mut t, H_ME, "handle misuse");
+    f.me0("fmi3Terminate", api.fmi3Terminate);
+    // SAFETY: valid handle.
+    rejected(unsafe { (api.fmi3EnterEventMode)(f.c) }, me, "fmi3EnterEventMode", "terminated");
+    assert_eq!(f.reals(&[Z1, Z2]), MeInstance::indicators(&f, 2), "terminated");
+    assert!(take_log("twin3-me").is_empty(), "the twin must not have been touched");
+    cs.free_state(cs_state);
+    other.free_state(other_state);
+    assert_eq!(live(), 4);
+    drop((f, twin, cs, other));
+    assert_eq!(live(), 0);
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. No leak.
 // ---------------------------------------------------------------------------------------
@@ -1727,14 +2188,22 @@ fn cycle2(info: &ModelInfo, fmu_type: c_int, token: &str) {
     assert_eq!(live(), 0);
 }
 
-/// The same in FMI 3.0 Co-Simulation.
-fn cycle3(info: &ModelInfo, token: &str) {
-    let mut f = Fmi3::with("leak3", token, None);
+/// The same in FMI 3.0.
+fn cycle3(info: &ModelInfo, fmu_type: c_int, token: &str) {
+    let mut f = if fmu_type == CS { Fmi3::with("leak3", token, None) } else { Fmi3::with_me("leak3", token, None) };
     assert_eq!(live(), 1);
     f.set(&[first_input(info)], &[1.0]);
     f.initialize();
-    for k in 0..5 {
-        f.step(k as f64 * 0.01, 0.01);
+    if fmu_type == CS {
+        for k in 0..5 {
+            f.step(k as f64 * 0.01, 0.01);
+        }
+    } else {
+        Fmi3::event_iteration(&f);
+        let mut x = MeInstance::states(&f, info.states().len());
+        for k in 0..5 {
+            f.euler(&mut x, k as f64 * 1e-3, 1e-3);
+        }
     }
     let s = f.get_state();
     assert_eq!(live(), 2);
@@ -1767,12 +2236,13 @@ fn no_leak_over_many_instance_cycles() {
     let _serial = serial();
     let (g, fr, fm) = (&gear::INFO, &friction::INFO, &friction_mass::INFO);
     let tokens = [default_guid(g), default_guid(fr), default_guid(fm)];
-    let cycle = |i: usize| match i % 5 {
+    let cycle = |i: usize| match i % 6 {
         0 => cycle2(g, CS, &tokens[0]),
         1 => cycle2(g, ME, &tokens[0]),
         2 => cycle2(fr, ME, &tokens[1]),
-        3 => cycle3(fm, &tokens[2]),
-        _ => cycle3(fr, &tokens[1]),
+        3 => cycle3(fm, CS, &tokens[2]),
+        4 => cycle3(g, ME, &tokens[0]),
+        _ => cycle3(fr, CS, &tokens[1]),
     };
     let before = live();
     assert_eq!(before, 0);
@@ -1954,6 +2424,60 @@ fn fmi3_cs_fmu_state_round_trip_is_exact() {
     f.free_state(s);
     g.free_state(s2);
     assert_eq!(live(), 3);
+}
+
+#[test]
+fn fmi3_me_fmu_state_round_trip_is_exact() {
+    use gear::vr::*;
+    let _serial = serial();
+    let info = &gear::INFO;
+    // gamma_v = 1.05 packaged as a start value, as `stiction fmu export gear gamma_v=1.05` does.
+    let (_tmp, dir, token) = resources(info, &[(GAMMA_V, 1.05)]);
+    let path = format!("{}/", dir.display());
+    let f = Fmi3::with_me("round-trip-3-me", &token, Some(&path));
+    f.set(&[FU, FV], &[gear_fu(0.0), gear_fv(0.0)]);
+    f.initialize();
+    assert_eq!(f.real(GAMMA_V), 1.05);
+    Fmi3::event_iteration(&f);
+    assert_eq!(f.integer(SLIDE), -1, "fu = -40 back-drives the gear");
+    let (k_state, k_end) = (500, 2000);
+    MeHost::attach(&f).run(0, k_state);
+    let t_state = f.real(0);
+    let s = f.get_state();
+    let mut host = MeHost::attach(&f);
+    let a = host.run(k_state, k_end);
+    assert_eq!(host.events, 2, "events of the Model Exchange run");
+    check_gear_phases(&a, |s| s[4] == 0.0);
+
+    f.set_state(s);
+    assert_eq!(f.real(0), t_state);
+    assert_eq!(MeHost::attach(&f).run(k_state, k_end), a, "fmi3SetFMUState does not restore the trajectory exactly");
+
+    let bytes = f.serialize(s);
+    let g = Fmi3::with_me("round-trip-3-me-new", &token, Some(&path));
+    let (status, s2) = g.deserialize(&bytes);
+    g.ok("fmi3DeserializeFMUState", status);
+    g.set_state(s2);
+    assert_eq!(g.real(GAMMA_V), 1.05);
+    assert_eq!(
+        MeHost::attach(&g).run(k_state, k_end),
+        a,
+        "a deserialized state in a new instance does not reproduce the trajectory"
+    );
+    assert_eq!(g.serialize(s2), bytes);
+
+    // The FMI 2.0 and FMI 3.0 Model Exchange runs are the same computation.
+    let f2 = Fmi2::new(info, ME, "round-trip-3-me-vs-2");
+    f2.set(&[GAMMA_V, FU, FV], &[1.05, gear_fu(0.0), gear_fv(0.0)]);
+    f2.initialize();
+    f2.event_iteration();
+    MeHost::attach(&f2).run(0, k_state);
+    assert_eq!(MeHost::attach(&f2).run(k_state, k_end), a);
+    f.free_state(s);
+    g.free_state(s2);
+    assert_eq!(live(), 3);
+    drop((f, g, f2));
+    assert_eq!(live(), 0);
 }
 
 #[test]
