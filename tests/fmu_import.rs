@@ -200,59 +200,78 @@ fn sliding_mass(fmu: &Path, step: f64) -> Value {
     })
 }
 
+/// FMI 2.0 and FMI 3.0 (same model behind both APIs): 4th order as T halves, and the two
+/// versions give identical runs.
 #[test]
 fn friction_model_exchange_converges_at_fourth_order_in_rk4() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = export(dir.path(), "friction", "2", "me", &[]);
     let steps = [4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4];
-    let runs: Vec<Recorder> = steps.iter().map(|&h| run(dir.path(), "slide.json", &sliding_mass(&fmu, h))).collect();
-    let last = |r: &Recorder, c: &str| *col(r, c).last().unwrap();
-    // Sliding all along, at the Coulomb level.
-    for r in &runs {
-        assert!(col(r, "v").iter().all(|&v| v > 0.1), "the mass keeps sliding");
-        assert_eq!(last(r, "f"), 5.0);
+    let mut by_version: Vec<Vec<Recorder>> = Vec::new();
+    for fmi in ["2", "3"] {
+        let fmu = export(dir.path(), "friction", fmi, "me", &[]);
+        let runs: Vec<Recorder> =
+            steps.iter().map(|&h| run(dir.path(), "slide.json", &sliding_mass(&fmu, h))).collect();
+        let last = |r: &Recorder, c: &str| *col(r, c).last().unwrap();
+        // Sliding all along, at the Coulomb level.
+        for r in &runs {
+            assert!(col(r, "v").iter().all(|&v| v > 0.1), "the mass keeps sliding");
+            assert_eq!(last(r, "f"), 5.0);
+        }
+        // Ratios of successive differences (x_T − x_T/2)/(x_T/2 − x_T/4) of `series`.
+        let ratios = |series: &[f64]| -> (Vec<f64>, Vec<f64>) {
+            let d: Vec<f64> = series.windows(2).map(|w| w[0] - w[1]).collect();
+            let r = d.windows(2).map(|w| w[0] / w[1]).collect();
+            (d, r)
+        };
+        // q and v at 0.2 s (the force is constant, the drive sin 10t is integrated by RK4's
+        // Simpson-like quadrature), T = 4e-3 .. 5e-4; below that the differences reach round-off.
+        for c in ["q", "v"] {
+            let (d, r) = ratios(&runs[..4].iter().map(|r| last(r, c)).collect::<Vec<_>>());
+            println!("FMI {fmi}: {c}(0.2 s): differences as T halves from 4e-3 s {d:?}, ratios {r:.2?}");
+            assert!(r.iter().all(|r| (14.0..18.0).contains(r)), "FMI {fmi}, {c}: not 4th order: {r:?}");
+        }
+        // The deflection relaxes as de/dt = (F − K e)/B, λ = K/B = 100 /s: the ratio is
+        // 16 e^(λT/2) (1 − λT/6) ≈ 16.7 at T = 1e-3, so T = 1e-3 .. 1.25e-4, at t = 0.008 s.
+        let (d, r) = ratios(&runs[2..].iter().map(|r| col(r, "e")[2]).collect::<Vec<_>>());
+        println!(
+            "FMI {fmi}: e(0.008 s) = {:.6e} m: differences as T halves from 1e-3 s {d:?}, ratios {r:.2?}",
+            col(&runs[5], "e")[2]
+        );
+        assert!(r.iter().all(|r| (14.0..18.0).contains(r)), "FMI {fmi}, e: not 4th order: {r:?}");
+        by_version.push(runs);
     }
-    // Ratios of successive differences (x_T − x_T/2)/(x_T/2 − x_T/4) of `series`.
-    let ratios = |series: &[f64]| -> (Vec<f64>, Vec<f64>) {
-        let d: Vec<f64> = series.windows(2).map(|w| w[0] - w[1]).collect();
-        let r = d.windows(2).map(|w| w[0] / w[1]).collect();
-        (d, r)
-    };
-    // q and v at 0.2 s (the force is constant, the drive sin 10t is integrated by RK4's
-    // Simpson-like quadrature), T = 4e-3 .. 5e-4; below that the differences reach round-off.
-    for c in ["q", "v"] {
-        let (d, r) = ratios(&runs[..4].iter().map(|r| last(r, c)).collect::<Vec<_>>());
-        println!("{c}(0.2 s): differences as T halves from 4e-3 s {d:?}, ratios {r:.2?}");
-        assert!(r.iter().all(|r| (14.0..18.0).contains(r)), "{c}: not 4th order: {r:?}");
+    for (a, b) in by_version[0].iter().zip(&by_version[1]) {
+        for c in ["q", "v", "e", "f"] {
+            assert_eq!(col(a, c), col(b, c), "FMI 2.0 and 3.0 Model Exchange runs differ in {c}");
+        }
     }
-    // The deflection relaxes as de/dt = (F − K e)/B, λ = K/B = 100 /s: the ratio is
-    // 16 e^(λT/2) (1 − λT/6) ≈ 16.7 at T = 1e-3, so T = 1e-3 .. 1.25e-4, at t = 0.008 s.
-    let (d, r) = ratios(&runs[2..].iter().map(|r| col(r, "e")[2]).collect::<Vec<_>>());
-    println!("e(0.008 s) = {:.6e} m: differences as T halves from 1e-3 s {d:?}, ratios {r:.2?}", col(&runs[5], "e")[2]);
-    assert!(r.iter().all(|r| (14.0..18.0).contains(r)), "e: not 4th order: {r:?}");
 }
 
 #[test]
 fn gear_model_exchange_admittance_sticks_exactly_in_rk4() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = export(dir.path(), "gear", "2", "both", &[]);
-    let mut s = fig9_with(&fmu);
-    let gear = &mut s["components"]["gear"];
-    gear["interface"] = json!("me");
-    gear.as_object_mut().unwrap().remove("communication_step");
-    gear["parameters"].as_object_mut().unwrap().remove("substep");
-    s["solver"]["method"] = json!("rk4");
-    let rec = run(dir.path(), "me.json", &s);
     let native = run_example("gear_1dof_fig9_gv105.json", 1);
-    let (t, v) = (&rec.time, col(&rec, "v"));
-    let stuck: Vec<usize> = (0..t.len()).filter(|&k| t[k] > 0.36 && t[k] < 1.4).collect();
-    assert!(stuck.iter().all(|&k| v[k] == 0.0), "ME gear under RK4 not exactly stuck");
-    let dp = max_diff(&col(&rec, "p"), &col(&native, "p"));
-    println!("ME gear, RK4 T = 1e-3, events located within the step: max |p - native Euler| = {dp:.3e} rad");
-    // The native Euler run's own O(T) error (the angles differ by about |v| T per step of
-    // timing difference at the impact), as in tests/fmu_export.rs.
-    assert!(dp < 1e-2, "{dp}");
-    assert!(*v.last().unwrap() > 0.7, "released after 1.4 s");
+    for fmi in ["2", "3"] {
+        let fmu = export(dir.path(), "gear", fmi, "both", &[]);
+        let mut s = fig9_with(&fmu);
+        let gear = &mut s["components"]["gear"];
+        gear["interface"] = json!("me");
+        gear.as_object_mut().unwrap().remove("communication_step");
+        gear["parameters"].as_object_mut().unwrap().remove("substep");
+        s["solver"]["method"] = json!("rk4");
+        let rec = run(dir.path(), "me.json", &s);
+        let (t, v) = (&rec.time, col(&rec, "v"));
+        let stuck: Vec<usize> = (0..t.len()).filter(|&k| t[k] > 0.36 && t[k] < 1.4).collect();
+        assert!(stuck.iter().all(|&k| v[k] == 0.0), "FMI {fmi}: ME gear under RK4 not exactly stuck");
+        let dp = max_diff(&col(&rec, "p"), &col(&native, "p"));
+        println!(
+            "FMI {fmi}: ME gear, RK4 T = 1e-3, events located within the step: max |p - native Euler| = {dp:.3e} rad"
+        );
+        // The native Euler run's own O(T) error (the angles differ by about |v| T per step of
+        // timing difference at the impact), as in tests/fmu_export.rs.
+        assert!(dp < 1e-2, "{dp}");
+        assert!(*v.last().unwrap() > 0.7, "released after 1.4 s");
+    }
 }
 
 /// A gear coasting against a constant load torque stops at an analytic instant: the ME
@@ -263,33 +282,35 @@ fn gear_model_exchange_admittance_sticks_exactly_in_rk4() {
 #[test]
 fn gear_model_exchange_events_are_located_within_the_step() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = export(dir.path(), "gear", "2", "me", &[]);
-    let phi = 1.05 * 5.0 - 0.425 * 5.0;
-    let acc = (5.0 + phi / 1.425) / 2.0;
-    let (t_stop, q_stop) = (1.0 / acc, 1.0 / (2.0 * acc));
-    for step in [0.01, 0.05] {
-        let s = json!({
-            "name": "gear_me_coast",
-            "solver": {"method": "rk4", "step": step, "stop_time": 0.6},
-            "output": {"interval": step, "signals": {"q": "gear.q", "v": "gear.v"}},
-            "components": {
-                "gear": {"type": "fmu", "path": fmu, "interface": "me", "role": "admittance",
-                         "ports": {"input": {"force": "fu"},
-                                   "output": {"force": "fv", "force_sign": -1, "position": "q", "velocity": "v"}},
-                         "parameters": {"gamma_u": 0.2, "gamma_v": 1.05, "v": 1.0}},
-                "motor": {"type": "force_source", "force": 0.0},
-                "load": {"type": "force_source", "force": -5.0}
-            },
-            "connections": [{"from": "motor.body", "to": "gear.input"}, {"from": "load.body", "to": "gear.output"}]
-        });
-        let rec = run(dir.path(), "coast.json", &s);
-        let (t, q, v) = (&rec.time, col(&rec, "q"), col(&rec, "v"));
-        let after: Vec<usize> = (0..t.len()).filter(|&k| t[k] > t_stop).collect();
-        assert!(after.iter().all(|&k| v[k] == 0.0), "T = {step}: not exactly stuck after t* = {t_stop}");
-        let dq = after.iter().map(|&k| (q[k] - q_stop).abs()).fold(0.0, f64::max);
-        println!("T = {step}: stop at t* = {t_stop:.6} s (analytic), stuck position error {dq:.2e} m");
-        // Located to 1e-10 s on the exact (quadratic) trajectory: q* to 1e-9.
-        assert!(dq < 1e-9, "T = {step}: stuck at {} instead of {q_stop}", q[after[0]]);
+    for fmi in ["2", "3"] {
+        let fmu = export(dir.path(), "gear", fmi, "me", &[]);
+        let phi = 1.05 * 5.0 - 0.425 * 5.0;
+        let acc = (5.0 + phi / 1.425) / 2.0;
+        let (t_stop, q_stop) = (1.0 / acc, 1.0 / (2.0 * acc));
+        for step in [0.01, 0.05] {
+            let s = json!({
+                "name": "gear_me_coast",
+                "solver": {"method": "rk4", "step": step, "stop_time": 0.6},
+                "output": {"interval": step, "signals": {"q": "gear.q", "v": "gear.v"}},
+                "components": {
+                    "gear": {"type": "fmu", "path": fmu, "interface": "me", "role": "admittance",
+                             "ports": {"input": {"force": "fu"},
+                                       "output": {"force": "fv", "force_sign": -1, "position": "q", "velocity": "v"}},
+                             "parameters": {"gamma_u": 0.2, "gamma_v": 1.05, "v": 1.0}},
+                    "motor": {"type": "force_source", "force": 0.0},
+                    "load": {"type": "force_source", "force": -5.0}
+                },
+                "connections": [{"from": "motor.body", "to": "gear.input"}, {"from": "load.body", "to": "gear.output"}]
+            });
+            let rec = run(dir.path(), "coast.json", &s);
+            let (t, q, v) = (&rec.time, col(&rec, "q"), col(&rec, "v"));
+            let after: Vec<usize> = (0..t.len()).filter(|&k| t[k] > t_stop).collect();
+            assert!(after.iter().all(|&k| v[k] == 0.0), "T = {step}: not exactly stuck after t* = {t_stop}");
+            let dq = after.iter().map(|&k| (q[k] - q_stop).abs()).fold(0.0, f64::max);
+            println!("FMI {fmi}, T = {step}: stop at t* = {t_stop:.6} s (analytic), stuck position error {dq:.2e} m");
+            // Located to 1e-10 s on the exact (quadratic) trajectory: q* to 1e-9.
+            assert!(dq < 1e-9, "FMI {fmi}, T = {step}: stuck at {} instead of {q_stop}", q[after[0]]);
+        }
     }
 }
 

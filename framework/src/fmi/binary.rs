@@ -1,11 +1,18 @@
 //! The FMU's shared library and one instance of it: the only `unsafe` code of the importer.
 //!
-//! Bindings: `libloading` plus the few FMI 2.0 / FMI 3.0 C signatures written out here. The
-//! `fmi` crate from crates.io was not used: its `fmi-sys` generates the bindings with bindgen
-//! at build time, which needs libclang (not installed on the build machines; only
-//! libclang-cpp is), and it compiles a C logging shim with `cc`. The importer needs about
-//! thirty functions, so hand-written signatures (checked against fmi2FunctionTypes.h and
-//! fmi3FunctionTypes.h) are smaller than the dependency.
+//! Bindings: `libloading` plus the FMI 2.0 / FMI 3.0 C signatures the importer calls, written
+//! out here and checked against fmi2FunctionTypes.h and fmi3FunctionTypes.h. The `fmi` crate
+//! (0.8) was tried and not used, because of how it treats the FMU's messages and foreign
+//! binaries:
+//! * its logger callbacks pass every message to the global `log` facade with a NULL instance
+//!   environment, so a message cannot be attached to the error of the instance that logged
+//!   it when several FMUs step concurrently (here each instance has its own [`LogSink`]);
+//! * those callbacks `unreachable!()` on a status outside the enumeration and read the
+//!   instance name with `CStr::from_ptr` without a NULL check, inside `extern "C"`
+//!   functions: one misbehaving foreign FMU would abort the whole process, and with it the
+//!   rows not yet written;
+//! * it cannot open a runtime library with RTLD_GLOBAL before the binary ([`preload`]);
+//! * its `fmi-sys` runs bindgen at every build, which needs libclang on the build machine.
 //!
 //! Every call goes through [`Instance`], whose methods are safe: they pass slices of the
 //! right lengths, check every returned status (anything but OK is an [`FmiError`] naming
@@ -26,15 +33,21 @@ type Status = c_int;
 
 // ---- FMI 2.0 (fmi2FunctionTypes.h) ----
 
-/// fmi2CallbackLogger is variadic: `(env, instanceName, status, category, message, ...)`.
-/// Stable Rust cannot define a variadic function, so the logger is declared with the five
-/// fixed parameters. On x86-64 System V (the only platform this importer loads binaries for)
-/// a variadic call passes the fixed arguments exactly as a non-variadic call does (the same
-/// integer registers; only %al, the count of vector registers, is extra and ignored by a
-/// non-variadic callee), so the FMU's call is received correctly. The printf-style
-/// arguments after `message` cannot be read: the message is kept as its format string, with
-/// `%%` turned into `%`.
-type Fmi2Logger = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char);
+/// fmi2CallbackLogger: `(env, instanceName, status, category, message, ...)`, variadic.
+type Fmi2Logger = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char, ...);
+
+extern "C" {
+    /// csrc/fmi2_logger.c: formats the printf-style message with its arguments and calls
+    /// [`stiction_fmi2_log_sink`] with the text.
+    fn stiction_fmi2_logger(
+        env: *mut c_void,
+        instance: *const c_char,
+        status: c_int,
+        category: *const c_char,
+        message: *const c_char,
+        ...
+    );
+}
 
 /// fmi2CallbackFunctions.
 #[repr(C)]
@@ -111,6 +124,18 @@ type Fmi3SetF64 = unsafe extern "C" fn(Handle, *const u32, usize, *const f64, us
 type Fmi3SetI32 = unsafe extern "C" fn(Handle, *const u32, usize, *const i32, usize) -> Status;
 type Fmi3SetBool = unsafe extern "C" fn(Handle, *const u32, usize, *const bool, usize) -> Status;
 type Fmi3DoStep = unsafe extern "C" fn(Handle, f64, f64, bool, *mut bool, *mut bool, *mut bool, *mut f64) -> Status;
+type Fmi3InstantiateMe = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    bool,
+    bool,
+    *mut c_void,
+    Option<Fmi3Log>,
+) -> Handle;
+type Fmi3UpdateDiscreteStates =
+    unsafe extern "C" fn(Handle, *mut bool, *mut bool, *mut bool, *mut bool, *mut bool, *mut f64) -> Status;
+type Fmi3CompletedIntegratorStep = unsafe extern "C" fn(Handle, bool, *mut bool, *mut bool) -> Status;
 
 /// Resolve every listed symbol; the names that are missing are collected, so the error
 /// lists them all at once.
@@ -168,9 +193,8 @@ struct Fmi2Me {
     completed_integrator_step: Fmi2CompletedIntegratorStep,
 }
 
-/// FMI 3.0 Co-Simulation.
-struct Fmi3Cs {
-    instantiate: Fmi3InstantiateCs,
+/// Functions every FMI 3.0 instance needs.
+struct Fmi3Common {
     free_instance: FreeInstance,
     enter_initialization_mode: Fmi3EnterInit,
     exit_initialization_mode: Call,
@@ -181,7 +205,34 @@ struct Fmi3Cs {
     set_float64: Fmi3SetF64,
     set_int32: Fmi3SetI32,
     set_boolean: Fmi3SetBool,
+}
+
+/// FMI 3.0 Co-Simulation.
+struct Fmi3Cs {
+    instantiate: Fmi3InstantiateCs,
     do_step: Fmi3DoStep,
+}
+
+/// FMI 3.0 Model Exchange. Same calls as FMI 2.0 ME but for their names, fmi3Boolean (C
+/// bool) and the event iteration (fmi3UpdateDiscreteStates returns its flags through
+/// pointers instead of an fmi2EventInfo struct).
+struct Fmi3Me {
+    instantiate: Fmi3InstantiateMe,
+    set_time: SetTime,
+    set_continuous_states: SetStates,
+    get_continuous_states: GetArray,
+    get_derivatives: GetArray,
+    get_event_indicators: GetArray,
+    enter_event_mode: Call,
+    update_discrete_states: Fmi3UpdateDiscreteStates,
+    enter_continuous_time_mode: Call,
+    completed_integrator_step: Fmi3CompletedIntegratorStep,
+}
+
+/// The Model Exchange calls of either version, resolved for one instance.
+enum MeFns<'a> {
+    V2(&'a Fmi2Me),
+    V3(&'a Fmi3Me),
 }
 
 /// fmi2GetFMUstate / fmi2FreeFMUstate, fmi3GetFMUState / fmi3FreeFMUState.
@@ -198,7 +249,7 @@ struct StateFns {
 
 enum Api {
     Fmi2 { common: Fmi2Common, cs: Option<Fmi2Cs>, me: Option<Fmi2Me> },
-    Fmi3(Fmi3Cs),
+    Fmi3 { common: Fmi3Common, cs: Option<Fmi3Cs>, me: Option<Fmi3Me> },
 }
 
 /// The FMU's log messages, collected by the logger callback. Bounded: the oldest messages
@@ -215,7 +266,7 @@ impl LogSink {
             if m.len() == Self::KEEP {
                 m.pop_front();
             }
-            m.push_back(format!("{} [{category}] {}", status_name(status), message.replace("%%", "%")));
+            m.push_back(format!("{} [{category}] {}", status_name(status), message));
         }
     }
 
@@ -238,8 +289,10 @@ unsafe fn text(p: *const c_char) -> String {
     }
 }
 
-/// fmi2CallbackLogger (fixed-parameter form, see [`Fmi2Logger`]).
-unsafe extern "C" fn fmi2_logger(
+/// The FMI 2.0 logger's message, already formatted by csrc/fmi2_logger.c, filed with the
+/// instance whose componentEnvironment `env` is.
+#[no_mangle]
+extern "C" fn stiction_fmi2_log_sink(
     env: *mut c_void,
     _instance: *const c_char,
     status: c_int,
@@ -250,7 +303,8 @@ unsafe extern "C" fn fmi2_logger(
         // SAFETY: `env` is the componentEnvironment we passed: a `LogSink` that the Instance
         // keeps alive (boxed, never moved) until after fmi2FreeInstance.
         let Some(sink) = (unsafe { (env as *const LogSink).as_ref() }) else { return };
-        // SAFETY: category and message are NULL or NUL-terminated strings (FMI 2.0).
+        // SAFETY: category is NULL or a NUL-terminated string (FMI 2.0); message is the
+        // shim's NUL-terminated buffer.
         let (c, m) = unsafe { (text(category), text(message)) };
         sink.push(status, &c, &m);
     }));
@@ -380,9 +434,6 @@ impl Instance {
         let id = md.identifier(interface).unwrap_or(&md.model_name).to_string();
         let label = format!("FMU '{id}' ({})", archive.file);
         let version = md.version;
-        if version == FmiVersion::V3 && interface == Interface::ModelExchange {
-            return Err(FmiError::new(&label, None, "FMI 3.0 Model Exchange is not supported by this importer; use its Co-Simulation interface or an FMI 2.0 FMU"));
-        }
         // canBeInstantiatedOnlyOncePerProcess: every instance loads its own copy of the binary
         // (from its own unpacked archive), which separates the binary's globals, but not
         // what the FMU shares outside it (a runtime it embeds, files, a tool): refuse a
@@ -491,25 +542,57 @@ impl Instance {
                 };
                 common.map(|common| Api::Fmi2 { common, cs, me })
             }
-            FmiVersion::V3 => table!(
-                lib,
-                missing,
-                Fmi3Cs {
-                    instantiate: Fmi3InstantiateCs = "fmi3InstantiateCoSimulation",
-                    free_instance: FreeInstance = "fmi3FreeInstance",
-                    enter_initialization_mode: Fmi3EnterInit = "fmi3EnterInitializationMode",
-                    exit_initialization_mode: Call = "fmi3ExitInitializationMode",
-                    terminate: Call = "fmi3Terminate",
-                    get_float64: Fmi3GetF64 = "fmi3GetFloat64",
-                    get_int32: Fmi3GetI32 = "fmi3GetInt32",
-                    get_boolean: Fmi3GetBool = "fmi3GetBoolean",
-                    set_float64: Fmi3SetF64 = "fmi3SetFloat64",
-                    set_int32: Fmi3SetI32 = "fmi3SetInt32",
-                    set_boolean: Fmi3SetBool = "fmi3SetBoolean",
-                    do_step: Fmi3DoStep = "fmi3DoStep",
-                }
-            )
-            .map(Api::Fmi3),
+            FmiVersion::V3 => {
+                let common = table!(
+                    lib,
+                    missing,
+                    Fmi3Common {
+                        free_instance: FreeInstance = "fmi3FreeInstance",
+                        enter_initialization_mode: Fmi3EnterInit = "fmi3EnterInitializationMode",
+                        exit_initialization_mode: Call = "fmi3ExitInitializationMode",
+                        terminate: Call = "fmi3Terminate",
+                        get_float64: Fmi3GetF64 = "fmi3GetFloat64",
+                        get_int32: Fmi3GetI32 = "fmi3GetInt32",
+                        get_boolean: Fmi3GetBool = "fmi3GetBoolean",
+                        set_float64: Fmi3SetF64 = "fmi3SetFloat64",
+                        set_int32: Fmi3SetI32 = "fmi3SetInt32",
+                        set_boolean: Fmi3SetBool = "fmi3SetBoolean",
+                    }
+                );
+                let (cs, me) = match interface {
+                    Interface::CoSimulation => (
+                        table!(
+                            lib,
+                            missing,
+                            Fmi3Cs {
+                                instantiate: Fmi3InstantiateCs = "fmi3InstantiateCoSimulation",
+                                do_step: Fmi3DoStep = "fmi3DoStep",
+                            }
+                        ),
+                        None,
+                    ),
+                    Interface::ModelExchange => (
+                        None,
+                        table!(
+                            lib,
+                            missing,
+                            Fmi3Me {
+                                instantiate: Fmi3InstantiateMe = "fmi3InstantiateModelExchange",
+                                set_time: SetTime = "fmi3SetTime",
+                                set_continuous_states: SetStates = "fmi3SetContinuousStates",
+                                get_continuous_states: GetArray = "fmi3GetContinuousStates",
+                                get_derivatives: GetArray = "fmi3GetContinuousStateDerivatives",
+                                get_event_indicators: GetArray = "fmi3GetEventIndicators",
+                                enter_event_mode: Call = "fmi3EnterEventMode",
+                                update_discrete_states: Fmi3UpdateDiscreteStates = "fmi3UpdateDiscreteStates",
+                                enter_continuous_time_mode: Call = "fmi3EnterContinuousTimeMode",
+                                completed_integrator_step: Fmi3CompletedIntegratorStep = "fmi3CompletedIntegratorStep",
+                            }
+                        ),
+                    ),
+                };
+                common.map(|common| Api::Fmi3 { common, cs, me })
+            }
         };
         let api = match api {
             Some(a) if missing.is_empty() => a,
@@ -552,7 +635,7 @@ impl Instance {
         let (raw, function) = match &api {
             Api::Fmi2 { common, .. } => {
                 let cb = Box::new(Fmi2Callbacks {
-                    logger: fmi2_logger,
+                    logger: stiction_fmi2_logger,
                     allocate_memory: calloc,
                     free_memory: free,
                     step_finished: None,
@@ -571,29 +654,49 @@ impl Instance {
                 callbacks = Some(cb);
                 (raw, "fmi2Instantiate")
             }
-            Api::Fmi3(f) => {
+            Api::Fmi3 { cs, me, .. } => {
                 let mut dir = resources.to_string_lossy().into_owned();
                 dir.push('/');
                 let path = CString::new(dir.replace('\0', "")).unwrap_or_default();
-                // SAFETY: NUL-terminated strings valid for the call; no intermediate
-                // variables (NULL, 0); `env` is the boxed LogSink kept by the Instance.
-                let raw = unsafe {
-                    (f.instantiate)(
-                        cname.as_ptr(),
-                        token.as_ptr(),
-                        path.as_ptr(),
-                        false,
-                        false,
-                        false,
-                        false,
-                        std::ptr::null(),
-                        0,
-                        env,
-                        Some(fmi3_logger),
-                        None,
-                    )
-                };
-                (raw, "fmi3InstantiateCoSimulation")
+                match (cs, me) {
+                    (Some(f), _) => {
+                        // SAFETY: NUL-terminated strings valid for the call; no intermediate
+                        // variables (NULL, 0); `env` is the boxed LogSink kept by the Instance.
+                        let raw = unsafe {
+                            (f.instantiate)(
+                                cname.as_ptr(),
+                                token.as_ptr(),
+                                path.as_ptr(),
+                                false,
+                                false,
+                                false,
+                                false,
+                                std::ptr::null(),
+                                0,
+                                env,
+                                Some(fmi3_logger),
+                                None,
+                            )
+                        };
+                        (raw, "fmi3InstantiateCoSimulation")
+                    }
+                    (None, Some(f)) => {
+                        // SAFETY: as above; `env` is the boxed LogSink kept by the Instance.
+                        let raw = unsafe {
+                            (f.instantiate)(
+                                cname.as_ptr(),
+                                token.as_ptr(),
+                                path.as_ptr(),
+                                false,
+                                false,
+                                env,
+                                Some(fmi3_logger),
+                            )
+                        };
+                        (raw, "fmi3InstantiateModelExchange")
+                    }
+                    (None, None) => (std::ptr::null_mut(), "fmi3Instantiate"),
+                }
             }
         };
         if raw.is_null() {
@@ -635,11 +738,20 @@ impl Instance {
         FmiError::new(&self.label, Some(function), message).with_log(self.log.take())
     }
 
-    /// FMI 2.0 Model Exchange functions, or an error naming `function`.
-    fn me(&self, function: &'static str) -> Result<&Fmi2Me, FmiError> {
+    /// The Model Exchange functions of either version, or an error naming `function`.
+    fn me(&self, function: &'static str) -> Result<MeFns<'_>, FmiError> {
         match &self.api {
-            Api::Fmi2 { me: Some(me), .. } => Ok(me),
-            _ => Err(self.error(function, "this instance is not an FMI 2.0 Model Exchange instance")),
+            Api::Fmi2 { me: Some(me), .. } => Ok(MeFns::V2(me)),
+            Api::Fmi3 { me: Some(me), .. } => Ok(MeFns::V3(me)),
+            _ => Err(self.error(function, "this instance is not a Model Exchange instance")),
+        }
+    }
+
+    /// The name of an ME function in this instance's FMI version.
+    fn me_name(&self, fmi2: &'static str, fmi3: &'static str) -> &'static str {
+        match self.version {
+            FmiVersion::V2 => fmi2,
+            FmiVersion::V3 => fmi3,
         }
     }
 
@@ -659,7 +771,7 @@ impl Instance {
                 let s = unsafe { enter(self.raw) };
                 self.check("fmi2EnterInitializationMode", s)
             }
-            Api::Fmi3(f) => {
+            Api::Fmi3 { common: f, .. } => {
                 let enter = f.enter_initialization_mode;
                 // SAFETY: a live instance handle; plain values.
                 let s = unsafe { enter(self.raw, false, 0.0, start, false, 0.0) };
@@ -672,7 +784,7 @@ impl Instance {
     pub fn exit_initialization(&mut self) -> Result<(), FmiError> {
         let (f, name) = match &self.api {
             Api::Fmi2 { common, .. } => (common.exit_initialization_mode, "fmi2ExitInitializationMode"),
-            Api::Fmi3(f) => (f.exit_initialization_mode, "fmi3ExitInitializationMode"),
+            Api::Fmi3 { common: f, .. } => (f.exit_initialization_mode, "fmi3ExitInitializationMode"),
         };
         // SAFETY: a live instance handle.
         let s = unsafe { f(self.raw) };
@@ -692,7 +804,7 @@ impl Instance {
                 ("fmi2GetReal", unsafe { (common.get_real)(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr()) })
             }
             // SAFETY: nvr = vrs.len(), nValues = out.len() (scalars: the FMU checks they match).
-            Api::Fmi3(f) => ("fmi3GetFloat64", unsafe {
+            Api::Fmi3 { common: f, .. } => ("fmi3GetFloat64", unsafe {
                 (f.get_float64)(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr(), out.len())
             }),
         };
@@ -710,7 +822,7 @@ impl Instance {
                 ("fmi2SetReal", unsafe { (common.set_real)(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
             }
             // SAFETY: nvr = vrs.len(), nValues = values.len().
-            Api::Fmi3(f) => ("fmi3SetFloat64", unsafe {
+            Api::Fmi3 { common: f, .. } => ("fmi3SetFloat64", unsafe {
                 (f.set_float64)(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
             }),
         };
@@ -749,13 +861,13 @@ impl Instance {
                         let s = unsafe { (common.get_boolean)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
                         ("fmi2GetBoolean", s, v)
                     }
-                    (Api::Fmi3(f), VarType::Int32) => {
+                    (Api::Fmi3 { common: f, .. }, VarType::Int32) => {
                         let mut v: Vec<i32> = vec![0; n];
                         // SAFETY: n value references, n outputs.
                         let s = unsafe { (f.get_int32)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
                         ("fmi3GetInt32", s, v)
                     }
-                    (Api::Fmi3(f), _) => {
+                    (Api::Fmi3 { common: f, .. }, _) => {
                         let mut v = vec![false; n];
                         // SAFETY: n value references, n outputs (fmi3Boolean is C bool).
                         let s = unsafe { (f.get_boolean)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
@@ -791,7 +903,9 @@ impl Instance {
                         ("fmi2SetInteger", unsafe { (common.set_integer)(self.raw, vrs.as_ptr(), 1, &v) })
                     }
                     // SAFETY: one value reference, one value.
-                    Api::Fmi3(f) => ("fmi3SetInt32", unsafe { (f.set_int32)(self.raw, vrs.as_ptr(), 1, &v, 1) }),
+                    Api::Fmi3 { common: f, .. } => {
+                        ("fmi3SetInt32", unsafe { (f.set_int32)(self.raw, vrs.as_ptr(), 1, &v, 1) })
+                    }
                 };
                 self.check(name, s)
             }
@@ -802,7 +916,7 @@ impl Instance {
                         // SAFETY: one value reference, one value.
                         ("fmi2SetBoolean", unsafe { (common.set_boolean)(self.raw, vrs.as_ptr(), 1, &v) })
                     }
-                    Api::Fmi3(f) => {
+                    Api::Fmi3 { common: f, .. } => {
                         let v = x != 0.0;
                         // SAFETY: one value reference, one value.
                         ("fmi3SetBoolean", unsafe { (f.set_boolean)(self.raw, vrs.as_ptr(), 1, &v, 1) })
@@ -826,7 +940,7 @@ impl Instance {
                 let s = unsafe { f(self.raw, t, h, 1) };
                 self.check("fmi2DoStep", s)
             }
-            Api::Fmi3(f) => {
+            Api::Fmi3 { cs: Some(f), .. } => {
                 let step = f.do_step;
                 let (mut event, mut terminate, mut early, mut last) = (false, false, false, t);
                 // SAFETY: a live instance handle; the four out-pointers are valid locals.
@@ -843,91 +957,184 @@ impl Instance {
             Api::Fmi2 { cs: None, .. } => {
                 Err(self.error("fmi2DoStep", "this instance is not a Co-Simulation instance"))
             }
+            Api::Fmi3 { cs: None, .. } => {
+                Err(self.error("fmi3DoStep", "this instance is not a Co-Simulation instance"))
+            }
         }
     }
 
-    /// Model Exchange: fmi2SetTime.
+    /// Model Exchange: fmi2SetTime / fmi3SetTime.
     pub fn set_time(&mut self, t: f64) -> Result<(), FmiError> {
-        let f = self.me("fmi2SetTime")?.set_time;
+        let name = self.me_name("fmi2SetTime", "fmi3SetTime");
+        let f = match self.me(name)? {
+            MeFns::V2(m) => m.set_time,
+            MeFns::V3(m) => m.set_time,
+        };
         // SAFETY: a live instance handle.
         let s = unsafe { f(self.raw, t) };
-        self.check("fmi2SetTime", s)
+        self.check(name, s)
     }
 
-    /// Model Exchange: fmi2SetContinuousStates.
+    /// Model Exchange: fmi2SetContinuousStates / fmi3SetContinuousStates.
     pub fn set_states(&mut self, x: &[f64]) -> Result<(), FmiError> {
-        let f = self.me("fmi2SetContinuousStates")?.set_continuous_states;
+        let name = self.me_name("fmi2SetContinuousStates", "fmi3SetContinuousStates");
+        let f = match self.me(name)? {
+            MeFns::V2(m) => m.set_continuous_states,
+            MeFns::V3(m) => m.set_continuous_states,
+        };
         // SAFETY: x.len() values.
         let s = unsafe { f(self.raw, x.as_ptr(), x.len()) };
-        self.check("fmi2SetContinuousStates", s)
+        self.check(name, s)
     }
 
-    /// Model Exchange: fmi2GetContinuousStates.
+    /// Model Exchange: one of the calls that fill a state-sized (or indicator-sized) array.
+    fn fill(&mut self, name: &'static str, pick: fn(MeFns<'_>) -> GetArray, out: &mut [f64]) -> Result<(), FmiError> {
+        let f = pick(self.me(name)?);
+        // SAFETY: out.len() writable values.
+        let s = unsafe { f(self.raw, out.as_mut_ptr(), out.len()) };
+        self.check(name, s)
+    }
+
+    /// Model Exchange: fmi2GetContinuousStates / fmi3GetContinuousStates.
     pub fn get_states(&mut self, x: &mut [f64]) -> Result<(), FmiError> {
-        let f = self.me("fmi2GetContinuousStates")?.get_continuous_states;
-        // SAFETY: x.len() writable values.
-        let s = unsafe { f(self.raw, x.as_mut_ptr(), x.len()) };
-        self.check("fmi2GetContinuousStates", s)
+        let name = self.me_name("fmi2GetContinuousStates", "fmi3GetContinuousStates");
+        self.fill(
+            name,
+            |m| match m {
+                MeFns::V2(m) => m.get_continuous_states,
+                MeFns::V3(m) => m.get_continuous_states,
+            },
+            x,
+        )
     }
 
-    /// Model Exchange: fmi2GetDerivatives.
+    /// Model Exchange: fmi2GetDerivatives / fmi3GetContinuousStateDerivatives.
     pub fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), FmiError> {
-        let f = self.me("fmi2GetDerivatives")?.get_derivatives;
-        // SAFETY: dx.len() writable values.
-        let s = unsafe { f(self.raw, dx.as_mut_ptr(), dx.len()) };
-        self.check("fmi2GetDerivatives", s)
+        let name = self.me_name("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives");
+        self.fill(
+            name,
+            |m| match m {
+                MeFns::V2(m) => m.get_derivatives,
+                MeFns::V3(m) => m.get_derivatives,
+            },
+            dx,
+        )
     }
 
-    /// Model Exchange: fmi2GetEventIndicators.
+    /// Model Exchange: fmi2GetEventIndicators / fmi3GetEventIndicators.
     pub fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<(), FmiError> {
         if z.is_empty() {
             return Ok(());
         }
-        let f = self.me("fmi2GetEventIndicators")?.get_event_indicators;
-        // SAFETY: z.len() writable values.
-        let s = unsafe { f(self.raw, z.as_mut_ptr(), z.len()) };
-        self.check("fmi2GetEventIndicators", s)
+        let name = self.me_name("fmi2GetEventIndicators", "fmi3GetEventIndicators");
+        self.fill(
+            name,
+            |m| match m {
+                MeFns::V2(m) => m.get_event_indicators,
+                MeFns::V3(m) => m.get_event_indicators,
+            },
+            z,
+        )
     }
 
-    /// Model Exchange: fmi2EnterEventMode.
+    /// Model Exchange: fmi2EnterEventMode / fmi3EnterEventMode.
     pub fn enter_event_mode(&mut self) -> Result<(), FmiError> {
-        let f = self.me("fmi2EnterEventMode")?.enter_event_mode;
+        let name = self.me_name("fmi2EnterEventMode", "fmi3EnterEventMode");
+        let f = match self.me(name)? {
+            MeFns::V2(m) => m.enter_event_mode,
+            MeFns::V3(m) => m.enter_event_mode,
+        };
         // SAFETY: a live instance handle.
         let s = unsafe { f(self.raw) };
-        self.check("fmi2EnterEventMode", s)
+        self.check(name, s)
     }
 
-    /// Model Exchange: fmi2EnterContinuousTimeMode.
+    /// Model Exchange: fmi2EnterContinuousTimeMode / fmi3EnterContinuousTimeMode.
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), FmiError> {
-        let f = self.me("fmi2EnterContinuousTimeMode")?.enter_continuous_time_mode;
+        let name = self.me_name("fmi2EnterContinuousTimeMode", "fmi3EnterContinuousTimeMode");
+        let f = match self.me(name)? {
+            MeFns::V2(m) => m.enter_continuous_time_mode,
+            MeFns::V3(m) => m.enter_continuous_time_mode,
+        };
         // SAFETY: a live instance handle.
         let s = unsafe { f(self.raw) };
-        self.check("fmi2EnterContinuousTimeMode", s)
+        self.check(name, s)
     }
 
-    /// Model Exchange: one fmi2NewDiscreteStates call.
+    /// The name of one event-iteration call: fmi2NewDiscreteStates / fmi3UpdateDiscreteStates.
+    pub fn new_discrete_states_name(&self) -> &'static str {
+        self.me_name("fmi2NewDiscreteStates", "fmi3UpdateDiscreteStates")
+    }
+
+    /// Model Exchange: one fmi2NewDiscreteStates / fmi3UpdateDiscreteStates call.
     pub fn new_discrete_states(&mut self) -> Result<EventInfo, FmiError> {
-        let f = self.me("fmi2NewDiscreteStates")?.new_discrete_states;
-        let mut info = Fmi2EventInfo::default();
-        // SAFETY: a valid out-struct.
-        let s = unsafe { f(self.raw, &mut info) };
-        self.check("fmi2NewDiscreteStates", s)?;
-        Ok(EventInfo {
-            new_discrete_states_needed: info.new_discrete_states_needed != 0,
-            terminate_simulation: info.terminate_simulation != 0,
-            values_of_continuous_states_changed: info.values_of_continuous_states_changed != 0,
-            next_event_time: (info.next_event_time_defined != 0).then_some(info.next_event_time),
-        })
+        let name = self.new_discrete_states_name();
+        let (s, info) = match self.me(name)? {
+            MeFns::V2(m) => {
+                let mut info = Fmi2EventInfo::default();
+                // SAFETY: a valid out-struct.
+                let s = unsafe { (m.new_discrete_states)(self.raw, &mut info) };
+                let info = EventInfo {
+                    new_discrete_states_needed: info.new_discrete_states_needed != 0,
+                    terminate_simulation: info.terminate_simulation != 0,
+                    values_of_continuous_states_changed: info.values_of_continuous_states_changed != 0,
+                    next_event_time: (info.next_event_time_defined != 0).then_some(info.next_event_time),
+                };
+                (s, info)
+            }
+            MeFns::V3(m) => {
+                let (mut needed, mut terminate, mut nominals, mut values, mut defined, mut next) =
+                    (false, false, false, false, false, 0.0);
+                // SAFETY: six valid out-pointers to locals.
+                let s = unsafe {
+                    (m.update_discrete_states)(
+                        self.raw,
+                        &mut needed,
+                        &mut terminate,
+                        &mut nominals,
+                        &mut values,
+                        &mut defined,
+                        &mut next,
+                    )
+                };
+                let info = EventInfo {
+                    new_discrete_states_needed: needed,
+                    terminate_simulation: terminate,
+                    values_of_continuous_states_changed: values,
+                    next_event_time: defined.then_some(next),
+                };
+                (s, info)
+            }
+        };
+        self.check(name, s)?;
+        Ok(info)
     }
 
-    /// Model Exchange: fmi2CompletedIntegratorStep → (enterEventMode, terminateSimulation).
+    /// fmi2CompletedIntegratorStep / fmi3CompletedIntegratorStep.
+    pub fn completed_integrator_step_name(&self) -> &'static str {
+        self.me_name("fmi2CompletedIntegratorStep", "fmi3CompletedIntegratorStep")
+    }
+
+    /// Model Exchange: fmi2CompletedIntegratorStep / fmi3CompletedIntegratorStep →
+    /// (enterEventMode, terminateSimulation).
     pub fn completed_integrator_step(&mut self) -> Result<(bool, bool), FmiError> {
-        let f = self.me("fmi2CompletedIntegratorStep")?.completed_integrator_step;
-        let (mut enter, mut terminate): (c_int, c_int) = (0, 0);
-        // SAFETY: valid out-pointers.
-        let s = unsafe { f(self.raw, 1, &mut enter, &mut terminate) };
-        self.check("fmi2CompletedIntegratorStep", s)?;
-        Ok((enter != 0, terminate != 0))
+        let name = self.completed_integrator_step_name();
+        let (s, enter, terminate) = match self.me(name)? {
+            MeFns::V2(m) => {
+                let (mut enter, mut terminate): (c_int, c_int) = (0, 0);
+                // SAFETY: valid out-pointers.
+                let s = unsafe { (m.completed_integrator_step)(self.raw, 1, &mut enter, &mut terminate) };
+                (s, enter != 0, terminate != 0)
+            }
+            MeFns::V3(m) => {
+                let (mut enter, mut terminate) = (false, false);
+                // SAFETY: valid out-pointers.
+                let s = unsafe { (m.completed_integrator_step)(self.raw, true, &mut enter, &mut terminate) };
+                (s, enter, terminate)
+            }
+        };
+        self.check(name, s)?;
+        Ok((enter, terminate))
     }
 
     /// The FMI names of GetFMUstate, SetFMUstate, FreeFMUstate for this version.
@@ -979,7 +1186,7 @@ impl Drop for Instance {
     fn drop(&mut self) {
         let (terminate, free) = match &self.api {
             Api::Fmi2 { common, .. } => (common.terminate, common.free_instance),
-            Api::Fmi3(f) => (f.terminate, f.free_instance),
+            Api::Fmi3 { common: f, .. } => (f.terminate, f.free_instance),
         };
         if let (Some(fns), false) = (&self.state_fns, self.saved.is_null() || self.phase == Phase::Fatal) {
             let mut saved = self.saved;

@@ -1,5 +1,5 @@
-//! FMU import: Functional Mock-up Units (FMI 2.0 Co-Simulation and Model Exchange, FMI 3.0
-//! Co-Simulation; Linux x86-64 binaries) as components of a network.
+//! FMU import: Functional Mock-up Units (FMI 2.0 and FMI 3.0, Co-Simulation and Model
+//! Exchange; Linux x86-64 binaries) as components of a network.
 //!
 //! * [`archive`]: the .fmu unpacked into a private temporary directory, removed on drop;
 //! * [`description`]: modelDescription.xml (version, interfaces, variables, states,
@@ -35,13 +35,15 @@
 //! **Model Exchange.** The FMU's continuous states are the component's states, integrated by
 //! the network's method: every stage sets the time, the states and the inputs and reads the
 //! derivatives (and, for an impedance, the force outputs). After every step the importer
-//! calls fmi2CompletedIntegratorStep and compares the event indicators with those of the
+//! calls CompletedIntegratorStep and compares the event indicators with those of the
 //! previous step; a sign change (or a requested event or a reached time event) enters event
-//! mode, iterates fmi2NewDiscreteStates and re-reads the states into the network state.
-//! An admittance locates a state event within its step (bisection on the indicators along
-//! the step's cubic Hermite trajectory, `me::EVENT_TOLERANCE`), runs the event iteration
-//! there and completes the step in the new mode (`post_step`); an impedance handles its
-//! events at the end of the step in which they occur, at the first
+//! mode, iterates fmi2NewDiscreteStates / fmi3UpdateDiscreteStates and re-reads the states
+//! into the network state. An admittance takes the events of a step in time order at their
+//! own instants: a state event located by bisection on the indicators along the step's
+//! cubic Hermite trajectory (`me::EVENT_TOLERANCE`), a time event at the FMU's
+//! nextEventTime; it runs the event iteration there and integrates the rest of the step
+//! again with one RK4 step of the FMU's equations in the new mode (`post_step`); an
+//! impedance handles its events at the end of the step in which they occur, at the first
 //! stage of the next step, and an event that changes an impedance's continuous states is
 //! an error (the network owns those states and an impedance cannot write them).
 
@@ -440,7 +442,7 @@ const PARAMS: &[ParamDoc] = &[
         name: "interface",
         unit: "",
         default: Some("\"cs\" if declared, else \"me\""),
-        doc: "\"cs\" Co-Simulation (FMI 2.0 or 3.0) or \"me\" Model Exchange (FMI 2.0)",
+        doc: "\"cs\" Co-Simulation or \"me\" Model Exchange (FMI 2.0 or 3.0)",
     },
     ParamDoc {
         name: "role",
@@ -494,7 +496,7 @@ pub fn register(r: &mut Registry) {
     r.register(ComponentType {
         name: "fmu",
         kind: Kind::Admittance,
-        summary: "an imported FMU (FMI 2.0 CS/ME, FMI 3.0 CS); an admittance or, with role \"impedance\", an impedance; scalar ports",
+        summary: "an imported FMU (FMI 2.0 or 3.0, CS or ME); an admittance or, with role \"impedance\", an impedance; scalar ports",
         params: PARAMS,
         ports: &[PortDoc {
             name: "port (or the names in `ports`)",
