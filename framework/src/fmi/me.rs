@@ -1,22 +1,49 @@
-//! A Model Exchange FMU (FMI 2.0) as an admittance or an impedance: its continuous states
-//! are the component's states, integrated by the network's RK4 or Euler; an admittance's state
-//! events are located within the step, others handled at the step end (see the module
-//! documentation of [`crate::fmi`]).
+//! A Model Exchange FMU (FMI 2.0 or 3.0) as an admittance or an impedance: its continuous
+//! states are the component's states, integrated by the network's RK4 or Euler; an
+//! admittance's state and time events are located within the step, an impedance's handled
+//! at the step end (see the module documentation of [`crate::fmi`]).
 
 use super::mapping::{PortMap, Quantity, Role};
-use super::{Clock, FmiError, Instance, Loaded, SignalTable};
+use super::{Clock, FmiError, FmiVersion, Instance, Loaded, SignalTable};
 use crate::component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use crate::port::{Domain, Force, Layout, Motion, PortInfo};
 use crate::solver::Method;
 use crate::system::Built;
 use std::sync::{Mutex, MutexGuard};
 
-/// Event iterations (fmi2NewDiscreteStates calls) allowed at one event.
+/// Event iterations (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates calls) allowed at one event.
 const MAX_EVENT_ITERATIONS: usize = 100;
 
 /// A state event is located within its step to this absolute time tolerance (s), by
 /// bisection on the event indicators along the step's cubic Hermite state trajectory.
 pub const EVENT_TOLERANCE: f64 = 1e-10;
+
+/// Events an admittance may locate within one network step before the FMU is taken to
+/// chatter (Zeno behaviour) and the run stops with an error.
+const MAX_EVENTS_PER_STEP: usize = 64;
+
+/// One classical RK4 step of the FMU's own equations from (t, x, ẋ) over `r`, its inputs
+/// held at the values last set, into `out`.
+fn rk4_rest(fmu: &mut Instance, t: f64, r: f64, x: &[f64], dx: &[f64], out: &mut [f64]) -> Result<(), FmiError> {
+    let n = x.len();
+    let (mut k, mut acc, mut xs) = (vec![0.0; n], dx.to_vec(), vec![0.0; n]);
+    for (stage, (c, w)) in [(0.5, 2.0), (0.5, 2.0), (1.0, 1.0)].into_iter().enumerate() {
+        let prev = if stage == 0 { dx } else { &k[..] };
+        for i in 0..n {
+            xs[i] = x[i] + c * r * prev[i];
+        }
+        fmu.set_time(t + c * r)?;
+        fmu.set_states(&xs)?;
+        fmu.get_derivatives(&mut k)?;
+        for i in 0..n {
+            acc[i] += w * k[i];
+        }
+    }
+    for i in 0..n {
+        out[i] = x[i] + r / 6.0 * acc[i];
+    }
+    Ok(())
+}
 
 struct Runtime {
     fmu: Instance,
@@ -48,6 +75,7 @@ pub(crate) struct ModelEx {
     ports: Vec<PortMap>,
     role: Role,
     label: String,
+    version: FmiVersion,
     signals: SignalTable,
     /// Continuous states after initialization.
     x0: Vec<f64>,
@@ -68,7 +96,8 @@ fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Res
     for _ in 0..MAX_EVENT_ITERATIONS {
         let info = fmu.new_discrete_states()?;
         if info.terminate_simulation {
-            return Err(fmu.error("fmi2NewDiscreteStates", "requested the end of the simulation (terminateSimulation)"));
+            let name = fmu.new_discrete_states_name();
+            return Err(fmu.error(name, "requested the end of the simulation (terminateSimulation)"));
         }
         changed |= info.values_of_continuous_states_changed;
         *next_time_event = info.next_event_time;
@@ -78,13 +107,13 @@ fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Res
         }
     }
     Err(fmu.error(
-        "fmi2NewDiscreteStates",
+        fmu.new_discrete_states_name(),
         format!("still needs new discrete states after {MAX_EVENT_ITERATIONS} iterations (event iteration does not converge)"),
     ))
 }
 
-/// Make the component from an instance that has left initialization mode (FMI 2.0 ME: now
-/// in event mode): finish the initial event iteration and read the initial states.
+/// Make the component from an instance that has left initialization mode (ME: now in
+/// event mode): finish the initial event iteration and read the initial states.
 pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
     let md = fmu.archive.description.clone();
@@ -110,7 +139,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
             }
         }
     }
-    let label = fmu.label.clone();
+    let (label, version) = (fmu.label.clone(), fmu.version);
     let rt = Runtime {
         fmu,
         clock: None,
@@ -127,7 +156,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         out_vals: vec![0.0; out_vrs.len()],
         out_vrs,
     };
-    let c = ModelEx { ports, role, label, signals, x0, notes, rt: Mutex::new(rt) };
+    let c = ModelEx { ports, role, label, version, signals, x0, notes, rt: Mutex::new(rt) };
     Ok(match role {
         Role::Admittance => Built::Admittance(Box::new(MeAdmittance(c))),
         Role::Impedance => Built::Impedance(Box::new(MeImpedance(c))),
@@ -193,13 +222,17 @@ impl ModelEx {
     }
 
     /// The end of an accepted step [t − h, t] with states `x` (the inputs are those of the
-    /// last evaluation): fmi2CompletedIntegratorStep and the event indicators against those
-    /// of the previous step. At a state event (an indicator changed sign) the event time t*
-    /// is located by bisection to [`EVENT_TOLERANCE`] along the cubic Hermite trajectory
-    /// through (x_prev, dx_prev) and (x, dx) — exact for the polynomial motion of a constant
-    /// force — the event iteration runs at (t*, x(t*)), and the rest of the step, t − t*,
-    /// is completed with one Euler step of the FMU's derivatives in its new mode. Time events
-    /// and step events are handled at t. Returns whether `x` was changed.
+    /// last evaluation): CompletedIntegratorStep, then the events of the step in time order.
+    ///
+    /// With h > 0 (an admittance, which may rewrite its states), the earliest event in
+    /// (t₀, t], t₀ = t − h, is found: a state event (an indicator changed sign) located by
+    /// bisection to [`EVENT_TOLERANCE`] along the cubic Hermite trajectory through (x₀, ẋ₀)
+    /// and (x, ẋ) — exact for the polynomial motion of a constant force — or a time event
+    /// t_e the FMU announced (nextEventTime), taken exactly. The event iteration runs at
+    /// (t*, x(t*)), and the rest of the step, t − t*, is integrated again by one classical RK4
+    /// step of the FMU's own equations in its new mode, its inputs held at their last values;
+    /// the search repeats on [t*, t] for further events (at most [`MAX_EVENTS_PER_STEP`]).
+    /// With h = 0 (an impedance) the events are handled at t. Returns whether `x` changed.
     fn step_end(&self, rt: &mut Runtime, t: f64, h: f64, x: &mut [f64]) -> Result<bool, FmiError> {
         let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, .. } = rt;
         fmu.set_time(t)?;
@@ -208,60 +241,97 @@ impl ModelEx {
         }
         let (enter, terminate) = fmu.completed_integrator_step()?;
         if terminate {
-            return Err(
-                fmu.error("fmi2CompletedIntegratorStep", format!("requested the end of the simulation at t = {t}"))
-            );
+            let name = fmu.completed_integrator_step_name();
+            return Err(fmu.error(name, format!("requested the end of the simulation at t = {t}")));
         }
         fmu.get_event_indicators(z_new)?;
         let crosses = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(a, b)| (*a > 0.0) != (*b > 0.0));
-        let crossed = crosses(z, z_new);
-        let timed = next_time_event.is_some_and(|te| t >= te);
         let mut changed = false;
-        if crossed && !x.is_empty() && h > 0.0 {
+        if h > 0.0 && !x.is_empty() {
             let n = x.len();
             let mut dx = vec![0.0; n];
             fmu.get_derivatives(&mut dx)?;
-            let hermite = |s: f64, out: &mut [f64]| {
-                let (s2, s3) = (s * s, s * s * s);
-                let (h00, h10, h01, h11) = (2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, 3.0 * s2 - 2.0 * s3, s3 - s2);
-                for i in 0..n {
-                    out[i] = h00 * x_prev[i] + h10 * h * dx_prev[i] + h01 * x[i] + h11 * h * dx[i];
+            // The interval still to be searched, [t0, t], and its end points.
+            let mut t0 = t - h;
+            let mut located = 0;
+            loop {
+                let span = t - t0;
+                let timed = next_time_event.filter(|&te| te <= t).map(|te| te.max(t0));
+                let crossed = crosses(z, z_new);
+                if span <= 0.0 || !(crossed || timed.is_some_and(|te| te < t)) {
+                    break;
                 }
-            };
-            let (mut lo, mut hi) = (0.0f64, 1.0f64);
-            let (mut xs, mut zs) = (vec![0.0; n], vec![0.0; z.len()]);
-            while (hi - lo) * h > EVENT_TOLERANCE {
-                let mid = 0.5 * (lo + hi);
-                hermite(mid, &mut xs);
-                fmu.set_time(t - h + mid * h)?;
+                located += 1;
+                if located > MAX_EVENTS_PER_STEP {
+                    return Err(fmu.error(
+                        fmu.new_discrete_states_name(),
+                        format!(
+                            "more than {MAX_EVENTS_PER_STEP} events within the step ending at t = {t} (chattering)"
+                        ),
+                    ));
+                }
+                let hermite = |s: f64, out: &mut [f64]| {
+                    let (s2, s3) = (s * s, s * s * s);
+                    let (h00, h10, h01, h11) =
+                        (2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, 3.0 * s2 - 2.0 * s3, s3 - s2);
+                    for i in 0..n {
+                        out[i] = h00 * x_prev[i] + h10 * span * dx_prev[i] + h01 * x[i] + h11 * span * dx[i];
+                    }
+                };
+                // Fraction of the span at which the event happens: the time event, or the
+                // state event found by bisection before it.
+                let mut hi = timed.map_or(1.0, |te| (te - t0) / span);
+                let mut xs = vec![0.0; n];
+                if crossed {
+                    let mut zs = vec![0.0; z.len()];
+                    hermite(hi, &mut xs);
+                    fmu.set_time(t0 + hi * span)?;
+                    fmu.set_states(&xs)?;
+                    fmu.get_event_indicators(&mut zs)?;
+                    if crosses(z, &zs) {
+                        let mut lo = 0.0f64;
+                        while (hi - lo) * span > EVENT_TOLERANCE {
+                            let mid = 0.5 * (lo + hi);
+                            hermite(mid, &mut xs);
+                            fmu.set_time(t0 + mid * span)?;
+                            fmu.set_states(&xs)?;
+                            fmu.get_event_indicators(&mut zs)?;
+                            if crosses(z, &zs) {
+                                hi = mid;
+                            } else {
+                                lo = mid;
+                            }
+                        }
+                    }
+                }
+                let t_event = t0 + hi * span;
+                hermite(hi, &mut xs);
+                fmu.set_time(t_event)?;
                 fmu.set_states(&xs)?;
-                fmu.get_event_indicators(&mut zs)?;
-                if crosses(z, &zs) {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
+                fmu.enter_event_mode()?;
+                event_iteration(fmu, next_time_event)?;
+                fmu.get_states(&mut xs)?;
+                // The rest of the step in the new mode: x_prev/dx_prev become the event point.
+                x_prev.copy_from_slice(&xs);
+                fmu.get_derivatives(dx_prev)?;
+                fmu.get_event_indicators(z)?;
+                rk4_rest(fmu, t_event, t - t_event, &xs, dx_prev, x)?;
+                fmu.set_time(t)?;
+                fmu.set_states(x)?;
+                fmu.get_derivatives(&mut dx)?;
+                fmu.get_event_indicators(z_new)?;
+                t0 = t_event;
+                changed = true;
             }
-            let t_event = t - h + hi * h;
-            hermite(hi, &mut xs);
-            fmu.set_time(t_event)?;
-            fmu.set_states(&xs)?;
+        }
+        let timed = next_time_event.is_some_and(|te| t >= te);
+        if crosses(z, z_new) || enter || timed {
             fmu.enter_event_mode()?;
-            event_iteration(fmu, next_time_event)?;
-            fmu.get_states(&mut xs)?;
-            fmu.get_derivatives(&mut dx)?;
-            for i in 0..n {
-                x[i] = xs[i] + (t - t_event) * dx[i];
-            }
-            fmu.set_time(t)?;
-            fmu.set_states(x)?;
-            changed = true;
-        } else if crossed || enter || timed {
-            fmu.enter_event_mode()?;
-            changed = event_iteration(fmu, next_time_event)?;
-            if changed && !x.is_empty() {
+            let c = event_iteration(fmu, next_time_event)?;
+            if c && !x.is_empty() {
                 fmu.get_states(x)?;
             }
+            changed |= c;
         }
         fmu.get_event_indicators(z_new)?;
         z.copy_from_slice(z_new);
@@ -286,13 +356,21 @@ impl ModelEx {
 
     fn diagnose(&self) -> Vec<Diagnostic> {
         vec![Diagnostic::Info(format!(
-            "{} (FMI 2.0 Model Exchange) as an {} with {} continuous state(s); state events of an admittance are located within the step to {EVENT_TOLERANCE:e} s (an impedance's at step ends)",
+            "{} (FMI {} Model Exchange) as an {} with {} continuous state(s); {}",
             self.label,
+            self.version.label(),
             match self.role {
                 Role::Admittance => "admittance",
                 Role::Impedance => "impedance",
             },
-            self.x0.len()
+            self.x0.len(),
+            match self.role {
+                Role::Admittance => format!(
+                    "its state events are located within the step to {EVENT_TOLERANCE:e} s and its time events taken \
+                     exactly, the rest of the step integrated again in the new mode"
+                ),
+                Role::Impedance => "its events are handled at the end of the step in which they occur".to_string(),
+            }
         ))]
         .into_iter()
         .chain(self.notes.iter().cloned())
@@ -313,7 +391,7 @@ impl Admittance for MeAdmittance {
         let get = |r: &Option<super::VarRef>| r.as_ref().and_then(|r| r.state.map(|s| r.sign * x[s])).unwrap_or(0.0);
         Motion::scalar(get(&p.position), get(&p.velocity))
     }
-    /// fmi2SetTime, fmi2SetContinuousStates, the force inputs, fmi2GetDerivatives.
+    /// SetTime, SetContinuousStates, the force inputs, GetDerivatives.
     fn derivative(&self, x: &[f64], forces: &[Force], t: f64, _tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let mut rt = self.0.lock()?;
         if let Some(e) = rt.failed.take() {
@@ -353,7 +431,7 @@ impl Impedance for MeImpedance {
         y.copy_from_slice(&self.0.x0);
     }
     /// At the first stage of a step: the events of the step that ended there. Then
-    /// fmi2SetTime, fmi2SetContinuousStates, the motion inputs, fmi2GetDerivatives and the
+    /// SetTime, SetContinuousStates, the motion inputs, GetDerivatives and the
     /// force outputs.
     fn evaluate(
         &self,
