@@ -58,6 +58,8 @@ struct Runtime {
     /// locating a state event within the step.
     x_prev: Vec<f64>,
     dx_prev: Vec<f64>,
+    /// Derivatives at the end of the step being checked (reused, no allocation per step).
+    dx_end: Vec<f64>,
     /// Reused copy of an impedance's states for the step-end event check.
     scratch: Vec<f64>,
     /// The next time event requested by the FMU.
@@ -147,6 +149,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         z_new: z.clone(),
         z,
         x_prev: x0.clone(),
+        dx_end: dx0.clone(),
         dx_prev: dx0,
         scratch: Vec::new(),
         next_time_event,
@@ -234,7 +237,7 @@ impl ModelEx {
     /// the search repeats on [t*, t] for further events (at most [`MAX_EVENTS_PER_STEP`]).
     /// With h = 0 (an impedance) the events are handled at t. Returns whether `x` changed.
     fn step_end(&self, rt: &mut Runtime, t: f64, h: f64, x: &mut [f64]) -> Result<bool, FmiError> {
-        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, .. } = rt;
+        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, dx_end: dx, .. } = rt;
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
@@ -249,8 +252,7 @@ impl ModelEx {
         let mut changed = false;
         if h > 0.0 && !x.is_empty() {
             let n = x.len();
-            let mut dx = vec![0.0; n];
-            fmu.get_derivatives(&mut dx)?;
+            fmu.get_derivatives(dx)?;
             // The interval still to be searched, [t0, t], and its end points.
             let mut t0 = t - h;
             let mut located = 0;
@@ -318,7 +320,7 @@ impl ModelEx {
                 rk4_rest(fmu, t_event, t - t_event, &xs, dx_prev, x)?;
                 fmu.set_time(t)?;
                 fmu.set_states(x)?;
-                fmu.get_derivatives(&mut dx)?;
+                fmu.get_derivatives(dx)?;
                 fmu.get_event_indicators(z_new)?;
                 t0 = t_event;
                 changed = true;
