@@ -1,9 +1,9 @@
 //! The FMU's shared library and one instance of it: the only `unsafe` code of the importer.
 //!
-//! Bindings: `libloading` plus the FMI 2.0 / FMI 3.0 C signatures the importer calls, written
-//! out here and checked against fmi2FunctionTypes.h and fmi3FunctionTypes.h. The `fmi` crate
-//! (0.8) was tried and not used, because of how it treats the FMU's messages and foreign
-//! binaries:
+//! Bindings: the C API as the `fmi-sys` crate (of the rust-fmi project, the `fmi` crate's
+//! bindings) generates it from the official fmi2Functions.h / fmi3Functions.h, loaded with
+//! `libloading`. The `fmi` crate's own import layer above them is not used, because of how it
+//! treats the FMU's messages and foreign binaries:
 //! * its logger callbacks pass every message to the global `log` facade with a NULL instance
 //!   environment, so a message cannot be attached to the error of the instance that logged
 //!   it when several FMUs step concurrently (here each instance has its own [`LogSink`]);
@@ -11,8 +11,7 @@
 //!   instance name with `CStr::from_ptr` without a NULL check, inside `extern "C"`
 //!   functions: one misbehaving foreign FMU would abort the whole process, and with it the
 //!   rows not yet written;
-//! * it cannot open a runtime library with RTLD_GLOBAL before the binary ([`preload`]);
-//! * its `fmi-sys` runs bindgen at every build, which needs libclang on the build machine.
+//! * it cannot open a runtime library with RTLD_GLOBAL before the binary ([`preload`]).
 //!
 //! Every call goes through [`Instance`], whose methods are safe: they pass slices of the
 //! right lengths, check every returned status (anything but OK is an [`FmiError`] naming
@@ -23,233 +22,131 @@
 use super::archive::Archive;
 use super::description::{FmiVersion, Interface, VarType};
 use super::FmiError;
+use fmi_sys::{fmi2, fmi3};
 use std::collections::VecDeque;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 type Handle = *mut c_void;
-type Status = c_int;
-
-// ---- FMI 2.0 (fmi2FunctionTypes.h) ----
-
-/// fmi2CallbackLogger: `(env, instanceName, status, category, message, ...)`, variadic.
-type Fmi2Logger = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char, ...);
+/// fmi2Status / fmi3Status (both C enums, `unsigned int` as bindgen maps them).
+type Status = c_uint;
 
 extern "C" {
-    /// csrc/fmi2_logger.c: formats the printf-style message with its arguments and calls
-    /// [`stiction_fmi2_log_sink`] with the text.
+    /// csrc/fmi2_logger.c, an fmi2CallbackLogger: formats the printf-style message with its
+    /// arguments and calls [`stiction_fmi2_log_sink`] with the text.
     fn stiction_fmi2_logger(
-        env: *mut c_void,
-        instance: *const c_char,
-        status: c_int,
-        category: *const c_char,
-        message: *const c_char,
+        env: fmi2::fmi2ComponentEnvironment,
+        instance: fmi2::fmi2String,
+        status: fmi2::fmi2Status,
+        category: fmi2::fmi2String,
+        message: fmi2::fmi2String,
         ...
     );
-}
-
-/// fmi2CallbackFunctions.
-#[repr(C)]
-struct Fmi2Callbacks {
-    logger: Fmi2Logger,
-    allocate_memory: unsafe extern "C" fn(usize, usize) -> *mut c_void,
-    free_memory: unsafe extern "C" fn(*mut c_void),
-    step_finished: Option<unsafe extern "C" fn(*mut c_void, c_int)>,
-    component_environment: *mut c_void,
-}
-
-/// fmi2EventInfo.
-#[repr(C)]
-#[derive(Default)]
-struct Fmi2EventInfo {
-    new_discrete_states_needed: c_int,
-    terminate_simulation: c_int,
-    nominals_of_continuous_states_changed: c_int,
-    values_of_continuous_states_changed: c_int,
-    next_event_time_defined: c_int,
-    next_event_time: f64,
-}
-
-extern "C" {
     fn calloc(n: usize, size: usize) -> *mut c_void;
     fn free(p: *mut c_void);
 }
 
-type Fmi2Instantiate = unsafe extern "C" fn(
-    *const c_char,
-    c_int,
-    *const c_char,
-    *const c_char,
-    *const Fmi2Callbacks,
-    c_int,
-    c_int,
-) -> Handle;
-type FreeInstance = unsafe extern "C" fn(Handle);
-type Fmi2SetupExperiment = unsafe extern "C" fn(Handle, c_int, f64, f64, c_int, f64) -> Status;
-type Call = unsafe extern "C" fn(Handle) -> Status;
-type Fmi2GetReal = unsafe extern "C" fn(Handle, *const u32, usize, *mut f64) -> Status;
-type Fmi2GetInt = unsafe extern "C" fn(Handle, *const u32, usize, *mut c_int) -> Status;
-type Fmi2SetReal = unsafe extern "C" fn(Handle, *const u32, usize, *const f64) -> Status;
-type Fmi2SetInt = unsafe extern "C" fn(Handle, *const u32, usize, *const c_int) -> Status;
-type Fmi2DoStep = unsafe extern "C" fn(Handle, f64, f64, c_int) -> Status;
-type SetTime = unsafe extern "C" fn(Handle, f64) -> Status;
-type SetStates = unsafe extern "C" fn(Handle, *const f64, usize) -> Status;
-type GetArray = unsafe extern "C" fn(Handle, *mut f64, usize) -> Status;
-type Fmi2NewDiscreteStates = unsafe extern "C" fn(Handle, *mut Fmi2EventInfo) -> Status;
-type Fmi2CompletedIntegratorStep = unsafe extern "C" fn(Handle, c_int, *mut c_int, *mut c_int) -> Status;
-
-// ---- FMI 3.0 (fmi3FunctionTypes.h) ----
-
-type Fmi3Log = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, *const c_char);
-type Fmi3InstantiateCs = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    bool,
-    bool,
-    bool,
-    bool,
-    *const u32,
-    usize,
-    *mut c_void,
-    Option<Fmi3Log>,
-    Option<unsafe extern "C" fn()>,
-) -> Handle;
-type Fmi3EnterInit = unsafe extern "C" fn(Handle, bool, f64, f64, bool, f64) -> Status;
-type Fmi3GetF64 = unsafe extern "C" fn(Handle, *const u32, usize, *mut f64, usize) -> Status;
-type Fmi3GetI32 = unsafe extern "C" fn(Handle, *const u32, usize, *mut i32, usize) -> Status;
-type Fmi3GetBool = unsafe extern "C" fn(Handle, *const u32, usize, *mut bool, usize) -> Status;
-type Fmi3SetF64 = unsafe extern "C" fn(Handle, *const u32, usize, *const f64, usize) -> Status;
-type Fmi3SetI32 = unsafe extern "C" fn(Handle, *const u32, usize, *const i32, usize) -> Status;
-type Fmi3SetBool = unsafe extern "C" fn(Handle, *const u32, usize, *const bool, usize) -> Status;
-type Fmi3DoStep = unsafe extern "C" fn(Handle, f64, f64, bool, *mut bool, *mut bool, *mut bool, *mut f64) -> Status;
-type Fmi3InstantiateMe = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    bool,
-    bool,
-    *mut c_void,
-    Option<Fmi3Log>,
-) -> Handle;
-type Fmi3UpdateDiscreteStates =
-    unsafe extern "C" fn(Handle, *mut bool, *mut bool, *mut bool, *mut bool, *mut bool, *mut f64) -> Status;
-type Fmi3CompletedIntegratorStep = unsafe extern "C" fn(Handle, bool, *mut bool, *mut bool) -> Status;
-
-/// Resolve every listed symbol; the names that are missing are collected, so the error
-/// lists them all at once.
-macro_rules! table {
-    ($lib:expr, $missing:expr, $name:ident { $($field:ident : $ty:ty = $sym:literal),* $(,)? }) => {{
+/// Record the names of `fields` that `binding` does not resolve.
+macro_rules! require {
+    ($binding:expr, $missing:expr, [$($field:ident),* $(,)?]) => {{
         $(
-            // SAFETY: `$ty` is the C signature of `$sym` in the FMI headers; the pointer is
-            // only called while the library stays loaded (the Instance owns it).
-            let $field: Option<$ty> = match unsafe { $lib.get::<$ty>($sym.as_bytes()) } {
-                Ok(s) => Some(*s),
-                Err(_) => {
-                    $missing.push($sym);
-                    None
-                }
-            };
+            if $binding.$field.is_err() {
+                $missing.push(stringify!($field));
+            }
         )*
-        match ($($field,)*) {
-            ($(Some($field),)*) => Some($name { $($field),* }),
-            _ => None,
-        }
     }};
 }
 
-/// Functions every FMI 2.0 instance needs.
-struct Fmi2Common {
-    instantiate: Fmi2Instantiate,
-    free_instance: FreeInstance,
-    setup_experiment: Fmi2SetupExperiment,
-    enter_initialization_mode: Call,
-    exit_initialization_mode: Call,
-    terminate: Call,
-    get_real: Fmi2GetReal,
-    get_integer: Fmi2GetInt,
-    get_boolean: Fmi2GetInt,
-    set_real: Fmi2SetReal,
-    set_integer: Fmi2SetInt,
-    set_boolean: Fmi2SetInt,
+/// The functions of an FMI 2.0 binary: those every instance needs and those of `interface`.
+fn fmi2_missing(b: &fmi2::Fmi2Binding, interface: Interface) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    require!(
+        b,
+        missing,
+        [
+            fmi2Instantiate,
+            fmi2FreeInstance,
+            fmi2SetupExperiment,
+            fmi2EnterInitializationMode,
+            fmi2ExitInitializationMode,
+            fmi2Terminate,
+            fmi2GetReal,
+            fmi2GetInteger,
+            fmi2GetBoolean,
+            fmi2SetReal,
+            fmi2SetInteger,
+            fmi2SetBoolean,
+        ]
+    );
+    match interface {
+        Interface::CoSimulation => require!(b, missing, [fmi2DoStep]),
+        Interface::ModelExchange => require!(
+            b,
+            missing,
+            [
+                fmi2SetTime,
+                fmi2SetContinuousStates,
+                fmi2GetContinuousStates,
+                fmi2GetDerivatives,
+                fmi2GetEventIndicators,
+                fmi2EnterEventMode,
+                fmi2NewDiscreteStates,
+                fmi2EnterContinuousTimeMode,
+                fmi2CompletedIntegratorStep,
+            ]
+        ),
+    }
+    missing
 }
 
-/// FMI 2.0 Co-Simulation.
-struct Fmi2Cs {
-    do_step: Fmi2DoStep,
+/// The functions of an FMI 3.0 binary: those every instance needs and those of `interface`.
+fn fmi3_missing(b: &fmi3::Fmi3Binding, interface: Interface) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    require!(
+        b,
+        missing,
+        [
+            fmi3FreeInstance,
+            fmi3EnterInitializationMode,
+            fmi3ExitInitializationMode,
+            fmi3Terminate,
+            fmi3GetFloat64,
+            fmi3GetInt32,
+            fmi3GetBoolean,
+            fmi3SetFloat64,
+            fmi3SetInt32,
+            fmi3SetBoolean,
+        ]
+    );
+    match interface {
+        Interface::CoSimulation => require!(b, missing, [fmi3InstantiateCoSimulation, fmi3DoStep]),
+        Interface::ModelExchange => require!(
+            b,
+            missing,
+            [
+                fmi3InstantiateModelExchange,
+                fmi3SetTime,
+                fmi3SetContinuousStates,
+                fmi3GetContinuousStates,
+                fmi3GetContinuousStateDerivatives,
+                fmi3GetEventIndicators,
+                fmi3EnterEventMode,
+                fmi3UpdateDiscreteStates,
+                fmi3EnterContinuousTimeMode,
+                fmi3CompletedIntegratorStep,
+            ]
+        ),
+    }
+    missing
 }
 
-/// FMI 2.0 Model Exchange.
-struct Fmi2Me {
-    set_time: SetTime,
-    set_continuous_states: SetStates,
-    get_continuous_states: GetArray,
-    get_derivatives: GetArray,
-    get_event_indicators: GetArray,
-    enter_event_mode: Call,
-    new_discrete_states: Fmi2NewDiscreteStates,
-    enter_continuous_time_mode: Call,
-    completed_integrator_step: Fmi2CompletedIntegratorStep,
-}
-
-/// Functions every FMI 3.0 instance needs.
-struct Fmi3Common {
-    free_instance: FreeInstance,
-    enter_initialization_mode: Fmi3EnterInit,
-    exit_initialization_mode: Call,
-    terminate: Call,
-    get_float64: Fmi3GetF64,
-    get_int32: Fmi3GetI32,
-    get_boolean: Fmi3GetBool,
-    set_float64: Fmi3SetF64,
-    set_int32: Fmi3SetI32,
-    set_boolean: Fmi3SetBool,
-}
-
-/// FMI 3.0 Co-Simulation.
-struct Fmi3Cs {
-    instantiate: Fmi3InstantiateCs,
-    do_step: Fmi3DoStep,
-}
-
-/// FMI 3.0 Model Exchange. Same calls as FMI 2.0 ME but for their names, fmi3Boolean (C
-/// bool) and the event iteration (fmi3UpdateDiscreteStates returns its flags through
-/// pointers instead of an fmi2EventInfo struct).
-struct Fmi3Me {
-    instantiate: Fmi3InstantiateMe,
-    set_time: SetTime,
-    set_continuous_states: SetStates,
-    get_continuous_states: GetArray,
-    get_derivatives: GetArray,
-    get_event_indicators: GetArray,
-    enter_event_mode: Call,
-    update_discrete_states: Fmi3UpdateDiscreteStates,
-    enter_continuous_time_mode: Call,
-    completed_integrator_step: Fmi3CompletedIntegratorStep,
-}
-
-/// The Model Exchange calls of either version, resolved for one instance.
-enum MeFns<'a> {
-    V2(&'a Fmi2Me),
-    V3(&'a Fmi3Me),
-}
-
-/// fmi2GetFMUstate / fmi2FreeFMUstate, fmi3GetFMUState / fmi3FreeFMUState.
-type GetState = unsafe extern "C" fn(Handle, *mut *mut c_void) -> Status;
-/// fmi2SetFMUstate / fmi3SetFMUState.
-type SetState = unsafe extern "C" fn(Handle, *mut c_void) -> Status;
-
-/// The optional FMU-state functions (rollback of a Co-Simulation step).
-struct StateFns {
-    get_state: GetState,
-    set_state: SetState,
-    free_state: GetState,
-}
-
+/// The loaded binary. Every function an instance calls was checked to resolve when it was
+/// loaded (`fmi2_missing` / `fmi3_missing`; the FMU-state functions by `Instance::state_fns`),
+/// so the bindings' methods, which panic on an unresolved function, never do.
 enum Api {
-    Fmi2 { common: Fmi2Common, cs: Option<Fmi2Cs>, me: Option<Fmi2Me> },
-    Fmi3 { common: Fmi3Common, cs: Option<Fmi3Cs>, me: Option<Fmi3Me> },
+    Fmi2(Box<fmi2::Fmi2Binding>),
+    Fmi3(Box<fmi3::Fmi3Binding>),
 }
 
 /// The FMU's log messages, collected by the logger callback. Bounded: the oldest messages
@@ -261,7 +158,7 @@ pub(crate) struct LogSink {
 impl LogSink {
     const KEEP: usize = 64;
 
-    fn push(&self, status: c_int, category: &str, message: &str) {
+    fn push(&self, status: Status, category: &str, message: &str) {
         if let Ok(mut m) = self.messages.lock() {
             if m.len() == Self::KEEP {
                 m.pop_front();
@@ -295,7 +192,7 @@ unsafe fn text(p: *const c_char) -> String {
 extern "C" fn stiction_fmi2_log_sink(
     env: *mut c_void,
     _instance: *const c_char,
-    status: c_int,
+    status: Status,
     category: *const c_char,
     message: *const c_char,
 ) {
@@ -311,7 +208,7 @@ extern "C" fn stiction_fmi2_log_sink(
 }
 
 /// fmi3LogMessageCallback.
-unsafe extern "C" fn fmi3_logger(env: *mut c_void, status: c_int, category: *const c_char, message: *const c_char) {
+unsafe extern "C" fn fmi3_logger(env: *mut c_void, status: Status, category: *const c_char, message: *const c_char) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `env` is the instanceEnvironment we passed: a `LogSink` kept alive by the
         // Instance until after fmi3FreeInstance.
@@ -323,7 +220,7 @@ unsafe extern "C" fn fmi3_logger(env: *mut c_void, status: c_int, category: *con
 }
 
 /// fmi2Status / fmi3Status by name.
-pub fn status_name(s: c_int) -> &'static str {
+pub fn status_name(s: Status) -> &'static str {
     match s {
         0 => "OK",
         1 => "Warning",
@@ -407,12 +304,11 @@ pub struct Instance {
     pub version: FmiVersion,
     pub interface: Interface,
     log: Box<LogSink>,
-    _callbacks: Option<Box<Fmi2Callbacks>>,
-    /// The FMU-state functions, if the binary exports them.
-    state_fns: Option<StateFns>,
+    _callbacks: Option<Box<fmi2::fmi2CallbackFunctions>>,
+    /// Whether the binary exports Get/Set/FreeFMUstate.
+    state_fns: bool,
     /// The one saved FMU state ([`Instance::save_state`]), NULL if none; freed on drop.
     saved: Handle,
-    _lib: libloading::Library,
     pub archive: Archive,
     /// The key under which this instance is registered in [`ONCE_PER_PROCESS`], if its FMU
     /// may be instantiated only once per process.
@@ -496,136 +392,31 @@ impl Instance {
             FmiError::new(&label, None, format!("cannot load {rel}: {e}{hint}"))
         })?;
         let lib: libloading::Library = lib.into();
-        let mut missing: Vec<&str> = Vec::new();
-        let api = match version {
+        // SAFETY: the bindings resolve the FMI symbols of the library with the signatures of
+        // the official headers; a symbol that is absent stays an Err (checked below).
+        let (api, missing, state_fns) = match version {
             FmiVersion::V2 => {
-                let common = table!(
-                    lib,
-                    missing,
-                    Fmi2Common {
-                        instantiate: Fmi2Instantiate = "fmi2Instantiate",
-                        free_instance: FreeInstance = "fmi2FreeInstance",
-                        setup_experiment: Fmi2SetupExperiment = "fmi2SetupExperiment",
-                        enter_initialization_mode: Call = "fmi2EnterInitializationMode",
-                        exit_initialization_mode: Call = "fmi2ExitInitializationMode",
-                        terminate: Call = "fmi2Terminate",
-                        get_real: Fmi2GetReal = "fmi2GetReal",
-                        get_integer: Fmi2GetInt = "fmi2GetInteger",
-                        get_boolean: Fmi2GetInt = "fmi2GetBoolean",
-                        set_real: Fmi2SetReal = "fmi2SetReal",
-                        set_integer: Fmi2SetInt = "fmi2SetInteger",
-                        set_boolean: Fmi2SetInt = "fmi2SetBoolean",
-                    }
-                );
-                let (cs, me) = match interface {
-                    Interface::CoSimulation => {
-                        (table!(lib, missing, Fmi2Cs { do_step: Fmi2DoStep = "fmi2DoStep" }), None)
-                    }
-                    Interface::ModelExchange => (
-                        None,
-                        table!(
-                            lib,
-                            missing,
-                            Fmi2Me {
-                                set_time: SetTime = "fmi2SetTime",
-                                set_continuous_states: SetStates = "fmi2SetContinuousStates",
-                                get_continuous_states: GetArray = "fmi2GetContinuousStates",
-                                get_derivatives: GetArray = "fmi2GetDerivatives",
-                                get_event_indicators: GetArray = "fmi2GetEventIndicators",
-                                enter_event_mode: Call = "fmi2EnterEventMode",
-                                new_discrete_states: Fmi2NewDiscreteStates = "fmi2NewDiscreteStates",
-                                enter_continuous_time_mode: Call = "fmi2EnterContinuousTimeMode",
-                                completed_integrator_step: Fmi2CompletedIntegratorStep = "fmi2CompletedIntegratorStep",
-                            }
-                        ),
-                    ),
-                };
-                common.map(|common| Api::Fmi2 { common, cs, me })
+                let b = unsafe { fmi2::Fmi2Binding::from_library(lib) }
+                    .map_err(|e| FmiError::new(&label, None, format!("cannot bind {rel}: {e}")))?;
+                let state = b.fmi2GetFMUstate.is_ok() && b.fmi2SetFMUstate.is_ok() && b.fmi2FreeFMUstate.is_ok();
+                let missing = fmi2_missing(&b, interface);
+                (Api::Fmi2(Box::new(b)), missing, state)
             }
             FmiVersion::V3 => {
-                let common = table!(
-                    lib,
-                    missing,
-                    Fmi3Common {
-                        free_instance: FreeInstance = "fmi3FreeInstance",
-                        enter_initialization_mode: Fmi3EnterInit = "fmi3EnterInitializationMode",
-                        exit_initialization_mode: Call = "fmi3ExitInitializationMode",
-                        terminate: Call = "fmi3Terminate",
-                        get_float64: Fmi3GetF64 = "fmi3GetFloat64",
-                        get_int32: Fmi3GetI32 = "fmi3GetInt32",
-                        get_boolean: Fmi3GetBool = "fmi3GetBoolean",
-                        set_float64: Fmi3SetF64 = "fmi3SetFloat64",
-                        set_int32: Fmi3SetI32 = "fmi3SetInt32",
-                        set_boolean: Fmi3SetBool = "fmi3SetBoolean",
-                    }
-                );
-                let (cs, me) = match interface {
-                    Interface::CoSimulation => (
-                        table!(
-                            lib,
-                            missing,
-                            Fmi3Cs {
-                                instantiate: Fmi3InstantiateCs = "fmi3InstantiateCoSimulation",
-                                do_step: Fmi3DoStep = "fmi3DoStep",
-                            }
-                        ),
-                        None,
-                    ),
-                    Interface::ModelExchange => (
-                        None,
-                        table!(
-                            lib,
-                            missing,
-                            Fmi3Me {
-                                instantiate: Fmi3InstantiateMe = "fmi3InstantiateModelExchange",
-                                set_time: SetTime = "fmi3SetTime",
-                                set_continuous_states: SetStates = "fmi3SetContinuousStates",
-                                get_continuous_states: GetArray = "fmi3GetContinuousStates",
-                                get_derivatives: GetArray = "fmi3GetContinuousStateDerivatives",
-                                get_event_indicators: GetArray = "fmi3GetEventIndicators",
-                                enter_event_mode: Call = "fmi3EnterEventMode",
-                                update_discrete_states: Fmi3UpdateDiscreteStates = "fmi3UpdateDiscreteStates",
-                                enter_continuous_time_mode: Call = "fmi3EnterContinuousTimeMode",
-                                completed_integrator_step: Fmi3CompletedIntegratorStep = "fmi3CompletedIntegratorStep",
-                            }
-                        ),
-                    ),
-                };
-                common.map(|common| Api::Fmi3 { common, cs, me })
+                let b = unsafe { fmi3::Fmi3Binding::from_library(lib) }
+                    .map_err(|e| FmiError::new(&label, None, format!("cannot bind {rel}: {e}")))?;
+                let state = b.fmi3GetFMUState.is_ok() && b.fmi3SetFMUState.is_ok() && b.fmi3FreeFMUState.is_ok();
+                let missing = fmi3_missing(&b, interface);
+                (Api::Fmi3(Box::new(b)), missing, state)
             }
         };
-        let api = match api {
-            Some(a) if missing.is_empty() => a,
-            _ => {
-                return Err(FmiError::new(
-                    &label,
-                    None,
-                    format!("{rel} does not export the FMI {} functions {}", version.label(), missing.join(", ")),
-                ))
-            }
-        };
-        // Optional: GetFMUstate / SetFMUstate / FreeFMUstate (absent ones are not an error).
-        let mut optional: Vec<&str> = Vec::new();
-        let state_fns = match version {
-            FmiVersion::V2 => table!(
-                lib,
-                optional,
-                StateFns {
-                    get_state: GetState = "fmi2GetFMUstate",
-                    set_state: SetState = "fmi2SetFMUstate",
-                    free_state: GetState = "fmi2FreeFMUstate",
-                }
-            ),
-            FmiVersion::V3 => table!(
-                lib,
-                optional,
-                StateFns {
-                    get_state: GetState = "fmi3GetFMUState",
-                    set_state: SetState = "fmi3SetFMUState",
-                    free_state: GetState = "fmi3FreeFMUState",
-                }
-            ),
-        };
+        if !missing.is_empty() {
+            return Err(FmiError::new(
+                &label,
+                None,
+                format!("{rel} does not export the FMI {} functions {}", version.label(), missing.join(", ")),
+            ));
+        }
         let log = Box::new(LogSink { messages: Mutex::new(VecDeque::new()) });
         let env = &*log as *const LogSink as *mut c_void;
         let cname = CString::new(name.replace('\0', "")).unwrap_or_default();
@@ -633,37 +424,36 @@ impl Instance {
         let resources = archive.resources();
         let mut callbacks = None;
         let (raw, function) = match &api {
-            Api::Fmi2 { common, .. } => {
-                let cb = Box::new(Fmi2Callbacks {
-                    logger: stiction_fmi2_logger,
-                    allocate_memory: calloc,
-                    free_memory: free,
-                    step_finished: None,
-                    component_environment: env,
+            Api::Fmi2(b) => {
+                let cb = Box::new(fmi2::fmi2CallbackFunctions {
+                    logger: Some(stiction_fmi2_logger),
+                    allocateMemory: Some(calloc),
+                    freeMemory: Some(free),
+                    stepFinished: None,
+                    componentEnvironment: env,
                 });
                 let uri = CString::new(file_uri(&resources)).unwrap_or_default();
                 let kind = match interface {
-                    Interface::ModelExchange => 0,
-                    Interface::CoSimulation => 1,
+                    Interface::ModelExchange => fmi2::fmi2Type_fmi2ModelExchange,
+                    Interface::CoSimulation => fmi2::fmi2Type_fmi2CoSimulation,
                 };
                 // SAFETY: all strings are NUL-terminated and outlive the call; the callback
                 // struct is boxed and kept in the Instance, as FMI 2.0 requires (the FMU may
                 // keep the pointer); `env` points to the boxed LogSink, also kept.
-                let raw =
-                    unsafe { (common.instantiate)(cname.as_ptr(), kind, token.as_ptr(), uri.as_ptr(), &*cb, 0, 0) };
+                let raw = unsafe { b.fmi2Instantiate(cname.as_ptr(), kind, token.as_ptr(), uri.as_ptr(), &*cb, 0, 0) };
                 callbacks = Some(cb);
                 (raw, "fmi2Instantiate")
             }
-            Api::Fmi3 { cs, me, .. } => {
+            Api::Fmi3(b) => {
                 let mut dir = resources.to_string_lossy().into_owned();
                 dir.push('/');
                 let path = CString::new(dir.replace('\0', "")).unwrap_or_default();
-                match (cs, me) {
-                    (Some(f), _) => {
-                        // SAFETY: NUL-terminated strings valid for the call; no intermediate
-                        // variables (NULL, 0); `env` is the boxed LogSink kept by the Instance.
-                        let raw = unsafe {
-                            (f.instantiate)(
+                match interface {
+                    // SAFETY: NUL-terminated strings valid for the call; no intermediate
+                    // variables (NULL, 0); `env` is the boxed LogSink kept by the Instance.
+                    Interface::CoSimulation => (
+                        unsafe {
+                            b.fmi3InstantiateCoSimulation(
                                 cname.as_ptr(),
                                 token.as_ptr(),
                                 path.as_ptr(),
@@ -677,13 +467,13 @@ impl Instance {
                                 Some(fmi3_logger),
                                 None,
                             )
-                        };
-                        (raw, "fmi3InstantiateCoSimulation")
-                    }
-                    (None, Some(f)) => {
-                        // SAFETY: as above; `env` is the boxed LogSink kept by the Instance.
-                        let raw = unsafe {
-                            (f.instantiate)(
+                        },
+                        "fmi3InstantiateCoSimulation",
+                    ),
+                    // SAFETY: as above.
+                    Interface::ModelExchange => (
+                        unsafe {
+                            b.fmi3InstantiateModelExchange(
                                 cname.as_ptr(),
                                 token.as_ptr(),
                                 path.as_ptr(),
@@ -692,10 +482,9 @@ impl Instance {
                                 env,
                                 Some(fmi3_logger),
                             )
-                        };
-                        (raw, "fmi3InstantiateModelExchange")
-                    }
-                    (None, None) => (std::ptr::null_mut(), "fmi3Instantiate"),
+                        },
+                        "fmi3InstantiateModelExchange",
+                    ),
                 }
             }
         };
@@ -715,7 +504,6 @@ impl Instance {
             _callbacks: callbacks,
             state_fns,
             saved: std::ptr::null_mut(),
-            _lib: lib,
             archive,
             once: guard.0.take(),
         })
@@ -738,12 +526,11 @@ impl Instance {
         FmiError::new(&self.label, Some(function), message).with_log(self.log.take())
     }
 
-    /// The Model Exchange functions of either version, or an error naming `function`.
-    fn me(&self, function: &'static str) -> Result<MeFns<'_>, FmiError> {
-        match &self.api {
-            Api::Fmi2 { me: Some(me), .. } => Ok(MeFns::V2(me)),
-            Api::Fmi3 { me: Some(me), .. } => Ok(MeFns::V3(me)),
-            _ => Err(self.error(function, "this instance is not a Model Exchange instance")),
+    /// An error naming `function` unless this is a Model Exchange instance.
+    fn me(&self, function: &'static str) -> Result<(), FmiError> {
+        match self.interface {
+            Interface::ModelExchange => Ok(()),
+            Interface::CoSimulation => Err(self.error(function, "this instance is not a Model Exchange instance")),
         }
     }
 
@@ -761,33 +548,29 @@ impl Instance {
 
     /// SetupExperiment (FMI 2.0) and EnterInitializationMode at `start` (no tolerance, no stop time).
     pub fn enter_initialization(&mut self, start: f64) -> Result<(), FmiError> {
-        match &self.api {
-            Api::Fmi2 { common, .. } => {
-                let (setup, enter) = (common.setup_experiment, common.enter_initialization_mode);
-                // SAFETY: a live instance handle; plain values.
-                let s = unsafe { setup(self.raw, 0, 0.0, start, 0, 0.0) };
-                self.check("fmi2SetupExperiment", s)?;
-                // SAFETY: a live instance handle.
-                let s = unsafe { enter(self.raw) };
-                self.check("fmi2EnterInitializationMode", s)
-            }
-            Api::Fmi3 { common: f, .. } => {
-                let enter = f.enter_initialization_mode;
-                // SAFETY: a live instance handle; plain values.
-                let s = unsafe { enter(self.raw, false, 0.0, start, false, 0.0) };
-                self.check("fmi3EnterInitializationMode", s)
-            }
+        if let Api::Fmi2(b) = &self.api {
+            // SAFETY: a live instance handle; plain values.
+            let s = unsafe { b.fmi2SetupExperiment(self.raw, 0, 0.0, start, 0, 0.0) };
+            self.check("fmi2SetupExperiment", s)?;
         }
+        // SAFETY: a live instance handle; plain values.
+        let (s, name) = match &self.api {
+            Api::Fmi2(b) => (unsafe { b.fmi2EnterInitializationMode(self.raw) }, "fmi2EnterInitializationMode"),
+            Api::Fmi3(b) => (
+                unsafe { b.fmi3EnterInitializationMode(self.raw, false, 0.0, start, false, 0.0) },
+                "fmi3EnterInitializationMode",
+            ),
+        };
+        self.check(name, s)
     }
 
     /// ExitInitializationMode.
     pub fn exit_initialization(&mut self) -> Result<(), FmiError> {
-        let (f, name) = match &self.api {
-            Api::Fmi2 { common, .. } => (common.exit_initialization_mode, "fmi2ExitInitializationMode"),
-            Api::Fmi3 { common: f, .. } => (f.exit_initialization_mode, "fmi3ExitInitializationMode"),
-        };
         // SAFETY: a live instance handle.
-        let s = unsafe { f(self.raw) };
+        let (s, name) = match &self.api {
+            Api::Fmi2(b) => (unsafe { b.fmi2ExitInitializationMode(self.raw) }, "fmi2ExitInitializationMode"),
+            Api::Fmi3(b) => (unsafe { b.fmi3ExitInitializationMode(self.raw) }, "fmi3ExitInitializationMode"),
+        };
         self.check(name, s)?;
         self.phase = Phase::Initialized;
         Ok(())
@@ -796,16 +579,16 @@ impl Instance {
     /// Get Float64 (fmi2GetReal / fmi3GetFloat64) values.
     pub fn get_f64(&mut self, vrs: &[u32], out: &mut [f64]) -> Result<(), FmiError> {
         let (name, s) = match &self.api {
-            Api::Fmi2 { common, .. } => {
+            Api::Fmi2(b) => {
                 if vrs.len() != out.len() {
                     return Err(self.mismatch("fmi2GetReal", vrs.len(), out.len()));
                 }
                 // SAFETY: `vrs` and `out` have the same length n, passed as nvr.
-                ("fmi2GetReal", unsafe { (common.get_real)(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr()) })
+                ("fmi2GetReal", unsafe { b.fmi2GetReal(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr()) })
             }
             // SAFETY: nvr = vrs.len(), nValues = out.len() (scalars: the FMU checks they match).
-            Api::Fmi3 { common: f, .. } => ("fmi3GetFloat64", unsafe {
-                (f.get_float64)(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr(), out.len())
+            Api::Fmi3(b) => ("fmi3GetFloat64", unsafe {
+                b.fmi3GetFloat64(self.raw, vrs.as_ptr(), vrs.len(), out.as_mut_ptr(), out.len())
             }),
         };
         self.check(name, s)
@@ -814,16 +597,16 @@ impl Instance {
     /// Set Float64 (fmi2SetReal / fmi3SetFloat64) values.
     pub fn set_f64(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), FmiError> {
         let (name, s) = match &self.api {
-            Api::Fmi2 { common, .. } => {
+            Api::Fmi2(b) => {
                 if vrs.len() != values.len() {
                     return Err(self.mismatch("fmi2SetReal", vrs.len(), values.len()));
                 }
                 // SAFETY: `vrs` and `values` have the same length n.
-                ("fmi2SetReal", unsafe { (common.set_real)(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
+                ("fmi2SetReal", unsafe { b.fmi2SetReal(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
             }
             // SAFETY: nvr = vrs.len(), nValues = values.len().
-            Api::Fmi3 { common: f, .. } => ("fmi3SetFloat64", unsafe {
-                (f.set_float64)(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
+            Api::Fmi3(b) => ("fmi3SetFloat64", unsafe {
+                b.fmi3SetFloat64(self.raw, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
             }),
         };
         self.check(name, s)
@@ -849,28 +632,28 @@ impl Instance {
             VarType::Float64 => self.get_f64(vrs, out),
             VarType::Int32 | VarType::Boolean => {
                 let (name, s, ints) = match (&self.api, ty) {
-                    (Api::Fmi2 { common, .. }, VarType::Int32) => {
-                        let mut v: Vec<c_int> = vec![0; n];
+                    (Api::Fmi2(b), VarType::Int32) => {
+                        let mut v: Vec<fmi2::fmi2Integer> = vec![0; n];
                         // SAFETY: n value references, n outputs.
-                        let s = unsafe { (common.get_integer)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
+                        let s = unsafe { b.fmi2GetInteger(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
                         ("fmi2GetInteger", s, v)
                     }
-                    (Api::Fmi2 { common, .. }, _) => {
-                        let mut v: Vec<c_int> = vec![0; n];
+                    (Api::Fmi2(b), _) => {
+                        let mut v: Vec<fmi2::fmi2Boolean> = vec![0; n];
                         // SAFETY: n value references, n outputs (fmi2Boolean is an int).
-                        let s = unsafe { (common.get_boolean)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
+                        let s = unsafe { b.fmi2GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
                         ("fmi2GetBoolean", s, v)
                     }
-                    (Api::Fmi3 { common: f, .. }, VarType::Int32) => {
+                    (Api::Fmi3(b), VarType::Int32) => {
                         let mut v: Vec<i32> = vec![0; n];
                         // SAFETY: n value references, n outputs.
-                        let s = unsafe { (f.get_int32)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
+                        let s = unsafe { b.fmi3GetInt32(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
                         ("fmi3GetInt32", s, v)
                     }
-                    (Api::Fmi3 { common: f, .. }, _) => {
+                    (Api::Fmi3(b), _) => {
                         let mut v = vec![false; n];
                         // SAFETY: n value references, n outputs (fmi3Boolean is C bool).
-                        let s = unsafe { (f.get_boolean)(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
+                        let s = unsafe { b.fmi3GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
                         ("fmi3GetBoolean", s, v.into_iter().map(i32::from).collect())
                     }
                 };
@@ -899,27 +682,23 @@ impl Instance {
                 let v = x as i32;
                 let (name, s) = match &self.api {
                     // SAFETY: one value reference, one value.
-                    Api::Fmi2 { common, .. } => {
-                        ("fmi2SetInteger", unsafe { (common.set_integer)(self.raw, vrs.as_ptr(), 1, &v) })
-                    }
+                    Api::Fmi2(b) => ("fmi2SetInteger", unsafe { b.fmi2SetInteger(self.raw, vrs.as_ptr(), 1, &v) }),
                     // SAFETY: one value reference, one value.
-                    Api::Fmi3 { common: f, .. } => {
-                        ("fmi3SetInt32", unsafe { (f.set_int32)(self.raw, vrs.as_ptr(), 1, &v, 1) })
-                    }
+                    Api::Fmi3(b) => ("fmi3SetInt32", unsafe { b.fmi3SetInt32(self.raw, vrs.as_ptr(), 1, &v, 1) }),
                 };
                 self.check(name, s)
             }
             VarType::Boolean => {
                 let (name, s) = match &self.api {
-                    Api::Fmi2 { common, .. } => {
-                        let v = c_int::from(x != 0.0);
+                    Api::Fmi2(b) => {
+                        let v = fmi2::fmi2Boolean::from(x != 0.0);
                         // SAFETY: one value reference, one value.
-                        ("fmi2SetBoolean", unsafe { (common.set_boolean)(self.raw, vrs.as_ptr(), 1, &v) })
+                        ("fmi2SetBoolean", unsafe { b.fmi2SetBoolean(self.raw, vrs.as_ptr(), 1, &v) })
                     }
-                    Api::Fmi3 { common: f, .. } => {
+                    Api::Fmi3(b) => {
                         let v = x != 0.0;
                         // SAFETY: one value reference, one value.
-                        ("fmi3SetBoolean", unsafe { (f.set_boolean)(self.raw, vrs.as_ptr(), 1, &v, 1) })
+                        ("fmi3SetBoolean", unsafe { b.fmi3SetBoolean(self.raw, vrs.as_ptr(), 1, &v, 1) })
                     }
                 };
                 self.check(name, s)
@@ -933,18 +712,21 @@ impl Instance {
     /// Co-Simulation: DoStep from `t` over `h`. FMI 3.0: a requested termination or an
     /// early return is an error too.
     pub fn do_step(&mut self, t: f64, h: f64) -> Result<(), FmiError> {
+        if self.interface != Interface::CoSimulation {
+            let name = self.me_name("fmi2DoStep", "fmi3DoStep");
+            return Err(self.error(name, "this instance is not a Co-Simulation instance"));
+        }
         match &self.api {
-            Api::Fmi2 { cs: Some(cs), .. } => {
-                let f = cs.do_step;
+            Api::Fmi2(b) => {
                 // SAFETY: a live instance handle; plain values.
-                let s = unsafe { f(self.raw, t, h, 1) };
+                let s = unsafe { b.fmi2DoStep(self.raw, t, h, 1) };
                 self.check("fmi2DoStep", s)
             }
-            Api::Fmi3 { cs: Some(f), .. } => {
-                let step = f.do_step;
+            Api::Fmi3(b) => {
                 let (mut event, mut terminate, mut early, mut last) = (false, false, false, t);
                 // SAFETY: a live instance handle; the four out-pointers are valid locals.
-                let s = unsafe { step(self.raw, t, h, true, &mut event, &mut terminate, &mut early, &mut last) };
+                let s =
+                    unsafe { b.fmi3DoStep(self.raw, t, h, true, &mut event, &mut terminate, &mut early, &mut last) };
                 self.check("fmi3DoStep", s)?;
                 if terminate {
                     return Err(self.error("fmi3DoStep", format!("requested termination at t = {last}")));
@@ -954,71 +736,55 @@ impl Instance {
                 }
                 Ok(())
             }
-            Api::Fmi2 { cs: None, .. } => {
-                Err(self.error("fmi2DoStep", "this instance is not a Co-Simulation instance"))
-            }
-            Api::Fmi3 { cs: None, .. } => {
-                Err(self.error("fmi3DoStep", "this instance is not a Co-Simulation instance"))
-            }
         }
     }
 
     /// Model Exchange: fmi2SetTime / fmi3SetTime.
     pub fn set_time(&mut self, t: f64) -> Result<(), FmiError> {
         let name = self.me_name("fmi2SetTime", "fmi3SetTime");
-        let f = match self.me(name)? {
-            MeFns::V2(m) => m.set_time,
-            MeFns::V3(m) => m.set_time,
-        };
+        self.me(name)?;
         // SAFETY: a live instance handle.
-        let s = unsafe { f(self.raw, t) };
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SetTime(self.raw, t) },
+            Api::Fmi3(b) => unsafe { b.fmi3SetTime(self.raw, t) },
+        };
         self.check(name, s)
     }
 
     /// Model Exchange: fmi2SetContinuousStates / fmi3SetContinuousStates.
     pub fn set_states(&mut self, x: &[f64]) -> Result<(), FmiError> {
         let name = self.me_name("fmi2SetContinuousStates", "fmi3SetContinuousStates");
-        let f = match self.me(name)? {
-            MeFns::V2(m) => m.set_continuous_states,
-            MeFns::V3(m) => m.set_continuous_states,
-        };
+        self.me(name)?;
         // SAFETY: x.len() values.
-        let s = unsafe { f(self.raw, x.as_ptr(), x.len()) };
-        self.check(name, s)
-    }
-
-    /// Model Exchange: one of the calls that fill a state-sized (or indicator-sized) array.
-    fn fill(&mut self, name: &'static str, pick: fn(MeFns<'_>) -> GetArray, out: &mut [f64]) -> Result<(), FmiError> {
-        let f = pick(self.me(name)?);
-        // SAFETY: out.len() writable values.
-        let s = unsafe { f(self.raw, out.as_mut_ptr(), out.len()) };
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SetContinuousStates(self.raw, x.as_ptr(), x.len()) },
+            Api::Fmi3(b) => unsafe { b.fmi3SetContinuousStates(self.raw, x.as_ptr(), x.len()) },
+        };
         self.check(name, s)
     }
 
     /// Model Exchange: fmi2GetContinuousStates / fmi3GetContinuousStates.
     pub fn get_states(&mut self, x: &mut [f64]) -> Result<(), FmiError> {
         let name = self.me_name("fmi2GetContinuousStates", "fmi3GetContinuousStates");
-        self.fill(
-            name,
-            |m| match m {
-                MeFns::V2(m) => m.get_continuous_states,
-                MeFns::V3(m) => m.get_continuous_states,
-            },
-            x,
-        )
+        self.me(name)?;
+        // SAFETY: x.len() writable values.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2GetContinuousStates(self.raw, x.as_mut_ptr(), x.len()) },
+            Api::Fmi3(b) => unsafe { b.fmi3GetContinuousStates(self.raw, x.as_mut_ptr(), x.len()) },
+        };
+        self.check(name, s)
     }
 
     /// Model Exchange: fmi2GetDerivatives / fmi3GetContinuousStateDerivatives.
     pub fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), FmiError> {
         let name = self.me_name("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives");
-        self.fill(
-            name,
-            |m| match m {
-                MeFns::V2(m) => m.get_derivatives,
-                MeFns::V3(m) => m.get_derivatives,
-            },
-            dx,
-        )
+        self.me(name)?;
+        // SAFETY: dx.len() writable values.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2GetDerivatives(self.raw, dx.as_mut_ptr(), dx.len()) },
+            Api::Fmi3(b) => unsafe { b.fmi3GetContinuousStateDerivatives(self.raw, dx.as_mut_ptr(), dx.len()) },
+        };
+        self.check(name, s)
     }
 
     /// Model Exchange: fmi2GetEventIndicators / fmi3GetEventIndicators.
@@ -1027,37 +793,36 @@ impl Instance {
             return Ok(());
         }
         let name = self.me_name("fmi2GetEventIndicators", "fmi3GetEventIndicators");
-        self.fill(
-            name,
-            |m| match m {
-                MeFns::V2(m) => m.get_event_indicators,
-                MeFns::V3(m) => m.get_event_indicators,
-            },
-            z,
-        )
+        self.me(name)?;
+        // SAFETY: z.len() writable values.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2GetEventIndicators(self.raw, z.as_mut_ptr(), z.len()) },
+            Api::Fmi3(b) => unsafe { b.fmi3GetEventIndicators(self.raw, z.as_mut_ptr(), z.len()) },
+        };
+        self.check(name, s)
     }
 
     /// Model Exchange: fmi2EnterEventMode / fmi3EnterEventMode.
     pub fn enter_event_mode(&mut self) -> Result<(), FmiError> {
         let name = self.me_name("fmi2EnterEventMode", "fmi3EnterEventMode");
-        let f = match self.me(name)? {
-            MeFns::V2(m) => m.enter_event_mode,
-            MeFns::V3(m) => m.enter_event_mode,
-        };
+        self.me(name)?;
         // SAFETY: a live instance handle.
-        let s = unsafe { f(self.raw) };
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2EnterEventMode(self.raw) },
+            Api::Fmi3(b) => unsafe { b.fmi3EnterEventMode(self.raw) },
+        };
         self.check(name, s)
     }
 
     /// Model Exchange: fmi2EnterContinuousTimeMode / fmi3EnterContinuousTimeMode.
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), FmiError> {
         let name = self.me_name("fmi2EnterContinuousTimeMode", "fmi3EnterContinuousTimeMode");
-        let f = match self.me(name)? {
-            MeFns::V2(m) => m.enter_continuous_time_mode,
-            MeFns::V3(m) => m.enter_continuous_time_mode,
-        };
+        self.me(name)?;
         // SAFETY: a live instance handle.
-        let s = unsafe { f(self.raw) };
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2EnterContinuousTimeMode(self.raw) },
+            Api::Fmi3(b) => unsafe { b.fmi3EnterContinuousTimeMode(self.raw) },
+        };
         self.check(name, s)
     }
 
@@ -1069,25 +834,26 @@ impl Instance {
     /// Model Exchange: one fmi2NewDiscreteStates / fmi3UpdateDiscreteStates call.
     pub fn new_discrete_states(&mut self) -> Result<EventInfo, FmiError> {
         let name = self.new_discrete_states_name();
-        let (s, info) = match self.me(name)? {
-            MeFns::V2(m) => {
-                let mut info = Fmi2EventInfo::default();
+        self.me(name)?;
+        let (s, info) = match &self.api {
+            Api::Fmi2(b) => {
+                let mut info = fmi2::fmi2EventInfo::default();
                 // SAFETY: a valid out-struct.
-                let s = unsafe { (m.new_discrete_states)(self.raw, &mut info) };
+                let s = unsafe { b.fmi2NewDiscreteStates(self.raw, &mut info) };
                 let info = EventInfo {
-                    new_discrete_states_needed: info.new_discrete_states_needed != 0,
-                    terminate_simulation: info.terminate_simulation != 0,
-                    values_of_continuous_states_changed: info.values_of_continuous_states_changed != 0,
-                    next_event_time: (info.next_event_time_defined != 0).then_some(info.next_event_time),
+                    new_discrete_states_needed: info.newDiscreteStatesNeeded != 0,
+                    terminate_simulation: info.terminateSimulation != 0,
+                    values_of_continuous_states_changed: info.valuesOfContinuousStatesChanged != 0,
+                    next_event_time: (info.nextEventTimeDefined != 0).then_some(info.nextEventTime),
                 };
                 (s, info)
             }
-            MeFns::V3(m) => {
+            Api::Fmi3(b) => {
                 let (mut needed, mut terminate, mut nominals, mut values, mut defined, mut next) =
                     (false, false, false, false, false, 0.0);
                 // SAFETY: six valid out-pointers to locals.
                 let s = unsafe {
-                    (m.update_discrete_states)(
+                    b.fmi3UpdateDiscreteStates(
                         self.raw,
                         &mut needed,
                         &mut terminate,
@@ -1119,17 +885,18 @@ impl Instance {
     /// (enterEventMode, terminateSimulation).
     pub fn completed_integrator_step(&mut self) -> Result<(bool, bool), FmiError> {
         let name = self.completed_integrator_step_name();
-        let (s, enter, terminate) = match self.me(name)? {
-            MeFns::V2(m) => {
-                let (mut enter, mut terminate): (c_int, c_int) = (0, 0);
+        self.me(name)?;
+        let (s, enter, terminate) = match &self.api {
+            Api::Fmi2(b) => {
+                let (mut enter, mut terminate): (fmi2::fmi2Boolean, fmi2::fmi2Boolean) = (0, 0);
                 // SAFETY: valid out-pointers.
-                let s = unsafe { (m.completed_integrator_step)(self.raw, 1, &mut enter, &mut terminate) };
+                let s = unsafe { b.fmi2CompletedIntegratorStep(self.raw, 1, &mut enter, &mut terminate) };
                 (s, enter != 0, terminate != 0)
             }
-            MeFns::V3(m) => {
+            Api::Fmi3(b) => {
                 let (mut enter, mut terminate) = (false, false);
                 // SAFETY: valid out-pointers.
-                let s = unsafe { (m.completed_integrator_step)(self.raw, true, &mut enter, &mut terminate) };
+                let s = unsafe { b.fmi3CompletedIntegratorStep(self.raw, true, &mut enter, &mut terminate) };
                 (s, enter, terminate)
             }
         };
@@ -1148,20 +915,24 @@ impl Instance {
     /// True if the binary exports GetFMUstate, SetFMUstate and FreeFMUstate (whether the
     /// description declares canGetAndSetFMUstate is the caller's check).
     pub fn can_save_state(&self) -> bool {
-        self.state_fns.is_some()
+        self.state_fns
     }
 
     /// GetFMUstate into the instance's one saved-state slot (the FMU reuses the previous
     /// state's memory when there is one). The state is freed when the instance is dropped.
     pub fn save_state(&mut self) -> Result<(), FmiError> {
         let name = self.state_names()[0];
-        let Some(f) = self.state_fns.as_ref().map(|s| s.get_state) else {
+        if !self.state_fns {
             return Err(self.error(name, "is not exported by the binary (no FMU state rollback)"));
-        };
+        }
         let mut saved = self.saved;
         // SAFETY: a live instance handle; `saved` is NULL or a state this instance returned
-        // earlier (which the FMU overwrites in place), and the out-pointer is a valid local.
-        let s = unsafe { f(self.raw, &mut saved) };
+        // earlier (which the FMU overwrites in place), and the out-pointer is a valid local;
+        // the function was checked to resolve (`state_fns`).
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2GetFMUstate(self.raw, &mut saved) },
+            Api::Fmi3(b) => unsafe { b.fmi3GetFMUState(self.raw, &mut saved) },
+        };
         self.saved = saved;
         self.check(name, s)
     }
@@ -1170,38 +941,46 @@ impl Instance {
     /// [`Instance::save_state`].
     pub fn restore_state(&mut self) -> Result<(), FmiError> {
         let name = self.state_names()[1];
-        let Some(f) = self.state_fns.as_ref().map(|s| s.set_state) else {
+        if !self.state_fns {
             return Err(self.error(name, "is not exported by the binary (no FMU state rollback)"));
-        };
+        }
         if self.saved.is_null() {
             return Err(self.error(name, "no FMU state was saved"));
         }
         // SAFETY: a live instance handle and a non-NULL state returned by this instance.
-        let s = unsafe { f(self.raw, self.saved) };
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SetFMUstate(self.raw, self.saved) },
+            Api::Fmi3(b) => unsafe { b.fmi3SetFMUState(self.raw, self.saved) },
+        };
         self.check(name, s)
     }
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        let (terminate, free) = match &self.api {
-            Api::Fmi2 { common, .. } => (common.terminate, common.free_instance),
-            Api::Fmi3 { common: f, .. } => (f.terminate, f.free_instance),
-        };
-        if let (Some(fns), false) = (&self.state_fns, self.saved.is_null() || self.phase == Phase::Fatal) {
+        if self.state_fns && !self.saved.is_null() && self.phase != Phase::Fatal {
             let mut saved = self.saved;
             // SAFETY: a live instance handle and a state it returned, freed once, before
             // FreeInstance.
-            let _ = unsafe { (fns.free_state)(self.raw, &mut saved) };
+            let _ = match &self.api {
+                Api::Fmi2(b) => unsafe { b.fmi2FreeFMUstate(self.raw, &mut saved) },
+                Api::Fmi3(b) => unsafe { b.fmi3FreeFMUState(self.raw, &mut saved) },
+            };
             self.saved = std::ptr::null_mut();
         }
         if self.phase == Phase::Initialized {
             // SAFETY: a live instance handle; the status does not matter any more.
-            let _ = unsafe { terminate(self.raw) };
+            let _ = match &self.api {
+                Api::Fmi2(b) => unsafe { b.fmi2Terminate(self.raw) },
+                Api::Fmi3(b) => unsafe { b.fmi3Terminate(self.raw) },
+            };
         }
         // SAFETY: the handle came from instantiate and is freed exactly once; the library
-        // (dropped after this) is still loaded.
-        unsafe { free(self.raw) };
+        // (dropped with `api`, after this) is still loaded.
+        match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2FreeInstance(self.raw) },
+            Api::Fmi3(b) => unsafe { b.fmi3FreeInstance(self.raw) },
+        }
         if let Some(k) = self.once.take() {
             let mut live = ONCE_PER_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
             live.retain(|(key, _)| *key != k);
