@@ -10,48 +10,14 @@
 
 mod common;
 
-use common::{cli, col, export_fmu as export, max_diff, python_venv, run_example, run_value};
+use common::{cli, col, export_fmu as export, fmpy_script, max_diff, run_example, run_value};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-
-/// FMPy version the tests install.
-const FMPY: &str = "fmpy==0.3.32";
-
-/// The Python interpreter of a venv with FMPy, created on first use.
-fn python() -> &'static Path {
-    static PY: OnceLock<PathBuf> = OnceLock::new();
-    PY.get_or_init(|| {
-        python_venv("fmpy-venv", &[FMPY], |py| {
-            Command::new(py)
-                .args(["-c", "import fmpy, numpy"])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-    })
-}
+use std::path::Path;
+use std::process::Command;
 
 /// Send a request to tests/fmpy/fmpy_run.py and parse its JSON answer.
 fn fmpy(request: &Value) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fmpy/fmpy_run.py");
-    let mut child = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start python");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(request.to_string().as_bytes()).expect("write request");
-    }
-    let out = child.wait_with_output().expect("python output");
-    assert!(out.status.success(), "FMPy failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad FMPy answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    fmpy_script(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fmpy/fmpy_run.py"), request)
 }
 
 fn simulate(fmu: &Path, fmi_type: &str, input: Value, start: Value, output: &[&str], stop: f64) -> Value {

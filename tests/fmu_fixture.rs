@@ -8,52 +8,16 @@ mod common;
 #[path = "fixtures/timed_mass/mod.rs"]
 mod timed_mass;
 
-use common::python_venv;
+use common::fmpy_script;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-
-/// FMPy version the tests install (as tests/fmu_export.rs).
-const FMPY: &str = "fmpy==0.3.32";
 
 /// CVode's relative tolerance (FMPy sets the absolute tolerance to it × nominal = 1): the
 /// default 1e-5 leaves errors of 3e-6 in q; 1e-10 brings them to 7e-11.
 const RTOL: f64 = 1e-10;
 
-/// The Python interpreter of a venv with FMPy, created on first use.
-fn python() -> &'static Path {
-    static PY: OnceLock<PathBuf> = OnceLock::new();
-    PY.get_or_init(|| {
-        python_venv("fmpy-venv", &[FMPY], |py| {
-            Command::new(py)
-                .args(["-c", "import fmpy, numpy"])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-    })
-}
-
 /// Send a request to tests/fixtures/timed_mass/fmpy_check.py and parse its JSON answer.
 fn check(request: &Value) -> Value {
-    let script = timed_mass::source_dir().join("fmpy_check.py");
-    let mut child = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start python");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(request.to_string().as_bytes()).expect("write request");
-    }
-    let out = child.wait_with_output().expect("python output");
-    assert!(out.status.success(), "fmpy_check.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad fmpy_check.py answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    fmpy_script(&timed_mass::source_dir().join("fmpy_check.py"), request)
 }
 
 fn series(v: &Value, name: &str) -> Vec<f64> {

@@ -131,3 +131,40 @@ pub fn python_venv(name: &str, packages: &[&str], ready: impl Fn(&Path) -> bool)
     }
     py
 }
+
+/// FMPy version the FMU tests install.
+pub const FMPY: &str = "fmpy==0.3.32";
+
+/// The Python interpreter of the FMPy venv (target/tmp/fmpy-venv), created on first use.
+pub fn fmpy_python() -> &'static Path {
+    static PY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PY.get_or_init(|| {
+        python_venv("fmpy-venv", &[FMPY], |py| {
+            Command::new(py)
+                .args(["-c", "import fmpy, numpy"])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    })
+}
+
+/// Run `script` with the FMPy venv's Python, `request` as JSON on its standard input, and
+/// parse the JSON it prints.
+pub fn fmpy_script(script: &Path, request: &serde_json::Value) -> serde_json::Value {
+    use std::io::Write;
+    use std::process::Stdio;
+    let name = script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut child = Command::new(fmpy_python())
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start python");
+    child.stdin.take().expect("stdin").write_all(request.to_string().as_bytes()).expect("write request");
+    let out = child.wait_with_output().expect("python output");
+    assert!(out.status.success(), "{name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad {name} answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
