@@ -186,8 +186,24 @@ unsafe fn text(p: *const c_char) -> String {
     }
 }
 
-/// The FMI 2.0 logger's message, already formatted by csrc/fmi2_logger.c, filed with the
-/// instance whose componentEnvironment `env` is.
+/// File one message with the instance whose environment pointer `env` is (both logger
+/// callbacks end here; a panic never crosses back into the FMU).
+///
+/// # Safety
+/// `env` is NULL or the `LogSink` an Instance passed as componentEnvironment /
+/// instanceEnvironment, which it keeps alive (boxed, never moved) until after FreeInstance;
+/// `category` and `message` are NULL or NUL-terminated strings.
+unsafe fn file_message(env: *mut c_void, status: Status, category: *const c_char, message: *const c_char) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: see the function's contract.
+        let Some(sink) = (unsafe { (env as *const LogSink).as_ref() }) else { return };
+        // SAFETY: see the function's contract.
+        let (c, m) = unsafe { (text(category), text(message)) };
+        sink.push(status, &c, &m);
+    }));
+}
+
+/// The FMI 2.0 logger's message, already formatted by csrc/fmi2_logger.c.
 #[no_mangle]
 extern "C" fn stiction_fmi2_log_sink(
     env: *mut c_void,
@@ -196,27 +212,15 @@ extern "C" fn stiction_fmi2_log_sink(
     category: *const c_char,
     message: *const c_char,
 ) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` is the componentEnvironment we passed: a `LogSink` that the Instance
-        // keeps alive (boxed, never moved) until after fmi2FreeInstance.
-        let Some(sink) = (unsafe { (env as *const LogSink).as_ref() }) else { return };
-        // SAFETY: category is NULL or a NUL-terminated string (FMI 2.0); message is the
-        // shim's NUL-terminated buffer.
-        let (c, m) = unsafe { (text(category), text(message)) };
-        sink.push(status, &c, &m);
-    }));
+    // SAFETY: `env` is our componentEnvironment; category is NULL or NUL-terminated
+    // (FMI 2.0); message is the shim's NUL-terminated buffer.
+    unsafe { file_message(env, status, category, message) }
 }
 
 /// fmi3LogMessageCallback.
 unsafe extern "C" fn fmi3_logger(env: *mut c_void, status: Status, category: *const c_char, message: *const c_char) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` is the instanceEnvironment we passed: a `LogSink` kept alive by the
-        // Instance until after fmi3FreeInstance.
-        let Some(sink) = (unsafe { (env as *const LogSink).as_ref() }) else { return };
-        // SAFETY: NULL or NUL-terminated strings (FMI 3.0).
-        let (c, m) = unsafe { (text(category), text(message)) };
-        sink.push(status, &c, &m);
-    }));
+    // SAFETY: `env` is our instanceEnvironment; NULL or NUL-terminated strings (FMI 3.0).
+    unsafe { file_message(env, status, category, message) }
 }
 
 /// fmi2Status / fmi3Status by name.

@@ -286,19 +286,19 @@ impl ModelEx {
                 let mut xs = vec![0.0; n];
                 if crossed {
                     let mut zs = vec![0.0; z.len()];
-                    hermite(hi, &mut xs);
-                    fmu.set_time(t0 + hi * span)?;
-                    fmu.set_states(&xs)?;
-                    fmu.get_event_indicators(&mut zs)?;
-                    if crosses(z, &zs) {
+                    // Whether an indicator has changed sign by the fraction `s` of the span.
+                    let mut crossed_by = |s: f64| -> Result<bool, FmiError> {
+                        hermite(s, &mut xs);
+                        fmu.set_time(t0 + s * span)?;
+                        fmu.set_states(&xs)?;
+                        fmu.get_event_indicators(&mut zs)?;
+                        Ok(crosses(z, &zs))
+                    };
+                    if crossed_by(hi)? {
                         let mut lo = 0.0f64;
                         while (hi - lo) * span > EVENT_TOLERANCE {
                             let mid = 0.5 * (lo + hi);
-                            hermite(mid, &mut xs);
-                            fmu.set_time(t0 + mid * span)?;
-                            fmu.set_states(&xs)?;
-                            fmu.get_event_indicators(&mut zs)?;
-                            if crosses(z, &zs) {
+                            if crossed_by(mid)? {
                                 hi = mid;
                             } else {
                                 lo = mid;
