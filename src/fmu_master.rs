@@ -5,8 +5,8 @@
 use super::Failure;
 use std::path::{Path, PathBuf};
 use stiction_framework::fmi::master::{is_fmu_system, Algorithm, FmuSystem};
-use stiction_framework::solver::Tee;
 use stiction_framework::Recorder;
+use stiction_framework::Tee;
 
 /// True if `path` holds an FMU-only system (unreadable files are left to the normal loader).
 pub fn detect(path: &Path) -> bool {

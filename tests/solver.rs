@@ -9,7 +9,7 @@ use stiction::components::mass::Mass;
 use stiction::components::spring_damper::SpringDamper;
 use stiction::framework::component::{Fault, Impedance};
 use stiction::framework::port::{Domain, Force, Layout, Motion, PortInfo};
-use stiction::framework::{Method, Network, Recorder, RunPlan, Simulator, Target};
+use stiction::framework::{Method, Network, Recorder, RunPlan, Schedule, Simulator, Target};
 
 /// An impedance that records the (t, τ, port position) of every call and pushes nothing.
 struct StageLog(Mutex<Vec<(f64, f64, f64)>>);
@@ -63,7 +63,7 @@ fn rk4_stages_use_offsets_0_half_half_1_and_tau_half_half_1_1() {
     let i = net.add_impedance("log", Box::new(Fwd(log))).unwrap();
     net.try_connect(i, "body", Target::Port { adm: a, port: "body", offset: None }).unwrap();
     let h = 0.1;
-    let mut sim = Simulator::new(net.compile().unwrap(), Method::Rk4, h, 1).unwrap();
+    let mut sim = Simulator::new(Schedule::compile(net).unwrap(), Method::Rk4, h, 1).unwrap();
     sim.step().unwrap();
     sim.step().unwrap();
     let calls = log.0.lock().unwrap().clone();
@@ -90,7 +90,7 @@ fn msd_error(step: f64) -> f64 {
         .unwrap();
     net.try_connect(s, "a", Target::Ground { at: None }).unwrap();
     net.try_connect(s, "b", Target::Port { adm: a, port: "body", offset: None }).unwrap();
-    let mut sim = Simulator::new(net.compile().unwrap(), Method::Rk4, step, 1).unwrap();
+    let mut sim = Simulator::new(Schedule::compile(net).unwrap(), Method::Rk4, step, 1).unwrap();
     let t_end = 1.0;
     let n = (t_end / step).round() as usize;
     for _ in 0..n {
@@ -124,7 +124,7 @@ fn euler_reproduces_the_discrete_time_model_14_exactly() {
     let f = net.add_impedance("f", Box::new(FricK { domain: Domain::Scalar, k, b, f_max: fmax })).unwrap();
     net.try_connect(f, "a", Target::Ground { at: None }).unwrap();
     net.try_connect(f, "b", Target::Port { adm: a, port: "body", offset: None }).unwrap();
-    let mut sim = Simulator::new(net.compile().unwrap(), Method::Euler, h, 1).unwrap();
+    let mut sim = Simulator::new(Schedule::compile(net).unwrap(), Method::Euler, h, 1).unwrap();
     let (mut q, mut v, mut e) = (0.0f64, 0.3f64, 0.0f64);
     let mut stuck = 0;
     for _ in 0..2000 {
@@ -148,6 +148,9 @@ fn run_chain(n: usize, threads: usize) -> Recorder {
     std::fs::write(&path, chain_json(n)).unwrap();
     let system = stiction::load(&path).unwrap();
     let (mut sim, plan): (Simulator, RunPlan) = system.into_simulator(threads).unwrap();
+    // The chain is below the default threshold: force the parallel phases on 2 threads.
+    sim.set_parallel_threshold(1);
+    assert_eq!(sim.is_parallel(), threads > 1, "the parallel path must be taken exactly on >1 thread");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let mut rec = Recorder::default();
     pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap();
@@ -182,19 +185,29 @@ fn one_and_two_threads_give_bit_identical_results() {
 #[test]
 fn cli_threads_1_and_2_write_byte_identical_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let sys = example("chain_1k.json");
     let (o1, o2) = (dir.path().join("t1.csv"), dir.path().join("t2.csv"));
-    for (threads, out) in [("1", &o1), ("2", &o2)] {
-        let r = cli(&["run", sys.to_str().unwrap(), "-o", out.to_str().unwrap(), "--threads", threads, "--quiet"]);
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // chain_1k is below the default threshold: forced parallel on 2 threads. (Networks of
+    // at most 64 components never split, whatever the threshold.)
+    for (file, min_len) in [("chain_1k.json", 1000)] {
+        let sys = example(file);
+        for (threads, out) in [("1", &o1), ("2", &o2)] {
+            let r = cli(&[
+                "run",
+                sys.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--parallel-threshold",
+                "1",
+            ]);
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(r.status.success(), "{err}");
+            let expect = if threads == "2" { "parallel phases" } else { "serial phases" };
+            assert!(err.contains(expect), "{file} on {threads} thread(s): expected '{expect}' in: {err}");
+        }
+        let (a, b) = (std::fs::read(&o1).unwrap(), std::fs::read(&o2).unwrap());
+        assert!(a.len() > min_len);
+        assert!(a == b, "{file}: CSV differs between 1 and 2 threads");
     }
-    let (a, b) = (std::fs::read(&o1).unwrap(), std::fs::read(&o2).unwrap());
-    assert!(a.len() > 1000);
-    assert!(a == b, "CSV differs between 1 and 2 threads");
-    let two = example("two_link_fricK.json");
-    for (threads, out) in [("1", &o1), ("2", &o2)] {
-        let r = cli(&["run", two.to_str().unwrap(), "-o", out.to_str().unwrap(), "--threads", threads, "--quiet"]);
-        assert!(r.status.success());
-    }
-    assert!(std::fs::read(&o1).unwrap() == std::fs::read(&o2).unwrap());
 }

@@ -34,130 +34,18 @@
 //! slower. `PortMotions::point` and `PortForces::point` must stay inlined for the same
 //! reason.
 
-use crate::component::{Admittance, Fault, Impedance};
-use crate::network::MAX_IMPEDANCE_PORTS;
+use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
+use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
-use crate::schedule::Schedule;
+pub use crate::views::{
+    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotMotion, Tap,
+};
 use nalgebra::Vector3;
 use std::any::Any;
 use std::ops::Range;
 
 /// Most ports of an admittance in a [`PointAdmittanceBatch`].
 pub const MAX_POINT_ADMITTANCE_PORTS: usize = 8;
-
-/// Motion of a scalar or point port without the frame fields of [`Motion`]: position and
-/// velocity (a scalar port uses `p.x`, `v.x`; y and z are 0).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PointMotion {
-    pub p: Vector3<f64>,
-    pub v: Vector3<f64>,
-}
-
-impl PointMotion {
-    /// The position and velocity of `m`.
-    #[inline]
-    pub fn of(m: &Motion) -> PointMotion {
-        PointMotion { p: m.p, v: m.v }
-    }
-}
-
-/// Where the motion of a scalar or point admittance port lies in the admittance's state:
-/// position `x[p..p + d]`, velocity `x[v..v + d]`, with d = 1 (scalar) or 3 (point).
-/// Declared by [`Admittance::port_states`]; the schedule then gathers the port's motion
-/// (Ψ) with two loads instead of a dynamic `port_motion` call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PortStates {
-    pub p: usize,
-    pub v: usize,
-}
-
-/// The port motions (Ψ, (13d)) of a range of batch members, read from the stage state on
-/// demand. Port `k·P + i` is port i of the k-th member of the range (P ports per member).
-pub struct PortMotions<'a> {
-    sched: &'a Schedule,
-    xa: &'a [f64],
-    base: usize,
-}
-
-impl<'a> PortMotions<'a> {
-    pub(crate) fn new(sched: &'a Schedule, xa: &'a [f64], base: usize) -> Self {
-        PortMotions { sched, xa, base }
-    }
-
-    /// Position and velocity of port `port` of the range.
-    #[inline(always)]
-    pub fn point(&self, port: usize) -> PointMotion {
-        self.sched.point_motion(self.xa, self.base + port)
-    }
-}
-
-/// The port forces (Φ, (13f)) of a range of batch members: for each admittance port, the
-/// sum of the forces of the impedance ports attached to it, in the schedule's fixed order.
-/// Port `k·P + i` is port i of the k-th member of the range (P ports per member).
-pub struct PortForces<'a> {
-    sched: &'a Schedule,
-    force: &'a [Vector3<f64>],
-    base: usize,
-}
-
-impl<'a> PortForces<'a> {
-    pub(crate) fn new(sched: &'a Schedule, force: &'a [Vector3<f64>], base: usize) -> Self {
-        PortForces { sched, force, base }
-    }
-
-    /// Total force on scalar or point port `port` of the range.
-    #[inline(always)]
-    pub fn point(&self, port: usize) -> Vector3<f64> {
-        self.sched.sum_point(self.force, self.base + port)
-    }
-}
-
-/// Impedances of one kind evaluated together (see the [module](self) documentation).
-pub trait ImpedanceBatch: Send + Sync {
-    /// Append the members of `other` if it is a batch of the same kind (concrete type and
-    /// layout); return false, and change nothing, otherwise.
-    fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool;
-    /// `self` as `Any`, so that [`merge`](Self::merge) can recognise its own kind.
-    fn as_any(&self) -> &dyn Any;
-    /// Forces and state rates of members `members` (13e)/(22). The buffers start at the
-    /// first member of the range: `y` and `dy` hold their states and rates back to back,
-    /// `force[k·P + i]` receives the force of port i of the k-th member of the range (P ports
-    /// per member), whose motion is `ports.point(k·P + i)`. On failure, returns the index
-    /// (within the whole batch) of the failing member.
-    #[allow(clippy::too_many_arguments)]
-    fn evaluate(
-        &self,
-        members: Range<usize>,
-        ports: &PortMotions<'_>,
-        y: &[f64],
-        t: f64,
-        tau: f64,
-        force: &mut [Vector3<f64>],
-        dy: &mut [f64],
-    ) -> Result<(), (usize, Fault)>;
-}
-
-/// Admittances of one kind evaluated together (see the [module](self) documentation).
-pub trait AdmittanceBatch: Send + Sync {
-    /// Append the members of `other` if it is a batch of the same kind; false otherwise.
-    fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool;
-    /// `self` as `Any`, for [`merge`](Self::merge).
-    fn as_any(&self) -> &dyn Any;
-    /// Rates ξ (13g) of members `members`. `x` and `dx` hold their states and rates back to
-    /// back; `forces.point(k·P + i)` is the total force on port i of the k-th member of the
-    /// range. On failure, returns the index (within the batch) of the failing member.
-    fn derivative(
-        &self,
-        members: Range<usize>,
-        x: &[f64],
-        forces: &PortForces<'_>,
-        t: f64,
-        tau: f64,
-        dx: &mut [f64],
-    ) -> Result<(), (usize, Fault)>;
-    /// [`Admittance::post_step`] of members `members` on their states `x` (back to back).
-    fn post_step(&self, members: Range<usize>, x: &mut [f64]);
-}
 
 /// An impedance whose ports are all scalar or point ports, evaluated on [`PointMotion`]s
 /// and bare force vectors. Implementing it (and calling [`evaluate_via_points`] from

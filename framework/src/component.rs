@@ -3,25 +3,13 @@
 //! force out, (9)). Both receive the stage time t = kT + T_{r−1} and the stage step size
 //! τ = T_r of (21)/(22), so implicit-Euler models keep exact static friction inside RK4.
 
-use crate::batch::{AdmittanceBatch, ImpedanceBatch, PortStates};
+pub use crate::error::Fault;
+use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
+use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
 
-/// A failure inside a component during a step (non-finite state, solver non-convergence).
-/// The solver attaches the time and the component name.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fault(pub String);
-
-impl Fault {
-    pub fn new(msg: impl Into<String>) -> Self {
-        Fault(msg.into())
-    }
-}
-
-impl std::fmt::Display for Fault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+/// Most ports of an impedance (a spring has 2, a contact 1).
+pub const MAX_IMPEDANCE_PORTS: usize = 4;
 
 /// A finding of `stiction check` about one component.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,8 +67,8 @@ pub trait Admittance: Send + Sync {
     fn post_step(&self, _x: &mut [f64]) {}
     /// Called once by [`Simulator::new`](crate::Simulator::new), before any evaluation, with
     /// the method and the step T. A component whose behaviour depends on them (an imported
-    /// FMU with its own communication step, [`crate::fmi`]) checks and records them here.
-    fn prepare(&self, _method: crate::solver::Method, _step: f64) -> Result<(), String> {
+    /// FMU with its own communication step) checks and records them here.
+    fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())
     }
     /// Signals this component offers.
@@ -142,7 +130,7 @@ pub trait Impedance: Send + Sync {
         dy: &mut [f64],
     ) -> Result<(), Fault>;
     /// As [`Admittance::prepare`]: called once by `Simulator::new` with the method and step T.
-    fn prepare(&self, _method: crate::solver::Method, _step: f64) -> Result<(), String> {
+    fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())
     }
     /// Signals this component offers.

@@ -54,3 +54,20 @@ impl Error {
 
 /// Result alias of the framework.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure inside a component during a step (non-finite state, solver non-convergence).
+/// The solver attaches the time and the component name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault(pub String);
+
+impl Fault {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Fault(msg.into())
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}

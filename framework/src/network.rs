@@ -1,7 +1,7 @@
 //! The component network: a petgraph graph of admittances, impedances and ground,
 //! with one edge per impedance port connection. It is for building, validating and
-//! drawing; [`Network::compile`] turns it into the flat [`Schedule`](crate::schedule::Schedule)
-//! the stepper runs.
+//! drawing; `Schedule::compile` (one layer up) turns it into the flat arrays the stepper
+//! runs.
 //!
 //! Invariants checked here (each violation is an error naming components and ports):
 //! names are unique; the graph is bipartite (an impedance port connects to an
@@ -9,7 +9,7 @@
 //! to each other); domains match ([`Domain::attaches_to`]); every impedance port is
 //! connected exactly once.
 
-use crate::component::{Admittance, Impedance};
+use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::{Error, Result};
 use crate::port::{Domain, Layout, Offset};
 use nalgebra::Vector3;
@@ -17,9 +17,6 @@ use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Graph;
 use std::collections::HashMap;
-
-/// Most ports one impedance may have.
-pub const MAX_IMPEDANCE_PORTS: usize = 4;
 
 /// Handle of an admittance in a [`Network`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -349,12 +346,6 @@ impl Network {
         }
         s.push_str("}\n");
         s
-    }
-
-    /// Validate and compile into a [`Schedule`](crate::schedule::Schedule).
-    pub fn compile(self) -> Result<crate::schedule::Schedule> {
-        self.validate()?;
-        crate::schedule::Schedule::build(self)
     }
 }
 

@@ -21,11 +21,11 @@
 //! from two fixed places of the state vector. Other slots call
 //! [`Admittance::port_motion`] (frames, offsets) or use their ground position.
 
-use crate::batch::{AdmittanceBatch, ImpedanceBatch, PointMotion};
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
+use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
@@ -37,17 +37,6 @@ pub enum Attach {
     Ground(Vector3<f64>),
     /// Port `port` of admittance `adm`, optionally at an offset (frame ports only).
     Port { adm: usize, port: usize, offset: Option<Offset> },
-}
-
-/// How the motion of a slot is read in the hot loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Tap {
-    /// A point port: p = x[p..p+3], v = x[v..v+3] (absolute indices into the admittance states).
-    Point { p: u32, v: u32 },
-    /// A scalar port: q = x[p], q̇ = x[v].
-    Scalar { p: u32, v: u32 },
-    /// Through [`Attach`]: ground, or `port_motion` of the admittance (and the offset).
-    Other,
 }
 
 /// Most impedances in one group. Groups of different kinds alternate block by block in the
@@ -120,7 +109,13 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub(crate) fn build(mut net: Network) -> Result<Schedule> {
+    /// Validate `net` and compile it into the flat arrays of the stepper.
+    pub fn compile(net: Network) -> Result<Schedule> {
+        net.validate()?;
+        Self::build(net)
+    }
+
+    fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
         let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
         let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
@@ -338,6 +333,12 @@ impl Schedule {
     /// the offset.
     #[inline]
     pub(crate) fn motion(&self, xa: &[f64], slot: usize) -> Motion {
+        SlotMotion::motion(self, xa, slot)
+    }
+}
+
+impl SlotMotion for Schedule {
+    fn motion(&self, xa: &[f64], slot: usize) -> Motion {
         match self.taps[slot] {
             Tap::Point { p, v } => {
                 let (p, v) = (p as usize, v as usize);
@@ -356,34 +357,24 @@ impl Schedule {
             },
         }
     }
+}
 
-    /// Position and velocity of the impedance port of slot `slot` (Ψ for a batch).
-    #[inline(always)]
-    pub(crate) fn point_motion(&self, xa: &[f64], slot: usize) -> PointMotion {
-        match self.taps[slot] {
-            Tap::Point { p, v } => {
-                let (p, v) = (p as usize, v as usize);
-                PointMotion {
-                    p: Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
-                    v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
-                }
-            }
-            Tap::Scalar { p, v } => {
-                PointMotion { p: Vector3::new(xa[p as usize], 0.0, 0.0), v: Vector3::new(xa[v as usize], 0.0, 0.0) }
-            }
-            Tap::Other => PointMotion::of(&self.motion(xa, slot)),
-        }
-    }
-
+impl Schedule {
     /// Φ (13f) on scalar or point admittance port `gp` (global index): the sum of the
     /// forces of the slots attached to it, in network order.
     #[inline(always)]
     pub(crate) fn sum_point(&self, force: &[Vector3<f64>], gp: usize) -> Vector3<f64> {
-        let mut sum = Vector3::zeros();
-        for &s in &self.incoming[self.in_off[gp]..self.in_off[gp + 1]] {
-            sum += force[s as usize];
-        }
-        sum
+        crate::views::sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], force)
+    }
+
+    /// The motion view of batch members whose first port is slot `base` (Ψ, (13d)).
+    pub(crate) fn port_motions<'a>(&'a self, xa: &'a [f64], base: usize) -> PortMotions<'a> {
+        PortMotions::new(&self.taps, xa, base, self)
+    }
+
+    /// The force view of batch members whose first port is admittance port `base` (Φ, (13f)).
+    pub(crate) fn port_forces<'a>(&'a self, force: &'a [Vector3<f64>], base: usize) -> PortForces<'a> {
+        PortForces::new(&self.in_off, &self.incoming, force, base)
     }
 
     /// Φ (13f) on port `port` of admittance `j`, any domain. On a frame port every slot

@@ -13,10 +13,13 @@
 
 use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
+use crate::method::Method;
 use crate::network::Network;
+use crate::output::RunPlan;
 use crate::port::Offset;
+use crate::schedule::Schedule;
 use crate::signal::TimeFunction;
-use crate::solver::{Method, RunPlan, Simulator};
+use crate::stepper::Simulator;
 use indexmap::IndexMap;
 use nalgebra::Vector3;
 use serde::Deserialize;
@@ -548,7 +551,7 @@ impl System {
     /// Compile and prepare a simulator for `threads` threads, and the run plan with the
     /// output signals resolved.
     pub fn into_simulator(self, threads: usize) -> Result<(Simulator, RunPlan)> {
-        let sched = self.network.compile()?;
+        let sched = Schedule::compile(self.network)?;
         let sim = Simulator::new(sched, self.method, self.step, threads)?;
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {

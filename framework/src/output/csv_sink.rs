@@ -2,7 +2,7 @@
 //! streamed to disk as the run goes (flushed every few rows and on failure, so a run
 //! that fails part-way keeps every row written up to the failure).
 
-use crate::solver::OutputSink;
+use super::OutputSink;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;

@@ -1,6 +1,7 @@
-//! Steppers: the modular RK4 of (13) with the stage step sizes of (21)/(22), and the
+//! The stepper: the modular RK4 of (13) with the stage step sizes of (21)/(22), and the
 //! one-stage Euler special case (τ = T) that reproduces the papers' discrete-time
-//! algorithms ((14), (20), (24), ...). Output sampling at a fixed interval.
+//! algorithms ((14), (20), (24), ...), both read from a [`Tableau`](crate::method::Tableau).
+//! Sampling signals and the run loop are in [`crate::output`].
 //!
 //! One RK4 step reads like (13):
 //! ```text
@@ -12,68 +13,26 @@
 //! x(k+1) = x(k) + T/6 (ξ1 + 2ξ2 + 2ξ3 + ξ4)              (13j)/(13l)
 //! ```
 
-use crate::batch::{PortForces, PortMotions};
-use crate::component::Probe;
+use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::{Error, Result};
-pub use crate::network::MAX_IMPEDANCE_PORTS;
+use crate::method::Method;
 use crate::parallel::{split_run, Cut};
 use crate::port::{Force, Motion};
 use crate::schedule::{groups_in, Schedule};
 use nalgebra::Vector3;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Integration method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Modular RK4, (13) with (22): T_{0..3} = {0, T/2, T/2, T}, τ_{1..4} = {T/2, T/2, T, T}.
-    Rk4,
-    /// One stage, τ = T: x(k+1) = x(k) + T·ξ(x(k), kT; T).
-    Euler,
-}
-
-/// Stage offsets T_{r−1} and stage step sizes τ = T_r of (21), as fractions of T.
-const RK4_OFFSET: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
-const RK4_TAU: [f64; 4] = [0.5, 0.5, 1.0, 1.0];
-const RK4_WEIGHT: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
-
-/// Where a signal value is read from.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SignalRef {
-    /// The name as written (`component.signal[i]`).
-    pub name: String,
-    pub(crate) source: Source,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Source {
-    Adm {
-        i: usize,
-        which: usize,
-        elem: usize,
-    },
-    Imp {
-        i: usize,
-        which: usize,
-        elem: usize,
-    },
-    /// Raw state element of a component (`component.state[i]`).
-    State {
-        index: usize,
-    },
-}
-
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {
-    sched: Schedule,
+    pub(crate) sched: Schedule,
     method: Method,
     step: f64,
-    k: u64,
+    pub(crate) k: u64,
     /// x(k).
-    x: Vec<f64>,
+    pub(crate) x: Vec<f64>,
     /// Stage states (13b)/(13c), used in turn as the input and the output of a stage.
     xs: [Vec<f64>; 2],
-    work: Work,
+    pub(crate) work: Work,
     threads: usize,
     parallel: bool,
     grain_adm: usize,
@@ -81,9 +40,9 @@ pub struct Simulator {
 }
 
 /// The buffers a stage writes besides the next stage state.
-struct Work {
+pub(crate) struct Work {
     /// ξ of the last stage.
-    rate: Vec<f64>,
+    pub(crate) rate: Vec<f64>,
     /// ξ1 + 2ξ2 + 2ξ3 (+ ξ4) of (13j), accumulated stage by stage.
     acc: Vec<f64>,
     /// Force of every impedance port (slot), as the impedance produced it.
@@ -92,7 +51,7 @@ struct Work {
     moment: Vec<Vector3<f64>>,
     /// The summed forces Φ of every admittance port on the per-component path (after
     /// `probe`: of every port, for signals).
-    adm_forces: Vec<Force>,
+    pub(crate) adm_forces: Vec<Force>,
 }
 
 /// What a stage does with the rates ξ it has just computed, in the same parallel part,
@@ -260,26 +219,28 @@ impl Simulator {
         let split = self.split();
         let Simulator { sched, x, xs, work, .. } = self;
         let [a, b] = xs;
-        let finite = match self.method {
-            Method::Euler => {
-                let finite = stage(sched, split, x, x, work, a, t, h, Update::EulerEnd { c: h })?;
-                std::mem::swap(x, a);
-                finite
-            }
-            Method::Rk4 => {
-                // Stage r + 1 reads x(k) or the stage state of the stage before and writes
-                // the next one (13b)/(13c); the last writes x(k+1) (13j)/(13l).
-                let (w, at) = (RK4_WEIGHT, |r: usize| t + RK4_OFFSET[r] * h);
-                let next = |r: usize| Update::Stage { first: r == 0, w: w[r], c: RK4_OFFSET[r + 1] * h };
-                stage(sched, split, x, x, work, a, at(0), RK4_TAU[0] * h, next(0))?;
-                stage(sched, split, a, x, work, b, at(1), RK4_TAU[1] * h, next(1))?;
-                stage(sched, split, b, x, work, a, at(2), RK4_TAU[2] * h, next(2))?;
-                let last = Update::Rk4End { w: w[3], c: h / 6.0 };
-                let finite = stage(sched, split, a, x, work, b, at(3), RK4_TAU[3] * h, last)?;
-                std::mem::swap(x, b);
-                finite
-            }
-        };
+        // Stage r reads x(k) or the stage state of the stage before and writes the next one
+        // (13b)/(13c); the last writes x(k+1) (13j)/(13l).
+        let tab = self.method.tableau();
+        let n = tab.stages();
+        let mut finite = true;
+        for r in 0..n {
+            let (input, out): (&[f64], &mut Vec<f64>) = match r {
+                0 => (&x[..], &mut *a),
+                _ if r % 2 == 1 => (&a[..], &mut *b),
+                _ => (&b[..], &mut *a),
+            };
+            let update = if n == 1 {
+                Update::EulerEnd { c: tab.tau[0] * h }
+            } else if r + 1 < n {
+                Update::Stage { first: r == 0, w: tab.weight[r], c: tab.offset[r + 1] * h }
+            } else {
+                Update::Rk4End { w: tab.weight[r], c: h / tab.weight_sum }
+            };
+            finite = stage(sched, split, input, x, work, out, t + tab.offset[r] * h, tab.tau[r] * h, update)?;
+        }
+        // x(k+1) is in the buffer the last stage wrote.
+        std::mem::swap(x, if n % 2 == 1 { a } else { b });
         self.k += 1;
         if finite {
             Ok(())
@@ -328,86 +289,6 @@ impl Simulator {
         Ok(())
     }
 
-    /// Resolve `component.signal[i]` (or `component.signal` for a one-element signal,
-    /// or `component.state[i]` for a raw state).
-    pub fn resolve(&self, name: &str) -> Result<SignalRef> {
-        let s = &self.sched;
-        let bad = |msg: String| Error::invalid(format!("output.signals: '{name}'"), msg);
-        let (comp, rest) = name.split_once('.').ok_or_else(|| bad("expected 'component.signal'".into()))?;
-        let (sig, elem) = match rest.split_once('[') {
-            Some((sig, idx)) => {
-                let idx = idx.strip_suffix(']').ok_or_else(|| bad("missing ']'".into()))?;
-                let e: usize = idx.trim().parse().map_err(|_| bad(format!("'{idx}' is not an index")))?;
-                (sig, Some(e))
-            }
-            None => (rest, None),
-        };
-        let (signals, kind, range) = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
-            (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1])
-        } else if let Some(i) = s.imp_names.iter().position(|n| n == comp) {
-            (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1])
-        } else {
-            return Err(bad(format!("there is no component named '{comp}'")));
-        };
-        if sig == "state" {
-            let e = elem.unwrap_or(0);
-            if e >= range.len() || (elem.is_none() && range.len() != 1) {
-                return Err(bad(format!("'{comp}' has {} states; use state[0..{}]", range.len(), range.len())));
-            }
-            return Ok(SignalRef { name: name.to_string(), source: Source::State { index: range.start + e } });
-        }
-        let which = signals.iter().position(|x| x.name == sig).ok_or_else(|| {
-            let list: Vec<String> = signals.iter().map(|x| format!("{}[{}]", x.name, x.len)).collect();
-            bad(format!("'{comp}' has no signal '{sig}' (signals: {}, state[..])", list.join(", ")))
-        })?;
-        let len = signals[which].len;
-        let elem = match elem {
-            Some(e) if e < len => e,
-            Some(e) => return Err(bad(format!("index {e} out of range: '{sig}' has {len} element(s)"))),
-            None if len == 1 => 0,
-            None => return Err(bad(format!("'{sig}' has {len} elements; write '{comp}.{sig}[i]'"))),
-        };
-        let (is_adm, i) = kind;
-        let source = if is_adm { Source::Adm { i, which, elem } } else { Source::Imp { i, which, elem } };
-        Ok(SignalRef { name: name.to_string(), source })
-    }
-
-    /// Value of a resolved signal; call [`probe`](Self::probe) first at this state.
-    pub fn value(&self, r: &SignalRef) -> f64 {
-        let s = &self.sched;
-        let t = self.time();
-        match r.source {
-            Source::State { index } => self.x[index],
-            Source::Adm { i, which, elem } => {
-                let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
-                let probe = Probe {
-                    t,
-                    tau: self.step,
-                    state: &self.x[a..b],
-                    rate: &self.work.rate[a..b],
-                    motions: &[],
-                    forces: &self.work.adm_forces[s.adm_ports[i]..s.adm_ports[i + 1]],
-                };
-                s.adm[i].signal(which, elem, &probe)
-            }
-            Source::Imp { i, which, elem } => {
-                let (a, b) = (s.imp_y[i], s.imp_y[i + 1]);
-                let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
-                let np = sb - sa;
-                let (forces, motions) = self.port_values(sa, np);
-                let probe = Probe {
-                    t,
-                    tau: self.step,
-                    state: &self.x[a..b],
-                    rate: &self.work.rate[a..b],
-                    motions: &motions[..np],
-                    forces: &forces[..np],
-                };
-                s.imp[i].signal(which, elem, &probe)
-            }
-        }
-    }
-
     /// Total energy of all components that define one (J): kinetic + gravity potential of
     /// admittances, elastic energy of impedances. Call after [`probe`](Self::probe).
     pub fn energy(&self) -> f64 {
@@ -428,7 +309,11 @@ impl Simulator {
 
     /// Forces (as last evaluated) and motions (at the current state, as `probe` saw them)
     /// of the `np` impedance ports from slot `sa` on.
-    fn port_values(&self, sa: usize, np: usize) -> ([Force; MAX_IMPEDANCE_PORTS], [Motion; MAX_IMPEDANCE_PORTS]) {
+    pub(crate) fn port_values(
+        &self,
+        sa: usize,
+        np: usize,
+    ) -> ([Force; MAX_IMPEDANCE_PORTS], [Motion; MAX_IMPEDANCE_PORTS]) {
         let s = &self.sched;
         let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
         let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
@@ -484,7 +369,7 @@ fn stage(
             let (sa, sb) = (sched.imp_slots[part.start], sched.imp_slots[part.end]);
             let (ya, yb) = (sched.imp_y[part.start], sched.imp_y[part.end]);
             if let Some(batch) = &group.batch {
-                let ports = PortMotions::new(sched, xa, sa);
+                let ports = sched.port_motions(xa, sa);
                 batch
                     .evaluate(
                         part.start - group.start..part.end - group.start,
@@ -548,7 +433,7 @@ fn stage(
         for (group, part) in groups_in(&sched.adm_groups, range.clone()) {
             let (xa0, xb0) = (sched.adm_x[part.start], sched.adm_x[part.end]);
             if let Some(batch) = &group.batch {
-                let forces = PortForces::new(sched, force, sched.adm_ports[part.start]);
+                let forces = sched.port_forces(force, sched.adm_ports[part.start]);
                 batch
                     .derivative(
                         part.start - group.start..part.end - group.start,
@@ -600,140 +485,4 @@ fn stage(
     split_run(0..sched.adm.len(), parts, split.grain_adm, split.parallel, &adm_leaf)
         .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })?;
     Ok(!non_finite.into_inner())
-}
-
-/// Receives sampled output rows as the run goes.
-pub trait OutputSink: Send {
-    /// Column labels (without the time column).
-    fn begin(&mut self, labels: &[String]) -> std::io::Result<()>;
-    /// One row at time `t`.
-    fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()>;
-    /// Flush; called on success and on failure.
-    fn finish(&mut self) -> std::io::Result<()>;
-}
-
-/// Rows kept in memory (for tests, plots and library users).
-#[derive(Clone, Debug, Default)]
-pub struct Recorder {
-    pub labels: Vec<String>,
-    pub time: Vec<f64>,
-    pub rows: Vec<Vec<f64>>,
-}
-
-impl Recorder {
-    /// The column called `label`, if any.
-    pub fn column(&self, label: &str) -> Option<Vec<f64>> {
-        let c = self.labels.iter().position(|l| l == label)?;
-        Some(self.rows.iter().map(|r| r[c]).collect())
-    }
-}
-
-impl OutputSink for Recorder {
-    fn begin(&mut self, labels: &[String]) -> std::io::Result<()> {
-        self.labels = labels.to_vec();
-        Ok(())
-    }
-    fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {
-        self.time.push(t);
-        self.rows.push(values.to_vec());
-        Ok(())
-    }
-    fn finish(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Fan one output stream to two sinks (e.g. CSV on disk and a recorder for the plot).
-pub struct Tee<'a>(pub &'a mut dyn OutputSink, pub &'a mut dyn OutputSink);
-
-impl OutputSink for Tee<'_> {
-    fn begin(&mut self, labels: &[String]) -> std::io::Result<()> {
-        self.0.begin(labels)?;
-        self.1.begin(labels)
-    }
-    fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {
-        self.0.row(t, values)?;
-        self.1.row(t, values)
-    }
-    fn finish(&mut self) -> std::io::Result<()> {
-        let a = self.0.finish();
-        let b = self.1.finish();
-        a.and(b)
-    }
-}
-
-/// How long to run and what to sample.
-#[derive(Clone, Debug)]
-pub struct RunPlan {
-    pub stop_time: f64,
-    /// Output interval; rounded to a whole number of steps (at least one).
-    pub interval: f64,
-    /// Column labels and the signals behind them.
-    pub columns: Vec<(String, SignalRef)>,
-}
-
-/// Summary of a finished run.
-#[derive(Clone, Debug)]
-pub struct RunSummary {
-    pub steps: u64,
-    pub rows: u64,
-    pub final_time: f64,
-}
-
-impl Simulator {
-    /// Run from the current time to `plan.stop_time`, writing a row at t = 0 (if at the
-    /// start) and every output interval. On failure the rows written so far are flushed
-    /// and the error carries the time and the component. `progress` gets the fraction done.
-    pub fn run(
-        &mut self,
-        plan: &RunPlan,
-        sink: &mut dyn OutputSink,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<RunSummary> {
-        let result = self.run_inner(plan, sink, progress);
-        let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), error: e });
-        let summary = result?;
-        flushed?;
-        Ok(summary)
-    }
-
-    fn run_inner(
-        &mut self,
-        plan: &RunPlan,
-        sink: &mut dyn OutputSink,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<RunSummary> {
-        let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
-        let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
-        sink.begin(&labels).map_err(io)?;
-        let total = (plan.stop_time / self.step - 1e-9).ceil().max(0.0) as u64;
-        let every = ((plan.interval / self.step).round() as u64).max(1);
-        let mut values = vec![0.0; plan.columns.len()];
-        let mut rows = 0u64;
-        let mut emit = |sim: &mut Simulator, values: &mut Vec<f64>| -> Result<()> {
-            sim.probe()?;
-            for (v, (_, r)) in values.iter_mut().zip(&plan.columns) {
-                *v = sim.value(r);
-            }
-            sink.row(sim.time(), values).map_err(io)?;
-            rows += 1;
-            Ok(())
-        };
-        let start = self.k;
-        if start == 0 {
-            emit(self, &mut values)?;
-        }
-        let report_every = (total / 200).max(1);
-        while self.k < total {
-            self.step()?;
-            if self.k % every == 0 {
-                emit(self, &mut values)?;
-            }
-            if self.k % report_every == 0 {
-                progress(self.k as f64 / total as f64);
-            }
-        }
-        progress(1.0);
-        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
-    }
 }

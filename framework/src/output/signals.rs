@@ -1,0 +1,114 @@
+//! Output signals: `component.signal[i]` resolved once against the schedule, and read at an
+//! output instant after [`Simulator::probe`] (the Euler-form evaluation (20) with τ = T).
+
+use crate::component::Probe;
+use crate::error::{Error, Result};
+use crate::stepper::Simulator;
+
+/// Where a signal value is read from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SignalRef {
+    /// The name as written (`component.signal[i]`).
+    pub name: String,
+    pub(crate) source: Source,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Source {
+    Adm {
+        i: usize,
+        which: usize,
+        elem: usize,
+    },
+    Imp {
+        i: usize,
+        which: usize,
+        elem: usize,
+    },
+    /// Raw state element of a component (`component.state[i]`).
+    State {
+        index: usize,
+    },
+}
+
+impl Simulator {
+    /// Resolve `component.signal[i]` (or `component.signal` for a one-element signal,
+    /// or `component.state[i]` for a raw state).
+    pub fn resolve(&self, name: &str) -> Result<SignalRef> {
+        let s = &self.sched;
+        let bad = |msg: String| Error::invalid(format!("output.signals: '{name}'"), msg);
+        let (comp, rest) = name.split_once('.').ok_or_else(|| bad("expected 'component.signal'".into()))?;
+        let (sig, elem) = match rest.split_once('[') {
+            Some((sig, idx)) => {
+                let idx = idx.strip_suffix(']').ok_or_else(|| bad("missing ']'".into()))?;
+                let e: usize = idx.trim().parse().map_err(|_| bad(format!("'{idx}' is not an index")))?;
+                (sig, Some(e))
+            }
+            None => (rest, None),
+        };
+        let (signals, kind, range) = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
+            (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1])
+        } else if let Some(i) = s.imp_names.iter().position(|n| n == comp) {
+            (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1])
+        } else {
+            return Err(bad(format!("there is no component named '{comp}'")));
+        };
+        if sig == "state" {
+            let e = elem.unwrap_or(0);
+            if e >= range.len() || (elem.is_none() && range.len() != 1) {
+                return Err(bad(format!("'{comp}' has {} states; use state[0..{}]", range.len(), range.len())));
+            }
+            return Ok(SignalRef { name: name.to_string(), source: Source::State { index: range.start + e } });
+        }
+        let which = signals.iter().position(|x| x.name == sig).ok_or_else(|| {
+            let list: Vec<String> = signals.iter().map(|x| format!("{}[{}]", x.name, x.len)).collect();
+            bad(format!("'{comp}' has no signal '{sig}' (signals: {}, state[..])", list.join(", ")))
+        })?;
+        let len = signals[which].len;
+        let elem = match elem {
+            Some(e) if e < len => e,
+            Some(e) => return Err(bad(format!("index {e} out of range: '{sig}' has {len} element(s)"))),
+            None if len == 1 => 0,
+            None => return Err(bad(format!("'{sig}' has {len} elements; write '{comp}.{sig}[i]'"))),
+        };
+        let (is_adm, i) = kind;
+        let source = if is_adm { Source::Adm { i, which, elem } } else { Source::Imp { i, which, elem } };
+        Ok(SignalRef { name: name.to_string(), source })
+    }
+
+    /// Value of a resolved signal; call [`probe`](Self::probe) first at this state.
+    pub fn value(&self, r: &SignalRef) -> f64 {
+        let s = &self.sched;
+        let t = self.time();
+        match r.source {
+            Source::State { index } => self.x[index],
+            Source::Adm { i, which, elem } => {
+                let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
+                let probe = Probe {
+                    t,
+                    tau: self.step_size(),
+                    state: &self.x[a..b],
+                    rate: &self.work.rate[a..b],
+                    motions: &[],
+                    forces: &self.work.adm_forces[s.adm_ports[i]..s.adm_ports[i + 1]],
+                };
+                s.adm[i].signal(which, elem, &probe)
+            }
+            Source::Imp { i, which, elem } => {
+                let (a, b) = (s.imp_y[i], s.imp_y[i + 1]);
+                let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
+                let np = sb - sa;
+                let (forces, motions) = self.port_values(sa, np);
+                let probe = Probe {
+                    t,
+                    tau: self.step_size(),
+                    state: &self.x[a..b],
+                    rate: &self.work.rate[a..b],
+                    motions: &motions[..np],
+                    forces: &forces[..np],
+                };
+                s.imp[i].signal(which, elem, &probe)
+            }
+        }
+    }
+}
