@@ -17,9 +17,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-use stiction::framework::fmi::archive::Archive;
-use stiction::framework::fmi::master::FmuSystem;
-use stiction::framework::fmi::{Instance, Interface, VarType};
+use stiction::fmi_import::{Archive, Instance, Interface, VarType};
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 const H: f64 = 1e-3;

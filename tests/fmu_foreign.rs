@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use stiction::framework::fmi::master::FmuSystem;
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 /// The packages the tests build FMUs with (exact versions: the FMUs they write differ

@@ -25,7 +25,7 @@ mod common;
 use common::{cli, max_diff};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use stiction::framework::fmi::master::FmuSystem;
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 /// `stiction fmu export MODEL --fmi F --interface cs [--param ...] -o DIR/...fmu` (as in

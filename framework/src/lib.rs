@@ -50,7 +50,6 @@
 pub mod batch;
 pub mod component;
 pub mod error;
-pub mod fmi;
 pub mod io;
 pub mod network;
 mod parallel;

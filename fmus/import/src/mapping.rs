@@ -14,9 +14,9 @@
 //!   the motion of whatever the port is connected to; `force` names an FMU **output**, the
 //!   force the impedance applies to it.
 
-use super::description::{Interface, ModelDescription, VarType};
-use crate::error::{Error, Result};
 use serde_json::{Map, Value};
+use stiction_fmi_schema::{Interface, ModelDescription, VarType};
+use stiction_framework::{Error, Result};
 
 /// Whether the FMU is wired as an admittance or an impedance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
