@@ -54,7 +54,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use stiction_fmi_import::{interfaces, json_number, notes, preload_list, Instance};
 use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
-use stiction_fmi_schema::{Archive, FmiError, Interface, VarType};
+use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
 use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
 
 /// How the master orders the FMUs' steps.
@@ -266,7 +266,7 @@ fn count(m: &Map<String, Value>, at: &str, key: &str) -> Result<Option<usize>> {
 
 /// "fmu.variable" → (unit, variable index), naming `at` in errors; `want` is the causality
 /// the endpoint needs ("output" or "input").
-fn endpoint(units: &[Unit], text: &str, at: &str, want: &str) -> Result<(usize, usize)> {
+fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(usize, usize)> {
     let Some((fmu, var)) = text.split_once('.') else {
         return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{text}\"")));
     };
@@ -284,7 +284,7 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: &str) -> Result<(usize, 
     };
     let v = &md.variables[i];
     if v.causality != want {
-        let role = if want == "output" { "the source of a connection" } else { "the target of a connection" };
+        let role = if want == Causality::Output { "the source of a connection" } else { "the target of a connection" };
         return Err(Error::invalid(
             at,
             format!(
@@ -406,8 +406,8 @@ impl FmuSystem {
                     .ok_or_else(|| Error::invalid(format!("{at}.{key}"), "missing or not a string: \"fmu.variable\""))
             };
             let (from_s, to_s) = (text("from")?, text("to")?);
-            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), "output")?;
-            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), "input")?;
+            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), Causality::Output)?;
+            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), Causality::Input)?;
             let gain = match m.get("gain") {
                 None => 1.0,
                 Some(g) => g.as_f64().filter(|g| g.is_finite()).ok_or_else(|| {
@@ -1201,8 +1201,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
                         pat,
                         format!(
                             "{shown} has no variable '{k}' (parameters: {}; inputs: {})",
-                            md.names_with("parameter"),
-                            md.names_with("input")
+                            md.names_with(Causality::Parameter),
+                            md.names_with(Causality::Input)
                         ),
                     ));
                 };
@@ -1304,7 +1304,7 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
                 format!(
                     "{} ('{fmu}') has no variable '{var}' (outputs: {})",
                     units[u].fmu.label,
-                    md.names_with("output")
+                    md.names_with(Causality::Output)
                 ),
             ));
         };

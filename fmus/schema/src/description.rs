@@ -7,7 +7,10 @@
 //! error: its absence is noted in [`ModelDescription::warnings`] (FMPy tolerates it too;
 //! PythonFMU 0.7 writes no InitialUnknowns, FMPy's container FMUs an empty ModelStructure).
 
-use crate::vocab::{Capabilities, DefaultExperiment, FmiVersion, Interface, VarType};
+use crate::vocab::{
+    is_initial_unknown, Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interface, VarType,
+    Variability,
+};
 use std::fmt;
 
 /// One model variable.
@@ -18,10 +21,12 @@ pub struct Variable {
     pub ty: VarType,
     /// The type as written in the XML (`Real`, `Float64`, `Enumeration`, ...).
     pub type_name: String,
-    /// `parameter`, `calculatedParameter`, `input`, `output`, `local`, `independent`, `structuralParameter`.
-    pub causality: String,
-    /// `constant`, `fixed`, `tunable`, `discrete`, `continuous`.
-    pub variability: String,
+    /// As written; absent: local.
+    pub causality: Causality,
+    /// As written; absent: continuous.
+    pub variability: Variability,
+    /// As written; absent: `None` (the default depends on causality and variability).
+    pub initial: Option<Initial>,
     /// The start value as written (absent for calculated variables).
     pub start: Option<String>,
     pub unit: Option<String>,
@@ -86,6 +91,24 @@ fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, Descrip
     }
 }
 
+/// An optional enumerated attribute of variable `name`; a value outside the enumeration is an
+/// error naming it (the FMI schemas allow only these values).
+fn enum_attr<T>(
+    node: roxmltree::Node,
+    key: &str,
+    name: &str,
+    line: u32,
+    parse: fn(&str) -> Option<T>,
+) -> Result<Option<T>, DescriptionError> {
+    match node.attribute(key) {
+        None => Ok(None),
+        Some(s) => match parse(s.trim()) {
+            Some(x) => Ok(Some(x)),
+            None => err(format!("variable '{name}' (line {line}) has an invalid {key}=\"{s}\"")),
+        },
+    }
+}
+
 fn line_of(doc: &roxmltree::Document, node: roxmltree::Node) -> u32 {
     doc.text_pos_at(node.range().start).row
 }
@@ -106,10 +129,7 @@ impl ModelDescription {
         } else {
             return err(format!("fmiVersion=\"{version_text}\" is not supported (FMI 2.0 and 3.0 are)"));
         };
-        let token_attr = match version {
-            FmiVersion::V2 => "guid",
-            FmiVersion::V3 => "instantiationToken",
-        };
+        let token_attr = version.token_attribute();
         let Some(token) = root.attribute(token_attr) else {
             return err(format!("<fmiModelDescription> has no {token_attr} attribute"));
         };
@@ -132,6 +152,7 @@ impl ModelDescription {
                 needs_execution_tool: flag(&["needsExecutionTool"]),
                 once_per_process: flag(&["canBeInstantiatedOnlyOncePerProcess"]),
                 can_get_and_set_state: flag(&["canGetAndSetFMUstate", "canGetAndSetFMUState"]),
+                can_serialize_state: flag(&["canSerializeFMUstate", "canSerializeFMUState"]),
                 directional_derivatives: flag(&["providesDirectionalDerivative", "providesDirectionalDerivatives"]),
                 variable_step: flag(&["canHandleVariableCommunicationStepSize"]),
                 needs_completed_integrator_step: match version {
@@ -176,8 +197,6 @@ impl ModelDescription {
             me_capabilities,
             warnings: Vec::new(),
         };
-        // The `initial` attribute of each variable, for the InitialUnknowns check.
-        let mut initials: Vec<Option<String>> = Vec::new();
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
         for node in vars_node.children().filter(|n| n.is_element()) {
@@ -214,14 +233,18 @@ impl ModelDescription {
                 };
                 derivative_refs.push((md.variables.len(), d));
             }
-            initials.push(node.attribute("initial").map(str::to_string));
+            let causality = enum_attr(node, "causality", name, line, Causality::parse)?.unwrap_or(Causality::Local);
+            let variability =
+                enum_attr(node, "variability", name, line, Variability::parse)?.unwrap_or(Variability::Continuous);
+            let initial = enum_attr(node, "initial", name, line, Initial::parse)?;
             md.variables.push(Variable {
                 name: name.to_string(),
                 vr,
                 ty,
                 type_name,
-                causality: node.attribute("causality").unwrap_or("local").to_string(),
-                variability: node.attribute("variability").unwrap_or("continuous").to_string(),
+                causality,
+                variability,
+                initial,
                 start: type_node.attribute("start").map(str::to_string),
                 unit: type_node.attribute("unit").map(str::to_string),
                 description: node.attribute("description").map(str::to_string),
@@ -303,7 +326,7 @@ impl ModelDescription {
                 },
             };
         }
-        md.warnings = structure_warnings(&md, structure, &initials);
+        md.warnings = structure_warnings(&md, structure);
         Ok(md)
     }
 
@@ -329,7 +352,7 @@ impl ModelDescription {
     }
 
     /// Names of the variables with causality `causality`, for error messages.
-    pub fn names_with(&self, causality: &str) -> String {
+    pub fn names_with(&self, causality: Causality) -> String {
         let v: Vec<&str> =
             self.variables.iter().filter(|v| v.causality == causality).map(|v| v.name.as_str()).collect();
         if v.is_empty() {
@@ -347,13 +370,10 @@ impl ModelDescription {
 /// None of this is needed to run the FMU: stiction reads outputs after initialization and
 /// takes the states from the `derivative` attributes; only Gauss-Seidel ordering and loop
 /// detection use the output dependencies, and treat a missing entry conservatively.
-fn structure_warnings(
-    md: &ModelDescription,
-    structure: Option<roxmltree::Node>,
-    initials: &[Option<String>],
-) -> Vec<String> {
+fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>) -> Vec<String> {
     let mut out = Vec::new();
-    let outputs: Vec<usize> = (0..md.variables.len()).filter(|&i| md.variables[i].causality == "output").collect();
+    let outputs: Vec<usize> =
+        (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
     let names = |set: &[usize]| -> String {
         let v: Vec<&str> = set.iter().map(|&i| md.variables[i].name.as_str()).collect();
         v.join(", ")
@@ -379,7 +399,7 @@ fn structure_warnings(
             .children()
             .filter(|n| n.has_tag_name("Output"))
             .filter_map(|u| u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok()))
-            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == "output"))
+            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == Causality::Output))
             .collect(),
     };
     let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
@@ -397,18 +417,8 @@ fn structure_warnings(
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
                 let v = &md.variables[i];
-                let initial = match initials.get(i).and_then(|s| s.as_deref()) {
-                    Some(x) => x,
-                    // FMI 2.0 defaults: a constant is exact, a parameter exact, an input and the
-                    // independent variable have none; everything else is calculated.
-                    None => match (v.causality.as_str(), v.variability.as_str()) {
-                        (_, "constant") | ("parameter", _) | ("input", _) | ("independent", _) => "exact",
-                        _ => "calculated",
-                    },
-                };
-                let listed_kind =
-                    v.causality == "output" || v.causality == "calculatedParameter" || is_state(i) || is_derivative(i);
-                listed_kind && matches!(initial, "approx" | "calculated")
+                let initial = v.initial.unwrap_or_else(|| Initial::fmi2_default(v.causality, v.variability));
+                is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
         let initial_unknowns: Vec<usize> = st

@@ -26,6 +26,14 @@ impl FmiVersion {
             FmiVersion::V3 => "x86_64-linux",
         }
     }
+
+    /// The attribute of `<fmiModelDescription>` holding the token: `guid` / `instantiationToken`.
+    pub fn token_attribute(self) -> &'static str {
+        match self {
+            FmiVersion::V2 => "guid",
+            FmiVersion::V3 => "instantiationToken",
+        }
+    }
 }
 
 /// The FMI interface an instance runs.
@@ -47,8 +55,15 @@ impl Interface {
     }
 }
 
-/// The base types an importer can get and set. FMI 2.0 Real/Integer/Boolean/Enumeration map
-/// to Float64/Int32/Boolean/Int32 here (the FMI 2.0 API has one getter per type).
+/// Which interfaces a description declares (an exported FMU may declare both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interfaces {
+    pub model_exchange: bool,
+    pub co_simulation: bool,
+}
+
+/// The base types stiction gets and sets (and exports). FMI 2.0 Real/Integer/Boolean/Enumeration
+/// map to Float64/Int32/Boolean/Int32 here (the FMI 2.0 API has one getter per type).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarType {
     /// fmi2Real / fmi3Float64.
@@ -59,6 +74,116 @@ pub enum VarType {
     Boolean,
     /// Any other type (String, Binary, Float32, Int64, Clock, ...): listed, never get or set.
     Other,
+}
+
+impl VarType {
+    /// The element name of the type in `version`'s modelDescription.xml (FMI 2.0: the child
+    /// of `<ScalarVariable>`; FMI 3.0: the variable element); `None` for [`VarType::Other`].
+    pub fn element(self, version: FmiVersion) -> Option<&'static str> {
+        match (self, version) {
+            (VarType::Float64, FmiVersion::V2) => Some("Real"),
+            (VarType::Float64, FmiVersion::V3) => Some("Float64"),
+            (VarType::Int32, FmiVersion::V2) => Some("Integer"),
+            (VarType::Int32, FmiVersion::V3) => Some("Int32"),
+            (VarType::Boolean, _) => Some("Boolean"),
+            (VarType::Other, _) => None,
+        }
+    }
+}
+
+/// Declares the three attribute enumerations: variants, their XML spelling, parsing and
+/// `Display` (the XML spelling).
+macro_rules! attribute_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// The attribute value as modelDescription.xml writes it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The variant an attribute value names, if any.
+            pub fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+attribute_enum! {
+    /// The `causality` attribute (absent: `local`).
+    Causality {
+        Parameter = "parameter",
+        CalculatedParameter = "calculatedParameter",
+        /// FMI 3.0 only.
+        StructuralParameter = "structuralParameter",
+        Input = "input",
+        Output = "output",
+        Local = "local",
+        /// The independent variable (time).
+        Independent = "independent",
+    }
+}
+
+attribute_enum! {
+    /// The `variability` attribute (absent: `continuous`).
+    Variability {
+        Constant = "constant",
+        Fixed = "fixed",
+        Tunable = "tunable",
+        Discrete = "discrete",
+        Continuous = "continuous",
+    }
+}
+
+attribute_enum! {
+    /// The `initial` attribute: how a variable gets its value at initialization.
+    Initial {
+        /// From its start value.
+        Exact = "exact",
+        /// From its start value as a guess for an iteration.
+        Approx = "approx",
+        /// Computed from other variables.
+        Calculated = "calculated",
+    }
+}
+
+impl Initial {
+    /// The FMI 2.0 default when the attribute is absent: a constant, a parameter, an input
+    /// and the independent variable have an exact value (or none), everything else is
+    /// calculated. Only to decide whether a variable is an initial unknown.
+    pub fn fmi2_default(causality: Causality, variability: Variability) -> Initial {
+        match (causality, variability) {
+            (_, Variability::Constant) | (Causality::Parameter | Causality::Input | Causality::Independent, _) => {
+                Initial::Exact
+            }
+            _ => Initial::Calculated,
+        }
+    }
+}
+
+/// Whether FMI 2.0's ModelStructure must list a variable among its `<InitialUnknowns>`
+/// (FMI 2.0, 2.2.8): outputs, calculated parameters, continuous states and their derivatives
+/// whose `initial` (given or by default) is approx or calculated.
+pub fn is_initial_unknown(causality: Causality, initial: Initial, state_or_derivative: bool) -> bool {
+    let listed_kind = matches!(causality, Causality::Output | Causality::CalculatedParameter) || state_or_derivative;
+    listed_kind && matches!(initial, Initial::Approx | Initial::Calculated)
 }
 
 /// The `<DefaultExperiment>` element.
@@ -80,6 +205,8 @@ pub struct Capabilities {
     pub once_per_process: bool,
     /// canGetAndSetFMUstate (FMI 2.0) / canGetAndSetFMUState (FMI 3.0).
     pub can_get_and_set_state: bool,
+    /// canSerializeFMUstate (FMI 2.0) / canSerializeFMUState (FMI 3.0).
+    pub can_serialize_state: bool,
     /// providesDirectionalDerivative (FMI 2.0) / providesDirectionalDerivatives (FMI 3.0).
     pub directional_derivatives: bool,
     /// Co-Simulation: canHandleVariableCommunicationStepSize.
