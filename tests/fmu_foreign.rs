@@ -1,6 +1,6 @@
 //! FMUs made by other tools, built during the test run from pinned PyPI packages (installed
 //! into a venv under target/ on first use, separate from tests/fmu_export.rs's FMPy venv), and
-//! imported by stiction (framework/src/fmi).
+//! imported by stiction (fmus/import).
 //!
 //! * PythonFMU 0.7.0 (FMI 2.0 Co-Simulation, built offline from a Python class): a linear
 //!   spring-damper f = −(k x + c v) written in Python. Its binary calls the CPython API

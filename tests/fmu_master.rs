@@ -1,4 +1,4 @@
-//! FMU-only co-simulation systems (framework/src/fmi/master.rs): Co-Simulation FMUs that
+//! FMU-only co-simulation systems (fmus/master/src/lib.rs): Co-Simulation FMUs that
 //! `stiction fmu export` writes, connected output to input and stepped by the Jacobi or
 //! Gauss-Seidel master, compared with the native network they were made from.
 //!

@@ -1,6 +1,6 @@
 //! The FMI vocabulary both directions share: version, interface, base types, causality,
 //! variability, initial, capability flags, the default experiment. The importer reads it
-//! from modelDescription.xml ([`crate::description`]); the exporter writes it
+//! from modelDescription.xml (`description`, feature `read`); the exporter writes it
 //! ([`crate::write`]).
 
 /// FMI major version of a description.
