@@ -552,6 +552,12 @@ mod tests {
             (r#"<fmiModelDescription fmiVersion="1.0" guid="x"/>"#, "not supported"),
             (r#"<fmiModelDescription fmiVersion="2.0"/>"#, "no guid"),
             (r#"<fmiModelDescription fmiVersion="2.0" guid="g"><ModelVariables/></fmiModelDescription>"#, "neither"),
+            (
+                r#"<fmiModelDescription fmiVersion="3.0" instantiationToken="t"><CoSimulation modelIdentifier="M"/>
+                   <ModelVariables><Float64 name="x" valueReference="1" causality="outptu"/></ModelVariables>
+                   </fmiModelDescription>"#,
+                "variable 'x' (line 2) has an invalid causality=\"outptu\"",
+            ),
         ] {
             let e = ModelDescription::parse(text).unwrap_err();
             assert!(e.0.contains(needle), "{text}: {e}");

@@ -365,3 +365,82 @@ pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
     zip.finish().map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(())
 }
+
+#[cfg(all(test, feature = "read"))]
+mod tests {
+    use super::*;
+    use crate::description::ModelDescription;
+
+    fn var<'a>(name: &'a str, vr: u32, causality: Causality, initial: Option<Initial>) -> ScalarVariable<'a> {
+        ScalarVariable {
+            name,
+            vr,
+            ty: VarType::Float64,
+            causality,
+            variability: Variability::Continuous,
+            initial,
+            start: None,
+            unit: "",
+            description: "",
+            nominal: None,
+            derivative_of: None,
+        }
+    }
+
+    /// What the writer declares, the reader reads back, in both versions: the vocabulary is
+    /// one definition on both sides.
+    #[test]
+    fn the_reader_reads_what_the_writer_writes() {
+        let variables = vec![
+            ScalarVariable {
+                variability: Variability::Fixed,
+                start: Some(2.5),
+                ..var("k", 1, Causality::Parameter, Some(Initial::Exact))
+            },
+            ScalarVariable { start: Some(0.0), ..var("u", 2, Causality::Input, None) },
+            ScalarVariable { start: Some(1.0), unit: "m", ..var("x", 3, Causality::Output, Some(Initial::Exact)) },
+            ScalarVariable { derivative_of: Some(3), ..var("der(x)", 4, Causality::Local, Some(Initial::Calculated)) },
+            ScalarVariable {
+                ty: VarType::Int32,
+                variability: Variability::Discrete,
+                ..var("mode", 5, Causality::Output, Some(Initial::Calculated))
+            },
+            ScalarVariable { ty: VarType::Boolean, ..var("z", 6, Causality::Local, Some(Initial::Calculated)) },
+        ];
+        for version in [FmiVersion::V2, FmiVersion::V3] {
+            let d = Description {
+                version,
+                interfaces: Interfaces { model_exchange: true, co_simulation: true },
+                model_name: "M",
+                token: "{t}",
+                description: "a <test> & more",
+                generation_tool: "test",
+                model_exchange: Capabilities { can_get_and_set_state: true, ..Capabilities::default() },
+                co_simulation: Capabilities { variable_step: true, ..Capabilities::default() },
+                event_indicators: 1,
+                units: &[("m", [0, 1, 0, 0])],
+                log_categories: &[("logEvents", "events")],
+                default_experiment: DefaultExperiment { stop_time: Some(2.0), ..DefaultExperiment::default() },
+                variables: variables.clone(),
+                derivatives: vec![4],
+                indicators: vec![6],
+            };
+            let md = ModelDescription::parse(&d.to_xml()).unwrap_or_else(|e| panic!("{version:?}: {e}"));
+            assert_eq!(md.version, version);
+            assert_eq!((md.token.as_str(), md.description.as_deref()), ("{t}", Some("a <test> & more")));
+            assert_eq!(md.identifier(Interface::ModelExchange), Some("M"));
+            assert_eq!(md.capabilities(Interface::ModelExchange), d.model_exchange);
+            // (needs_completed_integrator_step means nothing for Co-Simulation.)
+            let cs = Interface::CoSimulation;
+            assert_eq!(md.capabilities(cs).declared(cs), d.co_simulation.declared(cs));
+            assert_eq!(md.default_experiment, Some(d.default_experiment));
+            assert_eq!((md.states.clone(), md.derivatives.clone(), md.event_indicators), (vec![2], vec![3], 1));
+            assert!(md.warnings.is_empty(), "{version:?}: {:?}", md.warnings);
+            for (w, r) in variables.iter().zip(&md.variables) {
+                assert_eq!((w.name, w.vr, w.ty), (r.name.as_str(), r.vr, r.ty));
+                assert_eq!((w.causality, w.variability, w.initial), (r.causality, r.variability, r.initial));
+                assert_eq!(w.start.map(|s| start_text(w.ty, s)), r.start);
+            }
+        }
+    }
+}
