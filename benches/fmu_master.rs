@@ -2,7 +2,7 @@
 //! input force 10 N > F = 8 N, so every doStep does the full sliding step of model D),
 //! stepped N times (h = substep = 1e-3 s)
 //!
-//! * through the FMU-only master (`FmuSystem`, framework/src/fmi/master.rs): Jacobi on 1
+//! * through the FMU-only master (`FmuSystem`, fmus/master/src/lib.rs): Jacobi on 1
 //!   and 2 threads, Gauss-Seidel on 1 thread;
 //! * through a direct loop of `Instance::do_step` (fmi2DoStep through the binding and its
 //!   status check, nothing else) over K separately loaded instances,
@@ -17,9 +17,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-use stiction::framework::fmi::archive::Archive;
-use stiction::framework::fmi::master::FmuSystem;
-use stiction::framework::fmi::{Instance, Interface, VarType};
+use stiction::fmi_import::{Archive, Instance, Interface, VarType};
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 const H: f64 = 1e-3;

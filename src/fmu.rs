@@ -40,7 +40,7 @@ pub enum Iface {
 pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
     match cmd {
         FmuCommand::Info { fmu } => {
-            print!("{}", stiction_framework::fmi::info(&fmu)?);
+            print!("{}", stiction_fmi_import::info(&fmu)?);
             Ok(())
         }
         FmuCommand::Export { model, fmi, interface, params, output } => {

@@ -1,10 +1,10 @@
 //! `stiction run` / `stiction check` on an FMU-only system (a JSON file with a top-level
 //! `"fmus"` object): Co-Simulation FMUs stepped by the master of
-//! `stiction_framework::fmi::master`.
+//! `stiction_fmi_master`.
 
 use super::Failure;
 use std::path::{Path, PathBuf};
-use stiction_framework::fmi::master::{is_fmu_system, Algorithm, FmuSystem};
+use stiction_fmi_master::{is_fmu_system, Algorithm, FmuSystem};
 use stiction_framework::Recorder;
 use stiction_framework::Tee;
 

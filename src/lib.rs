@@ -14,6 +14,9 @@
 #![deny(unsafe_code)]
 
 pub use stiction_components as components;
+pub use stiction_fmi_import as fmi_import;
+pub use stiction_fmi_master as fmi_master;
+pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 use std::path::Path;
@@ -22,7 +25,7 @@ use stiction_framework::system::{Registry, System};
 /// Every component type this build knows (the component library and imported FMUs).
 pub fn registry() -> Registry {
     let mut r = stiction_components::registry();
-    stiction_framework::fmi::register(&mut r);
+    stiction_fmi_import::register(&mut r);
     r
 }
 

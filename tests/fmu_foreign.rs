@@ -1,6 +1,6 @@
 //! FMUs made by other tools, built during the test run from pinned PyPI packages (installed
 //! into a venv under target/ on first use, separate from tests/fmu_export.rs's FMPy venv), and
-//! imported by stiction (framework/src/fmi).
+//! imported by stiction (fmus/import).
 //!
 //! * PythonFMU 0.7.0 (FMI 2.0 Co-Simulation, built offline from a Python class): a linear
 //!   spring-damper f = −(k x + c v) written in Python. Its binary calls the CPython API
@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use stiction::framework::fmi::master::FmuSystem;
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 /// The packages the tests build FMUs with (exact versions: the FMUs they write differ

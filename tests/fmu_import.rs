@@ -1,4 +1,4 @@
-//! FMU import (framework/src/fmi): the FMUs that `stiction fmu export` writes, imported back
+//! FMU import (fmus/import): the FMUs that `stiction fmu export` writes, imported back
 //! as network components and compared with the native components they were made from.
 //!
 //! * (a) The gear as an FMI 2.0 / 3.0 Co-Simulation admittance in Fig. 9 (Euler, T = H =

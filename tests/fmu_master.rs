@@ -1,4 +1,4 @@
-//! FMU-only co-simulation systems (framework/src/fmi/master.rs): Co-Simulation FMUs that
+//! FMU-only co-simulation systems (fmus/master/src/lib.rs): Co-Simulation FMUs that
 //! `stiction fmu export` writes, connected output to input and stepped by the Jacobi or
 //! Gauss-Seidel master, compared with the native network they were made from.
 //!
@@ -25,7 +25,7 @@ mod common;
 use common::{cli, max_diff};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use stiction::framework::fmi::master::FmuSystem;
+use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 /// `stiction fmu export MODEL --fmi F --interface cs [--param ...] -o DIR/...fmu` (as in

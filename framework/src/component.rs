@@ -67,7 +67,7 @@ pub trait Admittance: Send + Sync {
     fn post_step(&self, _x: &mut [f64]) {}
     /// Called once by [`Simulator::new`](crate::Simulator::new), before any evaluation, with
     /// the method and the step T. A component whose behaviour depends on them (an imported
-    /// FMU with its own communication step) checks and records them here.
+    /// FMU with its own communication step, stiction-fmi-import) checks and records them here.
     fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())
     }

@@ -51,17 +51,17 @@
 //! Each module uses only the ones listed before it:
 //! [`error`], [`port`], [`signal`] → [`method`] → [`views`] → [`component`] → [`batch`] → [`network`] →
 //! [`schedule`] → [`stepper`] → [`output`] → [`system`].
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 // Bottom: errors, port kinds, time functions.
 pub mod error;
 pub mod port;
 pub mod signal;
 // Components: the method tableau, what a batch sees, the two traits, ready-made batches.
-pub mod batch;
-pub mod component;
 pub mod method;
 pub mod views;
+pub mod component;
+pub mod batch;
 // The network, built and validated; compiled into a schedule.
 pub mod network;
 pub mod schedule;
@@ -72,12 +72,6 @@ pub mod stepper;
 pub mod output;
 // JSON systems: format, registry, parameter reader.
 pub mod system;
-// TEMPORARY (until FMI moves under fmus/): the old paths the FMI module uses.
-pub mod fmi;
-mod solver {
-    pub use crate::method::Method;
-    pub use crate::output::{OutputSink, RunSummary};
-}
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, MAX_IMPEDANCE_PORTS};

@@ -7,65 +7,11 @@
 //! error: its absence is noted in [`ModelDescription::warnings`] (FMPy tolerates it too;
 //! PythonFMU 0.7 writes no InitialUnknowns, FMPy's container FMUs an empty ModelStructure).
 
+use crate::vocab::{
+    is_initial_unknown, Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interface, VarType,
+    Variability,
+};
 use std::fmt;
-
-/// FMI major version of a description.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FmiVersion {
-    V2,
-    V3,
-}
-
-impl FmiVersion {
-    /// "2.0" / "3.0".
-    pub fn label(self) -> &'static str {
-        match self {
-            FmiVersion::V2 => "2.0",
-            FmiVersion::V3 => "3.0",
-        }
-    }
-
-    /// Directory of the Linux x86-64 binary inside the archive (`binaries/<platform>/`).
-    pub fn platform(self) -> &'static str {
-        match self {
-            FmiVersion::V2 => "linux64",
-            FmiVersion::V3 => "x86_64-linux",
-        }
-    }
-}
-
-/// The FMI interface an instance runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interface {
-    /// Model Exchange: the importer integrates the FMU's continuous states.
-    ModelExchange,
-    /// Co-Simulation: the FMU integrates itself between communication points (doStep).
-    CoSimulation,
-}
-
-impl Interface {
-    /// "Model Exchange" / "Co-Simulation".
-    pub fn label(self) -> &'static str {
-        match self {
-            Interface::ModelExchange => "Model Exchange",
-            Interface::CoSimulation => "Co-Simulation",
-        }
-    }
-}
-
-/// The base types an importer can get and set. FMI 2.0 Real/Integer/Boolean/Enumeration map
-/// to Float64/Int32/Boolean/Int32 here (the FMI 2.0 API has one getter per type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VarType {
-    /// fmi2Real / fmi3Float64.
-    Float64,
-    /// fmi2Integer, fmi2 Enumeration / fmi3Int32.
-    Int32,
-    /// fmi2Boolean / fmi3Boolean.
-    Boolean,
-    /// Any other type (String, Binary, Float32, Int64, Clock, ...): listed, never get or set.
-    Other,
-}
 
 /// One model variable.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,71 +21,18 @@ pub struct Variable {
     pub ty: VarType,
     /// The type as written in the XML (`Real`, `Float64`, `Enumeration`, ...).
     pub type_name: String,
-    /// `parameter`, `calculatedParameter`, `input`, `output`, `local`, `independent`, `structuralParameter`.
-    pub causality: String,
-    /// `constant`, `fixed`, `tunable`, `discrete`, `continuous`.
-    pub variability: String,
+    /// As written; absent: local.
+    pub causality: Causality,
+    /// As written; absent: continuous.
+    pub variability: Variability,
+    /// As written; absent: `None` (the default depends on causality and variability).
+    pub initial: Option<Initial>,
     /// The start value as written (absent for calculated variables).
     pub start: Option<String>,
     pub unit: Option<String>,
     pub description: Option<String>,
     /// For a derivative: the index (into [`ModelDescription::variables`]) of its state.
     pub derivative_of: Option<usize>,
-}
-
-/// The `<DefaultExperiment>` element.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct DefaultExperiment {
-    pub start_time: Option<f64>,
-    pub stop_time: Option<f64>,
-    pub tolerance: Option<f64>,
-    pub step_size: Option<f64>,
-}
-
-/// The capability flags of one interface (`<CoSimulation ...>` / `<ModelExchange ...>`); an
-/// absent attribute is false, as the standard says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Capabilities {
-    /// needsExecutionTool: the FMU needs a tool outside it (a runtime, a licence, a server).
-    pub needs_execution_tool: bool,
-    /// canBeInstantiatedOnlyOncePerProcess.
-    pub once_per_process: bool,
-    /// canGetAndSetFMUstate (FMI 2.0) / canGetAndSetFMUState (FMI 3.0).
-    pub can_get_and_set_state: bool,
-    /// providesDirectionalDerivative (FMI 2.0) / providesDirectionalDerivatives (FMI 3.0).
-    pub directional_derivatives: bool,
-    /// Co-Simulation: canHandleVariableCommunicationStepSize.
-    pub variable_step: bool,
-    /// Model Exchange: fmi2CompletedIntegratorStep must be called after every integrator step
-    /// (FMI 2.0: completedIntegratorStepNotNeeded is not "true"; FMI 3.0:
-    /// needsCompletedIntegratorStep="true").
-    pub needs_completed_integrator_step: bool,
-}
-
-impl Capabilities {
-    /// The flags that are set, by their FMI 2.0 attribute names, for messages.
-    pub fn declared(&self, interface: Interface) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let flags = [
-            (self.needs_execution_tool, "needsExecutionTool"),
-            (self.once_per_process, "canBeInstantiatedOnlyOncePerProcess"),
-            (self.can_get_and_set_state, "canGetAndSetFMUstate"),
-            (self.directional_derivatives, "providesDirectionalDerivative"),
-        ];
-        for (on, name) in flags {
-            if on {
-                v.push(name);
-            }
-        }
-        match interface {
-            Interface::CoSimulation if self.variable_step => v.push("canHandleVariableCommunicationStepSize"),
-            Interface::ModelExchange if !self.needs_completed_integrator_step => {
-                v.push("completedIntegratorStepNotNeeded")
-            }
-            _ => {}
-        }
-        v
-    }
 }
 
 /// A parsed modelDescription.xml.
@@ -198,6 +91,24 @@ fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, Descrip
     }
 }
 
+/// An optional enumerated attribute of variable `name`; a value outside the enumeration is an
+/// error naming it (the FMI schemas allow only these values).
+fn enum_attr<T>(
+    node: roxmltree::Node,
+    key: &str,
+    name: &str,
+    line: u32,
+    parse: fn(&str) -> Option<T>,
+) -> Result<Option<T>, DescriptionError> {
+    match node.attribute(key) {
+        None => Ok(None),
+        Some(s) => match parse(s.trim()) {
+            Some(x) => Ok(Some(x)),
+            None => err(format!("variable '{name}' (line {line}) has an invalid {key}=\"{s}\"")),
+        },
+    }
+}
+
 fn line_of(doc: &roxmltree::Document, node: roxmltree::Node) -> u32 {
     doc.text_pos_at(node.range().start).row
 }
@@ -218,10 +129,7 @@ impl ModelDescription {
         } else {
             return err(format!("fmiVersion=\"{version_text}\" is not supported (FMI 2.0 and 3.0 are)"));
         };
-        let token_attr = match version {
-            FmiVersion::V2 => "guid",
-            FmiVersion::V3 => "instantiationToken",
-        };
+        let token_attr = version.token_attribute();
         let Some(token) = root.attribute(token_attr) else {
             return err(format!("<fmiModelDescription> has no {token_attr} attribute"));
         };
@@ -244,6 +152,7 @@ impl ModelDescription {
                 needs_execution_tool: flag(&["needsExecutionTool"]),
                 once_per_process: flag(&["canBeInstantiatedOnlyOncePerProcess"]),
                 can_get_and_set_state: flag(&["canGetAndSetFMUstate", "canGetAndSetFMUState"]),
+                can_serialize_state: flag(&["canSerializeFMUstate", "canSerializeFMUState"]),
                 directional_derivatives: flag(&["providesDirectionalDerivative", "providesDirectionalDerivatives"]),
                 variable_step: flag(&["canHandleVariableCommunicationStepSize"]),
                 needs_completed_integrator_step: match version {
@@ -288,8 +197,6 @@ impl ModelDescription {
             me_capabilities,
             warnings: Vec::new(),
         };
-        // The `initial` attribute of each variable, for the InitialUnknowns check.
-        let mut initials: Vec<Option<String>> = Vec::new();
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
         for node in vars_node.children().filter(|n| n.is_element()) {
@@ -326,14 +233,18 @@ impl ModelDescription {
                 };
                 derivative_refs.push((md.variables.len(), d));
             }
-            initials.push(node.attribute("initial").map(str::to_string));
+            let causality = enum_attr(node, "causality", name, line, Causality::parse)?.unwrap_or(Causality::Local);
+            let variability =
+                enum_attr(node, "variability", name, line, Variability::parse)?.unwrap_or(Variability::Continuous);
+            let initial = enum_attr(node, "initial", name, line, Initial::parse)?;
             md.variables.push(Variable {
                 name: name.to_string(),
                 vr,
                 ty,
                 type_name,
-                causality: node.attribute("causality").unwrap_or("local").to_string(),
-                variability: node.attribute("variability").unwrap_or("continuous").to_string(),
+                causality,
+                variability,
+                initial,
                 start: type_node.attribute("start").map(str::to_string),
                 unit: type_node.attribute("unit").map(str::to_string),
                 description: node.attribute("description").map(str::to_string),
@@ -415,7 +326,7 @@ impl ModelDescription {
                 },
             };
         }
-        md.warnings = structure_warnings(&md, structure, &initials);
+        md.warnings = structure_warnings(&md, structure);
         Ok(md)
     }
 
@@ -441,7 +352,7 @@ impl ModelDescription {
     }
 
     /// Names of the variables with causality `causality`, for error messages.
-    pub fn names_with(&self, causality: &str) -> String {
+    pub fn names_with(&self, causality: Causality) -> String {
         let v: Vec<&str> =
             self.variables.iter().filter(|v| v.causality == causality).map(|v| v.name.as_str()).collect();
         if v.is_empty() {
@@ -459,13 +370,10 @@ impl ModelDescription {
 /// None of this is needed to run the FMU: stiction reads outputs after initialization and
 /// takes the states from the `derivative` attributes; only Gauss-Seidel ordering and loop
 /// detection use the output dependencies, and treat a missing entry conservatively.
-fn structure_warnings(
-    md: &ModelDescription,
-    structure: Option<roxmltree::Node>,
-    initials: &[Option<String>],
-) -> Vec<String> {
+fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>) -> Vec<String> {
     let mut out = Vec::new();
-    let outputs: Vec<usize> = (0..md.variables.len()).filter(|&i| md.variables[i].causality == "output").collect();
+    let outputs: Vec<usize> =
+        (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
     let names = |set: &[usize]| -> String {
         let v: Vec<&str> = set.iter().map(|&i| md.variables[i].name.as_str()).collect();
         v.join(", ")
@@ -491,7 +399,7 @@ fn structure_warnings(
             .children()
             .filter(|n| n.has_tag_name("Output"))
             .filter_map(|u| u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok()))
-            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == "output"))
+            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == Causality::Output))
             .collect(),
     };
     let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
@@ -509,18 +417,8 @@ fn structure_warnings(
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
                 let v = &md.variables[i];
-                let initial = match initials.get(i).and_then(|s| s.as_deref()) {
-                    Some(x) => x,
-                    // FMI 2.0 defaults: a constant is exact, a parameter exact, an input and the
-                    // independent variable have none; everything else is calculated.
-                    None => match (v.causality.as_str(), v.variability.as_str()) {
-                        (_, "constant") | ("parameter", _) | ("input", _) | ("independent", _) => "exact",
-                        _ => "calculated",
-                    },
-                };
-                let listed_kind =
-                    v.causality == "output" || v.causality == "calculatedParameter" || is_state(i) || is_derivative(i);
-                listed_kind && matches!(initial, "approx" | "calculated")
+                let initial = v.initial.unwrap_or_else(|| Initial::fmi2_default(v.causality, v.variability));
+                is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
         let initial_unknowns: Vec<usize> = st
@@ -654,6 +552,12 @@ mod tests {
             (r#"<fmiModelDescription fmiVersion="1.0" guid="x"/>"#, "not supported"),
             (r#"<fmiModelDescription fmiVersion="2.0"/>"#, "no guid"),
             (r#"<fmiModelDescription fmiVersion="2.0" guid="g"><ModelVariables/></fmiModelDescription>"#, "neither"),
+            (
+                r#"<fmiModelDescription fmiVersion="3.0" instantiationToken="t"><CoSimulation modelIdentifier="M"/>
+                   <ModelVariables><Float64 name="x" valueReference="1" causality="outptu"/></ModelVariables>
+                   </fmiModelDescription>"#,
+                "variable 'x' (line 2) has an invalid causality=\"outptu\"",
+            ),
         ] {
             let e = ModelDescription::parse(text).unwrap_err();
             assert!(e.0.contains(needle), "{text}: {e}");

@@ -6,7 +6,7 @@
 //! finite numbers, matching array lengths). A violation returns [`Status::Error`] with a
 //! log message and leaves the instance unchanged, so a faulty host cannot crash it.
 
-use crate::model::{parse_start_file, EventUpdate, Interface, Model, ModelInfo, Role, Type};
+use crate::model::{parse_start_file, EventUpdate, Interface, Model, ModelInfo, Role, VarType};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// fmi2Status / fmi3Status (same numbering for OK..Fatal).
@@ -344,7 +344,7 @@ impl Instance {
 
     // ---- variables ----
 
-    fn lookup(&self, function: &str, vr: u32, ty: Type) -> R<usize> {
+    fn lookup(&self, function: &str, vr: u32, ty: VarType) -> R<usize> {
         let i = vr as usize;
         match self.info().variables.get(i) {
             Some(v) if v.ty == ty && !(self.interface == Interface::CoSimulation && v.me_only()) => Ok(i),
@@ -375,7 +375,7 @@ impl Instance {
         }
     }
 
-    pub fn get(&mut self, function: &str, vrs: &[u32], ty: Type, out: &mut [f64]) -> R {
+    pub fn get(&mut self, function: &str, vrs: &[u32], ty: VarType, out: &mut [f64]) -> R {
         self.expect(
             function,
             &[
@@ -421,7 +421,7 @@ impl Instance {
         }
     }
 
-    pub fn set(&mut self, function: &str, vrs: &[u32], ty: Type, values: &[f64]) -> R {
+    pub fn set(&mut self, function: &str, vrs: &[u32], ty: VarType, values: &[f64]) -> R {
         self.expect(
             function,
             &[Phase::Instantiated, Phase::Initialization, Phase::Event, Phase::ContinuousTime, Phase::Step],

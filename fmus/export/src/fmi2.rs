@@ -4,7 +4,7 @@
 
 use crate::ffi::{self, c_message, null, slice, string, with_instance};
 use crate::instance::{resolve, resource_dir, Instance, Phase, Status, Version};
-use crate::model::{Interface, Type};
+use crate::model::{Interface, VarType};
 use std::ffi::{c_char, c_int, c_void};
 
 type Component = *mut c_void;
@@ -191,7 +191,7 @@ unsafe fn get<T>(
     vr: *const Vr,
     n: usize,
     out: *mut T,
-    ty: Type,
+    ty: VarType,
     put: impl Fn(f64) -> T,
 ) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
@@ -204,7 +204,7 @@ unsafe fn set<T: Copy>(
     vr: *const Vr,
     n: usize,
     v: *const T,
-    ty: Type,
+    ty: VarType,
     take: impl Fn(T) -> f64,
 ) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
@@ -214,19 +214,19 @@ unsafe fn set<T: Copy>(
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetReal(c: Component, vr: *const Vr, n: usize, value: *mut f64) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi2GetReal", c, vr, n, value, Type::Real, |x| x) }
+    unsafe { get("fmi2GetReal", c, vr, n, value, VarType::Float64, |x| x) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetInteger(c: Component, vr: *const Vr, n: usize, value: *mut c_int) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi2GetInteger", c, vr, n, value, Type::Integer, |x| x as c_int) }
+    unsafe { get("fmi2GetInteger", c, vr, n, value, VarType::Int32, |x| x as c_int) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetBoolean(c: Component, vr: *const Vr, n: usize, value: *mut Fmi2Boolean) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi2GetBoolean", c, vr, n, value, Type::Boolean, |x| c_int::from(x != 0.0)) }
+    unsafe { get("fmi2GetBoolean", c, vr, n, value, VarType::Boolean, |x| c_int::from(x != 0.0)) }
 }
 
 #[no_mangle]
@@ -250,13 +250,13 @@ pub unsafe extern "C" fn fmi2GetString(
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetReal(c: Component, vr: *const Vr, n: usize, value: *const f64) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi2SetReal", c, vr, n, value, Type::Real, |x| x) }
+    unsafe { set("fmi2SetReal", c, vr, n, value, VarType::Float64, |x| x) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetInteger(c: Component, vr: *const Vr, n: usize, value: *const c_int) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi2SetInteger", c, vr, n, value, Type::Integer, f64::from) }
+    unsafe { set("fmi2SetInteger", c, vr, n, value, VarType::Int32, f64::from) }
 }
 
 #[no_mangle]
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn fmi2SetBoolean(
     value: *const Fmi2Boolean,
 ) -> Fmi2Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi2SetBoolean", c, vr, n, value, Type::Boolean, |x| f64::from(u8::from(x != 0))) }
+    unsafe { set("fmi2SetBoolean", c, vr, n, value, VarType::Boolean, |x| f64::from(u8::from(x != 0))) }
 }
 
 #[no_mangle]

@@ -1,14 +1,14 @@
 //! A Co-Simulation FMU as an admittance or an impedance (see the module documentation of
-//! [`crate::fmi`] for the timing). The FMU instance lives behind a mutex: the traits take
+//! [`crate`] for the timing). The FMU instance lives behind a mutex: the traits take
 //! `&self`, and the FMU is stepped from whichever thread evaluates the component.
 
-use super::mapping::{PortMap, Quantity, Role};
-use super::{Clock, FmiError, Instance, Loaded, SignalTable};
-use crate::component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
-use crate::port::{Domain, Force, Layout, Motion, PortInfo};
-use crate::solver::Method;
-use crate::system::Built;
+use crate::mapping::{PortMap, Quantity, Role};
+use crate::{Clock, FmiError, Instance, Loaded, SignalTable};
 use std::sync::{Mutex, MutexGuard};
+use stiction_framework::system::Built;
+use stiction_framework::{
+    Admittance, Diagnostic, Domain, Fault, Force, Impedance, Layout, Method, Motion, PortInfo, Probe, SignalInfo,
+};
 
 /// The mutable part: the instance and the communication bookkeeping.
 struct Runtime {
@@ -47,7 +47,7 @@ pub(crate) struct CoSim {
     signals: SignalTable,
     /// Initial presented values (motion or force per port).
     initial: Vec<f64>,
-    /// Capabilities and description warnings (`super::notes`).
+    /// Capabilities and description warnings (`crate::notes`).
     notes: Vec<Diagnostic>,
     rt: Mutex<Runtime>,
 }
@@ -71,7 +71,7 @@ fn read_outputs(
     let mut held = Vec::new();
     let mut k = 0;
     for p in ports {
-        let mut take = |r: &Option<super::VarRef>| {
+        let mut take = |r: &Option<crate::VarRef>| {
             r.as_ref().map_or(0.0, |r| {
                 let x = r.sign * out_vals[k];
                 k += 1;
@@ -177,7 +177,7 @@ impl CoSim {
         }
         let mut i = 0;
         for (p, port) in self.ports.iter().enumerate() {
-            let quantities: &[(Quantity, &Option<super::VarRef>)] = match self.role {
+            let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
                 Role::Impedance => &[(Quantity::Position, &port.position), (Quantity::Velocity, &port.velocity)],
             };

@@ -14,9 +14,9 @@
 //!   the motion of whatever the port is connected to; `force` names an FMU **output**, the
 //!   force the impedance applies to it.
 
-use super::description::{Interface, ModelDescription, VarType};
-use crate::error::{Error, Result};
 use serde_json::{Map, Value};
+use stiction_fmi_schema::{Causality, Interface, ModelDescription, VarType};
+use stiction_framework::{Error, Result};
 
 /// Whether the FMU is wired as an admittance or an impedance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,7 +222,7 @@ fn var_ref(
         None => (1.0, s.trim()),
     };
     let Some(index) = md.find(name) else {
-        let want = if input { "input" } else { "output" };
+        let want = if input { Causality::Input } else { Causality::Output };
         return Err(Error::invalid(
             path,
             format!("{fmu} has no variable '{name}' (its {want}s: {})", md.names_with(want)),
@@ -237,13 +237,13 @@ fn var_ref(
     }
     let mut state = None;
     if input {
-        if var.causality != "input" {
+        if var.causality != Causality::Input {
             return Err(Error::invalid(
                 path,
                 format!(
                     "'{name}' has causality '{}'; this mapping needs an FMU input (inputs: {})",
                     var.causality,
-                    md.names_with("input")
+                    md.names_with(Causality::Input)
                 ),
             ));
         }
@@ -260,13 +260,13 @@ fn var_ref(
                 ),
             ));
         }
-    } else if var.causality != "output" {
+    } else if var.causality != Causality::Output {
         return Err(Error::invalid(
             path,
             format!(
                 "'{name}' has causality '{}'; this mapping needs an FMU output (outputs: {})",
                 var.causality,
-                md.names_with("output")
+                md.names_with(Causality::Output)
             ),
         ));
     }

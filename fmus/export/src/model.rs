@@ -8,26 +8,7 @@
 //! Boolean variables are stored as whole numbers). An FMU state (fmi2GetFMUstate) is
 //! therefore a copy of that array and the time.
 
-/// FMI base type of a variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    /// fmi2Real / fmi3Float64.
-    Real,
-    /// fmi2Integer / fmi3Int32.
-    Integer,
-    /// fmi2Boolean / fmi3Boolean.
-    Boolean,
-}
-
-/// Causality of a variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Causality {
-    Independent,
-    Parameter,
-    Input,
-    Output,
-    Local,
-}
+pub use stiction_fmi_schema::{Causality, Initial, Interface, VarType, Variability};
 
 /// Where a variable's value comes from, which fixes causality/variability/initial.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +38,8 @@ pub enum Role {
 #[derive(Clone, Copy, Debug)]
 pub struct Variable {
     pub name: &'static str,
-    pub ty: Type,
+    /// Float64, Int32 or Boolean.
+    pub ty: VarType,
     pub role: Role,
     /// Start value (parameters, inputs, states); 0 for calculated variables.
     pub start: f64,
@@ -69,7 +51,7 @@ pub struct Variable {
 impl Variable {
     pub const fn new(
         name: &'static str,
-        ty: Type,
+        ty: VarType,
         role: Role,
         start: f64,
         unit: &'static str,
@@ -84,6 +66,23 @@ impl Variable {
             Role::Input => Causality::Input,
             Role::State { output: true } | Role::Output | Role::DiscreteOutput => Causality::Output,
             Role::State { output: false } | Role::Derivative(_) | Role::Mode | Role::Indicator(_) => Causality::Local,
+        }
+    }
+    pub fn variability(&self) -> Variability {
+        match self.role {
+            Role::Parameter => Variability::Fixed,
+            Role::DiscreteOutput | Role::Mode => Variability::Discrete,
+            _ if self.ty != VarType::Float64 => Variability::Discrete,
+            _ => Variability::Continuous,
+        }
+    }
+    pub fn initial(&self) -> Option<Initial> {
+        match self.role {
+            Role::Time | Role::Input => None,
+            Role::Parameter | Role::State { .. } => Some(Initial::Exact),
+            Role::Output | Role::DiscreteOutput | Role::Derivative(_) | Role::Mode | Role::Indicator(_) => {
+                Some(Initial::Calculated)
+            }
         }
     }
     /// Whether the variable carries a start value in modelDescription.xml.
@@ -117,13 +116,6 @@ pub const UNITS: &[(&str, [i32; 4])] = &[
     ("N.m", [1, 2, -2, 0]),
     ("N.m.s/rad", [1, 2, -1, -1]),
 ];
-
-/// Which FMI interface an instance runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interface {
-    ModelExchange,
-    CoSimulation,
-}
 
 /// The static description of an exported model.
 #[derive(Debug)]

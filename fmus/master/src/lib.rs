@@ -1,3 +1,5 @@
+//! # stiction-fmi-master
+//!
 //! FMU-only co-simulation systems: several Co-Simulation FMUs (FMI 2.0 or 3.0) connected
 //! output to input by variable name and stepped by a master algorithm, as OMSimulator and
 //! FMPy do.
@@ -43,18 +45,17 @@
 //! steps the last one is shortened to end at stop_time, if every FMU declares
 //! canHandleVariableCommunicationStepSize="true"; otherwise every step keeps h (the run ends
 //! after stop_time) and `stiction check` warns, naming the FMUs that prevent it.
+#![deny(unsafe_code)]
 
-use super::archive::Archive;
-use super::description::{FmiVersion, Interface, ModelDescription, VarType};
-use super::{interfaces, json_number, notes, preload_list, FmiError, Instance};
-use crate::component::Diagnostic;
-use crate::error::{Error, Result};
-use crate::solver::{OutputSink, RunSummary};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use stiction_fmi_import::{interfaces, json_number, notes, preload_list, Instance};
+use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
+use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
+use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
 
 /// How the master orders the FMUs' steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,84 +78,6 @@ impl Algorithm {
 /// True if `text` is JSON with a top-level `"fmus"` object: an FMU-only system.
 pub fn is_fmu_system(text: &str) -> bool {
     serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("fmus").is_some())
-}
-
-/// What ModelStructure declares about one output's dependencies.
-#[derive(Clone, Debug, PartialEq)]
-enum Deps {
-    /// No `dependencies` attribute.
-    Unknown,
-    /// The variables (indices into `ModelDescription::variables`) it depends on.
-    On(Vec<usize>),
-}
-
-/// The parts of modelDescription.xml the master needs beyond [`ModelDescription`]:
-/// canGetAndSetFMUstate of the Co-Simulation interface and the outputs' dependencies.
-#[derive(Clone, Debug, Default)]
-struct Structure {
-    can_get_and_set_state: bool,
-    deps: HashMap<usize, Deps>,
-}
-
-fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<Structure, String> {
-    let doc = roxmltree::Document::parse(text).map_err(|e| format!("XML error: {e}"))?;
-    let root = doc.root_element();
-    let attr = match md.version {
-        FmiVersion::V2 => "canGetAndSetFMUstate",
-        FmiVersion::V3 => "canGetAndSetFMUState",
-    };
-    let can_get_and_set_state = root
-        .children()
-        .find(|n| n.has_tag_name("CoSimulation"))
-        .and_then(|n| n.attribute(attr))
-        .is_some_and(|v| v.trim() == "true");
-    let mut deps = HashMap::new();
-    // FMI 2.0 names variables by their 1-based position in ModelVariables (ModelDescription
-    // keeps every ScalarVariable in that order), FMI 3.0 by value reference.
-    let by_index = |s: &str| s.parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
-    let by_vr = |s: &str| {
-        s.parse::<u32>().ok().and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other))
-    };
-    let resolve: &dyn Fn(&str) -> Option<usize> = match md.version {
-        FmiVersion::V2 => &by_index,
-        FmiVersion::V3 => &by_vr,
-    };
-    if let Some(st) = root.children().find(|n| n.has_tag_name("ModelStructure")) {
-        let entries: Vec<(roxmltree::Node, &str)> = match md.version {
-            FmiVersion::V2 => st
-                .children()
-                .filter(|n| n.has_tag_name("Outputs"))
-                .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
-                .map(|u| (u, "index"))
-                .collect(),
-            FmiVersion::V3 => {
-                st.children().filter(|n| n.has_tag_name("Output")).map(|u| (u, "valueReference")).collect()
-            }
-        };
-        for (node, key) in entries {
-            let Some(out) = node.attribute(key).and_then(|s| resolve(s.trim())) else { continue };
-            let d = match node.attribute("dependencies") {
-                None => Deps::Unknown,
-                Some(list) => {
-                    let mut on = Vec::new();
-                    for tok in list.split_whitespace() {
-                        match resolve(tok) {
-                            Some(i) => on.push(i),
-                            None => {
-                                return Err(format!(
-                                    "ModelStructure: the dependencies of output '{}' name an unknown variable ({tok})",
-                                    md.variables[out].name
-                                ))
-                            }
-                        }
-                    }
-                    Deps::On(on)
-                }
-            };
-            deps.insert(out, d);
-        }
-    }
-    Ok(Structure { can_get_and_set_state, deps })
 }
 
 /// One FMU of the system.
@@ -343,7 +266,7 @@ fn count(m: &Map<String, Value>, at: &str, key: &str) -> Result<Option<usize>> {
 
 /// "fmu.variable" → (unit, variable index), naming `at` in errors; `want` is the causality
 /// the endpoint needs ("output" or "input").
-fn endpoint(units: &[Unit], text: &str, at: &str, want: &str) -> Result<(usize, usize)> {
+fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(usize, usize)> {
     let Some((fmu, var)) = text.split_once('.') else {
         return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{text}\"")));
     };
@@ -361,7 +284,7 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: &str) -> Result<(usize, 
     };
     let v = &md.variables[i];
     if v.causality != want {
-        let role = if want == "output" { "the source of a connection" } else { "the target of a connection" };
+        let role = if want == Causality::Output { "the source of a connection" } else { "the target of a connection" };
         return Err(Error::invalid(
             at,
             format!(
@@ -483,8 +406,8 @@ impl FmuSystem {
                     .ok_or_else(|| Error::invalid(format!("{at}.{key}"), "missing or not a string: \"fmu.variable\""))
             };
             let (from_s, to_s) = (text("from")?, text("to")?);
-            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), "output")?;
-            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), "input")?;
+            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), Causality::Output)?;
+            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), Causality::Input)?;
             let gain = match m.get("gain") {
                 None => 1.0,
                 Some(g) => g.as_f64().filter(|g| g.is_finite()).ok_or_else(|| {
@@ -750,7 +673,7 @@ impl FmuSystem {
     }
 
     /// What `stiction check` reports as warnings (each names its FMU): capabilities that
-    /// cannot be honoured or checked (see [`crate::fmi`]'s `notes`), what the FMUs'
+    /// cannot be honoured or checked (see [`stiction_fmi_import::notes`]), what the FMUs'
     /// modelDescription.xml lack, and a stop time the FMUs do not let the master reach exactly.
     /// `stiction run` prints them on standard error.
     pub fn warnings(&self) -> Vec<String> {
@@ -1278,8 +1201,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
                         pat,
                         format!(
                             "{shown} has no variable '{k}' (parameters: {}; inputs: {})",
-                            md.names_with("parameter"),
-                            md.names_with("input")
+                            md.names_with(Causality::Parameter),
+                            md.names_with(Causality::Input)
                         ),
                     ));
                 };
@@ -1304,7 +1227,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     }
     let err = |e: FmiError| Error::invalid(&at, e.to_string());
     let libs = preload_list(m.get("preload"), base, &format!("{at}.preload"))?;
-    super::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
+    stiction_fmi_import::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
     let mut fmu = Instance::new(archive, Interface::CoSimulation, name).map_err(err)?;
     for (pat, ty, vr, x) in starts {
         fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(pat, e.to_string()))?;
@@ -1381,7 +1304,7 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
                 format!(
                     "{} ('{fmu}') has no variable '{var}' (outputs: {})",
                     units[u].fmu.label,
-                    md.names_with("output")
+                    md.names_with(Causality::Output)
                 ),
             ));
         };
@@ -1425,27 +1348,5 @@ mod tests {
         assert_eq!(gauss_seidel_order(&[1, 0], &[(0, 1, true), (1, 0, false)]), vec![0, 1]);
         // A cycle downstream of a source.
         assert_eq!(gauss_seidel_order(&[2, 1, 0], &[(0, 1, true), (1, 2, true), (2, 1, true)]), vec![0, 2, 1]);
-    }
-
-    #[test]
-    fn dependencies_are_read_from_model_structure() {
-        let text = r#"<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g">
-  <CoSimulation modelIdentifier="M" canGetAndSetFMUstate="true"/>
-  <ModelVariables>
-    <ScalarVariable name="u" valueReference="1" causality="input"><Real start="0"/></ScalarVariable>
-    <ScalarVariable name="y" valueReference="2" causality="output"><Real/></ScalarVariable>
-    <ScalarVariable name="z" valueReference="3" causality="output"><Real/></ScalarVariable>
-    <ScalarVariable name="w" valueReference="4" causality="output"><Real/></ScalarVariable>
-  </ModelVariables>
-  <ModelStructure><Outputs><Unknown index="2" dependencies="1"/><Unknown index="3" dependencies=""/><Unknown index="4"/></Outputs></ModelStructure>
-</fmiModelDescription>"#;
-        let md = ModelDescription::parse(text).unwrap();
-        let s = read_structure(text, &md).unwrap();
-        assert!(s.can_get_and_set_state);
-        assert_eq!(s.deps[&1], Deps::On(vec![0]));
-        assert_eq!(s.deps[&2], Deps::On(vec![]));
-        assert_eq!(s.deps[&3], Deps::Unknown);
-        let bad = text.replace("dependencies=\"1\"", "dependencies=\"9\"");
-        assert!(read_structure(&bad, &md).unwrap_err().contains("unknown variable (9)"));
     }
 }

@@ -1,8 +1,9 @@
 //! An .fmu unpacked into a private temporary directory (removed when the [`Archive`] is
 //! dropped), with its modelDescription.xml parsed.
 
-use super::description::{FmiVersion, Interface, ModelDescription};
-use super::FmiError;
+use crate::description::ModelDescription;
+use crate::vocab::{FmiVersion, Interface};
+use crate::FmiError;
 use std::path::{Path, PathBuf};
 
 /// An unpacked FMU.

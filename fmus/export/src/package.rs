@@ -2,13 +2,22 @@
 //! values the binary reads (resources/stiction-start.txt) and documentation/index.html.
 
 use crate::instance::models;
-use crate::model::{guid, start_file, Interface, ModelInfo, Type};
-use crate::xml::{escape, model_description, number, FmiVersion, Interfaces};
-use std::io::Write;
+use crate::model::{guid, start_file, Interface, ModelInfo, Role, VarType, UNITS};
 use std::path::{Path, PathBuf};
+use stiction_fmi_schema::write::{escape, number, write_fmu, Description, Entry, ScalarVariable};
+use stiction_fmi_schema::{Capabilities, DefaultExperiment, FmiVersion, Interfaces};
 
 /// File name of the shared library cargo builds for this crate.
 pub const LIBRARY: &str = "libstiction_fmus.so";
+
+/// `<LogCategories>` of every exported model (the binary logs under these names).
+const LOG_CATEGORIES: &[(&str, &str)] = &[
+    ("logEvents", "events of the hybrid model (debug logging)"),
+    ("logStatusWarning", "warnings"),
+    ("logStatusDiscard", "discarded calls"),
+    ("logStatusError", "errors: illegal calls, invalid arguments, failed steps"),
+    ("logStatusFatal", "fatal errors"),
+];
 
 /// What to export.
 #[derive(Clone, Debug)]
@@ -58,16 +67,16 @@ impl Export {
             return Err(format!("--param {name}: {name} is calculated by the model and has no start value"));
         }
         let x = match var.ty {
-            Type::Boolean => match value {
+            VarType::Boolean => match value {
                 "true" | "1" => 1.0,
                 "false" | "0" => 0.0,
                 _ => return Err(format!("--param {name}: expected true or false, got {value:?}")),
             },
-            Type::Integer => value
+            VarType::Int32 => value
                 .parse::<i32>()
                 .map(f64::from)
                 .map_err(|_| format!("--param {name}: expected an integer, got {value:?}"))?,
-            Type::Real => match value.parse::<f64>() {
+            VarType::Float64 | VarType::Other => match value.parse::<f64>() {
                 Ok(x) if x.is_finite() => x,
                 _ => return Err(format!("--param {name}: expected a finite number, got {value:?}")),
             },
@@ -101,7 +110,82 @@ impl Export {
     }
 
     pub fn model_description(&self) -> String {
-        model_description(self.model, self.version, self.interfaces, &self.starts, &self.guid())
+        let token = self.guid();
+        let tool = concat!("stiction ", env!("CARGO_PKG_VERSION"));
+        self.description(&token, tool).to_xml()
+    }
+
+    /// The variables the description lists: the Model-Exchange-only ones only when Model
+    /// Exchange is declared.
+    fn listed(&self) -> Vec<usize> {
+        let vars = self.model.variables;
+        (0..vars.len()).filter(|&i| self.interfaces.model_exchange || !vars[i].me_only()).collect()
+    }
+
+    /// Nominal value of each state variable (by value reference), from the model at the start
+    /// values; 1 (not written) when the model gives none.
+    fn nominals(&self) -> Vec<(usize, f64)> {
+        let states = self.model.states();
+        let mut n = vec![1.0; states.len()];
+        if let Some(m) = models().into_iter().find(|m| m.info().identifier == self.model.identifier) {
+            m.nominals(&self.starts, &mut n);
+        }
+        states.into_iter().zip(n).collect()
+    }
+
+    /// modelDescription.xml's content, from the model's variable table and the start values.
+    fn description<'a>(&'a self, token: &'a str, tool: &'a str) -> Description<'a> {
+        let m = self.model;
+        let nominals = self.nominals();
+        let variables = self
+            .listed()
+            .into_iter()
+            .map(|vr| {
+                let v = &m.variables[vr];
+                ScalarVariable {
+                    name: v.name,
+                    vr: vr as u32,
+                    ty: v.ty,
+                    causality: v.causality(),
+                    variability: v.variability(),
+                    initial: v.initial(),
+                    start: v.has_start().then(|| self.starts[vr]),
+                    unit: v.unit,
+                    description: v.description,
+                    nominal: nominals.iter().find(|(s, _)| *s == vr).map(|(_, n)| *n).filter(|n| *n != 1.0),
+                    derivative_of: match v.role {
+                        Role::Derivative(state) => Some(state),
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        let me = self.interfaces.model_exchange;
+        let vrs = |v: Vec<usize>| v.into_iter().map(|vr| vr as u32).collect();
+        // Every instance can save, restore and serialize its state; nothing else optional.
+        let caps = Capabilities { can_get_and_set_state: true, can_serialize_state: true, ..Capabilities::default() };
+        Description {
+            version: self.version,
+            interfaces: self.interfaces,
+            model_name: m.identifier,
+            token,
+            description: m.description,
+            generation_tool: tool,
+            model_exchange: caps,
+            co_simulation: Capabilities { variable_step: true, ..caps },
+            event_indicators: m.event_indicators,
+            units: UNITS,
+            log_categories: LOG_CATEGORIES,
+            default_experiment: DefaultExperiment {
+                start_time: Some(0.0),
+                stop_time: Some(m.default_stop),
+                tolerance: None,
+                step_size: Some(m.default_step),
+            },
+            variables,
+            derivatives: if me { vrs(m.derivatives()) } else { Vec::new() },
+            indicators: if me { vrs(m.indicators()) } else { Vec::new() },
+        }
     }
 
     /// documentation/index.html: the model's text and its variable table.
@@ -137,29 +221,14 @@ impl Export {
     pub fn write(&self, library: &Path, out: &Path) -> Result<(), String> {
         self.validate()?;
         let binary = std::fs::read(library).map_err(|e| format!("{}: {e}", library.display()))?;
-        let platform = match self.version {
-            FmiVersion::V2 => "linux64",
-            FmiVersion::V3 => "x86_64-linux",
-        };
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let mut zip = zip::ZipWriter::new(file);
-        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-        let exe = opts.unix_permissions(0o755);
-        let entries: [(String, Vec<u8>, zip::write::SimpleFileOptions); 4] = [
-            ("modelDescription.xml".into(), self.model_description().into_bytes(), opts),
-            (format!("binaries/{platform}/{}.so", self.model.identifier), binary, exe),
-            ("resources/stiction-start.txt".into(), start_file(self.model, &self.starts).into_bytes(), opts),
-            ("documentation/index.html".into(), self.documentation().into_bytes(), opts),
+        let entry = |name: String, data: Vec<u8>, executable: bool| Entry { name, data, executable };
+        let entries = [
+            entry("modelDescription.xml".into(), self.model_description().into_bytes(), false),
+            entry(format!("binaries/{}/{}.so", self.version.platform(), self.model.identifier), binary, true),
+            entry("resources/stiction-start.txt".into(), start_file(self.model, &self.starts).into_bytes(), false),
+            entry("documentation/index.html".into(), self.documentation().into_bytes(), false),
         ];
-        for (name, data, o) in entries {
-            zip.start_file(name.as_str(), o).map_err(|e| format!("{}: {e}", out.display()))?;
-            zip.write_all(&data).map_err(|e| format!("{}: {e}", out.display()))?;
-        }
-        zip.finish().map_err(|e| format!("{}: {e}", out.display()))?;
-        Ok(())
+        write_fmu(out, &entries)
     }
 }
 

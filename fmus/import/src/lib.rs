@@ -1,9 +1,11 @@
+//! # stiction-fmi-import
+//!
 //! FMU import: Functional Mock-up Units (FMI 2.0 and FMI 3.0, Co-Simulation and Model
 //! Exchange; Linux x86-64 binaries) as components of a network.
 //!
-//! * [`archive`]: the .fmu unpacked into a private temporary directory, removed on drop;
-//! * [`description`]: modelDescription.xml (version, interfaces, variables, states,
-//!   default experiment);
+//! * [`archive`], [`description`] (from `stiction-fmi-schema`): the .fmu unpacked into a
+//!   private temporary directory, removed on drop; its modelDescription.xml (version,
+//!   interfaces, variables, states, default experiment);
 //! * `binary`: the shared library and one instance (all `unsafe` code is there), with the
 //!   FMU's log messages collected per instance and attached to every error;
 //! * [`mapping`]: FMU variables → scalar ports, checked against the description;
@@ -46,77 +48,26 @@
 //! impedance handles its events at the end of the step in which they occur, at the first
 //! stage of the next step, and an event that changes an impedance's continuous states is
 //! an error (the network owns those states and an impedance cannot write them).
+#![deny(unsafe_code)]
 
-pub mod archive;
 mod binary;
 mod cs;
-pub mod description;
 pub mod mapping;
-pub mod master;
 mod me;
 
 pub use binary::preload;
 pub use binary::{status_name, EventInfo, Instance};
-pub use description::{Capabilities, DefaultExperiment, FmiVersion, Interface, ModelDescription, VarType, Variable};
 pub use mapping::{PortMap, Role, VarRef};
+pub use stiction_fmi_schema::{archive, description};
+pub use stiction_fmi_schema::{
+    Archive, Capabilities, Causality, DefaultExperiment, FmiError, FmiVersion, Initial, Interface, Interfaces,
+    ModelDescription, VarType, Variability, Variable,
+};
 
-use crate::component::{Diagnostic, Probe, SignalInfo};
-use crate::error::{Error, Result};
-use crate::solver::Method;
-use crate::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use mapping::{MappingSpec, Quantity};
-use std::fmt;
 use std::path::Path;
-
-/// An error of an FMU: which FMU (model identifier and file), which FMI function, what
-/// happened, and the messages the FMU logged.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FmiError {
-    /// "FMU 'StictionGear' (path/StictionGear.fmu)" or "FMU file path.fmu".
-    pub fmu: String,
-    pub function: Option<String>,
-    pub message: String,
-    pub log: Vec<String>,
-}
-
-impl FmiError {
-    /// An error of `fmu` (a label), in `function` if given.
-    pub fn new(fmu: &str, function: Option<&str>, message: impl Into<String>) -> FmiError {
-        FmiError {
-            fmu: fmu.to_string(),
-            function: function.map(str::to_string),
-            message: message.into(),
-            log: Vec::new(),
-        }
-    }
-
-    /// An error about the .fmu file itself (before its model identifier is known).
-    pub fn file(shown: &str, message: impl Into<String>) -> FmiError {
-        FmiError::new(&format!("FMU file {shown}"), None, message)
-    }
-
-    /// Attach the FMU's log messages.
-    pub fn with_log(mut self, log: Vec<String>) -> FmiError {
-        self.log = log;
-        self
-    }
-}
-
-impl fmt::Display for FmiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.fmu)?;
-        if let Some(func) = &self.function {
-            write!(f, "{func} ")?;
-        }
-        f.write_str(&self.message)?;
-        if !self.log.is_empty() {
-            write!(f, "; FMU log: {}", self.log.join(" | "))?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for FmiError {}
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::{Diagnostic, Error, Method, Probe, Result, SignalInfo};
 
 /// The solver settings a component learns in `prepare`, and the communication step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -202,11 +153,11 @@ impl SignalTable {
             }
             let name: &'static str = Box::leak(v.name.clone().into_boxed_str());
             let unit: &'static str = Box::leak(v.unit.clone().unwrap_or_default().into_boxed_str());
-            let doc = match (v.causality.as_str(), fed.is_some()) {
+            let doc = match (v.causality, fed.is_some()) {
                 (_, true) => "FMU input fed from a port (at an output instant: the value the port gives now)",
-                ("input", false) => "FMU input",
-                ("output", false) => "FMU output",
-                ("parameter", false) => "FMU parameter",
+                (Causality::Input, false) => "FMU input",
+                (Causality::Output, false) => "FMU output",
+                (Causality::Parameter, false) => "FMU parameter",
                 _ => "FMU variable",
             };
             infos.push(SignalInfo::new(name, 1, unit, doc));
@@ -273,7 +224,7 @@ impl SignalTable {
 }
 
 /// Read a start value from JSON: a finite number, or a boolean.
-fn json_number(v: &serde_json::Value) -> Option<f64> {
+pub fn json_number(v: &serde_json::Value) -> Option<f64> {
     match v {
         serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         _ => v.as_f64().filter(|x| x.is_finite()),
@@ -299,7 +250,7 @@ pub(crate) struct Loaded {
 /// network steps a Co-Simulation FMU with one constant H, and the master shortens its last step
 /// only when every FMU declares it; fmi2CompletedIntegratorStep is always called, which
 /// completedIntegratorStepNotNeeded allows; directional derivatives are never used.
-pub(crate) fn notes(md: &ModelDescription, interface: Interface) -> Vec<Diagnostic> {
+pub fn notes(md: &ModelDescription, interface: Interface) -> Vec<Diagnostic> {
     let caps = md.capabilities(interface);
     let mut out = Vec::new();
     let declared = caps.declared(interface);
@@ -324,7 +275,7 @@ pub(crate) fn notes(md: &ModelDescription, interface: Interface) -> Vec<Diagnost
 
 /// The `preload` parameter: library paths (relative to the JSON file when they contain a
 /// '/') or library names for the dynamic loader's search; `at` names it in errors.
-pub(crate) fn preload_list(v: Option<&serde_json::Value>, base: &Path, at: &str) -> Result<Vec<std::path::PathBuf>> {
+pub fn preload_list(v: Option<&serde_json::Value>, base: &Path, at: &str) -> Result<Vec<std::path::PathBuf>> {
     let Some(v) = v else { return Ok(Vec::new()) };
     let items = match v {
         serde_json::Value::String(s) => vec![s.clone()],
@@ -394,7 +345,7 @@ fn build(p: &mut Params) -> Result<Built> {
         let Some(i) = md.find(k) else {
             return Err(Error::invalid(
                 at,
-                format!("{label} has no variable '{k}' (parameters: {})", md.names_with("parameter")),
+                format!("{label} has no variable '{k}' (parameters: {})", md.names_with(Causality::Parameter)),
             ));
         };
         let var = &md.variables[i];
@@ -425,7 +376,7 @@ fn build(p: &mut Params) -> Result<Built> {
 }
 
 /// "Co-Simulation (StictionGear), Model Exchange (StictionGear)".
-fn interfaces(md: &ModelDescription) -> String {
+pub fn interfaces(md: &ModelDescription) -> String {
     let mut v = Vec::new();
     if let Some(id) = &md.co_simulation {
         v.push(format!("Co-Simulation (modelIdentifier {id})"));
@@ -529,10 +480,7 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
     if let Some(g) = &md.generation_tool {
         let _ = writeln!(s, "  generated by: {g}");
     }
-    let token = match md.version {
-        FmiVersion::V2 => "guid",
-        FmiVersion::V3 => "instantiationToken",
-    };
+    let token = md.version.token_attribute();
     let _ = writeln!(s, "  {token}: {}", md.token);
     let _ = writeln!(s, "  interfaces: {}", interfaces(md));
     for (interface, present) in
@@ -578,8 +526,8 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
             [
                 v.name.clone(),
                 v.vr.to_string(),
-                v.causality.clone(),
-                v.variability.clone(),
+                v.causality.to_string(),
+                v.variability.to_string(),
                 v.type_name.clone(),
                 v.start.clone().unwrap_or_else(|| "-".into()),
                 v.unit.clone().unwrap_or_else(|| "-".into()),

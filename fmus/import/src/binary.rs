@@ -19,14 +19,12 @@
 //! loaded and the callbacks alive for as long as the instance exists.
 #![allow(unsafe_code)]
 
-use super::archive::Archive;
-use super::description::{FmiVersion, Interface, VarType};
-use super::FmiError;
 use fmi_sys::{fmi2, fmi3};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
+use stiction_fmi_schema::{Archive, FmiError, FmiVersion, Interface, VarType};
 
 type Handle = *mut c_void;
 /// fmi2Status / fmi3Status (both C enums, `unsigned int` as bindgen maps them).

@@ -1,15 +1,15 @@
 //! A Model Exchange FMU (FMI 2.0 or 3.0) as an admittance or an impedance: its continuous
 //! states are the component's states, integrated by the network's RK4 or Euler; an
 //! admittance's state and time events are located within the step, an impedance's handled
-//! at the step end (see the module documentation of [`crate::fmi`]).
+//! at the step end (see the module documentation of [`crate`]).
 
-use super::mapping::{PortMap, Quantity, Role};
-use super::{Clock, FmiError, FmiVersion, Instance, Loaded, SignalTable};
-use crate::component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo};
-use crate::port::{Domain, Force, Layout, Motion, PortInfo};
-use crate::solver::Method;
-use crate::system::Built;
+use crate::mapping::{PortMap, Quantity, Role};
+use crate::{Clock, FmiError, FmiVersion, Instance, Loaded, SignalTable};
 use std::sync::{Mutex, MutexGuard};
+use stiction_framework::system::Built;
+use stiction_framework::{
+    Admittance, Diagnostic, Domain, Fault, Force, Impedance, Layout, Method, Motion, PortInfo, Probe, SignalInfo,
+};
 
 /// Event iterations (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates calls) allowed at one event.
 const MAX_EVENT_ITERATIONS: usize = 100;
@@ -81,7 +81,7 @@ pub(crate) struct ModelEx {
     signals: SignalTable,
     /// Continuous states after initialization.
     x0: Vec<f64>,
-    /// Capabilities and description warnings (`super::notes`).
+    /// Capabilities and description warnings (`crate::notes`).
     notes: Vec<Diagnostic>,
     rt: Mutex<Runtime>,
 }
@@ -198,7 +198,7 @@ impl ModelEx {
     ) -> Result<(), FmiError> {
         let mut i = 0;
         for (p, port) in self.ports.iter().enumerate() {
-            let quantities: &[(Quantity, &Option<super::VarRef>)] = match self.role {
+            let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
                 Role::Impedance => &[(Quantity::Position, &port.position), (Quantity::Velocity, &port.velocity)],
             };
@@ -390,7 +390,7 @@ impl Admittance for MeAdmittance {
     /// Position and velocity from the mapped states (0 when not mapped).
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         let p = &self.0.ports[port];
-        let get = |r: &Option<super::VarRef>| r.as_ref().and_then(|r| r.state.map(|s| r.sign * x[s])).unwrap_or(0.0);
+        let get = |r: &Option<crate::VarRef>| r.as_ref().and_then(|r| r.state.map(|s| r.sign * x[s])).unwrap_or(0.0);
         Motion::scalar(get(&p.position), get(&p.velocity))
     }
     /// SetTime, SetContinuousStates, the force inputs, GetDerivatives.

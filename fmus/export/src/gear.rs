@@ -11,7 +11,7 @@
 //!   while stuck (the applied torque leaving the static set (23)). At an event,
 //!   fmi2NewDiscreteStates resets v to 0.0 and picks stuck, forward or backward sliding.
 
-use crate::model::{substeps, Check, EventUpdate, Interface, Model, ModelInfo, Role, Type, Variable};
+use crate::model::{substeps, Check, EventUpdate, Interface, Model, ModelInfo, Role, VarType, Variable};
 use stiction_components::efficiency::{asymmetry_from_efficiencies, big_phi, phi, rho_hat};
 use stiction_components::gear::{mode, Gear as GearComponent, GearModel};
 
@@ -40,20 +40,27 @@ pub mod vr {
 }
 
 const VARIABLES: &[Variable] = &[
-    Variable::new("time", Type::Real, Role::Time, 0.0, "s", "simulation time"),
+    Variable::new("time", VarType::Float64, Role::Time, 0.0, "s", "simulation time"),
     Variable::new(
         "m",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         1.0,
         "kg.m2",
         "input-side inertia referred to the output shaft, > 0",
     ),
-    Variable::new("M", Type::Real, Role::Parameter, 1.0, "kg.m2", "output-side inertia, > 0"),
-    Variable::new("gamma_u", Type::Real, Role::Parameter, 0.2, "", "asymmetry coefficient of the input torque (14)"),
+    Variable::new("M", VarType::Float64, Role::Parameter, 1.0, "kg.m2", "output-side inertia, > 0"),
+    Variable::new(
+        "gamma_u",
+        VarType::Float64,
+        Role::Parameter,
+        0.2,
+        "",
+        "asymmetry coefficient of the input torque (14)",
+    ),
     Variable::new(
         "gamma_v",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         0.5,
         "",
@@ -61,7 +68,7 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "use_efficiency",
-        Type::Boolean,
+        VarType::Boolean,
         Role::Parameter,
         0.0,
         "",
@@ -69,7 +76,7 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "eta_f",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         0.9,
         "",
@@ -77,7 +84,7 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "eta_b",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         0.8,
         "",
@@ -85,7 +92,7 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "damping",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         0.0,
         "N.m.s/rad",
@@ -93,31 +100,45 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "substep",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         1e-3,
         "s",
         "Co-Simulation: internal fixed step of the implicit-Euler step (44)",
     ),
-    Variable::new("fu", Type::Real, Role::Input, 0.0, "N.m", "actuator torque, referred to the output shaft"),
-    Variable::new("fv", Type::Real, Role::Input, 0.0, "N.m", "torque the output shaft applies to its load"),
-    Variable::new("q", Type::Real, Role::State { output: true }, 0.0, "rad", "output angle"),
-    Variable::new("v", Type::Real, Role::State { output: true }, 0.0, "rad/s", "output speed (exactly 0 while stuck)"),
+    Variable::new("fu", VarType::Float64, Role::Input, 0.0, "N.m", "actuator torque, referred to the output shaft"),
+    Variable::new("fv", VarType::Float64, Role::Input, 0.0, "N.m", "torque the output shaft applies to its load"),
+    Variable::new("q", VarType::Float64, Role::State { output: true }, 0.0, "rad", "output angle"),
+    Variable::new(
+        "v",
+        VarType::Float64,
+        Role::State { output: true },
+        0.0,
+        "rad/s",
+        "output speed (exactly 0 while stuck)",
+    ),
     Variable::new(
         "lambda",
-        Type::Real,
+        VarType::Float64,
         Role::Output,
         0.0,
         "N.m",
         "internal force lambda of (14b) (Co-Simulation: over the last sub-step)",
     ),
-    Variable::new("mode", Type::Integer, Role::DiscreteOutput, 0.0, "", "0 stuck, +1 forward driving, -1 back driving"),
-    Variable::new("der(q)", Type::Real, Role::Derivative(vr::Q as u32), 0.0, "rad/s", "dq/dt"),
-    Variable::new("der(v)", Type::Real, Role::Derivative(vr::V as u32), 0.0, "rad/s2", "dv/dt"),
-    Variable::new("slide", Type::Integer, Role::Mode, 0.0, "", "hybrid mode: 0 stuck, +1/-1 sliding forward/backward"),
+    Variable::new(
+        "mode",
+        VarType::Int32,
+        Role::DiscreteOutput,
+        0.0,
+        "",
+        "0 stuck, +1 forward driving, -1 back driving",
+    ),
+    Variable::new("der(q)", VarType::Float64, Role::Derivative(vr::Q as u32), 0.0, "rad/s", "dq/dt"),
+    Variable::new("der(v)", VarType::Float64, Role::Derivative(vr::V as u32), 0.0, "rad/s2", "dv/dt"),
+    Variable::new("slide", VarType::Int32, Role::Mode, 0.0, "", "hybrid mode: 0 stuck, +1/-1 sliding forward/backward"),
     Variable::new(
         "z1",
-        Type::Real,
+        VarType::Float64,
         Role::Indicator(0),
         0.0,
         "",
@@ -125,7 +146,7 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "z2",
-        Type::Real,
+        VarType::Float64,
         Role::Indicator(1),
         0.0,
         "",

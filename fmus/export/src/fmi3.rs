@@ -7,7 +7,7 @@
 
 use crate::ffi::{self, c_text, null, slice, string, with_instance};
 use crate::instance::{resolve, resource_dir, Instance, Status, Version};
-use crate::model::{Interface, Type};
+use crate::model::{Interface, VarType};
 use std::ffi::{c_char, c_int, c_void};
 
 type Inst = *mut c_void;
@@ -243,7 +243,7 @@ unsafe fn get<T>(
     n: usize,
     out: *mut T,
     nv: usize,
-    ty: Type,
+    ty: VarType,
     put: impl Fn(f64) -> T,
 ) -> Fmi3Status {
     if nv != n {
@@ -262,7 +262,7 @@ unsafe fn set<T: Copy>(
     n: usize,
     v: *const T,
     nv: usize,
-    ty: Type,
+    ty: VarType,
     take: impl Fn(T) -> f64,
 ) -> Fmi3Status {
     if nv != n {
@@ -277,37 +277,37 @@ unsafe fn set<T: Copy>(
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetFloat64(c: Inst, vr: *const Vr, n: usize, v: *mut f64, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi3GetFloat64", c, vr, n, v, nv, Type::Real, |x| x) }
+    unsafe { get("fmi3GetFloat64", c, vr, n, v, nv, VarType::Float64, |x| x) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetFloat64(c: Inst, vr: *const Vr, n: usize, v: *const f64, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi3SetFloat64", c, vr, n, v, nv, Type::Real, |x| x) }
+    unsafe { set("fmi3SetFloat64", c, vr, n, v, nv, VarType::Float64, |x| x) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetInt32(c: Inst, vr: *const Vr, n: usize, v: *mut i32, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi3GetInt32", c, vr, n, v, nv, Type::Integer, |x| x as i32) }
+    unsafe { get("fmi3GetInt32", c, vr, n, v, nv, VarType::Int32, |x| x as i32) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetInt32(c: Inst, vr: *const Vr, n: usize, v: *const i32, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi3SetInt32", c, vr, n, v, nv, Type::Integer, f64::from) }
+    unsafe { set("fmi3SetInt32", c, vr, n, v, nv, VarType::Int32, f64::from) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetBoolean(c: Inst, vr: *const Vr, n: usize, v: *mut bool, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { get("fmi3GetBoolean", c, vr, n, v, nv, Type::Boolean, |x| x != 0.0) }
+    unsafe { get("fmi3GetBoolean", c, vr, n, v, nv, VarType::Boolean, |x| x != 0.0) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetBoolean(c: Inst, vr: *const Vr, n: usize, v: *const bool, nv: usize) -> Fmi3Status {
     // SAFETY: forwarded FMI arguments.
-    unsafe { set("fmi3SetBoolean", c, vr, n, v, nv, Type::Boolean, |x| f64::from(u8::from(x))) }
+    unsafe { set("fmi3SetBoolean", c, vr, n, v, nv, VarType::Boolean, |x| f64::from(u8::from(x))) }
 }
 
 /// Getters and setters of types the models do not use: nvr = 0 is OK, anything else is an

@@ -3,7 +3,7 @@
  * fmi2CallbackLogger is variadic: the message is a printf format and the arguments follow
  * it. Stable Rust cannot define a variadic function, so this shim formats the message with
  * vsnprintf and passes the finished text to the Rust side (stiction_fmi2_log_sink in
- * framework/src/fmi/binary.rs), which files it with the instance that logged it. */
+ * fmus/import/src/binary.rs), which files it with the instance that logged it. */
 #include <stdarg.h>
 #include <stdio.h>
 

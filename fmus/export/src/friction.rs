@@ -13,7 +13,7 @@
 //! Laws (`law`): 1 Coulomb F plus viscosity D; 2 Stribeck
 //! g(s) = F + (Fs − F) exp(−(s/vs)^exponent) plus viscosity D.
 
-use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, Type, Variable};
+use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, Variable};
 use nalgebra::Vector3;
 use stiction_components::friction_law::{DryLaw, FrictionLaw};
 use stiction_components::model_c::model_c_step;
@@ -37,11 +37,11 @@ pub mod vr {
 }
 
 const VARIABLES: &[Variable] = &[
-    Variable::new("time", Type::Real, Role::Time, 0.0, "s", "simulation time"),
-    Variable::new("K", Type::Real, Role::Parameter, 3e4, "N/m", "presliding stiffness, > 0"),
+    Variable::new("time", VarType::Float64, Role::Time, 0.0, "s", "simulation time"),
+    Variable::new("K", VarType::Float64, Role::Parameter, 3e4, "N/m", "presliding stiffness, > 0"),
     Variable::new(
         "B",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         300.0,
         "N.s/m",
@@ -49,37 +49,58 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "law",
-        Type::Integer,
+        VarType::Int32,
         Role::Parameter,
         1.0,
         "",
         "friction law: 1 Coulomb (+ viscous D), 2 Stribeck (+ viscous D)",
     ),
-    Variable::new("F", Type::Real, Role::Parameter, 5.0, "N", "Coulomb (kinetic) friction level, >= 0"),
-    Variable::new("Fs", Type::Real, Role::Parameter, 7.5, "N", "Stribeck law: breakaway level at zero speed, >= F"),
-    Variable::new("vs", Type::Real, Role::Parameter, 0.1, "m/s", "Stribeck law: Stribeck speed, > 0"),
+    Variable::new("F", VarType::Float64, Role::Parameter, 5.0, "N", "Coulomb (kinetic) friction level, >= 0"),
+    Variable::new(
+        "Fs",
+        VarType::Float64,
+        Role::Parameter,
+        7.5,
+        "N",
+        "Stribeck law: breakaway level at zero speed, >= F",
+    ),
+    Variable::new("vs", VarType::Float64, Role::Parameter, 0.1, "m/s", "Stribeck law: Stribeck speed, > 0"),
     Variable::new(
         "exponent",
-        Type::Real,
+        VarType::Float64,
         Role::Parameter,
         2.0,
         "",
         "Stribeck law: shape exponent of exp(-(v/vs)^exponent), > 0",
     ),
-    Variable::new("D", Type::Real, Role::Parameter, 0.0, "N.s/m", "viscous friction coefficient, >= 0"),
-    Variable::new("substep", Type::Real, Role::Parameter, 1e-3, "s", "Co-Simulation: internal fixed step of (38)"),
-    Variable::new("v", Type::Real, Role::Input, 0.0, "m/s", "sliding velocity (of the body relative to the surface)"),
+    Variable::new("D", VarType::Float64, Role::Parameter, 0.0, "N.s/m", "viscous friction coefficient, >= 0"),
+    Variable::new(
+        "substep",
+        VarType::Float64,
+        Role::Parameter,
+        1e-3,
+        "s",
+        "Co-Simulation: internal fixed step of (38)",
+    ),
+    Variable::new(
+        "v",
+        VarType::Float64,
+        Role::Input,
+        0.0,
+        "m/s",
+        "sliding velocity (of the body relative to the surface)",
+    ),
     Variable::new(
         "f",
-        Type::Real,
+        VarType::Float64,
         Role::Output,
         0.0,
         "N",
         "friction force resisting v (the body receives -f); Co-Simulation: over the last sub-step",
     ),
-    Variable::new("e", Type::Real, Role::State { output: true }, 0.0, "m", "presliding deflection e"),
-    Variable::new("stuck", Type::Boolean, Role::DiscreteOutput, 0.0, "", "true while in static friction"),
-    Variable::new("der(e)", Type::Real, Role::Derivative(vr::E as u32), 0.0, "m/s", "de/dt"),
+    Variable::new("e", VarType::Float64, Role::State { output: true }, 0.0, "m", "presliding deflection e"),
+    Variable::new("stuck", VarType::Boolean, Role::DiscreteOutput, 0.0, "", "true while in static friction"),
+    Variable::new("der(e)", VarType::Float64, Role::Derivative(vr::E as u32), 0.0, "m/s", "de/dt"),
 ];
 
 pub static INFO: ModelInfo = ModelInfo {

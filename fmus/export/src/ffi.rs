@@ -240,7 +240,7 @@ pub unsafe fn get_values<T>(
     vr: *const u32,
     n: usize,
     out: *mut T,
-    ty: crate::model::Type,
+    ty: crate::model::VarType,
     put: impl Fn(f64) -> T,
 ) -> Status {
     // SAFETY: forwarded; `with_instance` checks the handle.
@@ -269,7 +269,7 @@ pub unsafe fn set_values<T: Copy>(
     vr: *const u32,
     n: usize,
     values: *const T,
-    ty: crate::model::Type,
+    ty: crate::model::VarType,
     take: impl Fn(T) -> f64,
 ) -> Status {
     // SAFETY: forwarded; `with_instance` checks the handle.

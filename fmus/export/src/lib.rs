@@ -8,7 +8,8 @@
 //!   `StictionFrictionMass`;
 //! * [`instance`]: the FMI state machine and argument checks, once, in safe Rust;
 //! * `fmi2`, `fmi3`, `ffi`: the C entry points (the only `unsafe` code);
-//! * [`xml`], [`package`]: modelDescription.xml from the same table, and the .fmu zip.
+//! * [`package`]: modelDescription.xml from the same table (written by
+//!   `stiction_fmi_schema::write`), and the .fmu zip.
 //!
 //! One shared library serves all three models: the binary is copied into each .fmu under
 //! the model's identifier, and instantiate selects the model by the GUID /
@@ -24,7 +25,6 @@ pub mod gear;
 pub mod instance;
 pub mod model;
 pub mod package;
-pub mod xml;
 
 pub use package::{find_library, find_model, Export};
-pub use xml::{FmiVersion, Interfaces};
+pub use stiction_fmi_schema::{FmiVersion, Interfaces};

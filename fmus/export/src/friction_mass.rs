@@ -6,7 +6,7 @@
 //! the slider (held exactly while stuck).
 
 use crate::friction::law;
-use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, Type, Variable};
+use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, Variable};
 use nalgebra::Vector3;
 use stiction_components::model_d::ModelD;
 
@@ -27,30 +27,44 @@ pub mod vr {
 }
 
 const VARIABLES: &[Variable] = &[
-    Variable::new("time", Type::Real, Role::Time, 0.0, "s", "simulation time"),
-    Variable::new("mass", Type::Real, Role::Parameter, 1.0, "kg", "mass M, > 0"),
-    Variable::new("K", Type::Real, Role::Parameter, 1e4, "N/m", "stiffness between the mass and the slider, > 0"),
-    Variable::new("B", Type::Real, Role::Parameter, 200.0, "N.s/m", "damping between the mass and the slider, >= 0"),
+    Variable::new("time", VarType::Float64, Role::Time, 0.0, "s", "simulation time"),
+    Variable::new("mass", VarType::Float64, Role::Parameter, 1.0, "kg", "mass M, > 0"),
+    Variable::new("K", VarType::Float64, Role::Parameter, 1e4, "N/m", "stiffness between the mass and the slider, > 0"),
+    Variable::new(
+        "B",
+        VarType::Float64,
+        Role::Parameter,
+        200.0,
+        "N.s/m",
+        "damping between the mass and the slider, >= 0",
+    ),
     Variable::new(
         "law",
-        Type::Integer,
+        VarType::Int32,
         Role::Parameter,
         1.0,
         "",
         "friction law: 1 Coulomb (+ viscous D), 2 Stribeck (+ viscous D)",
     ),
-    Variable::new("F", Type::Real, Role::Parameter, 8.0, "N", "Coulomb (kinetic) friction level, >= 0"),
-    Variable::new("Fs", Type::Real, Role::Parameter, 10.0, "N", "Stribeck law: breakaway level at zero speed, >= F"),
-    Variable::new("vs", Type::Real, Role::Parameter, 0.1, "m/s", "Stribeck law: Stribeck speed, > 0"),
-    Variable::new("exponent", Type::Real, Role::Parameter, 2.0, "", "Stribeck law: shape exponent, > 0"),
-    Variable::new("D", Type::Real, Role::Parameter, 0.0, "N.s/m", "viscous friction coefficient, >= 0"),
-    Variable::new("e0", Type::Real, Role::Parameter, 0.0, "m", "initial deflection q - w"),
-    Variable::new("substep", Type::Real, Role::Parameter, 1e-3, "s", "internal fixed step of (45)"),
-    Variable::new("force", Type::Real, Role::Input, 0.0, "N", "force applied to the mass"),
-    Variable::new("q", Type::Real, Role::State { output: true }, 0.0, "m", "position of the mass"),
+    Variable::new("F", VarType::Float64, Role::Parameter, 8.0, "N", "Coulomb (kinetic) friction level, >= 0"),
+    Variable::new(
+        "Fs",
+        VarType::Float64,
+        Role::Parameter,
+        10.0,
+        "N",
+        "Stribeck law: breakaway level at zero speed, >= F",
+    ),
+    Variable::new("vs", VarType::Float64, Role::Parameter, 0.1, "m/s", "Stribeck law: Stribeck speed, > 0"),
+    Variable::new("exponent", VarType::Float64, Role::Parameter, 2.0, "", "Stribeck law: shape exponent, > 0"),
+    Variable::new("D", VarType::Float64, Role::Parameter, 0.0, "N.s/m", "viscous friction coefficient, >= 0"),
+    Variable::new("e0", VarType::Float64, Role::Parameter, 0.0, "m", "initial deflection q - w"),
+    Variable::new("substep", VarType::Float64, Role::Parameter, 1e-3, "s", "internal fixed step of (45)"),
+    Variable::new("force", VarType::Float64, Role::Input, 0.0, "N", "force applied to the mass"),
+    Variable::new("q", VarType::Float64, Role::State { output: true }, 0.0, "m", "position of the mass"),
     Variable::new(
         "v",
-        Type::Real,
+        VarType::Float64,
         Role::State { output: true },
         0.0,
         "m/s",
@@ -58,14 +72,14 @@ const VARIABLES: &[Variable] = &[
     ),
     Variable::new(
         "f",
-        Type::Real,
+        VarType::Float64,
         Role::Output,
         0.0,
         "N",
         "friction force on the mass over the last sub-step (opposes sliding)",
     ),
-    Variable::new("stuck", Type::Boolean, Role::DiscreteOutput, 0.0, "", "true while in static friction"),
-    Variable::new("w", Type::Real, Role::Output, 0.0, "m", "slider position (constant while stuck)"),
+    Variable::new("stuck", VarType::Boolean, Role::DiscreteOutput, 0.0, "", "true while in static friction"),
+    Variable::new("w", VarType::Float64, Role::Output, 0.0, "m", "slider position (constant while stuck)"),
 ];
 
 pub static INFO: ModelInfo = ModelInfo {
