@@ -22,11 +22,11 @@
 use super::archive::Archive;
 use super::description::{FmiVersion, Interface, VarType};
 use super::FmiError;
-use fmi_sys::{fmi2, fmi3};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
+use stiction_fmi_sys::{fmi2, fmi3};
 
 type Handle = *mut c_void;
 /// fmi2Status / fmi3Status (both C enums, `unsigned int` as bindgen maps them).
