@@ -3,9 +3,14 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
+use std::sync::OnceLock;
 use stiction_framework::Recorder;
 
+/// The font family the plots use; [`register_font`] gives it the embedded DejaVu Sans.
+const FONT: &str = "sans-serif";
+
 pub fn plot(rec: &Recorder, title: &str, path: &Path) -> anyhow::Result<()> {
+    register_font()?;
     let n = rec.labels.len().max(1);
     let size = (1000, 40 + 220 * n as u32);
     let svg = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"));
@@ -26,7 +31,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let root = root.titled(title, ("sans-serif", 22)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let root = root.titled(title, (FONT, 22)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let n = rec.labels.len().max(1);
     let panels = root.split_evenly((n, 1));
     let (t0, t1) = (rec.time.first().copied().unwrap_or(0.0), rec.time.last().copied().unwrap_or(1.0));
@@ -52,5 +57,15 @@ where
             .draw_series(LineSeries::new(rec.time.iter().zip(&rec.rows).map(|(t, r)| (*t, r[c])), &BLUE))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    Ok(())
+}
+
+/// Registers DejaVu Sans (in the binary, no system fonts) as [`FONT`], once per process.
+/// Other styles fall back to the regular face.
+fn register_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED
+        .get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
+    anyhow::ensure!(ok, "the embedded DejaVu Sans font could not be loaded");
     Ok(())
 }

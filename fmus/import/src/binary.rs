@@ -1,8 +1,7 @@
 //! The FMU's shared library and one instance of it: the only `unsafe` code of the importer.
 //!
-//! Bindings: the C API as the `fmi-sys` crate (of the rust-fmi project, the `fmi` crate's
-//! bindings) generates it from the official fmi2Functions.h / fmi3Functions.h, loaded with
-//! `libloading`. The `fmi` crate's own import layer above them is not used, because of how it
+//! Bindings: the C API as bindgen generates it from the official fmi2Functions.h /
+//! fmi3Functions.h, checked in as `stiction-fmi-sys` (fmus/sys), loaded with `libloading`. The `fmi` crate's own import layer above them is not used, because of how it
 //! treats the FMU's messages and foreign binaries:
 //! * its logger callbacks pass every message to the global `log` facade with a NULL instance
 //!   environment, so a message cannot be attached to the error of the instance that logged
@@ -19,12 +18,12 @@
 //! loaded and the callbacks alive for as long as the instance exists.
 #![allow(unsafe_code)]
 
-use fmi_sys::{fmi2, fmi3};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 use stiction_fmi_schema::{Archive, FmiError, FmiVersion, Interface, VarType};
+use stiction_fmi_sys::{fmi2, fmi3};
 
 type Handle = *mut c_void;
 /// fmi2Status / fmi3Status (both C enums, `unsigned int` as bindgen maps them).
