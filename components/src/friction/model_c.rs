@@ -11,8 +11,9 @@
 //! Parameter rule (63): a model-C element on a mass M in static friction converges without
 //! oscillation only if T² < M/(4K) (with B = 2√(KM)); `stiction check` warns otherwise.
 
-use crate::friction_law::{dims_param, domain_of, first, load, store, FrictionLaw};
-use crate::model_a::{with_law, DIMS_DOC};
+use super::common::with_law;
+use super::law::FrictionLaw;
+use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};

@@ -21,105 +21,17 @@
 //! of which the top-left n × n block is used. The public helpers that return `DMatrix`/
 //! `DVector`/`Matrix3xX` allocate their result.
 
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, Matrix6, Rotation3, SMatrix, SVector, Unit, Vector3, Vector6};
-use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
-use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use super::crba::{cholesky_solve, crba};
+use super::json::{read_links, read_tip_gravity_init};
+use super::kinematics::{Kinematics, MatN, VecN, MAX_DOF};
+use super::link::Link;
+use super::rnea::rnea;
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, Vector3};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Error, Result};
-
-/// Maximum number of joints of a [`SerialRobot`] (capacity of the stack storage).
-pub const MAX_DOF: usize = 12;
+use stiction_framework::{Admittance, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
 
 /// Isotropic inertia (kg·m²) given to the lumped point masses of [`SerialRobot::planar`].
 pub const PLANAR_POINT_INERTIA: f64 = 1e-9;
-
-type MatN = SMatrix<f64, MAX_DOF, MAX_DOF>;
-type VecN = SVector<f64, MAX_DOF>;
-
-/// One link of the chain together with the revolute joint that moves it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Link {
-    /// Joint position in the parent frame (m).
-    pub origin: Vector3<f64>,
-    /// Joint axis in the parent frame (equal to the axis in the link frame); unit length
-    /// once validated by [`SerialRobot::new`].
-    pub axis: Vector3<f64>,
-    /// Mass (kg), > 0.
-    pub mass: f64,
-    /// Centre of mass in the link frame (m).
-    pub com: Vector3<f64>,
-    /// Inertia tensor about the centre of mass in the link frame (kg·m²), symmetric
-    /// positive semi-definite. Off-diagonal entries are tensor entries (as URDF `ixy` and
-    /// MuJoCo `fullinertia`), not negated products of inertia.
-    pub inertia: Matrix3<f64>,
-    /// Joint viscous friction b (N·m·s/rad), ≥ 0: adds −b ω to the joint torque.
-    pub damping: f64,
-    /// Rotor (reflected) inertia added to H_ii (kg·m²), ≥ 0.
-    pub rotor: f64,
-}
-
-impl Link {
-    /// A link without joint damping or rotor inertia.
-    pub fn new(origin: Vector3<f64>, axis: Vector3<f64>, mass: f64, com: Vector3<f64>, inertia: Matrix3<f64>) -> Link {
-        Link { origin, axis, mass, com, inertia, damping: 0.0, rotor: 0.0 }
-    }
-
-    /// The same link with joint viscous friction `b` (N·m·s/rad).
-    pub fn with_damping(mut self, b: f64) -> Link {
-        self.damping = b;
-        self
-    }
-
-    /// The same link with rotor inertia `j` (kg·m²) added to H_ii.
-    pub fn with_rotor(mut self, j: f64) -> Link {
-        self.rotor = j;
-        self
-    }
-
-    /// Check every field and normalise the axis. The error names the offending field.
-    fn validated(mut self) -> std::result::Result<Link, (&'static str, String)> {
-        let finite3 = |v: &Vector3<f64>| v.iter().all(|x| x.is_finite());
-        if !finite3(&self.origin) {
-            return Err(("origin", format!("must be finite, got {:?}", self.origin.as_slice())));
-        }
-        if !finite3(&self.axis) {
-            return Err(("axis", format!("must be finite, got {:?}", self.axis.as_slice())));
-        }
-        let norm = self.axis.norm();
-        if norm <= 1e-12 {
-            return Err(("axis", "must be a non-zero vector".to_string()));
-        }
-        self.axis /= norm;
-        if !(self.mass.is_finite() && self.mass > 0.0) {
-            return Err(("mass", format!("must be > 0, got {}", self.mass)));
-        }
-        if !finite3(&self.com) {
-            return Err(("com", format!("must be finite, got {:?}", self.com.as_slice())));
-        }
-        let i = &self.inertia;
-        if !i.iter().all(|x| x.is_finite()) {
-            return Err(("inertia", "must be finite".to_string()));
-        }
-        let scale = i.amax();
-        if (i - i.transpose()).amax() > 1e-12 * scale {
-            return Err(("inertia", "must be symmetric".to_string()));
-        }
-        let min_eig = i.symmetric_eigenvalues().min();
-        if min_eig < -1e-12 * scale {
-            return Err((
-                "inertia",
-                format!("must be positive semi-definite (smallest principal moment {min_eig} kg·m²)"),
-            ));
-        }
-        if !(self.damping.is_finite() && self.damping >= 0.0) {
-            return Err(("damping", format!("must be ≥ 0, got {}", self.damping)));
-        }
-        if !(self.rotor.is_finite() && self.rotor >= 0.0) {
-            return Err(("rotor", format!("must be ≥ 0, got {}", self.rotor)));
-        }
-        Ok(self)
-    }
-}
 
 /// A chain of revolute joints: the admittance A_rob of (8). State x = [θ (n), ω (n)].
 ///
@@ -132,19 +44,6 @@ pub struct SerialRobot {
     gravity: Vector3<f64>,
     q0: Vec<f64>,
     w0: Vec<f64>,
-}
-
-/// Forward kinematics of all links in world coordinates (stack storage, first n used).
-#[derive(Clone, Copy)]
-struct Kinematics {
-    /// Orientation of link i's frame.
-    rot: [Matrix3<f64>; MAX_DOF],
-    /// Position of joint i (origin of link i's frame).
-    joint: [Vector3<f64>; MAX_DOF],
-    /// Unit axis of joint i.
-    axis: [Vector3<f64>; MAX_DOF],
-    /// Centre of mass of link i.
-    com: [Vector3<f64>; MAX_DOF],
 }
 
 impl SerialRobot {
@@ -320,127 +219,28 @@ impl SerialRobot {
         let p = self.tip_point(&k);
         let mut j = Matrix3xX::zeros(self.dof());
         for i in 0..self.dof() {
-            j.set_column(i, &Self::jacobian_column(&k, i, &p));
+            j.set_column(i, &k.jacobian_column(i, &p));
         }
         j
     }
 
-    // ----- algorithms (no allocation) -----
 
-    /// Forward kinematics: link i's frame = parent · Trans(origin_i) · Rot(axis_i, θ_i).
+    // ----- the algorithms of kinematics.rs, rnea.rs and crba.rs on this robot -----
+
     fn kinematics(&self, q: &[f64]) -> Kinematics {
-        let mut k = Kinematics {
-            rot: [Matrix3::identity(); MAX_DOF],
-            joint: [Vector3::zeros(); MAX_DOF],
-            axis: [Vector3::zeros(); MAX_DOF],
-            com: [Vector3::zeros(); MAX_DOF],
-        };
-        let mut r = Matrix3::identity();
-        let mut p = Vector3::zeros();
-        for (i, (l, &qi)) in self.links.iter().zip(q).enumerate() {
-            p += r * l.origin;
-            k.axis[i] = r * l.axis;
-            r *= Rotation3::from_axis_angle(&Unit::new_unchecked(l.axis), qi).into_inner();
-            k.rot[i] = r;
-            k.joint[i] = p;
-            k.com[i] = p + r * l.com;
-        }
-        k
+        Kinematics::of(&self.links, q)
     }
 
     fn tip_point(&self, k: &Kinematics) -> Vector3<f64> {
-        let last = self.dof() - 1;
-        k.joint[last] + k.rot[last] * self.tip
+        k.point(self.dof() - 1, &self.tip)
     }
 
-    /// Column i of the tip Jacobian: z_i × (p_tip − p_i).
-    fn jacobian_column(k: &Kinematics, i: usize, tip: &Vector3<f64>) -> Vector3<f64> {
-        k.axis[i].cross(&(tip - k.joint[i]))
-    }
-
-    /// Tip velocity J ω.
-    fn tip_velocity(&self, k: &Kinematics, tip: &Vector3<f64>, w: &[f64]) -> Vector3<f64> {
-        (0..self.dof()).fold(Vector3::zeros(), |v, i| v + Self::jacobian_column(k, i, tip) * w[i])
-    }
-
-    /// Recursive Newton–Euler in world coordinates: the joint torques that produce the
-    /// accelerations `wd` (zero when `None`) at rates `w` under gravity `g` (the base is
-    /// given the acceleration −g). Rotor inertias add rotor_i ẅ_i; no joint damping.
     fn rnea(&self, k: &Kinematics, w: &[f64], wd: Option<&[f64]>, g: &Vector3<f64>) -> VecN {
-        let n = self.dof();
-        let mut force = [Vector3::zeros(); MAX_DOF]; // m a_c of link i
-        let mut moment = [Vector3::zeros(); MAX_DOF]; // I α + ω × I ω + r_c × m a_c, about joint i
-                                                      // Forward pass: angular velocity/acceleration of the previous link, acceleration of
-                                                      // the previous joint point.
-        let mut om = Vector3::zeros();
-        let mut al = Vector3::zeros();
-        let mut acc = -g;
-        let mut prev = Vector3::zeros();
-        for (i, l) in self.links.iter().enumerate() {
-            let z = k.axis[i];
-            let r = k.joint[i] - prev;
-            acc += al.cross(&r) + om.cross(&om.cross(&r));
-            let qd = w[i];
-            let qdd = wd.map_or(0.0, |a| a[i]);
-            al += z * qdd + om.cross(&z) * qd;
-            om += z * qd;
-            let rc = k.com[i] - k.joint[i];
-            let ac = acc + al.cross(&rc) + om.cross(&om.cross(&rc));
-            let iw = k.rot[i] * l.inertia * k.rot[i].transpose();
-            let f = ac * l.mass;
-            force[i] = f;
-            moment[i] = iw * al + om.cross(&(iw * om)) + rc.cross(&f);
-            prev = k.joint[i];
-        }
-        // Backward pass: force and moment (about joint i) transmitted through joint i.
-        let mut tau = VecN::zeros();
-        let mut f = Vector3::zeros();
-        let mut m = Vector3::zeros();
-        for i in (0..n).rev() {
-            let lever = if i + 1 < n { k.joint[i + 1] - k.joint[i] } else { Vector3::zeros() };
-            m = moment[i] + m + lever.cross(&f);
-            f += force[i];
-            tau[i] = k.axis[i].dot(&m) + self.links[i].rotor * wd.map_or(0.0, |a| a[i]);
-        }
-        tau
+        rnea(&self.links, k, w, wd, g)
     }
 
-    /// Spatial inertia (angular part first) of link i about the world origin.
-    fn spatial_inertia(&self, k: &Kinematics, i: usize) -> Matrix6<f64> {
-        let l = &self.links[i];
-        let c = k.com[i].cross_matrix();
-        let ic = k.rot[i] * l.inertia * k.rot[i].transpose();
-        let mut s = Matrix6::zeros();
-        s.fixed_view_mut::<3, 3>(0, 0).copy_from(&(ic + c * c.transpose() * l.mass));
-        s.fixed_view_mut::<3, 3>(0, 3).copy_from(&(c * l.mass));
-        s.fixed_view_mut::<3, 3>(3, 0).copy_from(&(c.transpose() * l.mass));
-        s.fixed_view_mut::<3, 3>(3, 3).copy_from(&(Matrix3::identity() * l.mass));
-        s
-    }
-
-    /// Composite-rigid-body algorithm: H_ij = S_jᵀ I^c_i S_i for j ≤ i, with I^c_i the
-    /// spatial inertia of links i..n−1 and S_i = [z_i; p_i × z_i] the motion of joint i,
-    /// all in world coordinates about the origin. Rotor inertias are added to H_ii.
     fn crba(&self, k: &Kinematics) -> MatN {
-        let n = self.dof();
-        let mut s = [Vector6::zeros(); MAX_DOF];
-        for (si, (z, p)) in s.iter_mut().zip(k.axis.iter().zip(&k.joint)).take(n) {
-            let v = p.cross(z);
-            *si = Vector6::new(z.x, z.y, z.z, v.x, v.y, v.z);
-        }
-        let mut h = MatN::zeros();
-        let mut composite = Matrix6::zeros();
-        for i in (0..n).rev() {
-            composite += self.spatial_inertia(k, i);
-            let fi = composite * s[i];
-            for j in 0..=i {
-                let hij = s[j].dot(&fi);
-                h[(i, j)] = hij;
-                h[(j, i)] = hij;
-            }
-            h[(i, i)] += self.links[i].rotor;
-        }
-        h
+        crba(&self.links, k)
     }
 
     /// θ̈ = H⁻¹(τ − c − b ω) for the joint torques `tau` from outside (first n entries).
@@ -469,7 +269,7 @@ impl SerialRobot {
         if let Some(ft) = forces.get(n) {
             let p = self.tip_point(k);
             for i in 0..n {
-                tau[i] += Self::jacobian_column(k, i, &p).dot(&ft.f);
+                tau[i] += k.jacobian_column(i, &p).dot(&ft.f);
             }
         }
         tau
@@ -487,48 +287,6 @@ impl SerialRobot {
         }
         0.5 * e
     }
-}
-
-/// Solve H x = b in place on the top-left n × n block by Cholesky (H = L Lᵀ, L stored in
-/// the lower triangle of `h`); `b` is overwritten by x. Fails if H is not (numerically)
-/// positive definite.
-fn cholesky_solve(h: &mut MatN, n: usize, b: &mut VecN) -> Result<(), Fault> {
-    for j in 0..n {
-        let hjj = h[(j, j)];
-        let mut d = hjj;
-        for k in 0..j {
-            d -= h[(j, k)] * h[(j, k)];
-        }
-        if !(d.is_finite() && d > 0.0 && d > 1e-13 * hjj) {
-            return Err(Fault::new(format!(
-                "inertia matrix H is not positive definite (Cholesky pivot {d:e} at joint {j}, H_jj = {hjj:e})"
-            )));
-        }
-        let ljj = d.sqrt();
-        h[(j, j)] = ljj;
-        for i in j + 1..n {
-            let mut s = h[(i, j)];
-            for k in 0..j {
-                s -= h[(i, k)] * h[(j, k)];
-            }
-            h[(i, j)] = s / ljj;
-        }
-    }
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= h[(i, k)] * b[k];
-        }
-        b[i] = s / h[(i, i)];
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= h[(k, i)] * b[k];
-        }
-        b[i] = s / h[(i, i)];
-    }
-    Ok(())
 }
 
 /// Signal documentation for the registry (len 0 = one element per joint).
@@ -562,7 +320,7 @@ impl Admittance for SerialRobot {
         } else {
             let k = self.kinematics(q);
             let p = self.tip_point(&k);
-            Motion::point(p, self.tip_velocity(&k, &p, w))
+            Motion::point(p, k.tip_velocity(n, &p, w))
         }
     }
 
@@ -598,7 +356,7 @@ impl Admittance for SerialRobot {
             4 => {
                 let k = self.kinematics(q);
                 let tip = self.tip_point(&k);
-                self.tip_velocity(&k, &tip, w)[elem]
+                k.tip_velocity(n, &tip, w)[elem]
             }
             _ => f64::NAN,
         }
@@ -617,66 +375,6 @@ impl Admittance for SerialRobot {
         let n = self.dof();
         (port < n).then(|| self.crba(&self.kinematics(&x[..n]))[(port, port)])
     }
-}
-
-/// Read a 3- or 6-entry inertia `[Ixx, Iyy, Izz(, Ixy, Ixz, Iyz)]` into a tensor.
-fn read_inertia(lp: &mut Params) -> Result<Matrix3<f64>> {
-    let v = lp.vec_f64("inertia", None)?;
-    match v.len() {
-        3 => Ok(Matrix3::from_diagonal(&Vector3::new(v[0], v[1], v[2]))),
-        6 => Ok(Matrix3::new(v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2])),
-        k => Err(lp.err(
-            "inertia",
-            format!("expected 3 numbers [Ixx, Iyy, Izz] or 6 [Ixx, Iyy, Izz, Ixy, Ixz, Iyz], got {k}"),
-        )),
-    }
-}
-
-/// Read `links` (1 to MAX_DOF link objects) of a serial chain; errors name each link's path.
-pub(crate) fn read_links(p: &mut Params) -> Result<Vec<Link>> {
-    let link_params = p.objects("links")?;
-    if link_params.is_empty() {
-        return Err(p.err("links", "a serial robot needs at least one link"));
-    }
-    if link_params.len() > MAX_DOF {
-        return Err(p.err("links", format!("at most {MAX_DOF} links are supported, got {}", link_params.len())));
-    }
-    let mut links = Vec::with_capacity(link_params.len());
-    for mut lp in link_params {
-        let origin = lp.vec3_or("origin", [0.0; 3])?;
-        let axis = lp.vec3("axis")?;
-        let mass = lp.positive("mass")?;
-        let com = lp.vec3_or("com", [0.0; 3])?;
-        let inertia = read_inertia(&mut lp)?;
-        let damping = lp.nonneg_or("damping", 0.0)?;
-        let rotor = lp.nonneg_or("rotor", 0.0)?;
-        let link = Link { origin, axis, mass, com, inertia, damping, rotor }
-            .validated()
-            .map_err(|(field, msg)| lp.err(field, msg))?;
-        lp.finish()?;
-        links.push(link);
-    }
-    Ok(links)
-}
-
-/// `tip`, `gravity`, initial angles and initial velocities of a serial chain.
-pub(crate) type ChainSetup = (Vector3<f64>, Vector3<f64>, Vec<f64>, Vec<f64>);
-
-/// Read `tip`, `gravity` and `init` {"q": [n], `<vel>`: [n]} of a serial chain.
-pub(crate) fn read_tip_gravity_init(p: &mut Params, n: usize, vel: &str) -> Result<ChainSetup> {
-    let tip = p.vec3_or("tip", [0.0; 3])?;
-    let gravity = p.vec3_or("gravity", [0.0; 3])?;
-    let (mut q0, mut w0) = (vec![0.0; n], vec![0.0; n]);
-    if let Some(mut init) = p.object("init")? {
-        if let Some(q) = init.vec_f64_opt("q", Some(n))? {
-            q0 = q;
-        }
-        if let Some(w) = init.vec_f64_opt(vel, Some(n))? {
-            w0 = w;
-        }
-        init.finish()?;
-    }
-    Ok((tip, gravity, q0, w0))
 }
 
 fn build(p: &mut Params) -> Result<Built> {
@@ -735,7 +433,7 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
-    use crate::util::Lcg;
+    use crate::test_util::Lcg;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))

@@ -10,7 +10,7 @@
 //! f_fric = gsat(F, (B_f + τK_f) ω·z_a + K_f e),  ė = (f_fric − K_f e)/(B_f + τK_f)
 //! and port a receives the opposite wrench.
 
-use crate::kikuuwe::FricK;
+use crate::friction::fric_k::FricK;
 use nalgebra::{UnitQuaternion, Vector3};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};

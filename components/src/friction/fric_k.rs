@@ -4,7 +4,9 @@
 //! While ‖(B + τK) v + K e‖ < F, ε = v in every stage, so p − e stays constant: static
 //! friction without drift. Scalar (joint) and 3-D (point) forms.
 
-use crate::util::{dims, domain_param, gsat3, sat, stiffness_warnings, two_ports};
+use crate::saturation::{gsat3, sat};
+use crate::stability::stiffness_warnings;
+use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};

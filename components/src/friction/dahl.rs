@@ -1,7 +1,7 @@
 //! Dahl friction (11): f = K e, ė = v − |v| K e / F, on the relative motion of port b
 //! with respect to port a (scalar). The force on b is −f.
 
-use crate::util::{bristle_signals, Bristle, BristleLaw};
+use super::bristle::{bristle_signals, Bristle, BristleLaw};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 

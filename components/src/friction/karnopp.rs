@@ -21,7 +21,7 @@
 //! with a minus sign (m1 receives −Fr, m2 receives +Fr); Ff the ground's friction on m2
 //! with a minus sign. Slip values are Φ(V) along the sliding velocity.
 
-use crate::friction_law::{FrictionLaw, LAW_PARAMS};
+use super::law::{FrictionLaw, LAW_PARAMS};
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};

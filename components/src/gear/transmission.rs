@@ -23,7 +23,7 @@
 //! a leadscrew (γu = μ' tan θ, γv = μ'/tan θ, κ = 1/(r tan θ), μ' = μ/cos θ_thread); a worm
 //! gear (17); a spur gear at one contact point (21), derived in [`spur_coefficients`].
 
-use crate::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
+use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -578,7 +578,7 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
-    use crate::util::Lcg;
+    use crate::test_util::Lcg;
 
     /// Spur gear statics from the free bodies: at rest, the contact force (λn, λt) solves
     /// the two moment balances and static friction needs |λt| ≤ μ|λn|. This must agree with

@@ -2,7 +2,7 @@
 //! ż = v − σ0 |v| z / g(v), g(v) = Fc + (Fs − Fc) exp(−(v/vs)²), on the relative motion
 //! of port b with respect to port a (scalar). The force on b is −f.
 
-use crate::util::{bristle_signals, Bristle, BristleLaw};
+use super::bristle::{bristle_signals, Bristle, BristleLaw};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 

@@ -11,7 +11,9 @@
 //! `post_step` sets v to exactly 0.0 when s > ½ (with Euler s is σ of the step; with RK4 it
 //! is a weighted vote of the four stages).
 
-use crate::friction_law::{dims_param, domain_of, first, load, store, vec_n_or_zero, FrictionLaw, LAW_PARAMS};
+use super::common::{read_init, with_law};
+use super::law::FrictionLaw;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
@@ -115,16 +117,6 @@ impl Admittance for ModelA {
     }
 }
 
-pub(crate) fn read_init(p: &mut Params, n: usize) -> Result<(Vector3<f64>, Vector3<f64>)> {
-    let (mut q0, mut v0) = (Vector3::zeros(), Vector3::zeros());
-    if let Some(mut init) = p.object("init")? {
-        q0 = vec_n_or_zero(&mut init, "q", n)?;
-        v0 = vec_n_or_zero(&mut init, "v", n)?;
-        init.finish()?;
-    }
-    Ok((q0, v0))
-}
-
 fn build(p: &mut Params) -> Result<Built> {
     let dims = dims_param(p)?;
     let mass = p.positive("mass")?;
@@ -133,9 +125,6 @@ fn build(p: &mut Params) -> Result<Built> {
     let (q0, v0) = read_init(p, dims)?;
     Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0 })))
 }
-
-pub(crate) const DIMS_DOC: ParamDoc =
-    ParamDoc { name: "dims", unit: "", default: Some("1"), doc: "1 (scalar port), 2 (x–y on a point port) or 3" };
 
 /// Register `kikuuwe_a`.
 pub fn register(r: &mut Registry) {
@@ -165,13 +154,4 @@ pub fn register(r: &mut Registry) {
         signals: SIGNALS,
         build,
     });
-}
-
-/// Component parameters followed by the friction-law keys, built once per type.
-pub(crate) fn with_law(cell: &'static OnceLock<Vec<ParamDoc>>, own: &[ParamDoc]) -> &'static [ParamDoc] {
-    cell.get_or_init(|| {
-        let mut v = own.to_vec();
-        v.extend_from_slice(LAW_PARAMS);
-        v
-    })
 }

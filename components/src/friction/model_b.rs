@@ -10,8 +10,9 @@
 //! h = K e + (τK + B)(u − v_new)   — this is (34)–(36) written with v instead of e_{k−2};
 //! the drive receives −h. Rates: ẋ = v_new, v̇ = (v_new − v)/τ.
 
-use crate::friction_law::{dims_param, domain_of, first, load, store, vec_n_or_zero, FrictionLaw};
-use crate::model_a::{with_law, DIMS_DOC};
+use super::common::with_law;
+use super::law::FrictionLaw;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};

@@ -2,7 +2,8 @@
 //! port a, for scalar and point ports. With a rest length L > 0 on point ports it acts
 //! along the line between the points: f = (K (‖d‖ − L) + B ḋ·n̂) n̂.
 
-use crate::util::{dims, domain_param, stiffness_warnings, two_ports};
+use crate::stability::stiffness_warnings;
+use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,

@@ -8,7 +8,8 @@
 //! f_t = gsat(μ f_n, f*),  ε = (f_t − K e)/(B + τK)                 (23c)/(23d)
 //! The body receives [−f_t, f_n]. The normal force only pushes (a contact never pulls).
 
-use crate::util::{gsat2, stiffness_warnings};
+use crate::saturation::gsat2;
+use crate::stability::stiffness_warnings;
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,

@@ -12,7 +12,7 @@ use stiction_framework::signal::TimeFunction;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
-use crate::util::stiffness_warnings;
+use crate::stability::stiffness_warnings;
 
 /// The wall.
 #[derive(Clone, Debug)]

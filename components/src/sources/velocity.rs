@@ -5,8 +5,7 @@
 //! The velocity state tracks u implicitly: v̇ = (u(t + τ) − v)/τ, q̇ = u(t + τ), so the Euler
 //! method gives v(k) = u(kT) exactly and RK4 reproduces any linear ramp exactly.
 
-use crate::friction_law::{dims_param, domain_of, load, store, vec_n_or_zero};
-use crate::model_a::DIMS_DOC;
+use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};

@@ -10,8 +10,9 @@
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
 //! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: q̇ = u_new, u̇ = (h − y)/M, ẇ.
 
-use crate::friction_law::{dims_param, domain_of, first, load, store, vec_n_or_zero, FrictionLaw};
-use crate::model_a::{read_init, with_law, DIMS_DOC};
+use super::common::{read_init, with_law};
+use super::law::FrictionLaw;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
