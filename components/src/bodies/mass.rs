@@ -104,7 +104,9 @@ pub fn register(r: &mut Registry) {
         params: &[
             ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass (or inertia), > 0" },
             ParamDoc { name: "force", unit: "N", default: Some("0"), doc: "constant external force along the line" },
-            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\": m, \"v\": m/s}" },
+            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
+            ParamDoc { name: "init.q", unit: "m", default: Some("0"), doc: "initial position" },
+            ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial velocity" },
         ],
         ports: &[PortDoc { name: "body", domain: "scalar", doc: "the mass" }],
         signals: SIGNALS,

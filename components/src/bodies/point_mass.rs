@@ -113,7 +113,9 @@ pub fn register(r: &mut Registry) {
         params: &[
             ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass, > 0" },
             ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration" },
-            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"p\": [m], \"v\": [m/s]}" },
+            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"p\", \"v\"}" },
+            ParamDoc { name: "init.p", unit: "m", default: Some("[0, 0, 0]"), doc: "initial position" },
+            ParamDoc { name: "init.v", unit: "m/s", default: Some("[0, 0, 0]"), doc: "initial velocity" },
         ],
         ports: &[PortDoc { name: "body", domain: "point3", doc: "the mass" }],
         signals: SIGNALS,

@@ -196,8 +196,17 @@ pub fn register(r: &mut Registry) {
                 name: "init",
                 unit: "",
                 default: Some("{}"),
-                doc: "{\"p\": [m], \"v\": [m/s], \"q\": [w, x, y, z], \"w\": [rad/s, world frame]}",
+                doc: "initial state {\"p\", \"v\", \"q\", \"w\"}",
             },
+            ParamDoc { name: "init.p", unit: "m", default: Some("[0, 0, 0]"), doc: "initial position of the centre of mass" },
+            ParamDoc { name: "init.v", unit: "m/s", default: Some("[0, 0, 0]"), doc: "initial velocity" },
+            ParamDoc {
+                name: "init.q",
+                unit: "",
+                default: Some("[1, 0, 0, 0]"),
+                doc: "initial orientation, quaternion [w, x, y, z] (normalised)",
+            },
+            ParamDoc { name: "init.w", unit: "rad/s", default: Some("[0, 0, 0]"), doc: "initial angular velocity, world frame" },
         ],
         ports: &[PortDoc {
             name: "body",

@@ -1,10 +1,7 @@
-//! Helpers the Kikuuwe friction models (A–D) share: the friction-law keys in their tables
-//! and the initial state of a sliding mass.
+//! What the Kikuuwe friction models A and D share: the initial state of the sliding mass.
 
-use super::law::LAW_PARAMS;
 use crate::ndim::vec_n_or_zero;
 use nalgebra::Vector3;
-use std::sync::OnceLock;
 use stiction_framework::system::{ParamDoc, Params};
 use stiction_framework::Result;
 
@@ -19,11 +16,9 @@ pub fn read_init(p: &mut Params, n: usize) -> Result<(Vector3<f64>, Vector3<f64>
     Ok((q0, v0))
 }
 
-/// Component parameters followed by the friction-law keys, built once per type.
-pub fn with_law(cell: &'static OnceLock<Vec<ParamDoc>>, own: &[ParamDoc]) -> &'static [ParamDoc] {
-    cell.get_or_init(|| {
-        let mut v = own.to_vec();
-        v.extend_from_slice(LAW_PARAMS);
-        v
-    })
-}
+/// Documentation of the keys [`read_init`] reads.
+pub const INIT_PARAMS: &[ParamDoc] = &[
+    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
+    ParamDoc { name: "init.q", unit: "m", default: Some("0"), doc: "initial position (number, or array of dims numbers)" },
+    ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial velocity (number, or array of dims numbers)" },
+];

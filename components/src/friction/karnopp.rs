@@ -21,7 +21,8 @@
 //! with a minus sign (m1 receives −Fr, m2 receives +Fr); Ff the ground's friction on m2
 //! with a minus sign. Slip values are Φ(V) along the sliding velocity.
 
-use super::law::{FrictionLaw, LAW_PARAMS};
+use super::law::{law_params, FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
@@ -71,24 +72,25 @@ impl Contact {
     }
 }
 
-fn contact_params(cell: &'static OnceLock<Vec<ParamDoc>>, own: &[ParamDoc]) -> &'static [ParamDoc] {
-    cell.get_or_init(|| {
-        let mut v = own.to_vec();
-        v.push(ParamDoc {
-            name: "FH",
-            unit: "N",
-            default: None,
-            doc: "breakaway force (limit of the sticking force), ≥ slip level at v = 0",
-        });
-        v.push(ParamDoc {
-            name: "DV",
-            unit: "m/s",
-            default: None,
-            doc: "half-width of the stick band; momentum band DP = m·DV",
-        });
-        v.extend_from_slice(LAW_PARAMS);
-        v
-    })
+/// The keys of one contact ([`Contact::read`]) after `$prefix`: FH, DV and the friction law.
+macro_rules! contact_params {
+    ($prefix:literal) => {{
+        use stiction_framework::system::ParamDoc as P;
+        [
+            P {
+                name: concat!($prefix, "FH"),
+                unit: "N",
+                default: None,
+                doc: "breakaway force (limit of the sticking force), ≥ slip level at v = 0",
+            },
+            P {
+                name: concat!($prefix, "DV"),
+                unit: "m/s",
+                default: None,
+                doc: "half-width of the stick band; momentum band DP = m·DV",
+            },
+        ]
+    }};
 }
 
 fn scalar(n: &str) -> PortInfo {
@@ -511,24 +513,36 @@ fn build_stack(p: &mut Params) -> Result<Built> {
 
 // ---------------------------------------------------------------------------------------
 
-const TWO_INIT: ParamDoc =
-    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "{\"q1\", \"q2\" (m), \"v1\", \"v2\" (m/s)}" };
+const TWO_INIT: &[ParamDoc] = &[
+    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q1\", \"q2\", \"v1\", \"v2\"}" },
+    ParamDoc { name: "init.q1", unit: "m", default: Some("0"), doc: "initial position of m1" },
+    ParamDoc { name: "init.q2", unit: "m", default: Some("0"), doc: "initial position of m2" },
+    ParamDoc { name: "init.v1", unit: "m/s", default: Some("0"), doc: "initial velocity of m1" },
+    ParamDoc { name: "init.v2", unit: "m/s", default: Some("0"), doc: "initial velocity of m2" },
+];
 
 /// Register `karnopp_mass`, `karnopp_pair` and `karnopp_stack`.
 pub fn register(r: &mut Registry) {
     static MASS: OnceLock<Vec<ParamDoc>> = OnceLock::new();
     static PAIR: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    static STACK: OnceLock<Vec<ParamDoc>> = OnceLock::new();
     r.register(ComponentType {
         name: "karnopp_mass",
         kind: Kind::Admittance,
         summary:
             "Karnopp stick–slip mass on a frictional ground (Fig. 2, (1)–(5)): stick band ±DV, exact zero velocity",
-        params: contact_params(
+        params: table(
             &MASS,
             &[
-                ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass m, > 0" },
-                ParamDoc { name: "force", unit: "N", default: Some("0"), doc: "constant applied force" },
-                ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "{\"q\": m, \"v\": m/s}" },
+                &[
+                    ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass m, > 0" },
+                    ParamDoc { name: "force", unit: "N", default: Some("0"), doc: "constant applied force" },
+                    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
+                    ParamDoc { name: "init.q", unit: "m", default: Some("0"), doc: "initial position" },
+                    ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial velocity" },
+                ],
+                &contact_params!(""),
+                LAW_PARAMS,
             ],
         ),
         ports: &[PortDoc { name: "body", domain: "scalar", doc: "the mass" }],
@@ -539,12 +553,16 @@ pub fn register(r: &mut Registry) {
         name: "karnopp_pair",
         kind: Kind::Admittance,
         summary: "Karnopp friction between two masses, relative-motion sticking force (11)",
-        params: contact_params(
+        params: table(
             &PAIR,
             &[
-                ParamDoc { name: "m1", unit: "kg", default: None, doc: "mass at port m1, > 0" },
-                ParamDoc { name: "m2", unit: "kg", default: None, doc: "mass at port m2, > 0" },
+                &[
+                    ParamDoc { name: "m1", unit: "kg", default: None, doc: "mass at port m1, > 0" },
+                    ParamDoc { name: "m2", unit: "kg", default: None, doc: "mass at port m2, > 0" },
+                ],
                 TWO_INIT,
+                &contact_params!(""),
+                LAW_PARAMS,
             ],
         ),
         ports: &[
@@ -559,13 +577,22 @@ pub fn register(r: &mut Registry) {
         kind: Kind::Admittance,
         summary:
             "Karnopp two-friction system (Fig. 4): m1 slides on m2, m2 on the ground; four stick/slip cases (15)–(21)",
-        params: &[
-            ParamDoc { name: "m1", unit: "kg", default: None, doc: "upper mass, > 0" },
-            ParamDoc { name: "m2", unit: "kg", default: None, doc: "lower mass, > 0" },
-            ParamDoc { name: "upper", unit: "", default: None, doc: "contact m1–m2: {law keys, \"FH\", \"DV\"}" },
-            ParamDoc { name: "lower", unit: "", default: None, doc: "contact m2–ground: {law keys, \"FH\", \"DV\"}" },
-            TWO_INIT,
-        ],
+        params: table(
+            &STACK,
+            &[
+                &[
+                    ParamDoc { name: "m1", unit: "kg", default: None, doc: "upper mass, > 0" },
+                    ParamDoc { name: "m2", unit: "kg", default: None, doc: "lower mass, > 0" },
+                    ParamDoc { name: "upper", unit: "", default: None, doc: "contact m1–m2: {FH, DV, law keys}" },
+                ],
+                &contact_params!("upper."),
+                &law_params!("upper."),
+                &[ParamDoc { name: "lower", unit: "", default: None, doc: "contact m2–ground: {FH, DV, law keys}" }],
+                &contact_params!("lower."),
+                &law_params!("lower."),
+                TWO_INIT,
+            ],
+        ),
         ports: &[
             PortDoc { name: "m1", domain: "scalar", doc: "upper mass" },
             PortDoc { name: "m2", domain: "scalar", doc: "lower mass" },

@@ -246,38 +246,48 @@ impl FrictionLaw {
     }
 }
 
+/// The friction-law keys, each name after `$prefix`: "" for a component's own keys,
+/// "upper." for the keys of a nested contact object. An array of `ParamDoc`.
+macro_rules! law_params {
+    ($prefix:literal) => {{
+        use stiction_framework::system::ParamDoc as P;
+        [
+            P {
+                name: concat!($prefix, "law"),
+                unit: "",
+                default: Some("\"coulomb\""),
+                doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, force)",
+            },
+            P { name: concat!($prefix, "F"), unit: "N", default: None, doc: "coulomb: kinetic friction level, ≥ 0" },
+            P { name: concat!($prefix, "Fc"), unit: "N", default: None, doc: "stribeck: Coulomb level at high speed, ≥ 0" },
+            P { name: concat!($prefix, "Fs"), unit: "N", default: None, doc: "stribeck: breakaway level at zero speed, ≥ Fc" },
+            P { name: concat!($prefix, "vs"), unit: "m/s", default: None, doc: "stribeck: Stribeck speed, > 0" },
+            P {
+                name: concat!($prefix, "exponent"),
+                unit: "",
+                default: Some("2"),
+                doc: "stribeck: shape exponent δ of exp(−(v/vs)^δ), > 0",
+            },
+            P { name: concat!($prefix, "speed"), unit: "m/s", default: None, doc: "table: speeds, from 0, increasing" },
+            P {
+                name: concat!($prefix, "force"),
+                unit: "N",
+                default: None,
+                doc: "table: dry friction level at each speed, ≥ 0 (held beyond the last)",
+            },
+            P {
+                name: concat!($prefix, "D"),
+                unit: "N·s/m",
+                default: Some("0"),
+                doc: "viscous coefficient added to any law, ≥ 0 ((24)/(54))",
+            },
+        ]
+    }};
+}
+pub(crate) use law_params;
+
 /// Documentation of the friction-law keys shared by the Kikuuwe and Karnopp components.
-pub const LAW_PARAMS: &[ParamDoc] = &[
-    ParamDoc {
-        name: "law",
-        unit: "",
-        default: Some("\"coulomb\""),
-        doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, force)",
-    },
-    ParamDoc { name: "F", unit: "N", default: None, doc: "coulomb: kinetic friction level, ≥ 0" },
-    ParamDoc { name: "Fc", unit: "N", default: None, doc: "stribeck: Coulomb level at high speed, ≥ 0" },
-    ParamDoc { name: "Fs", unit: "N", default: None, doc: "stribeck: breakaway level at zero speed, ≥ Fc" },
-    ParamDoc { name: "vs", unit: "m/s", default: None, doc: "stribeck: Stribeck speed, > 0" },
-    ParamDoc {
-        name: "exponent",
-        unit: "",
-        default: Some("2"),
-        doc: "stribeck: shape exponent δ of exp(−(v/vs)^δ), > 0",
-    },
-    ParamDoc { name: "speed", unit: "m/s", default: None, doc: "table: speeds, from 0, increasing" },
-    ParamDoc {
-        name: "force",
-        unit: "N",
-        default: None,
-        doc: "table: dry friction level at each speed, ≥ 0 (held beyond the last)",
-    },
-    ParamDoc {
-        name: "D",
-        unit: "N·s/m",
-        default: Some("0"),
-        doc: "viscous coefficient added to any law, ≥ 0 ((24)/(54))",
-    },
-];
+pub const LAW_PARAMS: &[ParamDoc] = &law_params!("");
 
 #[cfg(test)]
 mod tests {

@@ -11,8 +11,9 @@
 //! `post_step` sets v to exactly 0.0 when s > ½ (with Euler s is σ of the step; with RK4 it
 //! is a weighted vote of the four stages).
 
-use super::common::{read_init, with_law};
-use super::law::FrictionLaw;
+use super::common::{read_init, INIT_PARAMS};
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -138,18 +139,12 @@ pub fn register(r: &mut Registry) {
             default: Some("0"),
             doc: "constant applied force (number, or array of dims numbers)",
         },
-        ParamDoc {
-            name: "init",
-            unit: "",
-            default: Some("{}"),
-            doc: "initial state {\"q\": m, \"v\": m/s} (numbers or arrays of dims)",
-        },
     ];
     r.register(ComponentType {
         name: "kikuuwe_a",
         kind: Kind::Admittance,
         summary: "Kikuuwe model A (26): rigid mass on a frictional surface, exact stop and hold (admittance)",
-        params: with_law(&ALL, PARAMS),
+        params: table(&ALL, &[PARAMS, INIT_PARAMS, LAW_PARAMS]),
         ports: &[PortDoc { name: "body", domain: "scalar|point3", doc: "the sliding mass" }],
         signals: SIGNALS,
         build,

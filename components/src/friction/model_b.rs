@@ -10,8 +10,8 @@
 //! h = K e + (τK + B)(u − v_new)   — this is (34)–(36) written with v instead of e_{k−2};
 //! the drive receives −h. Rates: ẋ = v_new, v̇ = (v_new − v)/τ.
 
-use super::common::with_law;
-use super::law::FrictionLaw;
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -147,14 +147,16 @@ pub fn register(r: &mut Registry) {
             name: "init",
             unit: "",
             default: Some("{}"),
-            doc: "{\"e\": initial deflection m, \"v\": initial mass velocity m/s}",
+            doc: "initial state {\"e\", \"v\"}",
         },
+        ParamDoc { name: "init.e", unit: "m", default: Some("0"), doc: "initial spring deflection (number or array of dims)" },
+        ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial mass velocity (number or array of dims)" },
     ];
     r.register(ComponentType {
         name: "kikuuwe_b",
         kind: Kind::Impedance,
         summary: "Kikuuwe model B (36): mass on a frictional surface pulled through a spring–damper (impedance)",
-        params: with_law(&ALL, PARAMS),
+        params: table(&ALL, &[PARAMS, LAW_PARAMS]),
         ports: &[PortDoc { name: "drive", domain: "scalar|point3", doc: "the pulling end of the spring" }],
         signals: SIGNALS,
         build,

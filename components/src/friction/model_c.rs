@@ -11,8 +11,8 @@
 //! Parameter rule (63): a model-C element on a mass M in static friction converges without
 //! oscillation only if T² < M/(4K) (with B = 2√(KM)); `stiction check` warns otherwise.
 
-use super::common::with_law;
-use super::law::FrictionLaw;
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
 use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -140,7 +140,7 @@ pub fn register(r: &mut Registry) {
         name: "kikuuwe_c",
         kind: Kind::Impedance,
         summary: "Kikuuwe model C (38): massless frictional contact between two ports, any law, 1-3 D (impedance)",
-        params: with_law(&ALL, PARAMS),
+        params: table(&ALL, &[PARAMS, LAW_PARAMS]),
         ports: &[
             PortDoc { name: "a", domain: "scalar|point3", doc: "reference side (often ground); receives the reaction" },
             PortDoc { name: "b", domain: "scalar|point3", doc: "sliding side" },

@@ -10,8 +10,9 @@
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
 //! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: q̇ = u_new, u̇ = (h − y)/M, ẇ.
 
-use super::common::{read_init, with_law};
-use super::law::FrictionLaw;
+use super::common::{read_init, INIT_PARAMS};
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -146,18 +147,12 @@ pub fn register(r: &mut Registry) {
             doc: "constant applied force (number, or array of dims numbers)",
         },
         ParamDoc { name: "e0", unit: "m", default: Some("0"), doc: "initial deflection q − w" },
-        ParamDoc {
-            name: "init",
-            unit: "",
-            default: Some("{}"),
-            doc: "initial state {\"q\": m, \"v\": m/s} of the mass",
-        },
     ];
     r.register(ComponentType {
         name: "kikuuwe_d",
         kind: Kind::Admittance,
         summary: "Kikuuwe model D (45): mass on a compliant frictional contact, stable at any stiffness (admittance)",
-        params: with_law(&ALL, PARAMS),
+        params: table(&ALL, &[PARAMS, INIT_PARAMS, LAW_PARAMS]),
         ports: &[PortDoc { name: "body", domain: "scalar|point3", doc: "the mass" }],
         signals: SIGNALS,
         build,

@@ -24,6 +24,8 @@
 //! gear (17); a spur gear at one contact point (21), derived in [`spur_coefficients`].
 
 use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
+use crate::doc_table::table;
+use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -544,27 +546,99 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0 })))
 }
 
-/// JSON documentation of the coefficient sources, shared with `geared_robot`.
-pub const MODEL_DOC: &str = "exactly one of: \"gamma_u\" + \"gamma_v\" (asymmetry coefficients); \
-    \"efficiency\": {\"forward\": ηf, \"backward\": ηb} in (0, 1] (27); \
-    \"leadscrew\": {\"lead_angle\": rad, \"mu\", \"radius\": m, \"thread_angle\": rad (0)}; \
-    \"worm\": {\"lead_angle\": rad ≤ π/4, \"pressure_angle\": rad, \"mu\", \"worm_radius\": m, \"gear_radius\": m} (17); \
-    \"spur\": {\"pressure_angle\": rad, \"mu\", \"input_radius\": m, \"output_radius\": m, \"contact\": m along the line of action} (21)";
+/// The keys [`read_model`] and [`read_input_inertia`] read, each name after `$prefix`
+/// ("" for `gear`, "gears[]." for `geared_robot`): the coefficients from exactly one of
+/// γu/γv, efficiencies (27), a leadscrew, a worm gear (17) or a spur gear (21), the ratio
+/// and the input-side inertia. An array of `ParamDoc`.
+macro_rules! gear_model_params {
+    ($prefix:literal) => {{
+        use stiction_framework::system::ParamDoc as P;
+        [
+            P { name: concat!($prefix, "gamma_u"), unit: "", default: None, doc: "asymmetry coefficient γu (with gamma_v); give exactly one of gamma_u + gamma_v, efficiency, leadscrew, worm, spur" },
+            P { name: concat!($prefix, "gamma_v"), unit: "", default: None, doc: "asymmetry coefficient γv (with gamma_u)" },
+            P { name: concat!($prefix, "efficiency"), unit: "", default: None, doc: "or {forward, backward} efficiencies (27)" },
+            P { name: concat!($prefix, "efficiency.forward"), unit: "", default: None, doc: "forward efficiency ηf in (0, 1]" },
+            P { name: concat!($prefix, "efficiency.backward"), unit: "", default: None, doc: "backward efficiency ηb in (0, 1]" },
+            P {
+                name: concat!($prefix, "leadscrew"),
+                unit: "",
+                default: None,
+                doc: "or a leadscrew {lead_angle, mu, radius, thread_angle}: γu = μ' tan θ, γv = μ'/tan θ, κ = 1/(r tan θ)",
+            },
+            P { name: concat!($prefix, "leadscrew.lead_angle"), unit: "rad", default: None, doc: "lead angle θ in (0, π/2)" },
+            P { name: concat!($prefix, "leadscrew.mu"), unit: "", default: None, doc: "thread friction coefficient μ, ≥ 0" },
+            P { name: concat!($prefix, "leadscrew.radius"), unit: "m", default: None, doc: "mean thread radius r, > 0" },
+            P {
+                name: concat!($prefix, "leadscrew.thread_angle"),
+                unit: "rad",
+                default: Some("0"),
+                doc: "thread half-angle (μ' = μ/cos), below π/2",
+            },
+            P { name: concat!($prefix, "worm"), unit: "", default: None, doc: "or a worm gear (17) {lead_angle, pressure_angle, mu, worm_radius, gear_radius}" },
+            P { name: concat!($prefix, "worm.lead_angle"), unit: "rad", default: None, doc: "lead angle in (0, π/4]" },
+            P { name: concat!($prefix, "worm.pressure_angle"), unit: "rad", default: None, doc: "pressure angle in (0, π/2)" },
+            P { name: concat!($prefix, "worm.mu"), unit: "", default: None, doc: "friction coefficient, ≥ 0" },
+            P { name: concat!($prefix, "worm.worm_radius"), unit: "m", default: None, doc: "worm pitch radius, > 0" },
+            P { name: concat!($prefix, "worm.gear_radius"), unit: "m", default: None, doc: "wheel pitch radius, > 0" },
+            P {
+                name: concat!($prefix, "spur"),
+                unit: "",
+                default: None,
+                doc: "or a spur gear at one contact point (21) {pressure_angle, mu, input_radius, output_radius, contact}",
+            },
+            P { name: concat!($prefix, "spur.pressure_angle"), unit: "rad", default: None, doc: "pressure angle α in (0, π/2)" },
+            P { name: concat!($prefix, "spur.mu"), unit: "", default: None, doc: "friction coefficient, ≥ 0" },
+            P { name: concat!($prefix, "spur.input_radius"), unit: "m", default: None, doc: "input (pinion) base radius, > 0" },
+            P { name: concat!($prefix, "spur.output_radius"), unit: "m", default: None, doc: "output (wheel) base radius, > 0" },
+            P {
+                name: concat!($prefix, "spur.contact"),
+                unit: "m",
+                default: None,
+                doc: "contact point ξ along the line of action, between the base-circle tangency points",
+            },
+            P {
+                name: concat!($prefix, "ratio"),
+                unit: "",
+                default: Some("1 or from the geometry"),
+                doc: "κ = input speed / output speed, > 0; must agree with a geometry",
+            },
+            P {
+                name: concat!($prefix, "m"),
+                unit: "kg·m²",
+                default: None,
+                doc: "input-side (motor) inertia referred to the output, > 0 (or input_inertia)",
+            },
+            P {
+                name: concat!($prefix, "input_inertia"),
+                unit: "kg·m²",
+                default: None,
+                doc: "or the input-side inertia m̂ at the motor: m = κ² m̂",
+            },
+        ]
+    }};
+}
+pub(crate) use gear_model_params;
 
 /// Register `gear`.
 pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
     r.register(ComponentType {
         name: "gear",
         kind: Kind::Admittance,
         summary: "1-DOF transmission with asymmetric load-dependent friction: DAI (14), implicit-Euler step (44), exact static friction",
-        params: &[
-            ParamDoc { name: "gamma_u, gamma_v | efficiency | leadscrew | worm | spur", unit: "", default: None, doc: MODEL_DOC },
-            ParamDoc { name: "ratio", unit: "", default: Some("1 or from the geometry"), doc: "κ = input speed / output speed, > 0; must agree with a geometry" },
-            ParamDoc { name: "m", unit: "kg·m²", default: None, doc: "input-side (motor) inertia referred to the output, > 0 (or input_inertia m̂ at the motor: m = κ² m̂)" },
-            ParamDoc { name: "M", unit: "kg·m²", default: None, doc: "output-side inertia (including a rigidly attached load), > 0" },
-            ParamDoc { name: "damping", unit: "N·m·s/rad", default: Some("0"), doc: "output-side viscous friction b, counted in fv" },
-            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial output state {\"q\": rad, \"v\": rad/s}" },
-        ],
+        params: table(
+            &ALL,
+            &[
+                &gear_model_params!(""),
+                &[
+                    ParamDoc { name: "M", unit: "kg·m²", default: None, doc: "output-side inertia (including a rigidly attached load), > 0" },
+                    ParamDoc { name: "damping", unit: "N·m·s/rad", default: Some("0"), doc: "output-side viscous friction b, counted in fv" },
+                    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial output state {\"q\", \"v\"}" },
+                    ParamDoc { name: "init.q", unit: "rad", default: Some("0"), doc: "initial output angle" },
+                    ParamDoc { name: "init.v", unit: "rad/s", default: Some("0"), doc: "initial output speed" },
+                ],
+            ],
+        ),
         ports: &[
             PortDoc { name: "input", domain: "scalar", doc: "motor shaft: angle κ q, speed κ v; torque f̂ gives fu = κ f̂" },
             PortDoc { name: "output", domain: "scalar", doc: "output shaft: q, v; the torque on it is −fv" },

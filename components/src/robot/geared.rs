@@ -17,9 +17,12 @@
 //! [`Fault`]; the simulator names the robot and the time.
 
 use super::axproj::{axproj, Axproj};
-use super::json::{read_links, read_tip_gravity_init};
+use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
+use crate::doc_table::table;
+use crate::gear::transmission::gear_model_params;
+use std::sync::OnceLock;
 use super::serial::SerialRobot;
-use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel, MODEL_DOC};
+use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
 use nalgebra::{DMatrix, DVector};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
@@ -286,24 +289,37 @@ fn build(p: &mut Params) -> Result<Built> {
 
 /// Register `geared_robot`.
 pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
     r.register(ComponentType {
         name: "geared_robot",
         kind: Kind::Admittance,
         summary: "n-DOF serial robot driven through gears with asymmetric load-dependent friction: DAI (48), step (69), axproj as a VI",
-        params: &[
-            ParamDoc {
-                name: "links",
-                unit: "",
-                default: None,
-                doc: "as serial_robot: 1 to 12 links {origin, axis, mass, com, inertia, damping (joint viscosity, output side), \
-                      rotor (output-side gear inertia m_v, added to M(q))}",
-            },
-            ParamDoc { name: "gears", unit: "", default: None, doc: "one object per joint: the gear coefficients as for `gear` plus \"m\" (or \"input_inertia\") and an optional \"ratio\"" },
-            ParamDoc { name: "gears[i] coefficients", unit: "", default: None, doc: MODEL_DOC },
-            ParamDoc { name: "tip", unit: "m", default: Some("[0, 0, 0]"), doc: "tip point in the last link's frame" },
-            ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration (world frame)" },
-            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\": [rad; n], \"v\": [rad/s; n]}" },
-        ],
+        params: table(
+            &ALL,
+            &[
+                &[ParamDoc {
+                    name: "links",
+                    unit: "",
+                    default: None,
+                    doc: "as serial_robot: 1 to 12 links; damping is the joint viscosity (output side), rotor the \
+                          output-side gear inertia m_v (added to M(q))",
+                }],
+                LINK_PARAMS,
+                &[ParamDoc {
+                    name: "gears",
+                    unit: "",
+                    default: None,
+                    doc: "one object per joint: the keys of `gear` below, without M, damping and init",
+                }],
+                &gear_model_params!("gears[]."),
+                TIP_GRAVITY_PARAMS,
+                &[
+                    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
+                    ParamDoc { name: "init.q", unit: "rad", default: Some("zeros"), doc: "initial joint angles [n]" },
+                    ParamDoc { name: "init.v", unit: "rad/s", default: Some("zeros"), doc: "initial joint speeds [n]" },
+                ],
+            ],
+        ),
         ports: &[
             PortDoc { name: "motor<i>", domain: "scalar", doc: "motor shaft of joint i: angle κ_i q_i; torque f̂ gives τu_i += κ_i f̂" },
             PortDoc { name: "joint<i>", domain: "scalar", doc: "output side of joint i: q_i, v_i; its torque acts on the link (τv_i −= torque)" },

@@ -4,7 +4,7 @@
 use super::kinematics::MAX_DOF;
 use super::link::Link;
 use nalgebra::{Matrix3, Vector3};
-use stiction_framework::system::Params;
+use stiction_framework::system::{ParamDoc, Params};
 use stiction_framework::Result;
 
 /// Read a 3- or 6-entry inertia `[Ixx, Iyy, Izz(, Ixy, Ixz, Iyz)]` into a tensor.
@@ -66,3 +66,30 @@ pub fn read_tip_gravity_init(p: &mut Params, n: usize, vel: &str) -> Result<Chai
     }
     Ok((tip, gravity, q0, w0))
 }
+
+/// Documentation of the keys of each link object ([`read_links`]).
+pub const LINK_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "links[].origin",
+        unit: "m",
+        default: Some("[0, 0, 0]"),
+        doc: "joint position in the parent frame; link frame = parent · Trans(origin) · Rot(axis, θ)",
+    },
+    ParamDoc { name: "links[].axis", unit: "", default: None, doc: "joint axis [3], non-zero (normalised)" },
+    ParamDoc { name: "links[].mass", unit: "kg", default: None, doc: "link mass, > 0" },
+    ParamDoc { name: "links[].com", unit: "m", default: Some("[0, 0, 0]"), doc: "centre of mass in the link frame" },
+    ParamDoc {
+        name: "links[].inertia",
+        unit: "kg·m²",
+        default: None,
+        doc: "about the COM in the link frame, [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (tensor entries, positive semi-definite)",
+    },
+    ParamDoc { name: "links[].damping", unit: "N·m·s/rad", default: Some("0"), doc: "joint viscous friction b" },
+    ParamDoc { name: "links[].rotor", unit: "kg·m²", default: Some("0"), doc: "rotor inertia added to H_ii" },
+];
+
+/// Documentation of `tip` and `gravity` ([`read_tip_gravity_init`]).
+pub const TIP_GRAVITY_PARAMS: &[ParamDoc] = &[
+    ParamDoc { name: "tip", unit: "m", default: Some("[0, 0, 0]"), doc: "tip point in the last link's frame" },
+    ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration (world frame)" },
+];

@@ -22,7 +22,9 @@
 //! `DVector`/`Matrix3xX` allocate their result.
 
 use super::crba::{cholesky_solve, crba};
-use super::json::{read_links, read_tip_gravity_init};
+use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
+use crate::doc_table::table;
+use std::sync::OnceLock;
 use super::kinematics::{Kinematics, MatN, VecN, MAX_DOF};
 use super::link::Link;
 use super::rnea::rnea;
@@ -388,31 +390,29 @@ fn build(p: &mut Params) -> Result<Built> {
 
 /// Register `serial_robot`.
 pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
     r.register(ComponentType {
         name: "serial_robot",
         kind: Kind::Admittance,
         summary: "n-DOF serial robot with revolute joints, θ̇ = ω, ω̇ = H(θ)⁻¹(τ − c(θ, ω)) (8); H by CRBA, c by RNEA",
-        params: &[
-            ParamDoc {
-                name: "links",
-                unit: "",
-                default: None,
-                doc: "1 to 12 links, base to tip, each {\"origin\": [m; 3] joint position in the parent frame (default 0), \
-                      \"axis\": [3] joint axis (non-zero, normalised), \"mass\": kg > 0, \"com\": [m; 3] in the link frame \
-                      (default 0), \"inertia\": kg·m² about the COM in the link frame, [Ixx, Iyy, Izz] or \
-                      [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (tensor entries, positive semi-definite), \"damping\": N·m·s/rad joint \
-                      viscous friction (default 0), \"rotor\": kg·m² rotor inertia added to H_ii (default 0)}; \
-                      link frame = parent · Trans(origin) · Rot(axis, θ)",
-            },
-            ParamDoc { name: "tip", unit: "m", default: Some("[0, 0, 0]"), doc: "tip point in the last link's frame" },
-            ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration (world frame)" },
-            ParamDoc {
-                name: "init",
-                unit: "",
-                default: Some("{}"),
-                doc: "initial state {\"q\": [rad; n], \"w\": [rad/s; n]} (default zeros)",
-            },
-        ],
+        params: table(
+            &ALL,
+            &[
+                &[ParamDoc {
+                    name: "links",
+                    unit: "",
+                    default: None,
+                    doc: "1 to 12 link objects, base to tip",
+                }],
+                LINK_PARAMS,
+                TIP_GRAVITY_PARAMS,
+                &[
+                    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"w\"}" },
+                    ParamDoc { name: "init.q", unit: "rad", default: Some("zeros"), doc: "initial joint angles [n]" },
+                    ParamDoc { name: "init.w", unit: "rad/s", default: Some("zeros"), doc: "initial joint rates [n]" },
+                ],
+            ],
+        ),
         ports: &[
             PortDoc {
                 name: "joint<i>",
