@@ -223,11 +223,8 @@ impl<'a> Params<'a> {
     pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
         let mut p = Params::new(path, map, base);
         p.used.insert("type".to_string());
-        p.schema = Some(Rc::new(Schema {
-            ty: *ty,
-            read: RefCell::new(BTreeSet::new()),
-            undocumented: RefCell::new(None),
-        }));
+        p.schema =
+            Some(Rc::new(Schema { ty: *ty, read: RefCell::new(BTreeSet::new()), undocumented: RefCell::new(None) }));
         p
     }
 

@@ -19,6 +19,16 @@ pub fn read_init(p: &mut Params, n: usize) -> Result<(Vector3<f64>, Vector3<f64>
 /// Documentation of the keys [`read_init`] reads.
 pub const INIT_PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
-    ParamDoc { name: "init.q", unit: "m", default: Some("0"), doc: "initial position (number, or array of dims numbers)" },
-    ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial velocity (number, or array of dims numbers)" },
+    ParamDoc {
+        name: "init.q",
+        unit: "m",
+        default: Some("0"),
+        doc: "initial position (number, or array of dims numbers)",
+    },
+    ParamDoc {
+        name: "init.v",
+        unit: "m/s",
+        default: Some("0"),
+        doc: "initial velocity (number, or array of dims numbers)",
+    },
 ];

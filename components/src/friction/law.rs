@@ -259,8 +259,18 @@ macro_rules! law_params {
                 doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, force)",
             },
             P { name: concat!($prefix, "F"), unit: "N", default: None, doc: "coulomb: kinetic friction level, ≥ 0" },
-            P { name: concat!($prefix, "Fc"), unit: "N", default: None, doc: "stribeck: Coulomb level at high speed, ≥ 0" },
-            P { name: concat!($prefix, "Fs"), unit: "N", default: None, doc: "stribeck: breakaway level at zero speed, ≥ Fc" },
+            P {
+                name: concat!($prefix, "Fc"),
+                unit: "N",
+                default: None,
+                doc: "stribeck: Coulomb level at high speed, ≥ 0",
+            },
+            P {
+                name: concat!($prefix, "Fs"),
+                unit: "N",
+                default: None,
+                doc: "stribeck: breakaway level at zero speed, ≥ Fc",
+            },
             P { name: concat!($prefix, "vs"), unit: "m/s", default: None, doc: "stribeck: Stribeck speed, > 0" },
             P {
                 name: concat!($prefix, "exponent"),

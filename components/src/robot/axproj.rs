@@ -306,4 +306,3 @@ pub fn axproj(
         )
     })
 }
-

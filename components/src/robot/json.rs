@@ -91,5 +91,10 @@ pub const LINK_PARAMS: &[ParamDoc] = &[
 /// Documentation of `tip` and `gravity` ([`read_tip_gravity_init`]).
 pub const TIP_GRAVITY_PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "tip", unit: "m", default: Some("[0, 0, 0]"), doc: "tip point in the last link's frame" },
-    ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration (world frame)" },
+    ParamDoc {
+        name: "gravity",
+        unit: "m/s²",
+        default: Some("[0, 0, 0]"),
+        doc: "gravitational acceleration (world frame)",
+    },
 ];

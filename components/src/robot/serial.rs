@@ -429,7 +429,7 @@ pub fn register(r: &mut Registry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nalgebra::{Isometry3, Matrix2, Point3, Translation3, UnitQuaternion, Vector2};
+    use nalgebra::{Isometry3, Matrix2, Point3, Translation3, Unit, UnitQuaternion, Vector2};
     use serde_json::json;
     use std::path::Path;
 
