@@ -1,13 +1,13 @@
 //! The parameter table of every component type is the list of keys its builder reads:
-//! building each type from the components of examples/*.json and from the samples below
-//! (law variants, gear geometries, initial states the examples lack), every key read is
-//! documented, and every documented key is read by at least one sample. Nested keys are
+//! building each type from the components of examples/*.json and from the `SAMPLES` of its
+//! file (law variants, gear geometries, initial states the examples lack), every key read
+//! is documented, and every documented key is read by at least one sample. Nested keys are
 //! documented by dotted names (`init.q`, `upper.FH`), keys of array items with `[]`
 //! (`links[].mass`, `gears[].spur.contact`).
 
 mod common;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use stiction::framework::system::{Built, ComponentType, Kind, ParamDoc, Params, Registry, System};
@@ -31,97 +31,6 @@ fn example_samples(reg: &Registry) -> Vec<(String, Value)> {
                 out.push((format!("{}: {name}", f.file_name().unwrap().to_string_lossy()), c.clone()));
             }
         }
-    }
-    out
-}
-
-/// Friction-law variants: the keys of each law, merged into a component.
-fn laws() -> Vec<Value> {
-    vec![
-        json!({"law": "coulomb", "F": 2.0, "D": 0.1}),
-        json!({"law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}),
-        json!({"law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}),
-    ]
-}
-
-fn merged(base: &Value, extra: &Value) -> Value {
-    let mut v = base.clone();
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    v
-}
-
-/// Gear coefficient variants (each with the input-side inertia).
-fn gear_models() -> Vec<Value> {
-    vec![
-        json!({"gamma_u": 0.1, "gamma_v": 0.2, "ratio": 10.0, "m": 0.5}),
-        json!({"efficiency": {"forward": 0.8, "backward": 0.6}, "input_inertia": 0.01, "ratio": 5.0}),
-        json!({"leadscrew": {"lead_angle": 0.1, "mu": 0.2, "radius": 0.01, "thread_angle": 0.26}, "m": 0.5}),
-        json!({"worm": {"lead_angle": 0.2, "pressure_angle": 0.35, "mu": 0.1, "worm_radius": 0.01, "gear_radius": 0.05}, "m": 0.5}),
-        json!({"spur": {"pressure_angle": 0.35, "mu": 0.1, "input_radius": 0.05, "output_radius": 0.1, "contact": 0.01}, "m": 0.5}),
-    ]
-}
-
-/// Small samples of the keys the examples do not use.
-fn extra_samples() -> Vec<Value> {
-    let mut out = vec![
-        json!({"type": "mass", "mass": 1.0, "force": 0.5, "init": {"q": 0.1, "v": -0.2}}),
-        json!({"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0]}}),
-        json!({"type": "rigid_body", "mass": 1.0, "inertia": [0.1, 0.2, 0.25, 0.01, 0.0, 0.0], "gravity": [0, 0, -9.81],
-               "init": {"p": [0, 0, 1], "v": [1, 0, 0], "q": [1, 0, 0, 0], "w": [0, 0, 1]}}),
-        json!({"type": "force_source", "domain": "frame", "force": [1, 0, 0], "moment": [0, 0, 1]}),
-        json!({"type": "force_source", "domain": "scalar", "force": "sin(t)"}),
-        json!({"type": "gravity", "mass": 2.0, "g": [0, 0, -9.81], "domain": "frame"}),
-        json!({"type": "velocity_source", "dims": 2, "velocity": [1.0, "t"], "init": {"q": [0.5, 0.0]}}),
-        json!({"type": "spring_damper", "domain": "point3", "K": 100.0, "B": 1.0, "rest_length": 0.5}),
-        json!({"type": "penalty_joint", "axis_a": [0, 0, 1], "axis_b": [0, 1, 0], "K": 1e4, "B": 10.0, "K_rot": 1e3,
-               "B_rot": 1.0, "friction_K": 100.0, "friction_B": 1.0, "friction_F": 0.5, "torque": "0.1*t"}),
-        json!({"type": "penalty_joint", "axis": [0, 0, 1], "K": 1e4, "B": 10.0, "K_rot": 1e3, "B_rot": 1.0,
-               "friction_K": 100.0, "friction_B": 1.0}),
-        json!({"type": "plane_contact", "K": 1e4, "B": 10.0, "mu": 0.5, "height": 0.1}),
-        json!({"type": "wall", "domain": "point3", "axis": [0, 1, 0], "side": "negative", "position": 0.2, "K": 1e4, "B": 1.0}),
-        json!({"type": "dahl", "K": 1e3, "F": 1.0}),
-        json!({"type": "lugre", "sigma0": 1e4, "sigma1": 10.0, "sigma2": 0.1, "Fc": 1.0, "Fs": 1.5, "vs": 0.01}),
-        json!({"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "force": [0.5, 0.0], "F": 1.0}),
-        json!({"type": "kikuuwe_d", "dims": 1, "mass": 1.0, "K": 100.0, "force": 0.5, "F": 1.0}),
-        json!({"type": "fric_k", "domain": "point3", "K": 1e3, "B": 10.0, "F": 1.0}),
-        json!({"type": "gear", "M": 1.0, "damping": 0.1, "init": {"q": 0.1, "v": 0.2}, "gamma_u": 0.1, "gamma_v": 0.2, "m": 0.5}),
-        json!({"type": "serial_robot",
-               "links": [{"origin": [0, 0, 0.1], "axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01],
-                          "damping": 0.1, "rotor": 0.01}],
-               "tip": [0.2, 0, 0], "gravity": [0, 0, -9.81], "init": {"q": [0.1], "w": [0.2]}}),
-    ];
-    let kikuuwe = [
-        // dims 3: kikuuwe_a and kikuuwe_d read `force` both as the applied force (dims
-        // numbers) and as the forces of a table law (3 points below).
-        json!({"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}}),
-        json!({"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}}),
-        json!({"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0}),
-        json!({"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0],
-               "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}}),
-        json!({"type": "karnopp_mass", "mass": 1.0, "force": 0.5, "FH": 2.0, "DV": 1e-3, "init": {"q": 0.1, "v": 0.2}}),
-        json!({"type": "karnopp_pair", "m1": 1.0, "m2": 2.0, "FH": 2.0, "DV": 1e-3,
-               "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}),
-    ];
-    for base in &kikuuwe {
-        for law in laws() {
-            if base["type"] == "karnopp_mass" && law["law"] == "table" {
-                continue; // see KEY_COLLISIONS
-            }
-            out.push(merged(base, &law));
-        }
-    }
-    for law in laws() {
-        let contact = merged(&json!({"FH": 2.0, "DV": 1e-3}), &law);
-        out.push(json!({"type": "karnopp_stack", "m1": 1.0, "m2": 2.0, "upper": contact, "lower": contact,
-                        "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}));
-    }
-    for model in gear_models() {
-        out.push(merged(&json!({"type": "gear", "M": 1.0}), &model));
-        out.push(json!({"type": "geared_robot",
-                        "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}],
-                        "gears": [model], "init": {"q": [0.1], "v": [0.2]}}));
     }
     out
 }
@@ -153,7 +62,10 @@ fn keys_read(ty: &ComponentType, at: &str, v: &Value) -> Vec<String> {
 fn every_type_reads_exactly_the_keys_its_table_documents() {
     let reg = stiction::components::registry();
     let mut samples = example_samples(&reg);
-    samples.extend(extra_samples().into_iter().enumerate().map(|(i, v)| (format!("extra sample {i}"), v)));
+    for (i, text) in stiction::components::samples().into_iter().enumerate() {
+        let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("sample {i}: {e}: {text}"));
+        samples.push((format!("sample {i} {text}"), v));
+    }
     let mut read: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for (at, v) in &samples {
         let name = v["type"].as_str().unwrap();

@@ -6,16 +6,16 @@
 //! [`Impedance`](stiction_framework::Impedance)), its JSON type description (the
 //! [`ParamDoc`](stiction_framework::system::ParamDoc) table is also the list of keys its
 //! builder may read) and a `register` function. Each family's `mod.rs` lists its component
-//! files once in [`family!`]; [`registry`] calls every family's `register`.
+//! files once in `family!`; [`registry`] calls every family's `register`.
 //!
 //! Helpers shared across families: [`saturation`] (gsat of (15)), [`two_port`] (ports `a`
 //! and `b`), [`stability`] (stiff-element warnings), `ndim` (1-, 2- or 3-dimensional
 //! elements) and `doc_table` (parameter tables built from shared parts).
 #![deny(unsafe_code)]
 
-/// Declares the component files of a family, `pub mod` each, and the family's `register`,
-/// which calls every member's `register`. Adding a component type to a family is one new
-/// file and one line in this list.
+/// Declares the component files of a family, `pub mod` each, the family's `register`,
+/// which calls every member's `register`, and `samples`, every member's `SAMPLES`.
+/// Adding a component type to a family is one new file and one line in this list.
 macro_rules! family {
     ($($member:ident),* $(,)?) => {
         $(pub mod $member;)*
@@ -23,6 +23,11 @@ macro_rules! family {
         /// Register every component type of this family.
         pub fn register(r: &mut stiction_framework::system::Registry) {
             $($member::register(r);)*
+        }
+
+        /// JSON samples of every component type of this family.
+        pub fn samples() -> Vec<&'static str> {
+            [$($member::SAMPLES),*].concat()
         }
     };
 }
@@ -55,4 +60,19 @@ pub fn registry() -> Registry {
     robot::register(&mut r);
     sources::register(&mut r);
     r
+}
+
+/// JSON samples of every component type of [`registry`] (each component file's `SAMPLES`),
+/// which together read every documented key (tests/component_params.rs).
+pub fn samples() -> Vec<&'static str> {
+    [
+        bodies::samples(),
+        contact::samples(),
+        couplings::samples(),
+        friction::samples(),
+        gear::samples(),
+        robot::samples(),
+        sources::samples(),
+    ]
+    .concat()
 }

@@ -95,6 +95,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(Mass { mass, force, q0, v0 })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "mass", "mass": 1.0, "force": 0.5, "init": {"q": 0.1, "v": -0.2}}"#,
+];
+
 /// Register `mass`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

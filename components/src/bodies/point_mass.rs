@@ -104,6 +104,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(PointMass { mass, gravity, p0, v0 })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0]}}"#,
+];
+
 /// Register `point_mass`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -177,6 +177,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(body)))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "rigid_body", "mass": 1.0, "inertia": [0.1, 0.2, 0.25, 0.01, 0.0, 0.0], "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0], "q": [1, 0, 0, 0], "w": [0, 0, 1]}}"#,
+];
+
 /// Register `rigid_body`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -125,6 +125,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#,
+];
+
 /// Register `plane_contact`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

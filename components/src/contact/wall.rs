@@ -117,6 +117,13 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(Wall { domain, axis, side, position, k, b })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "wall", "domain": "point3", "axis": [0, 1, 0], "side": "negative", "position": 0.2, "K": 10000.0, "B": 1.0}"#,
+    r#"{"type": "wall", "K": 10000.0}"#,
+];
+
 /// Register `wall`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -128,6 +128,13 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "penalty_joint", "axis_a": [0, 0, 1], "axis_b": [0, 1, 0], "K": 10000.0, "B": 10.0, "K_rot": 1000.0, "B_rot": 1.0, "friction_K": 100.0, "friction_B": 1.0, "friction_F": 0.5, "torque": "0.1*t"}"#,
+    r#"{"type": "penalty_joint", "axis": [0, 0, 1], "K": 10000.0, "B": 10.0, "K_rot": 1000.0, "B_rot": 1.0, "friction_K": 100.0, "friction_B": 1.0}"#,
+];
+
 /// Register `penalty_joint`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -115,6 +115,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(SpringDamper { domain, k, b, rest_length })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "spring_damper", "domain": "point3", "K": 100.0, "B": 1.0, "rest_length": 0.5}"#,
+];
+
 /// Register `spring_damper`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -31,6 +31,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(Bristle(Dahl { k, f_max }))))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "dahl", "K": 1000.0, "F": 1.0}"#,
+];
+
 /// Register `dahl`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

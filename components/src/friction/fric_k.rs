@@ -106,6 +106,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(FricK { domain, k, b, f_max })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "fric_k", "domain": "point3", "K": 1000.0, "B": 10.0, "F": 1.0}"#,
+];
+
 /// Register `fric_k`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

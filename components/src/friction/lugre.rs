@@ -51,6 +51,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(Bristle(LuGre { sigma0, sigma1, sigma2, fc, fs, vs }))))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "lugre", "sigma0": 10000.0, "sigma1": 10.0, "sigma2": 0.1, "Fc": 1.0, "Fs": 1.5, "vs": 0.01}"#,
+];
+
 /// Register `lugre`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -123,6 +123,14 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(ModelC { dims, k, b, law })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+];
+
 /// Register `kikuuwe_c`.
 pub fn register(r: &mut Registry) {
     static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();

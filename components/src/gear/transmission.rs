@@ -619,6 +619,17 @@ macro_rules! gear_model_params {
 }
 pub(crate) use gear_model_params;
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "gear", "M": 1.0, "gamma_u": 0.1, "gamma_v": 0.2, "ratio": 10.0, "m": 0.5}"#,
+    r#"{"type": "gear", "M": 1.0, "efficiency": {"forward": 0.8, "backward": 0.6}, "input_inertia": 0.01, "ratio": 5.0}"#,
+    r#"{"type": "gear", "M": 1.0, "leadscrew": {"lead_angle": 0.1, "mu": 0.2, "radius": 0.01, "thread_angle": 0.26}, "m": 0.5}"#,
+    r#"{"type": "gear", "M": 1.0, "worm": {"lead_angle": 0.2, "pressure_angle": 0.35, "mu": 0.1, "worm_radius": 0.01, "gear_radius": 0.05}, "m": 0.5}"#,
+    r#"{"type": "gear", "M": 1.0, "spur": {"pressure_angle": 0.35, "mu": 0.1, "input_radius": 0.05, "output_radius": 0.1, "contact": 0.01}, "m": 0.5}"#,
+    r#"{"type": "gear", "M": 1.0, "damping": 0.1, "init": {"q": 0.1, "v": 0.2}, "gamma_u": 0.1, "gamma_v": 0.2, "m": 0.5}"#,
+];
+
 /// Register `gear`.
 pub fn register(r: &mut Registry) {
     static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();

@@ -287,6 +287,16 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(gr)))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"gamma_u": 0.1, "gamma_v": 0.2, "ratio": 10.0, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"efficiency": {"forward": 0.8, "backward": 0.6}, "input_inertia": 0.01, "ratio": 5.0}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"leadscrew": {"lead_angle": 0.1, "mu": 0.2, "radius": 0.01, "thread_angle": 0.26}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"worm": {"lead_angle": 0.2, "pressure_angle": 0.35, "mu": 0.1, "worm_radius": 0.01, "gear_radius": 0.05}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"spur": {"pressure_angle": 0.35, "mu": 0.1, "input_radius": 0.05, "output_radius": 0.1, "contact": 0.01}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+];
+
 /// Register `geared_robot`.
 pub fn register(r: &mut Registry) {
     static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();

@@ -388,6 +388,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(robot)))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "serial_robot", "links": [{"origin": [0, 0, 0.1], "axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01], "damping": 0.1, "rotor": 0.01}], "tip": [0.2, 0, 0], "gravity": [0, 0, -9.81], "init": {"q": [0.1], "w": [0.2]}}"#,
+];
+
 /// Register `serial_robot`.
 pub fn register(r: &mut Registry) {
     static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();

@@ -115,6 +115,13 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(src)))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "force_source", "domain": "frame", "force": [1, 0, 0], "moment": [0, 0, 1]}"#,
+    r#"{"type": "force_source", "domain": "scalar", "force": "sin(t)"}"#,
+];
+
 /// Register `force_source`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -74,6 +74,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Impedance(Box::new(Gravity { weight: mass * g, domain })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "gravity", "mass": 2.0, "g": [0, 0, -9.81], "domain": "frame"}"#,
+];
+
 /// Register `gravity`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {

@@ -102,6 +102,12 @@ fn build(p: &mut Params) -> Result<Built> {
     Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0 })))
 }
 
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "velocity_source", "dims": 2, "velocity": [1.0, "t"], "init": {"q": [0.5, 0.0]}}"#,
+];
+
 /// Register `velocity_source`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {
