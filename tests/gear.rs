@@ -5,8 +5,8 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
-use stiction::components::efficiency::{asymmetry_from_efficiencies, efficiencies, holds_statically, rho_hat};
-use stiction::components::gear::{GearModel, ScrewCheck};
+use stiction::components::gear::efficiency::{asymmetry_from_efficiencies, efficiencies, holds_statically, rho_hat};
+use stiction::components::gear::transmission::{GearModel, ScrewCheck};
 use stiction::framework::Recorder;
 
 /// A gear with constant torques: fu on the input (ratio 1), the load torque fv taken by the

@@ -4,9 +4,9 @@
 mod common;
 use common::*;
 use std::sync::Mutex;
-use stiction::components::kikuuwe::FricK;
-use stiction::components::mass::Mass;
-use stiction::components::spring_damper::SpringDamper;
+use stiction::components::bodies::Mass;
+use stiction::components::couplings::SpringDamper;
+use stiction::components::friction::FricK;
 use stiction::framework::component::{Fault, Impedance};
 use stiction::framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction::framework::{Method, Network, Recorder, RunPlan, Schedule, Simulator, Target};

@@ -7,8 +7,9 @@ use nalgebra::DVector;
 use std::hint::black_box;
 use std::time::Instant;
 use stiction_components::gear::GearModel;
-use stiction_components::geared_robot::{axproj, axproj_active_set, axproj_projection, GearedRobot};
-use stiction_components::serial_robot::SerialRobot;
+use stiction_components::robot::axproj::{axproj, axproj_active_set, axproj_projection};
+use stiction_components::robot::GearedRobot;
+use stiction_components::robot::SerialRobot;
 
 struct Lcg(u64);
 impl Lcg {

@@ -25,8 +25,10 @@ use nalgebra::Vector3;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The top level of a system file.
 #[derive(Debug, Deserialize)]
@@ -108,9 +110,13 @@ pub enum Built {
     Impedance(Box<dyn Impedance>),
 }
 
-/// Documentation of one parameter.
+/// Documentation of one parameter. The table of a [`ComponentType`] is also the list of
+/// keys its `build` may read: a key of a nested object is documented by its dotted name
+/// (`law.F`, `init.q`), a key of the objects in an array with `[]` (`links[].mass`,
+/// `gears[].leadscrew.mu`). See [`Params::for_type`].
 #[derive(Clone, Copy, Debug)]
 pub struct ParamDoc {
+    /// The key as the builder reads it (dotted for nested objects).
     pub name: &'static str,
     pub unit: &'static str,
     /// Default value as text; `None` when the parameter is required.
@@ -143,7 +149,16 @@ pub struct ComponentType {
     pub params: &'static [ParamDoc],
     pub ports: &'static [PortDoc],
     pub signals: &'static [SignalInfo],
+    /// Builds the component. It may read only the keys of `params` (checked by the loader,
+    /// [`Params::for_type`]).
     pub build: fn(&mut Params) -> Result<Built>,
+}
+
+impl ComponentType {
+    /// Whether `params` documents the (dotted) key `name`.
+    pub fn documents(&self, name: &str) -> bool {
+        self.params.iter().any(|d| d.name == name)
+    }
 }
 
 /// The component types available to JSON systems.
@@ -172,19 +187,77 @@ impl Registry {
     }
 }
 
+/// The parameter table a checked reader and the readers of its nested objects share.
+struct Schema {
+    ty: ComponentType,
+    /// Every key read, by its dotted name.
+    read: RefCell<BTreeSet<String>>,
+    /// The first key read that the table does not document: (dotted name, JSON path).
+    undocumented: RefCell<Option<(String, String)>>,
+}
+
 /// Reads the parameters of one JSON object, recording which keys were used so that
 /// [`finish`](Params::finish) can reject unknown keys. Every error names the JSON path.
+///
+/// A reader made by [`for_type`](Params::for_type) also checks every key it is asked for
+/// against the type's [`ParamDoc`] table, so the documentation and the parsing cannot
+/// drift apart, and records the keys read ([`keys_read`](Params::keys_read)).
 pub struct Params<'a> {
     path: String,
     map: &'a Map<String, Value>,
     used: HashSet<String>,
     base: &'a Path,
+    schema: Option<Rc<Schema>>,
+    /// Dotted name of this object within the component: "" at the top, "law.", "links[].".
+    prefix: String,
 }
 
 impl<'a> Params<'a> {
     /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
+    /// It reads any key (see [`for_type`](Params::for_type) for the checked reader).
     pub fn new(path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
-        Params { path: path.into(), map, used: HashSet::new(), base }
+        Params { path: path.into(), map, used: HashSet::new(), base, schema: None, prefix: String::new() }
+    }
+
+    /// The reader the loader gives `ty.build`: reading a key that `ty.params` does not
+    /// document, here or in a nested object, makes [`check_documented`](Params::check_documented)
+    /// (and [`finish`](Params::finish)) return an internal error naming the type and the
+    /// key. The key `type` is taken as read.
+    pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
+        let mut p = Params::new(path, map, base);
+        p.used.insert("type".to_string());
+        p.schema =
+            Some(Rc::new(Schema { ty: *ty, read: RefCell::new(BTreeSet::new()), undocumented: RefCell::new(None) }));
+        p
+    }
+
+    /// A reader for the nested object `map` at key `key` (`[]` appended for array items).
+    fn nested(&self, key: &str, path: String, map: &'a Map<String, Value>) -> Params<'a> {
+        let mut p = Params::new(path, map, self.base);
+        p.schema = self.schema.clone();
+        p.prefix = format!("{}{key}.", self.prefix);
+        p
+    }
+
+    /// The dotted names of the keys read so far by this reader and its nested readers
+    /// (empty for a reader made by [`new`](Params::new)).
+    pub fn keys_read(&self) -> Vec<String> {
+        self.schema.as_ref().map(|s| s.read.borrow().iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// An internal error if the builder read a key its type does not document.
+    pub fn check_documented(&self) -> Result<()> {
+        let Some(s) = &self.schema else { return Ok(()) };
+        match &*s.undocumented.borrow() {
+            None => Ok(()),
+            Some((name, path)) => Err(Error::invalid(
+                path,
+                format!(
+                    "internal error: component type '{}' read parameter '{name}', which its parameter table does not document",
+                    s.ty.name
+                ),
+            )),
+        }
     }
 
     /// JSON path of this object.
@@ -207,8 +280,15 @@ impl<'a> Params<'a> {
         self.base
     }
 
-    /// The raw value of `key`, marking it used.
+    /// The raw value of `key`, marking it used (and, for a checked reader, recording it).
     pub fn get(&mut self, key: &str) -> Option<&'a Value> {
+        if let Some(s) = &self.schema {
+            let name = format!("{}{key}", self.prefix);
+            if !s.ty.documents(&name) {
+                s.undocumented.borrow_mut().get_or_insert_with(|| (name.clone(), self.key_path(key)));
+            }
+            s.read.borrow_mut().insert(name);
+        }
         self.used.insert(key.to_string());
         self.map.get(key)
     }
@@ -376,32 +456,32 @@ impl<'a> Params<'a> {
 
     /// A nested object, read by its own [`Params`] (finish it too).
     pub fn object(&mut self, key: &str) -> Result<Option<Params<'a>>> {
-        let base = self.base;
         let path = self.key_path(key);
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(Params::new(path, m, base))),
+            Some(Value::Object(m)) => Ok(Some(self.nested(key, path, m))),
             Some(v) => Err(Error::invalid(path, format!("expected an object, got {v}"))),
         }
     }
 
     /// A required array of objects.
     pub fn objects(&mut self, key: &str) -> Result<Vec<Params<'a>>> {
-        let base = self.base;
         let path = self.key_path(key);
         let v = self.get(key).ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
         let arr = v.as_array().ok_or_else(|| Error::invalid(&path, "expected an array of objects"))?;
+        let item = format!("{key}[]");
         arr.iter()
             .enumerate()
             .map(|(i, x)| match x {
-                Value::Object(m) => Ok(Params::new(format!("{path}[{i}]"), m, base)),
+                Value::Object(m) => Ok(self.nested(&item, format!("{path}[{i}]"), m)),
                 _ => Err(Error::invalid(format!("{path}[{i}]"), "expected an object")),
             })
             .collect()
     }
 
-    /// Reject keys that were never read.
+    /// Reject keys that were never read (after [`check_documented`](Params::check_documented)).
     pub fn finish(self) -> Result<()> {
+        self.check_documented()?;
         let mut unknown: Vec<&String> = self.map.keys().filter(|k| !self.used.contains(k.as_str())).collect();
         unknown.sort();
         match unknown.first() {
@@ -475,8 +555,7 @@ impl System {
             let path = format!("components.{name}");
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
             let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
-            let mut p = Params::new(path.clone(), map, base);
-            let type_name = p
+            let type_name = map
                 .get("type")
                 .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
                 .as_str()
@@ -488,7 +567,11 @@ impl System {
                     format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
                 )
             })?;
-            let built = (ty.build)(&mut p)?;
+            let mut p = Params::for_type(ty, path.clone(), map, base);
+            let built = (ty.build)(&mut p);
+            // An undocumented key is the builder's fault: report it before the build's own error.
+            p.check_documented()?;
+            let built = built?;
             p.finish()?;
             let added = match built {
                 Built::Admittance(a) => network.add_admittance(name, a).map(|_| ()),

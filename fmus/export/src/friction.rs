@@ -15,8 +15,8 @@
 
 use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, Variable};
 use nalgebra::Vector3;
-use stiction_components::friction_law::{DryLaw, FrictionLaw};
-use stiction_components::model_c::model_c_step;
+use stiction_components::friction::law::{DryLaw, FrictionLaw};
+use stiction_components::friction::model_c::model_c_step;
 
 /// Value references (rows of [`VARIABLES`]).
 pub mod vr {

@@ -8,7 +8,7 @@
 use crate::friction::law;
 use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, Variable};
 use nalgebra::Vector3;
-use stiction_components::model_d::ModelD;
+use stiction_components::friction::model_d::ModelD;
 
 /// Value references (rows of [`VARIABLES`]).
 pub mod vr {

@@ -1,7 +1,7 @@
 //! `StictionGear`: the 1-DOF gear transmission with asymmetric load-dependent friction
 //! (papers/gear-transmission-asymmetric-friction.txt; shared/MODELS.md §4) as an FMU.
 //!
-//! * Co-Simulation: the implicit-Euler step (44) of [`stiction_components::gear`],
+//! * Co-Simulation: the implicit-Euler step (44) of [`stiction_components::gear::transmission`],
 //!   sub-stepped with the fixed internal step `substep`; v is exactly 0.0 while the torques
 //!   stay in the static set (23).
 //! * Model Exchange: the DAI (14) as a hybrid model. In a sliding mode of direction s = ±1,
@@ -12,8 +12,8 @@
 //!   fmi2NewDiscreteStates resets v to 0.0 and picks stuck, forward or backward sliding.
 
 use crate::model::{substeps, Check, EventUpdate, Interface, Model, ModelInfo, Role, VarType, Variable};
-use stiction_components::efficiency::{asymmetry_from_efficiencies, big_phi, phi, rho_hat};
-use stiction_components::gear::{mode, Gear as GearComponent, GearModel};
+use stiction_components::gear::efficiency::{asymmetry_from_efficiencies, big_phi, phi, rho_hat};
+use stiction_components::gear::transmission::{mode, Gear as GearComponent, GearModel};
 
 /// Value references (rows of [`VARIABLES`]).
 pub mod vr {

@@ -1,0 +1,130 @@
+//! 3-D point mass (7): ṗ = v, v̇ = f/M (+ gravity). One point port `body`.
+
+use nalgebra::Vector3;
+use stiction_framework::batch::{
+    derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
+};
+use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// A point mass in space: state [p (3), v (3)].
+#[derive(Clone, Debug)]
+pub struct PointMass {
+    /// Mass (kg).
+    pub mass: f64,
+    /// Gravitational acceleration (m/s²).
+    pub gravity: Vector3<f64>,
+    pub p0: Vector3<f64>,
+    pub v0: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("p", 3, "m", "position"),
+    SignalInfo::new("v", 3, "m/s", "velocity"),
+    SignalInfo::new("a", 3, "m/s²", "acceleration"),
+    SignalInfo::new("f", 3, "N", "total force from the port (without gravity)"),
+];
+
+impl Admittance for PointMass {
+    fn layout(&self) -> Layout {
+        Layout::new(6, vec![PortInfo::new("body", Domain::Point3)])
+    }
+    fn init(&self, x: &mut [f64]) {
+        x[..3].copy_from_slice(self.p0.as_slice());
+        x[3..6].copy_from_slice(self.v0.as_slice());
+    }
+    #[inline]
+    fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
+        Motion::point(Vector3::new(x[0], x[1], x[2]), Vector3::new(x[3], x[4], x[5]))
+    }
+    #[inline]
+    fn port_states(&self, _port: usize) -> Option<PortStates> {
+        Some(PortStates { p: 0, v: 3 })
+    }
+    #[inline]
+    fn derivative(&self, x: &[f64], f: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        derivative_via_points(self, x, f, t, tau, dx)
+    }
+    fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
+        PointAdmittanceBatch::start(self)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.to_vec()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.state[e],
+            1 => p.state[3 + e],
+            2 => p.rate[3 + e],
+            _ => p.forces[0].f[e],
+        }
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        let v = Vector3::new(x[3], x[4], x[5]);
+        let p = Vector3::new(x[0], x[1], x[2]);
+        Some(0.5 * self.mass * v.norm_squared() - self.mass * self.gravity.dot(&p))
+    }
+    fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
+        Some(self.mass)
+    }
+}
+
+impl PointAdmittance for PointMass {
+    /// (7): [ṗ; v̇] = [v; f/M + g].
+    #[inline]
+    fn derivative_points(
+        &self,
+        x: &[f64],
+        f: &[Vector3<f64>],
+        _t: f64,
+        _tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (x, dx, f) = (&x[..6], &mut dx[..6], f[0]);
+        let inv = 1.0 / self.mass;
+        for i in 0..3 {
+            dx[i] = x[3 + i];
+            dx[3 + i] = f[i] * inv + self.gravity[i];
+        }
+        Ok(())
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let mass = p.positive("mass")?;
+    let gravity = p.vec3_or("gravity", [0.0; 3])?;
+    let (mut p0, mut v0) = (Vector3::zeros(), Vector3::zeros());
+    if let Some(mut init) = p.object("init")? {
+        p0 = init.vec3_or("p", [0.0; 3])?;
+        v0 = init.vec3_or("v", [0.0; 3])?;
+        init.finish()?;
+    }
+    Ok(Built::Admittance(Box::new(PointMass { mass, gravity, p0, v0 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0]}}"#,
+];
+
+/// Register `point_mass`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "point_mass",
+        kind: Kind::Admittance,
+        summary: "3-D point mass, M v̇ = f + M g (7)",
+        params: &[
+            ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass, > 0" },
+            ParamDoc { name: "gravity", unit: "m/s²", default: Some("[0, 0, 0]"), doc: "gravitational acceleration" },
+            ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"p\", \"v\"}" },
+            ParamDoc { name: "init.p", unit: "m", default: Some("[0, 0, 0]"), doc: "initial position" },
+            ParamDoc { name: "init.v", unit: "m/s", default: Some("[0, 0, 0]"), doc: "initial velocity" },
+        ],
+        ports: &[PortDoc { name: "body", domain: "point3", doc: "the mass" }],
+        signals: SIGNALS,
+        build,
+    });
+}

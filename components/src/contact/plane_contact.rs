@@ -1,0 +1,150 @@
+//! Plane contact with Coulomb friction I_fricKN, (23)–(24), in the RK4 form of (19):
+//! a penalty normal force below the plane z = h and a tangential I_fricK element whose
+//! friction limit is μ times the normal force.
+//!
+//! With penetration δ = h − p_z and the contact point velocity v:
+//! f_n = max(0, K δ − B v_z) if δ > 0, else 0                      (23a)
+//! f*  = (B + τK) v_xy + K e                                       (23b)
+//! f_t = gsat(μ f_n, f*),  ε = (f_t − K e)/(B + τK)                 (23c)/(23d)
+//! The body receives [−f_t, f_n]. The normal force only pushes (a contact never pulls).
+
+use crate::saturation::gsat2;
+use crate::stability::stiffness_warnings;
+use nalgebra::{Vector2, Vector3};
+use stiction_framework::batch::{
+    evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
+};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Frictional contact of a point with the horizontal plane z = `height`.
+#[derive(Clone, Debug)]
+pub struct PlaneContact {
+    /// Normal and tangential stiffness (N/m).
+    pub k: f64,
+    /// Normal and tangential viscosity (N·s/m).
+    pub b: f64,
+    /// Friction coefficient μ.
+    pub mu: f64,
+    /// Height of the plane (m).
+    pub height: f64,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 3, "N", "force on the body"),
+    SignalInfo::new("slip_velocity", 3, "m/s", "velocity of the contact point"),
+    SignalInfo::new("penetration", 1, "m", "depth below the plane (≤ 0: no contact)"),
+    SignalInfo::new("e", 2, "m", "tangential element displacement"),
+];
+
+impl PlaneContact {
+    /// (23) with τ: returns the force on the body and the rate of e.
+    #[inline]
+    pub fn contact(
+        &self,
+        p: &Vector3<f64>,
+        v: &Vector3<f64>,
+        e: Vector2<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector2<f64>) {
+        let depth = self.height - p.z;
+        let fn_ = if depth > 0.0 { (self.k * depth - self.b * v.z).max(0.0) } else { 0.0 };
+        let d = self.b + tau * self.k;
+        let fstar = d * Vector2::new(v.x, v.y) + self.k * e;
+        let ft = gsat2(self.mu * fn_, fstar);
+        (Vector3::new(-ft.x, -ft.y, fn_), (ft - self.k * e) / d)
+    }
+}
+
+impl Impedance for PlaneContact {
+    fn layout(&self) -> Layout {
+        Layout::new(2, vec![PortInfo::new("body", Domain::Point3)])
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        evaluate_via_points(self, m, y, t, tau, force, dy)
+    }
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.to_vec()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.forces[0].f[e],
+            1 => p.motions[0].v[e],
+            2 => self.height - p.motions[0].p.z,
+            _ => p.state[e],
+        }
+    }
+    fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
+        let depth = (self.height - m[0].p.z).max(0.0);
+        Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
+        stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
+    }
+}
+
+impl PointImpedance for PlaneContact {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        m: &[PointMotion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Vector3<f64>],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (y, dy) = (&y[..2], &mut dy[..2]);
+        let (f, eps) = self.contact(&m[0].p, &m[0].v, Vector2::new(y[0], y[1]), tau);
+        force[0] = f;
+        dy[0] = eps.x;
+        dy[1] = eps.y;
+        Ok(())
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let k = p.positive("K")?;
+    let b = p.nonneg("B")?;
+    let mu = p.nonneg("mu")?;
+    let height = p.f64_or("height", 0.0)?;
+    Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#,
+];
+
+/// Register `plane_contact`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "plane_contact",
+        kind: Kind::Impedance,
+        summary: "point-on-plane contact with Coulomb friction I_fricKN (23)–(24)",
+        params: &[
+            ParamDoc { name: "K", unit: "N/m", default: None, doc: "normal and tangential stiffness, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, ≥ 0" },
+            ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient, ≥ 0" },
+            ParamDoc { name: "height", unit: "m", default: Some("0"), doc: "the plane is z = height, normal +z" },
+        ],
+        ports: &[PortDoc { name: "body", domain: "point3", doc: "the contact point (on a frame: use \"at\")" }],
+        signals: SIGNALS,
+        build,
+    });
+}

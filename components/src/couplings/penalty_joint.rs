@@ -1,0 +1,174 @@
+//! Penalty revolute joint I_joint of Simulation III (29): a stiff spring–damper on the
+//! separation of two articulation points and on the bending of the joint axes, free
+//! about the axis except for Kikuuwe friction (19) with one state e, plus an optional
+//! actuator torque τ_M(t) about the axis.
+//!
+//! With articulation points p_a, p_b (the port motions, placed on the bodies by the
+//! connections' `at` offsets), joint axes z_a = R_a n_a, z_b = R_b n_b and ω = ω_b − ω_a:
+//! f_b = −K (p_b − p_a) − B (v_b − v_a)
+//! m_b = K_r (z_b × z_a) − B_r (ω − (ω·z_a) z_a) + (τ_M(t) − f_fric) z_a
+//! f_fric = gsat(F, (B_f + τK_f) ω·z_a + K_f e),  ė = (f_fric − K_f e)/(B_f + τK_f)
+//! and port a receives the opposite wrench.
+
+use crate::friction::fric_k::FricK;
+use nalgebra::{UnitQuaternion, Vector3};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use stiction_framework::signal::TimeFunction;
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// A revolute joint enforced by penalty forces, with joint friction and actuation.
+#[derive(Clone, Debug)]
+pub struct PenaltyJoint {
+    /// Joint axis in the frame of body a and of body b (unit).
+    pub axis_a: Vector3<f64>,
+    pub axis_b: Vector3<f64>,
+    /// Translational stiffness (N/m) and viscosity (N·s/m).
+    pub k: f64,
+    pub b: f64,
+    /// Bending stiffness (N·m/rad) and viscosity (N·m·s/rad).
+    pub k_rot: f64,
+    pub b_rot: f64,
+    /// Friction about the axis, (19).
+    pub friction: FricK,
+    /// Actuator torque about the axis, applied to b (reaction on a).
+    pub torque: TimeFunction,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("angle", 1, "rad", "rotation of b relative to a about the joint axis"),
+    SignalInfo::new("rate", 1, "rad/s", "relative angular velocity about the axis"),
+    SignalInfo::new("friction", 1, "N·m", "friction torque f of (19) about the axis"),
+    SignalInfo::new("separation", 3, "m", "p_b − p_a"),
+    SignalInfo::new("torque", 1, "N·m", "actuator torque"),
+];
+
+impl PenaltyJoint {
+    /// Twist angle of b relative to a about the axis.
+    pub fn angle(&self, ra: &UnitQuaternion<f64>, rb: &UnitQuaternion<f64>) -> f64 {
+        let rel = ra.inverse() * rb;
+        let q = rel.quaternion();
+        2.0 * (q.imag().dot(&self.axis_a)).atan2(q.w)
+    }
+}
+
+impl Impedance for PenaltyJoint {
+    fn layout(&self) -> Layout {
+        Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
+    }
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (a, b) = (&m[0], &m[1]);
+        let fb = -self.k * (b.p - a.p) - self.b * (b.v - a.v);
+        let za = a.rot * self.axis_a;
+        let zb = b.rot * self.axis_b;
+        let w = b.w - a.w;
+        let w_axis = w.dot(&za);
+        let (fric, eps) = self.friction.scalar(w_axis, y[0], tau);
+        dy[0] = eps;
+        let mb = self.k_rot * zb.cross(&za) - self.b_rot * (w - w_axis * za) + (self.torque.eval(t) - fric) * za;
+        force[1] = Force::wrench(fb, mb);
+        force[0] = Force::wrench(-fb, -mb);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.to_vec()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        let (a, b) = (&p.motions[0], &p.motions[1]);
+        let za = a.rot * self.axis_a;
+        match which {
+            0 => self.angle(&a.rot, &b.rot),
+            1 => (b.w - a.w).dot(&za),
+            2 => self.friction.scalar((b.w - a.w).dot(&za), p.state[0], p.tau).0,
+            3 => (b.p - a.p)[e],
+            _ => self.torque.eval(p.t),
+        }
+    }
+    fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
+        let (a, b) = (&m[0], &m[1]);
+        let d = b.p - a.p;
+        let c = (a.rot * self.axis_a).dot(&(b.rot * self.axis_b));
+        Some(0.5 * self.k * d.norm_squared() + self.k_rot * (1.0 - c) + 0.5 * self.friction.k * y[0] * y[0])
+    }
+}
+
+fn unit_axis(p: &mut Params, key: &str, default: Vector3<f64>) -> Result<Vector3<f64>> {
+    let v = p.vec3_or(key, [default.x, default.y, default.z])?;
+    let n = v.norm();
+    if n < 1e-12 {
+        return Err(p.err(key, "axis must be non-zero"));
+    }
+    Ok(v / n)
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let axis = unit_axis(p, "axis", Vector3::z())?;
+    let axis_a = unit_axis(p, "axis_a", axis)?;
+    let axis_b = unit_axis(p, "axis_b", axis)?;
+    let k = p.positive("K")?;
+    let b = p.nonneg("B")?;
+    let k_rot = p.positive("K_rot")?;
+    let b_rot = p.nonneg("B_rot")?;
+    let friction = FricK {
+        domain: Domain::Scalar,
+        k: p.positive("friction_K")?,
+        b: p.positive("friction_B")?,
+        f_max: p.nonneg_or("friction_F", 0.0)?,
+    };
+    let torque = p.time_fn_or("torque", 0.0)?;
+    Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "penalty_joint", "axis_a": [0, 0, 1], "axis_b": [0, 1, 0], "K": 10000.0, "B": 10.0, "K_rot": 1000.0, "B_rot": 1.0, "friction_K": 100.0, "friction_B": 1.0, "friction_F": 0.5, "torque": "0.1*t"}"#,
+    r#"{"type": "penalty_joint", "axis": [0, 0, 1], "K": 10000.0, "B": 10.0, "K_rot": 1000.0, "B_rot": 1.0, "friction_K": 100.0, "friction_B": 1.0}"#,
+];
+
+/// Register `penalty_joint`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "penalty_joint",
+        kind: Kind::Impedance,
+        summary: "penalty revolute joint with friction (19) about its axis and an actuator torque (Sim III, (29))",
+        params: &[
+            ParamDoc { name: "axis", unit: "", default: Some("[0, 0, 1]"), doc: "joint axis in both body frames" },
+            ParamDoc { name: "axis_a", unit: "", default: Some("axis"), doc: "joint axis in the frame of body a" },
+            ParamDoc { name: "axis_b", unit: "", default: Some("axis"), doc: "joint axis in the frame of body b" },
+            ParamDoc { name: "K", unit: "N/m", default: None, doc: "separation stiffness, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "separation viscosity, ≥ 0" },
+            ParamDoc { name: "K_rot", unit: "N·m/rad", default: None, doc: "axis bending stiffness, > 0" },
+            ParamDoc { name: "B_rot", unit: "N·m·s/rad", default: None, doc: "axis bending viscosity, ≥ 0" },
+            ParamDoc { name: "friction_K", unit: "N·m/rad", default: None, doc: "joint friction stiffness K of (19)" },
+            ParamDoc {
+                name: "friction_B",
+                unit: "N·m·s/rad",
+                default: None,
+                doc: "joint friction viscosity B of (19)",
+            },
+            ParamDoc { name: "friction_F", unit: "N·m", default: Some("0"), doc: "joint friction level F of (19)" },
+            ParamDoc {
+                name: "torque",
+                unit: "N·m",
+                default: Some("0"),
+                doc: "actuator torque τ_M(t) on b about the axis",
+            },
+        ],
+        ports: &[
+            PortDoc { name: "a", domain: "frame", doc: "articulation point on the parent body (or ground)" },
+            PortDoc { name: "b", domain: "frame", doc: "articulation point on the child body" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,148 @@
+//! Spring–damper (10): f = K p + B v on the relative motion of port b with respect to
+//! port a, for scalar and point ports. With a rest length L > 0 on point ports it acts
+//! along the line between the points: f = (K (‖d‖ − L) + B ḋ·n̂) n̂.
+
+use crate::stability::stiffness_warnings;
+use crate::two_port::{dims, domain_param, two_ports};
+use nalgebra::Vector3;
+use stiction_framework::batch::{
+    evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
+};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Linear spring–damper between two ports.
+#[derive(Clone, Debug)]
+pub struct SpringDamper {
+    pub domain: Domain,
+    /// Stiffness (N/m or N·m/rad).
+    pub k: f64,
+    /// Viscosity (N·s/m or N·m·s/rad).
+    pub b: f64,
+    /// Rest length (m); 0 gives the vector form K p + B v of (10).
+    pub rest_length: f64,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 3, "N", "force on port b (scalar: element 0)"),
+    SignalInfo::new("d", 3, "m", "displacement of b relative to a (scalar: element 0)"),
+];
+
+impl SpringDamper {
+    /// Force on port b for relative position `d` and velocity `v`: (10).
+    #[inline]
+    pub fn force(&self, d: Vector3<f64>, v: Vector3<f64>) -> Vector3<f64> {
+        if self.rest_length > 0.0 {
+            let len = d.norm();
+            if len == 0.0 {
+                return -self.b * v;
+            }
+            let n = d / len;
+            -(self.k * (len - self.rest_length) + self.b * v.dot(&n)) * n
+        } else {
+            -(self.k * d + self.b * v)
+        }
+    }
+}
+
+impl Impedance for SpringDamper {
+    fn layout(&self) -> Layout {
+        Layout::new(0, two_ports(self.domain))
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        f: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        evaluate_via_points(self, m, y, t, tau, f, dy)
+    }
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        PointImpedanceBatch::start(self)
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| SignalInfo { len: dims(self.domain), ..*s }).collect()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.forces[1].f[e],
+            _ => (p.motions[1].p - p.motions[0].p)[e],
+        }
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
+        stiffness_warnings("spring", self.k, self.b, inertia, step)
+    }
+    fn energy(&self, m: &[Motion], _y: &[f64]) -> Option<f64> {
+        let d = m[1].p - m[0].p;
+        let s = if self.rest_length > 0.0 { d.norm() - self.rest_length } else { d.norm() };
+        Some(0.5 * self.k * s * s)
+    }
+}
+
+impl PointImpedance for SpringDamper {
+    #[inline]
+    fn evaluate_points(
+        &self,
+        m: &[PointMotion],
+        _y: &[f64],
+        _t: f64,
+        _tau: f64,
+        f: &mut [Vector3<f64>],
+        _dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let (m, f) = (&m[..2], &mut f[..2]);
+        let fb = self.force(m[1].p - m[0].p, m[1].v - m[0].v);
+        f[1] = fb;
+        f[0] = -fb;
+        Ok(())
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let domain = domain_param(p)?;
+    let k = p.positive("K")?;
+    let b = p.nonneg_or("B", 0.0)?;
+    let rest_length = p.nonneg_or("rest_length", 0.0)?;
+    if rest_length > 0.0 && domain == Domain::Scalar {
+        return Err(p.err("rest_length", "only point3 springs have a rest length (offset the scalar ports instead)"));
+    }
+    Ok(Built::Impedance(Box::new(SpringDamper { domain, k, b, rest_length })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "spring_damper", "domain": "point3", "K": 100.0, "B": 1.0, "rest_length": 0.5}"#,
+];
+
+/// Register `spring_damper`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "spring_damper",
+        kind: Kind::Impedance,
+        summary: "linear spring–damper f = K p + B v (10), scalar or 3-D, optional rest length",
+        params: &[
+            ParamDoc { name: "domain", unit: "", default: Some("\"scalar\""), doc: "\"scalar\" or \"point3\"" },
+            ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: Some("0"), doc: "viscosity, ≥ 0" },
+            ParamDoc {
+                name: "rest_length",
+                unit: "m",
+                default: Some("0"),
+                doc: "point3 only: acts along the line between the points",
+            },
+        ],
+        ports: &[
+            PortDoc { name: "a", domain: "scalar|point3", doc: "reference end (receives the reaction)" },
+            PortDoc { name: "b", domain: "scalar|point3", doc: "moving end" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,139 @@
+//! Kikuuwe et al.'s friction element I_fricK (19), integrable by RK4:
+//! f = gsat(F, (B + τK) v + K e),  ε = (f − K e)/(B + τK),  ė = ε.
+//! With the Euler method (τ = T) this is exactly the discrete-time model (14)/(20).
+//! While ‖(B + τK) v + K e‖ < F, ε = v in every stage, so p − e stays constant: static
+//! friction without drift. Scalar (joint) and 3-D (point) forms.
+
+use crate::saturation::{gsat3, sat};
+use crate::stability::stiffness_warnings;
+use crate::two_port::{dims, domain_param, two_ports};
+use nalgebra::Vector3;
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Domain, Force, Layout, Motion};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// I_fricK between two ports: state e (1 or 3 values).
+#[derive(Clone, Debug)]
+pub struct FricK {
+    pub domain: Domain,
+    /// Stiffness K (N/m or N·m/rad), > 0.
+    pub k: f64,
+    /// Viscosity B (N·s/m or N·m·s/rad), > 0.
+    pub b: f64,
+    /// Kinetic friction level F (N or N·m), ≥ 0.
+    pub f_max: f64,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 3, "N", "friction force f of (19) (the force on port b is −f)"),
+    SignalInfo::new("e", 3, "m", "displacement e of the viscoelastic element"),
+    SignalInfo::new("v", 3, "m/s", "relative velocity of b with respect to a"),
+];
+
+impl FricK {
+    /// (19): friction force and rate of e for one component set (scalar form).
+    #[inline]
+    pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
+        let d = self.b + tau * self.k;
+        let f = sat(self.f_max, d * v + self.k * e);
+        (f, (f - self.k * e) / d)
+    }
+
+    /// (19) in 3-D with the vector saturation gsat of (15).
+    #[inline]
+    pub fn vector(&self, v: Vector3<f64>, e: Vector3<f64>, tau: f64) -> (Vector3<f64>, Vector3<f64>) {
+        let d = self.b + tau * self.k;
+        let f = gsat3(self.f_max, d * v + self.k * e);
+        (f, (f - self.k * e) / d)
+    }
+}
+
+impl Impedance for FricK {
+    fn layout(&self) -> Layout {
+        Layout::new(dims(self.domain), two_ports(self.domain))
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let v = m[1].v - m[0].v;
+        match self.domain {
+            Domain::Scalar => {
+                let (f, eps) = self.scalar(v.x, y[0], tau);
+                dy[0] = eps;
+                force[1] = Force::scalar(-f);
+                force[0] = Force::scalar(f);
+            }
+            _ => {
+                let (f, eps) = self.vector(v, Vector3::new(y[0], y[1], y[2]), tau);
+                dy.copy_from_slice(eps.as_slice());
+                force[1] = Force::point(-f);
+                force[0] = Force::point(f);
+            }
+        }
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| SignalInfo { len: dims(self.domain), ..*s }).collect()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.forces[0].f[e],
+            1 => p.state[e],
+            _ => (p.motions[1].v - p.motions[0].v)[e],
+        }
+    }
+    fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
+        Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
+        stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let domain = domain_param(p)?;
+    let k = p.positive("K")?;
+    let b = p.positive("B")?;
+    let f_max = p.nonneg("F")?;
+    Ok(Built::Impedance(Box::new(FricK { domain, k, b, f_max })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "fric_k", "domain": "point3", "K": 1000.0, "B": 10.0, "F": 1.0}"#,
+];
+
+/// Register `fric_k`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "fric_k",
+        kind: Kind::Impedance,
+        summary: "Kikuuwe friction I_fricK (19): exact static friction in RK4 (model C with Euler)",
+        params: &[
+            ParamDoc {
+                name: "domain",
+                unit: "",
+                default: Some("\"scalar\""),
+                doc: "\"scalar\" (joint, 1-D) or \"point3\" (3-D)",
+            },
+            ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness of the viscoelastic element, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "viscosity of the viscoelastic element, > 0" },
+            ParamDoc { name: "F", unit: "N", default: None, doc: "kinetic friction level, ≥ 0" },
+        ],
+        ports: &[
+            PortDoc { name: "a", domain: "scalar|point3", doc: "reference side (often ground)" },
+            PortDoc { name: "b", domain: "scalar|point3", doc: "sliding side" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,162 @@
+//! Kikuuwe model A, the rigid admittance (26): a rigid body of mass M sliding on a fixed
+//! surface, force in, velocity out. One implicit-Euler step of size τ:
+//! v* = v + τ h/M,  f = Φ_{τ/M}(v*),  v_new = v* − τ f/M,
+//! which is exactly zero when M v*/τ lies in the static set: stopping without chattering,
+//! holding without drift. The component returns the rates ξ = (v_new − v)/τ, q̇ = v_new, so
+//! the Euler method (τ = T) reproduces (26) and RK4 uses τ as I_fricK does in (19).
+//! Scalar (dims = 1) or 2-D/3-D (dims = 2, 3) with the n-dimensional Φ_Z of (53)/(55)/(57).
+//!
+//! Exact zero: floating point leaves v + T·(−v/T) a few ulps away from zero, so the state
+//! carries a stick indicator s (rate (σ − s)/τ, σ = 1 when a stage ends stuck) and
+//! `post_step` sets v to exactly 0.0 when s > ½ (with Euler s is σ of the step; with RK4 it
+//! is a weighted vote of the four stages).
+
+use super::common::{read_init, INIT_PARAMS};
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
+use nalgebra::Vector3;
+use std::sync::OnceLock;
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Model A: state [q (n), v (n), s].
+#[derive(Clone, Debug)]
+pub struct ModelA {
+    pub dims: usize,
+    /// Mass M (kg), > 0.
+    pub mass: f64,
+    pub law: FrictionLaw,
+    /// Constant applied force (N), added to the port force.
+    pub force: Vector3<f64>,
+    pub q0: Vector3<f64>,
+    pub v0: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("q", 0, "m", "position"),
+    SignalInfo::new("v", 0, "m/s", "velocity (exactly 0 while stuck)"),
+    SignalInfo::new("f", 0, "N", "friction force on the body (opposes sliding; −f of (26))"),
+    SignalInfo::new("h", 0, "N", "applied force h (port force + constant force)"),
+    SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),
+];
+
+impl ModelA {
+    /// One step (26) of size τ from velocity v under applied force h: (v_new, stuck).
+    #[inline]
+    pub fn step(&self, v: Vector3<f64>, h: Vector3<f64>, tau: f64) -> (Vector3<f64>, bool) {
+        let z = tau / self.mass;
+        let vs = v + h * z;
+        let p = self.law.phi_z(z, vs);
+        if p.stuck {
+            (Vector3::zeros(), true)
+        } else {
+            (vs - p.y * z, false)
+        }
+    }
+}
+
+impl Admittance for ModelA {
+    fn layout(&self) -> Layout {
+        Layout::new(2 * self.dims + 1, vec![PortInfo::new("body", domain_of(self.dims))])
+    }
+    fn init(&self, x: &mut [f64]) {
+        let n = self.dims;
+        store(&self.q0, &mut x[..n], n);
+        store(&self.v0, &mut x[n..2 * n], n);
+        x[2 * n] = if self.v0 == Vector3::zeros() { 1.0 } else { 0.0 };
+    }
+    fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
+        let n = self.dims;
+        Motion::point(load(x, n), load(&x[n..], n))
+    }
+    fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dims;
+        let v = load(&x[n..], n);
+        let h = first(f[0].f, n) + self.force;
+        let (vn, stuck) = self.step(v, h, tau);
+        store(&vn, &mut dx[..n], n);
+        store(&((vn - v) / tau), &mut dx[n..2 * n], n);
+        dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
+        Ok(())
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        let n = self.dims;
+        if x[2 * n] > 0.5 {
+            x[2 * n] = 1.0;
+            x[n..2 * n].fill(0.0);
+        } else {
+            x[2 * n] = 0.0;
+        }
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        let n = self.dims;
+        let h = p.forces[0].f[e] + self.force[e];
+        match which {
+            0 => p.state[e],
+            1 => p.state[n + e],
+            2 => self.mass * p.rate[n + e] - h,
+            3 => h,
+            _ => f64::from(p.rate[..n].iter().all(|r| *r == 0.0)),
+        }
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        let n = self.dims;
+        let (q, v) = (load(x, n), load(&x[n..], n));
+        Some(0.5 * self.mass * v.norm_squared() - self.force.dot(&q))
+    }
+    fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
+        Some(self.mass)
+    }
+    fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
+        self.law.diagnose(step / self.mass, "model A, Z = T/M")
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let dims = dims_param(p)?;
+    let mass = p.positive("mass")?;
+    let law = FrictionLaw::from_params(p)?;
+    let force = vec_n_or_zero(p, "force", dims)?;
+    let (q0, v0) = read_init(p, dims)?;
+    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    // dims 3: `force` is both the applied force (dims numbers) and a table law's forces.
+    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
+    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "force": [0.5, 0.0], "F": 1.0}"#,
+];
+
+/// Register `kikuuwe_a`.
+pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    const PARAMS: &[ParamDoc] = &[
+        DIMS_DOC,
+        ParamDoc { name: "mass", unit: "kg", default: None, doc: "sliding mass M, > 0" },
+        ParamDoc {
+            name: "force",
+            unit: "N",
+            default: Some("0"),
+            doc: "constant applied force (number, or array of dims numbers)",
+        },
+    ];
+    r.register(ComponentType {
+        name: "kikuuwe_a",
+        kind: Kind::Admittance,
+        summary: "Kikuuwe model A (26): rigid mass on a frictional surface, exact stop and hold (admittance)",
+        params: table(&ALL, &[PARAMS, INIT_PARAMS, LAW_PARAMS]),
+        ports: &[PortDoc { name: "body", domain: "scalar|point3", doc: "the sliding mass" }],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,172 @@
+//! Kikuuwe model B, the inertial impedance (36): a mass M sliding on a fixed frictional
+//! surface, pulled through a spring K and damper B by the port `drive`; velocity in, force
+//! out. Mass, compliance and friction are solved together in one implicit step, so the
+//! element stays stable for any stiffness (section IV-B) — unlike a model-A mass joined to
+//! a separate spring, which adds a step of delay.
+//!
+//! State: the mass's position x and velocity v (the deflection is e = p_drive − x). One
+//! step of size τ with drive velocity u, C = M + τB + τ²K:
+//! v* = (M v + τK e + τ(τK + B) u)/C,  y = Φ_{τ/C}(v*),  v_new = v* − τ y/C,
+//! h = K e + (τK + B)(u − v_new)   — this is (34)–(36) written with v instead of e_{k−2};
+//! the drive receives −h. Rates: ẋ = v_new, v̇ = (v_new − v)/τ.
+
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
+use nalgebra::Vector3;
+use std::sync::OnceLock;
+use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Model B: state [x (n), v (n)] of the internal mass.
+#[derive(Clone, Debug)]
+pub struct ModelB {
+    pub dims: usize,
+    /// Mass M (kg), > 0.
+    pub mass: f64,
+    /// Stiffness K (N/m), > 0.
+    pub k: f64,
+    /// Viscosity B (N·s/m), ≥ 0.
+    pub b: f64,
+    pub law: FrictionLaw,
+    /// Initial deflection e(0) (m) and mass velocity v(0) (m/s).
+    pub e0: Vector3<f64>,
+    pub v0: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("h", 0, "N", "force h of the spring–damper on the mass (the drive receives −h)"),
+    SignalInfo::new("v", 0, "m/s", "velocity of the internal mass (0 while stuck)"),
+    SignalInfo::new("x", 0, "m", "position of the internal mass"),
+    SignalInfo::new("e", 0, "m", "deflection e = p_drive − x"),
+    SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),
+];
+
+impl ModelB {
+    /// One step (36): (h, v_new, stuck).
+    #[inline]
+    pub fn step(
+        &self,
+        u: Vector3<f64>,
+        e: Vector3<f64>,
+        v: Vector3<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector3<f64>, bool) {
+        let c = self.mass + tau * self.b + tau * tau * self.k;
+        let kb = tau * self.k + self.b;
+        let vs = (v * self.mass + e * (tau * self.k) + u * (tau * kb)) / c;
+        let z = tau / c;
+        let p = self.law.phi_z(z, vs);
+        let vn = if p.stuck { Vector3::zeros() } else { vs - p.y * z };
+        (e * self.k + (u - vn) * kb, vn, p.stuck)
+    }
+
+    fn parts(&self, m: &Motion, y: &[f64]) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>) {
+        let n = self.dims;
+        (first(m.v, n), first(m.p, n) - load(y, n), load(&y[n..], n))
+    }
+}
+
+impl Impedance for ModelB {
+    fn layout(&self) -> Layout {
+        Layout::new(2 * self.dims, vec![PortInfo::new("drive", domain_of(self.dims))])
+    }
+    fn init(&self, y: &mut [f64], motion: &[Motion]) {
+        let n = self.dims;
+        store(&(first(motion[0].p, n) - self.e0), &mut y[..n], n);
+        store(&self.v0, &mut y[n..], n);
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let n = self.dims;
+        let (u, e, v) = self.parts(&m[0], y);
+        let (h, vn, _) = self.step(u, e, v, tau);
+        store(&vn, &mut dy[..n], n);
+        store(&((vn - v) / tau), &mut dy[n..], n);
+        force[0] = Force::point(-h);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, i: usize, p: &Probe) -> f64 {
+        let n = self.dims;
+        let (u, e, v) = self.parts(&p.motions[0], p.state);
+        match which {
+            0 => -p.forces[0].f[i],
+            1 => p.state[n + i],
+            2 => p.state[i],
+            3 => e[i],
+            _ => f64::from(self.step(u, e, v, p.tau).2),
+        }
+    }
+    fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
+        let (_, e, v) = self.parts(&m[0], y);
+        Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
+    }
+    fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
+        self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)")
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let dims = dims_param(p)?;
+    let mass = p.positive("mass")?;
+    let k = p.positive("K")?;
+    let b = p.nonneg_or("B", 0.0)?;
+    let law = FrictionLaw::from_params(p)?;
+    let (mut e0, mut v0) = (Vector3::zeros(), Vector3::zeros());
+    if let Some(mut init) = p.object("init")? {
+        e0 = vec_n_or_zero(&mut init, "e", dims)?;
+        v0 = vec_n_or_zero(&mut init, "v", dims)?;
+        init.finish()?;
+    }
+    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
+    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+];
+
+/// Register `kikuuwe_b`.
+pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    const PARAMS: &[ParamDoc] = &[
+        DIMS_DOC,
+        ParamDoc { name: "mass", unit: "kg", default: None, doc: "internal sliding mass M, > 0" },
+        ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness of the spring between drive and mass, > 0" },
+        ParamDoc { name: "B", unit: "N·s/m", default: Some("0"), doc: "damping of that spring, ≥ 0" },
+        ParamDoc {
+            name: "init",
+            unit: "",
+            default: Some("{}"),
+            doc: "initial state {\"e\", \"v\"}",
+        },
+        ParamDoc { name: "init.e", unit: "m", default: Some("0"), doc: "initial spring deflection (number or array of dims)" },
+        ParamDoc { name: "init.v", unit: "m/s", default: Some("0"), doc: "initial mass velocity (number or array of dims)" },
+    ];
+    r.register(ComponentType {
+        name: "kikuuwe_b",
+        kind: Kind::Impedance,
+        summary: "Kikuuwe model B (36): mass on a frictional surface pulled through a spring–damper (impedance)",
+        params: table(&ALL, &[PARAMS, LAW_PARAMS]),
+        ports: &[PortDoc { name: "drive", domain: "scalar|point3", doc: "the pulling end of the spring" }],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,159 @@
+//! Kikuuwe model C, the massless impedance (38): a frictional contact between two ports
+//! with a spring K and damper B in series with the friction law Φ, velocity in, force out.
+//! One step of size τ:
+//! v* = v + K e/(B + τK),  y = Φ_{1/(B+τK)}(v*),  e_new = (B e + τ y)/(B + τK),
+//! returned as the rate ė = (y − K e)/(B + τK) (exactly ė = v while stuck, so the contact
+//! point does not drift). With Coulomb friction and the Euler method this is I_fricK
+//! ((19) of the RK4 paper); here any law of [`crate::friction_law`] and 1, 2 or 3
+//! dimensions. Port b sees the motion relative to port a and receives the force −y
+//! (which opposes the relative sliding); port a receives +y.
+//!
+//! Parameter rule (63): a model-C element on a mass M in static friction converges without
+//! oscillation only if T² < M/(4K) (with B = 2√(KM)); `stiction check` warns otherwise.
+
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
+use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
+use nalgebra::Vector3;
+use std::sync::OnceLock;
+use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Model C between ports a and b: state e (n).
+#[derive(Clone, Debug)]
+pub struct ModelC {
+    pub dims: usize,
+    /// Stiffness K (N/m), > 0.
+    pub k: f64,
+    /// Viscosity B (N·s/m), ≥ 0.
+    pub b: f64,
+    pub law: FrictionLaw,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 0, "N", "friction force on port b (opposes the sliding of b relative to a)"),
+    SignalInfo::new("e", 0, "m", "deflection e of the spring–damper"),
+    SignalInfo::new("v", 0, "m/s", "velocity of b relative to a"),
+    SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),
+];
+
+/// One model-C step: (y, ė, stuck) for relative velocity v, deflection e, step τ.
+#[inline]
+pub fn model_c_step(
+    k: f64,
+    b: f64,
+    law: &FrictionLaw,
+    v: Vector3<f64>,
+    e: Vector3<f64>,
+    tau: f64,
+) -> (Vector3<f64>, Vector3<f64>, bool) {
+    let d = b + tau * k;
+    let vs = v + e * (k / d);
+    let p = law.phi_z(1.0 / d, vs);
+    let de = if p.stuck { v } else { (p.y - e * k) / d };
+    (p.y, de, p.stuck)
+}
+
+impl Impedance for ModelC {
+    fn layout(&self) -> Layout {
+        let d = domain_of(self.dims);
+        Layout::new(self.dims, vec![PortInfo::new("a", d), PortInfo::new("b", d)])
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let n = self.dims;
+        let v = first(m[1].v - m[0].v, n);
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law, v, load(y, n), tau);
+        store(&de, dy, n);
+        force[1] = Force::point(-f);
+        force[0] = Force::point(f);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        let n = self.dims;
+        let v = first(p.motions[1].v - p.motions[0].v, n);
+        match which {
+            0 => p.forces[1].f[e],
+            1 => p.state[e],
+            2 => v[e],
+            _ => f64::from(model_c_step(self.k, self.b, &self.law, v, load(p.state, n), p.tau).2),
+        }
+    }
+    fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
+        Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
+            let limit = m / (4.0 * self.k);
+            if step * step >= limit {
+                out.push(Diagnostic::Warning(format!(
+                    "model C (K = {}, B = {}) on mass {m}: T² = {:.3e} ≥ M/(4K) = {limit:.3e}, rule (63) fails: static friction \
+                     will oscillate or diverge; use T < {:.3e} s, a smaller K, or model D (kikuuwe_d) for this mass",
+                    self.k,
+                    self.b,
+                    step * step,
+                    limit.sqrt()
+                )));
+            }
+        }
+        out.extend(self.law.diagnose(1.0 / (self.b + 0.5 * step * self.k), "model C, Z = 1/(B + τK), τ = T/2"));
+        out
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let dims = dims_param(p)?;
+    let k = p.positive("K")?;
+    let b = p.nonneg_or("B", 0.0)?;
+    let law = FrictionLaw::from_params(p)?;
+    Ok(Built::Impedance(Box::new(ModelC { dims, k, b, law })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+];
+
+/// Register `kikuuwe_c`.
+pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    const PARAMS: &[ParamDoc] = &[
+        DIMS_DOC,
+        ParamDoc { name: "K", unit: "N/m", default: None, doc: "contact stiffness (presliding spring), > 0" },
+        ParamDoc {
+            name: "B",
+            unit: "N·s/m",
+            default: Some("0"),
+            doc: "contact damping, ≥ 0 (≈ 2√(K M) for critical damping)",
+        },
+    ];
+    r.register(ComponentType {
+        name: "kikuuwe_c",
+        kind: Kind::Impedance,
+        summary: "Kikuuwe model C (38): massless frictional contact between two ports, any law, 1-3 D (impedance)",
+        params: table(&ALL, &[PARAMS, LAW_PARAMS]),
+        ports: &[
+            PortDoc { name: "a", domain: "scalar|point3", doc: "reference side (often ground); receives the reaction" },
+            PortDoc { name: "b", domain: "scalar|point3", doc: "sliding side" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

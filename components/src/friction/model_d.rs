@@ -1,0 +1,170 @@
+//! Kikuuwe model D, the compliant admittance (45): a mass M (the port `body`) attached
+//! through a spring K and damper B to a slider that rubs on a fixed surface; force in,
+//! velocity out. The mass, the compliance and the friction are solved in one implicit step,
+//! so any stiffness is stable (K → ∞ gives model A) — unlike a model-C contact on a separate
+//! mass, which oscillates once T² ≥ M/(4K) (63).
+//!
+//! State: mass position q and velocity u, slider position w (deflection e = q − w). One step
+//! of size τ under applied force h, with A = (τ²K + τB + M)/(M(B + τK)):
+//! v* = u + τh/M + K e/(B + τK),  y = Φ_A(v*),  u_new = u + τ(h − y)/M,
+//! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
+//! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: q̇ = u_new, u̇ = (h − y)/M, ẇ.
+
+use super::common::{read_init, INIT_PARAMS};
+use super::law::{FrictionLaw, LAW_PARAMS};
+use crate::doc_table::table;
+use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
+use nalgebra::Vector3;
+use std::sync::OnceLock;
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// Model D: state [q (n), u (n), w (n)].
+#[derive(Clone, Debug)]
+pub struct ModelD {
+    pub dims: usize,
+    /// Mass M (kg), > 0.
+    pub mass: f64,
+    /// Stiffness K (N/m), > 0.
+    pub k: f64,
+    /// Viscosity B (N·s/m), ≥ 0.
+    pub b: f64,
+    pub law: FrictionLaw,
+    /// Constant applied force (N).
+    pub force: Vector3<f64>,
+    pub q0: Vector3<f64>,
+    pub v0: Vector3<f64>,
+    /// Initial deflection e(0) = q(0) − w(0) (m).
+    pub e0: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("q", 0, "m", "position of the mass"),
+    SignalInfo::new("u", 0, "m/s", "velocity of the mass (u of (45))"),
+    SignalInfo::new("f", 0, "N", "friction force on the mass (−f of (45); opposes sliding)"),
+    SignalInfo::new("e", 0, "m", "deflection e = q − w of the spring–damper"),
+    SignalInfo::new("w", 0, "m", "slider position (constant while stuck)"),
+    SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),
+];
+
+impl ModelD {
+    /// One step (45): (y, u̇, slider velocity, stuck).
+    #[inline]
+    pub fn step(
+        &self,
+        u: Vector3<f64>,
+        e: Vector3<f64>,
+        h: Vector3<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>, bool) {
+        let d = self.b + tau * self.k;
+        let a = (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * d);
+        let vs = u + h * (tau / self.mass) + e * (self.k / d);
+        let p = self.law.phi_z(a, vs);
+        let wv = if p.stuck { Vector3::zeros() } else { vs - p.y * a };
+        (p.y, (h - p.y) / self.mass, wv, p.stuck)
+    }
+}
+
+impl Admittance for ModelD {
+    fn layout(&self) -> Layout {
+        Layout::new(3 * self.dims, vec![PortInfo::new("body", domain_of(self.dims))])
+    }
+    fn init(&self, x: &mut [f64]) {
+        let n = self.dims;
+        store(&self.q0, &mut x[..n], n);
+        store(&self.v0, &mut x[n..2 * n], n);
+        store(&(self.q0 - self.e0), &mut x[2 * n..], n);
+    }
+    fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
+        let n = self.dims;
+        Motion::point(load(x, n), load(&x[n..], n))
+    }
+    fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dims;
+        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+        let h = first(f[0].f, n) + self.force;
+        let (_, du, wv, _) = self.step(u, q - w, h, tau);
+        store(&(u + du * tau), &mut dx[..n], n);
+        store(&du, &mut dx[n..2 * n], n);
+        store(&wv, &mut dx[2 * n..], n);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, i: usize, p: &Probe) -> f64 {
+        let n = self.dims;
+        match which {
+            0 => p.state[i],
+            1 => p.state[n + i],
+            2 => self.mass * p.rate[n + i] - (p.forces[0].f[i] + self.force[i]),
+            3 => p.state[i] - p.state[2 * n + i],
+            4 => p.state[2 * n + i],
+            _ => f64::from(p.rate[2 * n..3 * n].iter().all(|r| *r == 0.0)),
+        }
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        let n = self.dims;
+        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+        Some(0.5 * self.mass * u.norm_squared() + 0.5 * self.k * (q - w).norm_squared() - self.force.dot(&q))
+    }
+    fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
+        Some(self.mass)
+    }
+    fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
+        let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));
+        self.law.diagnose(a(step).max(a(0.5 * step)), "model D, Z = A of (44)")
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let dims = dims_param(p)?;
+    let mass = p.positive("mass")?;
+    let k = p.positive("K")?;
+    let b = p.nonneg_or("B", 0.0)?;
+    let law = FrictionLaw::from_params(p)?;
+    let force = vec_n_or_zero(p, "force", dims)?;
+    let e0 = vec_n_or_zero(p, "e0", dims)?;
+    let (q0, v0) = read_init(p, dims)?;
+    Ok(Built::Admittance(Box::new(ModelD { dims, mass, k, b, law, force, q0, v0, e0 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    // dims 3: `force` is both the applied force (dims numbers) and a table law's forces.
+    r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
+    r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_d", "dims": 1, "mass": 1.0, "K": 100.0, "force": 0.5, "F": 1.0}"#,
+];
+
+/// Register `kikuuwe_d`.
+pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    const PARAMS: &[ParamDoc] = &[
+        DIMS_DOC,
+        ParamDoc { name: "mass", unit: "kg", default: None, doc: "mass M, > 0" },
+        ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness between mass and slider, > 0" },
+        ParamDoc { name: "B", unit: "N·s/m", default: Some("0"), doc: "damping between mass and slider, ≥ 0" },
+        ParamDoc {
+            name: "force",
+            unit: "N",
+            default: Some("0"),
+            doc: "constant applied force (number, or array of dims numbers)",
+        },
+        ParamDoc { name: "e0", unit: "m", default: Some("0"), doc: "initial deflection q − w" },
+    ];
+    r.register(ComponentType {
+        name: "kikuuwe_d",
+        kind: Kind::Admittance,
+        summary: "Kikuuwe model D (45): mass on a compliant frictional contact, stable at any stiffness (admittance)",
+        params: table(&ALL, &[PARAMS, INIT_PARAMS, LAW_PARAMS]),
+        ports: &[PortDoc { name: "body", domain: "scalar|point3", doc: "the mass" }],
+        signals: SIGNALS,
+        build,
+    });
+}

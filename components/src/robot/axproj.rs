@@ -1,0 +1,308 @@
+//! axproj of the geared robot step (69)
+//! (papers/gear-transmission-asymmetric-friction.txt, section 5).
+//!
+//! With the friction torque f = Φ(s, φ, P) = [s]|λ|, λ = φ + P f (the load-dependent "normal"
+//! torque of each mesh), axproj(v*, A, φ, P) = A f where f, v = v* − A f satisfy, per joint,
+//! f_i = Sgn(v_i)|λ_i|. This is the variational inequality 0 ∈ F(s) + N_[−1,1]ⁿ(s),
+//! F(s) = A Φ(s) − v*. Solvers, in order:
+//! 1. A and P diagonal: the closed form (70), joint by joint (the 1-DOF step (44)).
+//! 2. Active-set (semismooth Newton) iteration on the joint modes {stuck, slipping ±
+//!    with λ ≷ 0}: each mode pattern makes the conditions linear (a stuck row is
+//!    (A f)_i = v*_i, a slipping row f_i = s σ (φ + P f)_i); solve, then switch the joints
+//!    whose conditions fail. Warm-started from the signs of the current velocities; exact
+//!    when it terminates (stuck joints get v = 0.0).
+//! 3. If it cycles: enumeration of all 5ⁿ patterns for n ≤ 6, else
+//! 4. the paper's projection iteration s ← clamp(s − c F(s)) (diagonally scaled), polished
+//!    by the pattern solve.
+//!
+//! Failure of all of them is an `Err`, which the geared robot reports as a `Fault`.
+
+use crate::gear::efficiency::{lambda_s, LAMBDA_BOUND};
+use nalgebra::{DMatrix, DVector};
+
+/// Mode of one joint in a pattern of the active-set solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// v_i = 0, |f_i| ≤ |λ_i|.
+    Stuck,
+    /// v_i has sign `s`, λ_i has sign `sigma`, f_i = s |λ_i|.
+    Slip { s: i8, sigma: i8 },
+}
+
+/// Which solver produced an axproj result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxprojMethod {
+    Diagonal,
+    ActiveSet,
+    Enumeration,
+    Projection,
+}
+
+/// Result of axproj.
+#[derive(Clone, Debug)]
+pub struct Axproj {
+    /// y = A f (so v_new = v* − y).
+    pub y: DVector<f64>,
+    /// Friction torques f = Φ(s, φ, P).
+    pub f: DVector<f64>,
+    /// Joints in static friction (their v_new is exactly 0.0).
+    pub stuck: Vec<bool>,
+    /// Iterations of the method that succeeded (patterns tried, projection sweeps).
+    pub iterations: usize,
+    pub method: AxprojMethod,
+}
+
+fn sgn(x: f64) -> i8 {
+    if x < 0.0 {
+        -1
+    } else {
+        1
+    }
+}
+
+/// Solve the linear system of one mode pattern.
+fn solve_pattern(
+    modes: &[Mode],
+    a: &DMatrix<f64>,
+    p: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    vs: &DVector<f64>,
+) -> Option<DVector<f64>> {
+    let n = modes.len();
+    let mut g = DMatrix::zeros(n, n);
+    let mut r = DVector::zeros(n);
+    for (i, m) in modes.iter().enumerate() {
+        match *m {
+            Mode::Stuck => {
+                g.set_row(i, &a.row(i));
+                r[i] = vs[i];
+            }
+            Mode::Slip { s, sigma } => {
+                let k = (s * sigma) as f64;
+                for j in 0..n {
+                    g[(i, j)] = -k * p[(i, j)];
+                }
+                g[(i, i)] += 1.0;
+                r[i] = k * phi[i];
+            }
+        }
+    }
+    let f = g.lu().solve(&r)?;
+    f.iter().all(|x| x.is_finite()).then_some(f)
+}
+
+/// Check a pattern's solution; returns the corrected pattern (equal to `modes` when the
+/// solution satisfies every condition).
+fn correct(
+    modes: &[Mode],
+    f: &DVector<f64>,
+    a: &DMatrix<f64>,
+    p: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    vs: &DVector<f64>,
+) -> Vec<Mode> {
+    let y = a * f;
+    let lam = phi + p * f;
+    let scale_f = 1.0 + lam.amax() + f.amax();
+    let scale_v = vs.amax() + y.amax() + f64::MIN_POSITIVE;
+    let (tol_f, tol_v) = (1e-10 * scale_f, 1e-10 * scale_v);
+    modes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match *m {
+            Mode::Stuck => {
+                if f[i].abs() > lam[i].abs() + tol_f {
+                    Mode::Slip { s: sgn(f[i]), sigma: sgn(lam[i]) }
+                } else {
+                    Mode::Stuck
+                }
+            }
+            Mode::Slip { s, sigma } => {
+                let v = vs[i] - y[i];
+                if (s as f64) * v < -tol_v {
+                    Mode::Stuck
+                } else if (sigma as f64) * lam[i] < -tol_f {
+                    Mode::Slip { s, sigma: -sigma }
+                } else {
+                    Mode::Slip { s, sigma }
+                }
+            }
+        })
+        .collect()
+}
+
+fn finish(modes: &[Mode], f: DVector<f64>, a: &DMatrix<f64>, iterations: usize, method: AxprojMethod) -> Axproj {
+    Axproj { y: a * &f, f, stuck: modes.iter().map(|m| *m == Mode::Stuck).collect(), iterations, method }
+}
+
+/// axproj by the diagonal closed form (70); `None` unless A and P are diagonal.
+pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    let n = v.len();
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && (a[(i, j)] != 0.0 || p[(i, j)] != 0.0) {
+                return None;
+            }
+        }
+    }
+    let mut y = DVector::zeros(n);
+    let mut f = DVector::zeros(n);
+    let mut stuck = vec![false; n];
+    for i in 0..n {
+        let (aii, rho) = (a[(i, i)], p[(i, i)]);
+        let lo = aii * -lambda_s(phi[i], -rho).abs();
+        let hi = aii * lambda_s(phi[i], rho).abs();
+        y[i] = v[i].clamp(lo, hi);
+        stuck[i] = y[i] == v[i];
+        f[i] = y[i] / aii;
+    }
+    Some(Axproj { y, f, stuck, iterations: 1, method: AxprojMethod::Diagonal })
+}
+
+/// axproj by the active-set iteration from the modes `start` (at most `max_iter` patterns).
+pub fn axproj_active_set(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+    max_iter: usize,
+) -> Option<Axproj> {
+    let n = v.len();
+    let mut modes: Vec<Mode> = (0..n)
+        .map(|i| match start.map(|s| s[i]) {
+            Some(x) if x != 0.0 => Mode::Slip { s: sgn(x), sigma: sgn(phi[i]) },
+            _ => Mode::Stuck,
+        })
+        .collect();
+    for it in 1..=max_iter {
+        let f = solve_pattern(&modes, a, p, phi, v)?;
+        let next = correct(&modes, &f, a, p, phi, v);
+        if next == modes {
+            return Some(finish(&modes, f, a, it, AxprojMethod::ActiveSet));
+        }
+        modes = next;
+    }
+    None
+}
+
+/// axproj by trying every pattern (5ⁿ; used for n ≤ 6 when the active set cycles).
+pub fn axproj_enumerate(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    let n = v.len();
+    let all = [
+        Mode::Stuck,
+        Mode::Slip { s: 1, sigma: 1 },
+        Mode::Slip { s: 1, sigma: -1 },
+        Mode::Slip { s: -1, sigma: 1 },
+        Mode::Slip { s: -1, sigma: -1 },
+    ];
+    let total = 5usize.pow(n as u32);
+    let mut modes = vec![Mode::Stuck; n];
+    for k in 0..total {
+        let mut c = k;
+        for m in modes.iter_mut() {
+            *m = all[c % 5];
+            c /= 5;
+        }
+        if let Some(f) = solve_pattern(&modes, a, p, phi, v) {
+            if correct(&modes, &f, a, p, phi, v) == modes {
+                return Some(finish(&modes, f, a, k + 1, AxprojMethod::Enumeration));
+            }
+        }
+    }
+    None
+}
+
+/// λ(φ, P[s]) by the fixed point λ ← φ + P[s]|λ| from λ = φ (Remark 3).
+fn lambda_fixed_point(phi: &DVector<f64>, p: &DMatrix<f64>, s: &DVector<f64>) -> Option<DVector<f64>> {
+    let mut lam = phi.clone();
+    let scale = 1.0 + phi.amax();
+    for _ in 0..10_000 {
+        let abs_s = lam.abs().component_mul(s);
+        let next = phi + p * abs_s;
+        let d = (&next - &lam).amax();
+        lam = next;
+        if d <= 1e-15 * scale {
+            return Some(lam);
+        }
+        if !lam.iter().all(|x| x.is_finite() && x.abs() < LAMBDA_BOUND) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The paper's baseline: projection iteration s ← clamp(s − c F(s)) with c scaled per joint
+/// (c_i = 1/(n A_ii |λ_i|)), then the pattern of the limit is solved exactly.
+pub fn axproj_projection(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    max_iter: usize,
+) -> Option<Axproj> {
+    let n = v.len();
+    let mut s = DVector::from_fn(n, |i, _| {
+        if v[i] > 0.0 {
+            1.0
+        } else if v[i] < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    });
+    let omega = 1.0 / n as f64;
+    let scale = v.amax() + f64::MIN_POSITIVE;
+    let mut iterations = max_iter;
+    let mut lam = phi.clone();
+    for it in 1..=max_iter {
+        lam = lambda_fixed_point(phi, p, &s)?;
+        let fr = lam.abs().component_mul(&s);
+        let big_f = a * &fr - v;
+        let mut change: f64 = 0.0;
+        for i in 0..n {
+            let c = omega / (a[(i, i)] * lam[i].abs() + 1e-300);
+            let si = (s[i] - c * big_f[i]).clamp(-1.0, 1.0);
+            change = change.max((si - s[i]).abs() * a[(i, i)] * lam[i].abs());
+            s[i] = si;
+        }
+        if change <= 1e-14 * scale {
+            iterations = it;
+            break;
+        }
+    }
+    // Polish: joints with |s| < 1 stuck, the others slipping with the sign of λ.
+    let modes: Vec<Mode> = (0..n)
+        .map(|i| if s[i].abs() < 1.0 { Mode::Stuck } else { Mode::Slip { s: sgn(s[i]), sigma: sgn(lam[i]) } })
+        .collect();
+    let f = solve_pattern(&modes, a, p, phi, v)?;
+    (correct(&modes, &f, a, p, phi, v) == modes).then(|| finish(&modes, f, a, iterations, AxprojMethod::Projection))
+}
+
+/// axproj(v*, A, φ, P) with the solvers in the order of the module documentation.
+/// `start` holds the current joint velocities (warm start of the active set).
+pub fn axproj(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+) -> std::result::Result<Axproj, String> {
+    if let Some(r) = axproj_diagonal(v, a, phi, p) {
+        return Ok(r);
+    }
+    if let Some(r) = axproj_active_set(v, a, phi, p, start, 50) {
+        return Ok(r);
+    }
+    if let Some(r) = axproj_active_set(v, a, phi, p, None, 50) {
+        return Ok(r);
+    }
+    let r = if v.len() <= 6 { axproj_enumerate(v, a, phi, p) } else { axproj_projection(v, a, phi, p, 200_000) };
+    r.ok_or_else(|| {
+        let smax = p.singular_values().max();
+        format!(
+            "axproj did not converge (no consistent stick/slip pattern; σmax(P) = {smax:.4}{})",
+            if smax >= 1.0 { ", ill-posed" } else { "" }
+        )
+    })
+}

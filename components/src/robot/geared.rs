@@ -1,0 +1,413 @@
+//! n-DOF serial robot whose joints are driven through gears with asymmetric load-dependent
+//! friction: the DAI (48) integrated by the implicit-Euler step (69)
+//! (papers/gear-transmission-asymmetric-friction.txt, section 5; shared/MODELS.md §4).
+//!
+//! ```text
+//!   M̂ = [m] + M(q),   P = ([γu][m] − [γv] M(q)) M̂⁻¹,   τv = h(q, v) + [b] v − τ_joint − Jᵀ f
+//!   φ = [γu] τu + [γv] τv − P (τu − τv),   v* = v + τ M̂⁻¹ (τu − τv)
+//!   v_new = v* − axproj(v*, τ M̂⁻¹, φ, P)
+//! ```
+//!
+//! M(q) is the robot's inertia matrix (CRBA of [`SerialRobot`], the output-side gear inertia
+//! being each link's `rotor`), h(q, v) its bias torques (RNEA), b the joint viscosities.
+//! `derivative` returns (q̇, v̇) = (v_new, (v_new − v)/τ), so with `method: "euler"` this is
+//! (69) exactly and the velocity of a stuck joint is exactly 0.0.
+//!
+//! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
+//! [`Fault`]; the simulator names the robot and the time.
+
+use super::axproj::{axproj, Axproj};
+use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
+use crate::doc_table::table;
+use crate::gear::transmission::gear_model_params;
+use std::sync::OnceLock;
+use super::serial::SerialRobot;
+use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
+use nalgebra::{DMatrix, DVector};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::{Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
+
+/// The geared robot: state [q (n), v (n)].
+#[derive(Clone, Debug)]
+pub struct GearedRobot {
+    pub robot: SerialRobot,
+    pub gears: Vec<GearModel>,
+    /// Input-side inertias referred to the outputs (> 0).
+    pub m: Vec<f64>,
+}
+
+/// Everything one step (69) computes.
+#[derive(Clone, Debug)]
+pub struct RobotStep {
+    pub v: DVector<f64>,
+    /// λ = φ + P f (the load-dependent mesh torque of each joint).
+    pub lambda: DVector<f64>,
+    pub axproj: Axproj,
+    pub p: DMatrix<f64>,
+}
+
+impl GearedRobot {
+    pub fn new(robot: SerialRobot, gears: Vec<GearModel>, m: Vec<f64>) -> std::result::Result<GearedRobot, String> {
+        let n = robot.dof();
+        if gears.len() != n || m.len() != n {
+            return Err(format!("gears: expected one gear per joint ({n}), got {}", gears.len()));
+        }
+        if let Some(i) = m.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+            return Err(format!("gears[{i}].m: must be > 0, got {}", m[i]));
+        }
+        Ok(GearedRobot { robot, gears, m })
+    }
+
+    pub fn dof(&self) -> usize {
+        self.robot.dof()
+    }
+
+    /// M̂ = [m] + M(q) and P(q) of (52).
+    pub fn matrices(&self, q: &[f64]) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
+        let n = self.dof();
+        let big_m = self.robot.inertia_matrix(q);
+        let mut mhat = big_m.clone();
+        for i in 0..n {
+            mhat[(i, i)] += self.m[i];
+        }
+        let minv = match mhat.clone().cholesky() {
+            Some(c) => c.inverse(),
+            None => mhat.clone().try_inverse().unwrap_or_else(|| DMatrix::from_element(n, n, f64::NAN)),
+        };
+        let mut c = -big_m;
+        for i in 0..n {
+            for j in 0..n {
+                c[(i, j)] *= self.gears[i].gamma_v;
+            }
+            c[(i, i)] += self.gears[i].gamma_u * self.m[i];
+        }
+        (mhat, minv.clone(), c * minv)
+    }
+
+    /// One step (69) of size h from (q, v) with actuator torques τu and output-side torques
+    /// τv (bias, viscosity and external loads), all referred to the outputs.
+    pub fn step(
+        &self,
+        q: &[f64],
+        v: &[f64],
+        tau_u: &DVector<f64>,
+        tau_v: &DVector<f64>,
+        h: f64,
+    ) -> std::result::Result<RobotStep, String> {
+        let n = self.dof();
+        let (_mhat, minv, p) = self.matrices(q);
+        let ta = tau_u - tau_v;
+        let mut phi = -(&p * &ta);
+        for i in 0..n {
+            phi[i] += self.gears[i].gamma_u * tau_u[i] + self.gears[i].gamma_v * tau_v[i];
+        }
+        let vstar = DVector::from_column_slice(v) + (&minv * &ta) * h;
+        let a = minv * h;
+        if !(vstar.iter().chain(phi.iter()).all(|x| x.is_finite())) {
+            return Err(format!(
+                "non-finite torques or inertia (v* = {:?}, φ = {:?})",
+                vstar.as_slice(),
+                phi.as_slice()
+            ));
+        }
+        let ax = axproj(&vstar, &a, &phi, &p, Some(v))?;
+        let mut vn = &vstar - &ax.y;
+        for i in 0..n {
+            if ax.stuck[i] {
+                vn[i] = 0.0;
+            }
+        }
+        let lambda = &phi + &p * &ax.f;
+        Ok(RobotStep { v: vn, lambda, axproj: ax, p })
+    }
+
+    /// (τu, τv) from the port forces at state (q, v).
+    fn torques(&self, q: &[f64], v: &[f64], forces: &[Force]) -> (DVector<f64>, DVector<f64>) {
+        let n = self.dof();
+        let jac = self.robot.tip_jacobian(q);
+        let bias = self.robot.bias_forces(q, v);
+        let links = self.robot.links();
+        let tip = forces[2 * n].f;
+        let cmd = forces[2 * n + 1].f;
+        let tau_u = DVector::from_fn(n, |i, _| self.gears[i].ratio * forces[i].value() + jac.column(i).dot(&cmd));
+        let tau_v = DVector::from_fn(n, |i, _| {
+            bias[i] + links[i].damping * v[i] - forces[n + i].value() - jac.column(i).dot(&tip)
+        });
+        (tau_u, tau_v)
+    }
+
+    fn probe_step(&self, p: &Probe) -> Option<(RobotStep, DVector<f64>, DVector<f64>)> {
+        let n = self.dof();
+        let (q, v) = (&p.state[..n], &p.state[n..2 * n]);
+        let (tu, tv) = self.torques(q, v, p.forces);
+        self.step(q, v, &tu, &tv, p.tau).ok().map(|s| (s, tu, tv))
+    }
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("q", 0, "rad", "joint (output) angles"),
+    SignalInfo::new("v", 0, "rad/s", "joint speeds (exactly 0.0 for a stuck joint with the euler method)"),
+    SignalInfo::new("tip", 3, "m", "tip position (world frame)"),
+    SignalInfo::new("lambda", 0, "N·m", "mesh load λ = φ + P f of each gear over the next step"),
+    SignalInfo::new("mode", 0, "", "per joint: 0 stuck, +1 forward driving, −1 back driving (next step)"),
+    SignalInfo::new("tau_u", 0, "N·m", "actuator torques referred to the outputs (motor ports and Jᵀ f_cmd)"),
+    SignalInfo::new("tau_v", 0, "N·m", "output-side torques h(q, v) + b v − τ_joint − Jᵀ f_tip"),
+];
+
+impl Admittance for GearedRobot {
+    fn layout(&self) -> Layout {
+        let n = self.dof();
+        let mut ports: Vec<PortInfo> = (0..n).map(|i| PortInfo::new(format!("motor{i}"), Domain::Scalar)).collect();
+        ports.extend((0..n).map(|i| PortInfo::new(format!("joint{i}"), Domain::Scalar)));
+        ports.push(PortInfo::new("tip", Domain::Point3));
+        ports.push(PortInfo::new("tip_command", Domain::Point3));
+        Layout::new(2 * n, ports)
+    }
+    fn init(&self, x: &mut [f64]) {
+        let mut tmp = vec![0.0; 2 * self.dof()];
+        self.robot.init(&mut tmp);
+        x.copy_from_slice(&tmp);
+    }
+    fn port_motion(&self, x: &[f64], port: usize) -> Motion {
+        let n = self.dof();
+        if port < n {
+            let k = self.gears[port].ratio;
+            Motion::scalar(k * x[port], k * x[n + port])
+        } else if port < 2 * n {
+            Motion::scalar(x[port - n], x[port])
+        } else {
+            self.robot.port_motion(x, n)
+        }
+    }
+    fn derivative(&self, x: &[f64], forces: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dof();
+        let (q, v) = (&x[..n], &x[n..2 * n]);
+        let (tu, tv) = self.torques(q, v, forces);
+        let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
+        for i in 0..n {
+            dx[i] = s.v[i];
+            dx[n + i] = exact_rate(v[i], s.v[i], tau);
+        }
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        let n = self.dof();
+        SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: n, ..*s } } else { *s }).collect()
+    }
+    fn signal(&self, which: usize, elem: usize, p: &Probe) -> f64 {
+        let n = self.dof();
+        match which {
+            0 => p.state[elem],
+            1 => p.state[n + elem],
+            2 => self.robot.tip_position(&p.state[..n])[elem],
+            _ => match self.probe_step(p) {
+                None => f64::NAN,
+                Some((s, tu, tv)) => match which {
+                    3 => s.lambda[elem],
+                    4 => mode(s.v[elem], tu[elem], tv[elem]),
+                    5 => tu[elem],
+                    _ => tv[elem],
+                },
+            },
+        }
+    }
+    fn energy(&self, x: &[f64]) -> Option<f64> {
+        let n = self.dof();
+        let rotor: f64 = (0..n).map(|i| 0.5 * self.m[i] * x[n + i] * x[n + i]).sum();
+        self.robot.energy(x).map(|e| e + rotor)
+    }
+    fn diagnose(&self, x: &[f64], _step: f64) -> Vec<Diagnostic> {
+        let n = self.dof();
+        let (_, _, p) = self.matrices(&x[..n]);
+        let big_m = self.robot.inertia_matrix(&x[..n]);
+        let mut out = Vec::new();
+        for i in 0..n {
+            for d in self.gears[i].diagnose(self.m[i], big_m[(i, i)]) {
+                out.push(match d {
+                    Diagnostic::Info(s) => {
+                        Diagnostic::Info(format!("joint {i}: {s} (with M_ii at the initial configuration)"))
+                    }
+                    Diagnostic::Warning(s) => {
+                        Diagnostic::Warning(format!("joint {i}: {s} (with M_ii at the initial configuration)"))
+                    }
+                });
+            }
+        }
+        let smax = p.singular_values().max();
+        if smax < 1.0 {
+            out.push(Diagnostic::Info(format!(
+                "σmax(P) = {smax:.6} at the initial configuration: the mesh loads λ are unique (57)"
+            )));
+        } else {
+            out.push(Diagnostic::Warning(format!(
+                "σmax(P) = {smax:.6} ≥ 1 at the initial configuration: (57) fails, λ may be non-unique or not exist; axproj may fail"
+            )));
+        }
+        out
+    }
+    fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        let n = self.dof();
+        if port >= 2 * n {
+            return None;
+        }
+        let i = port % n;
+        let h = self.robot.inertia_matrix(&x[..n])[(i, i)] + self.m[i];
+        let k = if port < n { self.gears[i].ratio } else { 1.0 };
+        Some(h / (k * k))
+    }
+}
+
+/// A validation message "links[1].mass: must be > 0" as an error at `path.links[1].mass`.
+fn robot_error(path: &str, msg: String) -> Error {
+    match msg.split_once(": ") {
+        Some((field, rest)) if !field.contains(' ') => Error::invalid(format!("{path}.{field}"), rest),
+        _ => Error::invalid(path, msg),
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let links = read_links(p)?;
+    let n = links.len();
+    let gear_params = p.objects("gears")?;
+    if gear_params.len() != n {
+        return Err(p.err("gears", format!("expected one gear per link ({n}), got {}", gear_params.len())));
+    }
+    let (mut gears, mut m) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for mut gp in gear_params {
+        let model = read_model(&mut gp)?;
+        m.push(read_input_inertia(&mut gp, model.ratio)?);
+        gp.finish()?;
+        gears.push(model);
+    }
+    let (tip, gravity, q0, w0) = read_tip_gravity_init(p, n, "v")?;
+    let path = p.path().to_string();
+    let robot =
+        SerialRobot::new(links, tip, gravity).and_then(|r| r.with_init(q0, w0)).map_err(|m| robot_error(&path, m))?;
+    let gr = GearedRobot::new(robot, gears, m).map_err(|m| robot_error(&path, m))?;
+    Ok(Built::Admittance(Box::new(gr)))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"gamma_u": 0.1, "gamma_v": 0.2, "ratio": 10.0, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"efficiency": {"forward": 0.8, "backward": 0.6}, "input_inertia": 0.01, "ratio": 5.0}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"leadscrew": {"lead_angle": 0.1, "mu": 0.2, "radius": 0.01, "thread_angle": 0.26}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"worm": {"lead_angle": 0.2, "pressure_angle": 0.35, "mu": 0.1, "worm_radius": 0.01, "gear_radius": 0.05}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+    r#"{"type": "geared_robot", "links": [{"axis": [0, 0, 1], "mass": 1.0, "com": [0.1, 0, 0], "inertia": [0.01, 0.01, 0.01]}], "gears": [{"spur": {"pressure_angle": 0.35, "mu": 0.1, "input_radius": 0.05, "output_radius": 0.1, "contact": 0.01}, "m": 0.5}], "init": {"q": [0.1], "v": [0.2]}}"#,
+];
+
+/// Register `geared_robot`.
+pub fn register(r: &mut Registry) {
+    static ALL: OnceLock<Vec<ParamDoc>> = OnceLock::new();
+    r.register(ComponentType {
+        name: "geared_robot",
+        kind: Kind::Admittance,
+        summary: "n-DOF serial robot driven through gears with asymmetric load-dependent friction: DAI (48), step (69), axproj as a VI",
+        params: table(
+            &ALL,
+            &[
+                &[ParamDoc {
+                    name: "links",
+                    unit: "",
+                    default: None,
+                    doc: "as serial_robot: 1 to 12 links; damping is the joint viscosity (output side), rotor the \
+                          output-side gear inertia m_v (added to M(q))",
+                }],
+                LINK_PARAMS,
+                &[ParamDoc {
+                    name: "gears",
+                    unit: "",
+                    default: None,
+                    doc: "one object per joint: the keys of `gear` below, without M, damping and init",
+                }],
+                &gear_model_params!("gears[]."),
+                TIP_GRAVITY_PARAMS,
+                &[
+                    ParamDoc { name: "init", unit: "", default: Some("{}"), doc: "initial state {\"q\", \"v\"}" },
+                    ParamDoc { name: "init.q", unit: "rad", default: Some("zeros"), doc: "initial joint angles [n]" },
+                    ParamDoc { name: "init.v", unit: "rad/s", default: Some("zeros"), doc: "initial joint speeds [n]" },
+                ],
+            ],
+        ),
+        ports: &[
+            PortDoc { name: "motor<i>", domain: "scalar", doc: "motor shaft of joint i: angle κ_i q_i; torque f̂ gives τu_i += κ_i f̂" },
+            PortDoc { name: "joint<i>", domain: "scalar", doc: "output side of joint i: q_i, v_i; its torque acts on the link (τv_i −= torque)" },
+            PortDoc { name: "tip", domain: "point3", doc: "end effector; an external force f on it gives τv −= Jᵀ f" },
+            PortDoc { name: "tip_command", domain: "point3", doc: "Cartesian actuator command: a force f on it gives τu += Jᵀ f (the motors realise f by statics)" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::super::axproj::*;
+    use crate::test_util::Lcg;
+
+    fn random_problem(
+        rng: &mut Lcg,
+        n: usize,
+        gv_max: f64,
+    ) -> (DVector<f64>, DMatrix<f64>, DVector<f64>, DMatrix<f64>) {
+        let b = DMatrix::from_fn(n, n, |_, _| rng.next(-1.0, 1.0));
+        let big_m = &b * b.transpose() + DMatrix::identity(n, n) * 0.3;
+        let m = DVector::from_fn(n, |_, _| rng.next(0.2, 2.0));
+        let mut mhat = big_m.clone();
+        for i in 0..n {
+            mhat[(i, i)] += m[i];
+        }
+        let minv = mhat.try_inverse().unwrap();
+        let gu = DVector::from_fn(n, |_, _| rng.next(0.0, 0.3));
+        let gv = DVector::from_fn(n, |_, _| rng.next(0.0, gv_max));
+        let mut c = -big_m;
+        for i in 0..n {
+            for j in 0..n {
+                c[(i, j)] *= gv[i];
+            }
+            c[(i, i)] += gu[i] * m[i];
+        }
+        let p = c * &minv;
+        let h = 1e-3;
+        let v = DVector::from_fn(n, |_, _| rng.next(-0.05, 0.05));
+        let phi = DVector::from_fn(n, |_, _| rng.next(-20.0, 20.0));
+        (v, minv * h, phi, p)
+    }
+
+    /// Every solver returns a solution of the VI, and they agree where P is small.
+    #[test]
+    fn solvers_satisfy_the_vi_and_agree() {
+        let mut rng = Lcg(11);
+        let mut checked = 0;
+        for trial in 0..400 {
+            let n = 2 + trial % 4;
+            let (v, a, phi, p) = random_problem(&mut rng, n, 0.5);
+            if p.singular_values().max() >= 0.9 {
+                continue;
+            }
+            let r = axproj(&v, &a, &phi, &p, None).unwrap();
+            let e = axproj_enumerate(&v, &a, &phi, &p).unwrap();
+            let pr = axproj_projection(&v, &a, &phi, &p, 200_000).unwrap();
+            for other in [&e, &pr] {
+                assert!((&r.y - &other.y).amax() < 1e-9 * (1.0 + v.amax()), "{:?} vs {:?}", r.y, other.y);
+            }
+            // VI conditions.
+            let vn = &v - &r.y;
+            let lam = &phi + &p * &r.f;
+            for i in 0..n {
+                if r.stuck[i] {
+                    assert!(r.f[i].abs() <= lam[i].abs() * (1.0 + 1e-9) + 1e-9);
+                } else {
+                    assert!(
+                        vn[i] * r.f[i] >= -1e-12 && (r.f[i].abs() - lam[i].abs()).abs() < 1e-8 * (1.0 + lam[i].abs())
+                    );
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked > 200, "{checked}");
+    }
+}

@@ -1,0 +1,142 @@
+//! Prescribed motion: an admittance whose port moves with a given velocity u(t) whatever
+//! force acts on it (an ideal, infinitely stiff actuator or a moving wall). It drives
+//! impedances such as springs and model B/C contacts.
+//!
+//! The velocity state tracks u implicitly: v̇ = (u(t + τ) − v)/τ, q̇ = u(t + τ), so the Euler
+//! method gives v(k) = u(kT) exactly and RK4 reproduces any linear ramp exactly.
+
+use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
+use nalgebra::Vector3;
+use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
+use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::signal::TimeFunction;
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::{Error, Result};
+
+/// A port moving with velocity u(t): state [q (n), v (n)].
+#[derive(Clone, Debug)]
+pub struct VelocitySource {
+    pub dims: usize,
+    pub velocity: Vec<TimeFunction>,
+    pub q0: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("q", 0, "m", "position"),
+    SignalInfo::new("v", 0, "m/s", "velocity"),
+    SignalInfo::new("f", 0, "N", "force the network applies to the source (the actuator supplies −f)"),
+];
+
+impl VelocitySource {
+    fn u(&self, t: f64) -> Vector3<f64> {
+        let mut v = Vector3::zeros();
+        for (i, f) in self.velocity.iter().enumerate() {
+            v[i] = f.eval(t);
+        }
+        v
+    }
+}
+
+impl Admittance for VelocitySource {
+    fn layout(&self) -> Layout {
+        Layout::new(2 * self.dims, vec![PortInfo::new("body", domain_of(self.dims))])
+    }
+    fn init(&self, x: &mut [f64]) {
+        let n = self.dims;
+        store(&self.q0, &mut x[..n], n);
+        store(&self.u(0.0), &mut x[n..], n);
+    }
+    fn port_motion(&self, x: &[f64], _port: usize) -> Motion {
+        let n = self.dims;
+        Motion::point(load(x, n), load(&x[n..], n))
+    }
+    fn derivative(&self, x: &[f64], _f: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dims;
+        let target = self.u(t + tau);
+        if !target.iter().all(|v| v.is_finite()) {
+            return Err(Fault::new(format!("velocity is not finite at t = {}", t + tau)));
+        }
+        store(&target, &mut dx[..n], n);
+        store(&((target - load(&x[n..], n)) / tau), &mut dx[n..], n);
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.iter().map(|s| SignalInfo { len: self.dims, ..*s }).collect()
+    }
+    fn signal(&self, which: usize, i: usize, p: &Probe) -> f64 {
+        match which {
+            0 => p.state[i],
+            1 => p.state[self.dims + i],
+            _ => p.forces[0].f[i],
+        }
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let dims = dims_param(p)?;
+    let path = p.key_path("velocity");
+    let base = p.base().to_path_buf();
+    let raw = p.get("velocity").ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
+    let velocity = if dims == 1 && !raw.is_array() {
+        vec![TimeFunction::from_json(raw, &path, &base)?]
+    } else {
+        let a = raw
+            .as_array()
+            .ok_or_else(|| Error::invalid(&path, format!("expected an array of {dims} time functions")))?;
+        if a.len() != dims {
+            return Err(Error::invalid(
+                &path,
+                format!("dimension mismatch: expected {dims} time functions (dims = {dims}), got {}", a.len()),
+            ));
+        }
+        a.iter()
+            .enumerate()
+            .map(|(i, v)| TimeFunction::from_json(v, &format!("{path}[{i}]"), &base))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let mut q0 = Vector3::zeros();
+    if let Some(mut init) = p.object("init")? {
+        q0 = vec_n_or_zero(&mut init, "q", dims)?;
+        init.finish()?;
+    }
+    Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "velocity_source", "dims": 2, "velocity": [1.0, "t"], "init": {"q": [0.5, 0.0]}}"#,
+];
+
+/// Register `velocity_source`.
+pub fn register(r: &mut Registry) {
+    r.register(ComponentType {
+        name: "velocity_source",
+        kind: Kind::Admittance,
+        summary: "prescribed velocity u(t) at a port (ideal actuator / moving wall), 1-3 D",
+        params: &[
+            DIMS_DOC,
+            ParamDoc {
+                name: "velocity",
+                unit: "m/s",
+                default: None,
+                doc: "time function (dims = 1) or array of dims time functions",
+            },
+            ParamDoc {
+                name: "init",
+                unit: "",
+                default: Some("{}"),
+                doc: "initial state {\"q\"}",
+            },
+            ParamDoc {
+                name: "init.q",
+                unit: "m",
+                default: Some("0"),
+                doc: "initial position (number, or array of dims numbers)",
+            },
+        ],
+        ports: &[PortDoc { name: "body", domain: "scalar|point3", doc: "the moving point" }],
+        signals: SIGNALS,
+        build,
+    });
+}

@@ -1,0 +1,25 @@
+//! Stability of explicit RK4 on stiff elements, shared by springs, contacts and friction.
+
+use stiction_framework::Diagnostic;
+
+/// Stability warnings for a stiff element (stiffness `k`, viscosity `b`) acting on the
+/// smallest of the inertias at its ports: explicit RK4 on M ẍ = −K x − B ẋ is stable for
+/// ω T ≲ 2.8 (ω = √(K/M)) and B T / M ≲ 2.7; warn from 2.
+pub fn stiffness_warnings(what: &str, k: f64, b: f64, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
+        let wt = (k / m).sqrt() * step;
+        if wt > 2.0 {
+            out.push(Diagnostic::Warning(format!(
+                "{what} K = {k} on inertia {m} gives ω·T = {wt:.2} (> 2): expect instability; reduce the step or K"
+            )));
+        }
+        let bt = b * step / m;
+        if bt > 2.0 {
+            out.push(Diagnostic::Warning(format!(
+                "{what} B = {b} on inertia {m} gives B·T/M = {bt:.2} (> 2): expect instability"
+            )));
+        }
+    }
+    out
+}
