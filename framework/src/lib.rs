@@ -58,10 +58,10 @@ pub mod error;
 pub mod port;
 pub mod signal;
 // Components: the method tableau, what a batch sees, the two traits, ready-made batches.
+pub mod batch;
+pub mod component;
 pub mod method;
 pub mod views;
-pub mod component;
-pub mod batch;
 // The network, built and validated; compiled into a schedule.
 pub mod network;
 pub mod schedule;
