@@ -50,16 +50,6 @@ impl Tableau {
     /// Euler as the one-stage case, τ = T: the papers' discrete-time algorithms ((14), (20), ...).
     pub const EULER: Tableau = Tableau { offset: &[0.0], tau: &[1.0], weight: &[1.0], weight_sum: 1.0 };
 
-    /// The modular RK4 of (13)/(22).
-    pub const fn rk4() -> Tableau {
-        Self::RK4
-    }
-
-    /// The one-stage Euler method.
-    pub const fn euler() -> Tableau {
-        Self::EULER
-    }
-
     /// Number of stages.
     pub fn stages(&self) -> usize {
         self.tau.len()
