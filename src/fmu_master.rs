@@ -10,7 +10,7 @@ use stiction_framework::Tee;
 
 /// True if `path` holds an FMU-only system (unreadable files are left to the normal loader).
 pub fn detect(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| is_fmu_system(&t))
+    stiction_framework::system::read_system_file(path).is_ok_and(|t| is_fmu_system(&t))
 }
 
 pub fn run(
@@ -26,10 +26,10 @@ pub fn run(
             eprintln!("warning: {w}");
         }
     }
-    let threads = match threads.or(system.threads) {
-        Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    let threads = match (threads, system.threads) {
+        (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,
+        (None, Some(n)) => stiction_framework::system::check_threads(n, "master.threads")?,
+        (None, None) => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     };
     let name = system.name.clone();
     let file = path.display().to_string();

@@ -8,11 +8,15 @@ use std::process::ExitCode;
 use stiction_framework::system::{diagnostics, Kind, System};
 use stiction_framework::CsvSink;
 use stiction_framework::Tee;
-use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
+use stiction_framework::{Diagnostic, OutputSink, Recorder};
 
+mod exit;
 mod fmu;
 mod fmu_master;
+mod interrupt;
 mod plot;
+
+use exit::Failure;
 
 #[derive(Parser)]
 #[command(name = "stiction", version, about = "Co-simulation of mechanical systems with dry friction")]
@@ -59,24 +63,17 @@ enum Command {
     Fmu(fmu::FmuCommand),
 }
 
-/// Exit status: 0 ok, 1 simulation failure, 2 bad input.
-enum Failure {
-    Simulation(anyhow::Error),
-    Input(anyhow::Error),
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        if e.is_simulation_failure() {
-            Failure::Simulation(e.into())
-        } else {
-            Failure::Input(e.into())
-        }
-    }
-}
-
 fn main() -> ExitCode {
+    exit::catch_panics(main_inner)
+}
+
+/// The command; exit codes in src/exit.rs (and README.md).
+fn main_inner() -> ExitCode {
     let cli = Cli::parse();
+    // The only way to exercise the internal-error path from a test (tests/hardening.rs).
+    if std::env::var_os("STICTION_TEST_INTERNAL_PANIC").is_some() {
+        panic!("STICTION_TEST_INTERNAL_PANIC is set");
+    }
     let result = match cli.command {
         Command::Run { system, output, plot, threads, parallel_threshold, quiet } => {
             run(&system, output, plot, threads, parallel_threshold, quiet)
@@ -86,17 +83,7 @@ fn main() -> ExitCode {
         Command::Graph { system } => graph(&system),
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Simulation(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Input(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    exit::report(result)
 }
 
 /// The CSV sink of `run`: standard output for `-`, else the file (its directory created).
@@ -139,15 +126,15 @@ fn shown(out_path: &Path) -> String {
 
 /// After a run: clear the progress bar; on failure say where the rows already written are;
 /// else draw the plot, if asked.
-fn finish_run<S>(
-    result: stiction_framework::Result<S>,
+fn finish_run(
+    result: stiction_framework::Result<stiction_framework::RunSummary>,
     bar: Option<indicatif::ProgressBar>,
     shown: &str,
     file: String,
     rec: &Recorder,
     name: &str,
     plot_to: Option<&Path>,
-) -> Result<S, Failure> {
+) -> Result<stiction_framework::RunSummary, Failure> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -158,10 +145,17 @@ fn finish_run<S>(
             return Err(Failure::from(e.in_file(file)).context(note));
         }
     };
+    if let Some((sig, code)) = interrupt::received() {
+        eprintln!(
+            "{file}: interrupted by {sig} at t = {} s (after {} steps); {} complete rows are in {shown}",
+            summary.final_time, summary.steps, summary.rows
+        );
+        return Err(Failure::Interrupted(code));
+    }
     if let Some(p) = plot_to {
         plot::plot(rec, name, p)
             .with_context(|| format!("cannot write plot {}", p.display()))
-            .map_err(Failure::Simulation)?;
+            .map_err(Failure::Output)?;
     }
     Ok(summary)
 }
@@ -181,11 +175,15 @@ fn run(
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
+    interrupt::install();
+    if let Some(p) = &plot {
+        plot::check_path(p).map_err(Failure::Input)?;
+    }
     let system = load(path)?;
-    let threads = match threads.or(system.threads) {
-        Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    let threads = match (threads, system.threads) {
+        (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,
+        (None, Some(n)) => n,
+        (None, None) => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     };
     let name = system.name.clone();
     let file = path.display().to_string();
@@ -226,9 +224,9 @@ fn run(
     let result = pool.install(|| {
         if plot.is_some() {
             let mut tee = Tee(csv.as_mut(), &mut rec);
-            sim.run(&plan, &mut tee, &mut progress)
+            sim.run_until(&plan, &mut tee, &mut progress, &interrupt::requested)
         } else {
-            sim.run(&plan, csv.as_mut(), &mut progress)
+            sim.run_until(&plan, csv.as_mut(), &mut progress, &interrupt::requested)
         }
     });
     let shown = shown(&out_path);
@@ -244,15 +242,6 @@ fn run(
         );
     }
     Ok(())
-}
-
-impl Failure {
-    fn context(self, note: String) -> Failure {
-        match self {
-            Failure::Simulation(e) => Failure::Simulation(e.context(note)),
-            Failure::Input(e) => Failure::Input(e.context(note)),
-        }
-    }
 }
 
 fn check(path: &Path) -> Result<(), Failure> {

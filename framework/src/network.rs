@@ -311,16 +311,16 @@ impl Network {
     pub fn to_dot(&self, title: &str) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let _ = writeln!(s, "graph \"{}\" {{", title.replace('"', "'"));
+        let _ = writeln!(s, "graph {} {{", dot_quote(title));
         let _ = writeln!(s, "  rankdir=LR;");
         let mut ground_used = false;
         for ix in self.graph.node_indices() {
             match &self.graph[ix] {
                 Node::Admittance { name, .. } => {
-                    let _ = writeln!(s, "  \"{name}\" [shape=ellipse];");
+                    let _ = writeln!(s, "  {} [shape=ellipse];", dot_quote(name));
                 }
                 Node::Impedance { name, .. } => {
-                    let _ = writeln!(s, "  \"{name}\" [shape=box];");
+                    let _ = writeln!(s, "  {} [shape=box];", dot_quote(name));
                 }
                 Node::Ground => {}
             }
@@ -339,7 +339,14 @@ impl Network {
                     (n.name().to_string(), l.ports[e.weight().adm_port].name.clone())
                 }
             };
-            let _ = writeln!(s, "  \"{}\" -- \"{}\" [label=\"{} / {}\"];", self.name(imp), oname, iport, oport);
+            let label = format!("{iport} / {oport}");
+            let _ = writeln!(
+                s,
+                "  {} -- {} [label={}];",
+                dot_quote(self.name(imp)),
+                dot_quote(&oname),
+                dot_quote(&label)
+            );
         }
         if ground_used {
             let _ = writeln!(s, "  \"ground\" [shape=plaintext];");
@@ -364,4 +371,21 @@ enum End {
 
 fn port_list(l: &Layout) -> String {
     l.ports.iter().map(|p| format!("{} ({})", p.name, p.domain)).collect::<Vec<_>>().join(", ")
+}
+
+/// `text` as a DOT double-quoted string: backslashes and quotes escaped (so no name can end
+/// the string or start an escape such as `\n`), control characters as spaces.
+pub fn dot_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

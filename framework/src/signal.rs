@@ -3,8 +3,9 @@
 //!
 //! JSON forms (anywhere a component takes a time function):
 //! - `0.5` — a constant;
-//! - `"0.336 + 0.144*sin(100*t)"` — an expression of `t` (functions: sin, cos, tan, exp,
-//!   ln, sqrt, abs, signum, min(a, b), max(a, b), atan2, ..., constants PI, E);
+//! - `"0.336 + 0.144*sin(100*t)"` — an expression of `t` ([`expr`]: + - * / ^, numbers such
+//!   as `1e-3`, functions sin, cos, tan, exp, ln, sqrt, abs, signum, min(a, b), max(a, b),
+//!   atan2(y, x), ..., constants pi/PI, e/E);
 //! - `{"piecewise": [{"until": 4, "value": "min(0.52, 0.3*t)"}, {"value": 0.3}]}` — the first
 //!   piece whose `until` is greater than t applies; the last piece has no `until`;
 //! - `{"table": [[0, 0], [1, 2], [3, 2]]}` — (t, value) rows, linear interpolation, held
@@ -13,8 +14,10 @@
 //!   file with a header row (path relative to the JSON file; `time_column` defaults to
 //!   the first column).
 
+pub mod expr;
+
 use crate::error::{Error, Result};
-use exmex::prelude::*;
+use expr::Expr;
 use serde_json::Value;
 use std::path::Path;
 
@@ -22,7 +25,7 @@ use std::path::Path;
 #[derive(Clone, Debug)]
 pub enum TimeFunction {
     Constant(f64),
-    Expression { text: String, expr: Box<FlatEx<f64>>, uses_t: bool },
+    Expression { text: String, expr: Box<Expr> },
     Piecewise { pieces: Vec<(f64, TimeFunction)>, last: Box<TimeFunction> },
     Table { t: Vec<f64>, v: Vec<f64> },
 }
@@ -32,10 +35,7 @@ impl TimeFunction {
     pub fn eval(&self, t: f64) -> f64 {
         match self {
             TimeFunction::Constant(c) => *c,
-            TimeFunction::Expression { expr, uses_t, .. } => {
-                let r = if *uses_t { expr.eval(&[t]) } else { expr.eval(&[]) };
-                r.unwrap_or(f64::NAN)
-            }
+            TimeFunction::Expression { expr, .. } => expr.eval(t),
             TimeFunction::Piecewise { pieces, last } => {
                 for (until, f) in pieces {
                     if t < *until {
@@ -50,17 +50,11 @@ impl TimeFunction {
 
     /// Parse an expression of `t`.
     pub fn expression(text: &str) -> std::result::Result<TimeFunction, String> {
-        let expr = exmex::parse::<f64>(text).map_err(|e| format!("cannot parse expression '{text}': {e}"))?;
-        let names = expr.var_names().to_vec();
-        if names.iter().any(|n| n != "t") {
-            let others: Vec<&String> = names.iter().filter(|n| *n != "t").collect();
-            return Err(format!("expression '{text}' uses unknown name(s) {others:?}; the only variable is t"));
-        }
-        let uses_t = !names.is_empty();
-        let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), uses_t };
+        let expr = Expr::parse(text).map_err(|e| format!("cannot parse expression '{}': {e}", shorten(text)))?;
+        let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr) };
         // Evaluate once so obviously broken expressions fail at load time.
         if !f.eval(0.0).is_finite() && !f.eval(1.0).is_finite() {
-            return Err(format!("expression '{text}' is not finite at t = 0 and t = 1"));
+            return Err(format!("expression '{}' is not finite at t = 0 and t = 1", shorten(text)));
         }
         Ok(f)
     }
@@ -175,6 +169,15 @@ impl TimeFunction {
     }
 }
 
+/// The text of an expression for a message: at most 80 characters.
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= 80 {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    }
+}
+
 /// Linear interpolation in a table sorted by time; constant outside it.
 fn interpolate(ts: &[f64], vs: &[f64], t: f64) -> f64 {
     if t <= ts[0] {
@@ -220,12 +223,28 @@ fn inline_table(rows: &[Value], path: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((t, v))
 }
 
+/// Largest table file read, in bytes (64 MiB, some two million rows).
+pub const MAX_TABLE_BYTES: u64 = 64 << 20;
+
+/// Open `file` for reading if it is a regular file of at most `max` bytes (not a device,
+/// FIFO or directory: `/dev/zero` would never end). The error is a sentence for a message.
+pub fn open_regular(file: &Path, max: u64) -> std::result::Result<std::fs::File, String> {
+    let f = std::fs::File::open(file).map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
+    let meta = f.metadata().map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
+    if !meta.is_file() {
+        return Err(format!("'{}' is not a regular file", file.display()));
+    }
+    if meta.len() > max {
+        return Err(format!("'{}' is {} bytes; at most {max} are read", file.display(), meta.len()));
+    }
+    Ok(f)
+}
+
 fn csv_table(file: &Path, column: &str, tcol: Option<&str>, path: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let shown = file.display().to_string();
-    let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(file)
-        .map_err(|e| Error::invalid(format!("{path}.table"), format!("cannot read '{shown}': {e}")))?;
+    let f = open_regular(file, MAX_TABLE_BYTES).map_err(|m| Error::invalid(format!("{path}.table"), m))?;
+    // `take`: a file that grows while it is read still stops at the cap.
+    let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(std::io::Read::take(f, MAX_TABLE_BYTES));
     let headers =
         rdr.headers().map_err(|e| Error::invalid(format!("{path}.table"), format!("'{shown}': {e}")))?.clone();
     let find = |name: &str| headers.iter().position(|h| h == name);

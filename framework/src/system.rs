@@ -30,6 +30,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+mod limits;
+pub use limits::{check_name, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN, MAX_SYSTEM_BYTES, THREADS_PER_CORE};
+
 /// The top level of a system file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -511,7 +514,7 @@ impl System {
     /// Read and check `path` with the types of `registry`. Every error names the file.
     pub fn load(path: &Path, registry: &Registry) -> Result<System> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
+        let text = read_system_file(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         Self::from_str(&text, path, &base, registry).map_err(|e| e.in_file(shown))
     }
@@ -535,8 +538,14 @@ impl System {
         if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
             return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
         }
-        if s.threads == Some(0) {
-            return Err(Error::invalid("solver.threads", "must be at least 1"));
+        if let Some(n) = s.threads {
+            check_threads(n, "solver.threads")?;
+        }
+        if s.step > s.stop_time {
+            return Err(Error::invalid(
+                "solver.step",
+                format!("the step {} s is longer than the stop time {} s", s.step, s.stop_time),
+            ));
         }
         let interval = spec.output.interval.unwrap_or(s.step);
         if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
@@ -553,6 +562,7 @@ impl System {
         }
         for (name, raw) in &spec.components {
             let path = format!("components.{name}");
+            check_name(name, &path)?;
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
             let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
             let type_name = map
@@ -567,6 +577,7 @@ impl System {
                     format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
                 )
             })?;
+            check_step_keys(map, &path, s.stop_time)?;
             let mut p = Params::for_type(ty, path.clone(), map, base);
             let built = (ty.build)(&mut p);
             // An undocumented key is the builder's fault: report it before the build's own error.
@@ -602,7 +613,7 @@ impl System {
         }
         network.validate()?;
 
-        let columns = match &spec.output.signals {
+        let columns: Vec<(String, String)> = match &spec.output.signals {
             Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
             Signals::Labeled(m) => m
                 .iter()
@@ -613,10 +624,14 @@ impl System {
                 })
                 .collect::<Result<Vec<_>>>()?,
         };
+        for (label, _) in &columns {
+            check_name(label, &format!("output.signals.{label}"))?;
+        }
         let name = spec
             .name
             .clone()
             .unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        check_name(&name, "name")?;
         Ok(System {
             name,
             file: file.to_path_buf(),

@@ -299,7 +299,7 @@ pub fn axproj(
     }
     let r = if v.len() <= 6 { axproj_enumerate(v, a, phi, p) } else { axproj_projection(v, a, phi, p, 200_000) };
     r.ok_or_else(|| {
-        let smax = p.singular_values().max();
+        let smax = super::geared::sigma_max(p).unwrap_or(f64::NAN);
         format!(
             "axproj did not converge (no consistent stick/slip pattern; σmax(P) = {smax:.4}{})",
             if smax >= 1.0 { ", ill-posed" } else { "" }

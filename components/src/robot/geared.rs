@@ -233,7 +233,12 @@ impl Admittance for GearedRobot {
                 });
             }
         }
-        let smax = p.singular_values().max();
+        let Some(smax) = sigma_max(&p) else {
+            out.push(Diagnostic::Warning(
+                "P(q) is not finite at the initial configuration (the inertia overflows); σmax(P) is undefined".into(),
+            ));
+            return out;
+        };
         if smax < 1.0 {
             out.push(Diagnostic::Info(format!(
                 "σmax(P) = {smax:.6} at the initial configuration: the mesh loads λ are unique (57)"
@@ -255,6 +260,17 @@ impl Admittance for GearedRobot {
         let k = if port < n { self.gears[i].ratio } else { 1.0 };
         Some(h / (k * k))
     }
+}
+
+/// σmax(P), or `None` when P has a non-finite entry (nalgebra's SVD panics on NaN).
+pub(crate) fn sigma_max(p: &DMatrix<f64>) -> Option<f64> {
+    if !p.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    // Unordered: the ordered SVD sorts with `expect` and would panic on a NaN from overflow.
+    let s = p.clone().try_svd_unordered(false, false, f64::EPSILON, 1000)?;
+    let sv = s.singular_values;
+    sv.iter().all(|x| x.is_finite()).then(|| sv.iter().fold(0.0f64, |m, &x| m.max(x)))
 }
 
 /// A validation message "links[1].mass: must be > 0" as an error at `path.links[1].mass`.

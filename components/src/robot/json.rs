@@ -20,6 +20,10 @@ fn read_inertia(lp: &mut Params) -> Result<Matrix3<f64>> {
     }
 }
 
+/// Largest bound on the joint-space inertia H(q) accepted (kg·m²): products of two such
+/// entries (in the inverse and the SVD of the diagnostics) still fit in an f64.
+pub const MAX_JOINT_INERTIA: f64 = 1e100;
+
 /// Read `links` (1 to MAX_DOF link objects) of a serial chain; errors name each link's path.
 pub fn read_links(p: &mut Params) -> Result<Vec<Link>> {
     let link_params = p.objects("links")?;
@@ -30,6 +34,7 @@ pub fn read_links(p: &mut Params) -> Result<Vec<Link>> {
         return Err(p.err("links", format!("at most {MAX_DOF} links are supported, got {}", link_params.len())));
     }
     let mut links = Vec::with_capacity(link_params.len());
+    let (mut reach, mut bound) = (0.0f64, 0.0f64);
     for mut lp in link_params {
         let origin = lp.vec3_or("origin", [0.0; 3])?;
         let axis = lp.vec3("axis")?;
@@ -41,6 +46,22 @@ pub fn read_links(p: &mut Params) -> Result<Vec<Link>> {
         let link = Link { origin, axis, mass, com, inertia, damping, rotor }
             .validated()
             .map_err(|(field, msg)| lp.err(field, msg))?;
+        // Derived: every entry of H(q) is at most Σ m_j (r_j)², r_j the reach of link j's
+        // centre of mass from the base (sum of origins and com). Keep it well inside f64 so
+        // H, its inverse and the SVD of P stay finite.
+        reach += link.origin.norm();
+        let arm = reach + link.com.norm();
+        bound += link.mass * arm * arm + link.inertia.amax();
+        if !(bound.is_finite() && bound <= MAX_JOINT_INERTIA) {
+            let field = if link.com.norm() >= reach { "com" } else { "origin" };
+            return Err(lp.err(
+                field,
+                format!(
+                    "the inertia about the joints this gives (up to {bound:e} kg·m²) is out of range (at most \
+                     {MAX_JOINT_INERTIA:e}): check the lengths and mass of the links"
+                ),
+            ));
+        }
         lp.finish()?;
         links.push(link);
     }

@@ -309,7 +309,7 @@ impl FmuSystem {
     /// Errors name the file and the JSON path.
     pub fn load(path: &Path) -> Result<FmuSystem> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
+        let text = stiction_framework::system::read_system_file(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| ".".into());
         let default_name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Self::from_str(&text, &default_name, &base).map_err(|e| e.in_file(shown))
@@ -347,7 +347,16 @@ impl FmuSystem {
             .ok_or_else(|| Error::invalid("master.step", "missing: the communication step h (s)"))?;
         let stop_time = positive(master, "master", "stop_time")?
             .ok_or_else(|| Error::invalid("master.stop_time", "missing: the stop time (s)"))?;
+        if step > stop_time {
+            return Err(Error::invalid(
+                "master.step",
+                format!("the communication step {step} s is longer than the stop time {stop_time} s"),
+            ));
+        }
         let threads = count(master, "master", "threads")?;
+        if let Some(n) = threads {
+            stiction_framework::system::check_threads(n, "master.threads")?;
+        }
         let (mut tolerance, mut max_iterations) = (1e-10, 100);
         if let Some(l) = master.get("loop") {
             let l = object(l, "master.loop")?;

@@ -1,6 +1,9 @@
 //! Result writers. CSV first: header `time,<label>,...`, one row per output interval,
 //! streamed to disk as the run goes (flushed every few rows and on failure, so a run
-//! that fails part-way keeps every row written up to the failure).
+//! that fails part-way keeps every row written up to the failure). Rows are written whole:
+//! what the CSV writer produces is kept in a [`RowBuffer`] and handed to the file in one
+//! `write_all` only when the CSV writer is flushed, which happens only after a complete
+//! record, so a run stopped or killed at any moment never leaves half a row.
 
 use super::OutputSink;
 use std::fs::File;
@@ -9,8 +12,29 @@ use std::path::Path;
 
 /// Streams rows to a CSV file or any writer.
 pub struct CsvSink<W: Write> {
-    out: csv::Writer<W>,
+    out: csv::Writer<RowBuffer<W>>,
     since_flush: usize,
+}
+
+/// The writer under the CSV writer: keeps every byte until [`Write::flush`] — which the CSV
+/// writer calls only from its own `flush`, after a whole record here — then writes them
+/// all in one `write_all`. (The CSV writer spills its internal buffer with `write` in the
+/// middle of records; those bytes wait here.)
+pub struct RowBuffer<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Write for RowBuffer<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.write_all(&self.pending).and_then(|()| self.inner.flush());
+        self.pending.clear();
+        r
+    }
 }
 
 impl CsvSink<BufWriter<File>> {
@@ -22,7 +46,8 @@ impl CsvSink<BufWriter<File>> {
 
 impl<W: Write> CsvSink<W> {
     pub fn new(w: W) -> Self {
-        CsvSink { out: csv::WriterBuilder::new().from_writer(w), since_flush: 0 }
+        let rows = RowBuffer { inner: w, pending: Vec::new() };
+        CsvSink { out: csv::WriterBuilder::new().from_writer(rows), since_flush: 0 }
     }
 }
 
@@ -36,7 +61,8 @@ impl<W: Write + Send> OutputSink for CsvSink<W> {
         for l in labels {
             self.out.write_field(l).map_err(csv_err)?;
         }
-        self.out.write_record(None::<&[u8]>).map_err(csv_err)
+        self.out.write_record(None::<&[u8]>).map_err(csv_err)?;
+        self.out.flush()
     }
 
     fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {

@@ -32,7 +32,19 @@ impl Simulator {
         sink: &mut dyn OutputSink,
         progress: &mut dyn FnMut(f64),
     ) -> Result<RunSummary> {
-        let result = self.run_inner(plan, sink, progress);
+        self.run_until(plan, sink, progress, &|| false)
+    }
+
+    /// [`run`](Self::run), stopping early (with `Ok`, at a step boundary, after the row of
+    /// that step if one is due) as soon as `stop()` is true; it is asked once per step.
+    pub fn run_until(
+        &mut self,
+        plan: &RunPlan,
+        sink: &mut dyn OutputSink,
+        progress: &mut dyn FnMut(f64),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<RunSummary> {
+        let result = self.run_inner(plan, sink, progress, stop);
         let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), error: e });
         let summary = result?;
         flushed?;
@@ -44,6 +56,7 @@ impl Simulator {
         plan: &RunPlan,
         sink: &mut dyn OutputSink,
         progress: &mut dyn FnMut(f64),
+        stop: &dyn Fn() -> bool,
     ) -> Result<RunSummary> {
         let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
         let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
@@ -66,7 +79,7 @@ impl Simulator {
             emit(self, &mut values)?;
         }
         let report_every = (total / 200).max(1);
-        while self.k < total {
+        while self.k < total && !stop() {
             self.step()?;
             if self.k % every == 0 {
                 emit(self, &mut values)?;
@@ -75,7 +88,9 @@ impl Simulator {
                 progress(self.k as f64 / total as f64);
             }
         }
-        progress(1.0);
+        if self.k >= total {
+            progress(1.0);
+        }
         Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
     }
 }

@@ -1,0 +1,112 @@
+//! How `stiction` ends: one exit code per kind of outcome (the table in README.md, checked
+//! by tests/hardening.rs), and a panic anywhere caught at the top as an internal error.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | simulation failure (the message names the time and the component) |
+//! | 2 | bad input (file, JSON path, argument) |
+//! | 3 | internal error (a panic: a defect of stiction, please report it) |
+//! | 4 | the output could not be written (disk full, plot failed, ...) |
+//! | 130 | interrupted by SIGINT (Ctrl-C): the rows up to the last whole step are kept |
+//! | 141 | standard output was closed by its reader (`-o - \| head`): ends quietly |
+//! | 143 | interrupted by SIGTERM |
+
+use std::process::ExitCode;
+use stiction_framework::Error;
+
+pub const SIMULATION: u8 = 1;
+pub const INPUT: u8 = 2;
+pub const INTERNAL: u8 = 3;
+pub const OUTPUT: u8 = 4;
+pub const SIGINT: u8 = 130;
+/// 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe.
+pub const CLOSED_STDOUT: u8 = 141;
+pub const SIGTERM: u8 = 143;
+
+/// Why a command failed; each maps to one exit code.
+pub enum Failure {
+    Simulation(anyhow::Error),
+    Input(anyhow::Error),
+    /// Writing the CSV or the plot failed.
+    Output(anyhow::Error),
+    /// The reader of standard output went away: no message.
+    ClosedStdout,
+    /// Stopped by a signal (the message was printed where the run stopped): its exit code.
+    Interrupted(u8),
+}
+
+/// True if `e` is (or wraps) an I/O error of the run's output.
+fn output_io(e: &Error) -> Option<&std::io::Error> {
+    match e {
+        Error::Io { path, error } if path == "output" => Some(error),
+        Error::InFile { inner, .. } => output_io(inner),
+        _ => None,
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        match output_io(&e) {
+            Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Failure::ClosedStdout,
+            Some(_) => Failure::Output(e.into()),
+            None if e.is_simulation_failure() => Failure::Simulation(e.into()),
+            None => Failure::Input(e.into()),
+        }
+    }
+}
+
+impl Failure {
+    /// Add a line of context to the message (kinds without a message are unchanged).
+    pub fn context(self, note: String) -> Failure {
+        match self {
+            Failure::Simulation(e) => Failure::Simulation(e.context(note)),
+            Failure::Input(e) => Failure::Input(e.context(note)),
+            Failure::Output(e) => Failure::Output(e.context(note)),
+            other => other,
+        }
+    }
+}
+
+/// Print the message of a failure and give its exit code.
+pub fn report(result: Result<(), Failure>) -> ExitCode {
+    let (code, e) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Failure::Simulation(e)) => (SIMULATION, e),
+        Err(Failure::Input(e)) => (INPUT, e),
+        Err(Failure::Output(e)) => (OUTPUT, e),
+        Err(Failure::ClosedStdout) => return ExitCode::from(CLOSED_STDOUT),
+        Err(Failure::Interrupted(code)) => return ExitCode::from(code),
+    };
+    if is_broken_pipe(&e) {
+        return ExitCode::from(CLOSED_STDOUT);
+    }
+    eprintln!("error: {e:#}");
+    ExitCode::from(code)
+}
+
+/// Whether an error anywhere in the chain is a broken pipe (printing to a closed stdout).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Run the command `f`, turning a panic into "internal error" with exit code 3 (the panic's
+/// message and place are printed by the hook, once).
+pub fn catch_panics(f: impl FnOnce() -> ExitCode) -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!(
+            "internal error: {msg}{at}\nThis is a defect of stiction: please report it with the input that caused it."
+        );
+    }));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(code) => code,
+        Err(_) => ExitCode::from(INTERNAL),
+    }
+}

@@ -1,0 +1,336 @@
+//! Hardening (issue 16): every case of the issue's "Why" as a test. No input crashes (exit
+//! 101 or an abort), hangs or corrupts the output; every bad value gets exit code 2 and a
+//! message naming it; signals, closed pipes and failed plots get the exit codes of the table
+//! in README.md (src/exit.rs).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn load(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(example(name)).unwrap()).unwrap()
+}
+
+/// (exit code, stdout, stderr) of `stiction ARGS` with `v` written to DIR/system.json
+/// (the `{}` in ARGS).
+fn cli_json(v: &Value, args: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    let out_csv = dir.path().join("out.csv");
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| match *a {
+            "{}" => path.to_str().unwrap(),
+            "{csv}" => out_csv.to_str().unwrap(),
+            a => a,
+        })
+        .collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_stiction")).args(&args).current_dir(dir.path()).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn assert_rejected(what: &str, v: &Value, cmds: &[&str], needles: &[&str]) {
+    for cmd in cmds {
+        let (code, err) = run_json(cmd, v);
+        assert_eq!(code, 2, "{what} ({cmd}): exit {code}, stderr: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{what} ({cmd}): message lacks '{n}': {err}");
+        }
+    }
+}
+
+// ---- 1. numbers and derived quantities ----
+
+#[test]
+fn geared_robot_with_a_huge_com_is_rejected_naming_it_not_a_panic_in_the_svd() {
+    let mut v = load("geared_robot_fig11_a.json");
+    v["components"]["robot"]["links"][0]["com"] = json!([1e308, 0, 0]);
+    assert_rejected("com 1e308", &v, &["check", "run"], &["components.robot.links[0].com", "out of range"]);
+    let mut v = load("geared_robot_fig11_a.json");
+    v["components"]["robot"]["links"][1]["origin"] = json!([1e200, 0, 0]);
+    assert_rejected("origin 1e200", &v, &["check"], &["components.robot.links[1]", "out of range"]);
+}
+
+#[test]
+fn a_table_file_that_is_not_a_regular_file_is_rejected() {
+    let mut v = load("model_b_fig13.json");
+    v["components"]["drive"]["velocity"] = json!({"table": "/dev/zero", "column": "f"});
+    let t = Instant::now();
+    assert_rejected("table /dev/zero", &v, &["check"], &["/dev/zero", "not a regular file"]);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    // A system file that is not a regular file.
+    let o = cli(&["check", "/dev/zero"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a regular file"));
+}
+
+// ---- 2. bounds ----
+
+#[test]
+fn thread_counts_are_bounded() {
+    let mut v = load("rolling_sphere.json");
+    v["solver"]["threads"] = json!(10000);
+    assert_rejected("threads 10000", &v, &["check", "run"], &["solver.threads", "at most"]);
+    let v = load("rolling_sphere.json");
+    for n in ["18446744073709551615", "100000"] {
+        let (code, _, err) = cli_json(&v, &["run", "{}", "-o", "{csv}", "--quiet", "--threads", n]);
+        assert_eq!(code, 2, "--threads {n}: {err}");
+        assert!(err.contains("--threads") && err.contains("at most"), "{err}");
+    }
+}
+
+#[test]
+fn steps_longer_than_the_stop_time_are_rejected() {
+    let mut v = load("rolling_sphere.json");
+    v["solver"]["step"] = json!(2147483648.0);
+    assert_rejected("step 2^31", &v, &["check"], &["solver.step", "stop time"]);
+    // An FMU component's communication step (checked before the FMU is opened).
+    let mut v = load("fmu_gear_fig9.json");
+    let fmu = v["components"].as_object().unwrap().iter().find(|(_, c)| c["type"] == "fmu").unwrap().0.clone();
+    v["components"][&fmu]["communication_step"] = json!(2147483648.0);
+    assert_rejected("communication_step 2^31", &v, &["check"], &["communication_step", "stop time"]);
+    // The master of an FMU-only system.
+    let mut v = load("fmu_only_gear_contact.json");
+    v["master"]["step"] = json!(2147483648.0);
+    assert_rejected("master.step 2^31", &v, &["check"], &["master.step", "stop time"]);
+}
+
+#[test]
+fn names_are_bounded() {
+    let mut v = load("model_a_fig7.json");
+    let comps = v["components"].as_object_mut().unwrap();
+    let (k, c) = comps.iter().next().map(|(k, c)| (k.clone(), c.clone())).unwrap();
+    let long = "m".repeat(100_000);
+    let text = serde_json::to_string(&v).unwrap().replace(&format!("\"{k}\""), &format!("\"{long}\""));
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let _ = c;
+    assert_rejected("long name", &v, &["check"], &["at most 256"]);
+}
+
+// ---- 3. expressions ----
+
+fn with_force(expr: Value) -> Value {
+    let mut v = load("model_b_fig13.json");
+    v["components"]["drive"]["velocity"] = expr;
+    v
+}
+
+#[test]
+fn expressions_take_scientific_notation_and_pi() {
+    for e in ["1e-3*sin(t)", "2.5E+2*cos(pi*t)", "PI + e - E", "-2^2 + 1e0"] {
+        let (code, err) = run_json("check", &with_force(json!(e)));
+        assert_eq!(code, 0, "'{e}': {err}");
+    }
+}
+
+#[test]
+fn expression_errors_are_in_the_users_terms() {
+    let (code, err) = run_json("check", &with_force(json!("1 + * t")));
+    assert_eq!(code, 2);
+    assert!(err.contains("column 5") && err.contains("expected a number"), "{err}");
+    assert!(!err.contains("node"), "{err}");
+    let (_, err) = run_json("check", &with_force(json!("sin(t")));
+    assert!(err.contains("column 6") && err.contains("')'"), "{err}");
+}
+
+#[test]
+fn deep_and_long_expressions_are_refused_quickly() {
+    let n = 100_000;
+    let deep = format!("{}t{}", "sin(".repeat(n), ")".repeat(n));
+    let t = Instant::now();
+    let (code, err) = run_json("check", &with_force(json!(deep)));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("at most") || err.contains("nested"), "{}", &err[..err.len().min(400)]);
+    assert!(err.len() < 2000, "the message repeats the whole expression");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // Within the length bound, parsing is linear: 50 times longer, well under 50² slower.
+    let time = |n: usize| {
+        let e = vec!["(t+1)"; n].join("*");
+        let t = Instant::now();
+        for _ in 0..20 {
+            stiction::framework::signal::TimeFunction::expression(&e).unwrap();
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let (small, big) = (time(30), time(1500));
+    assert!(big / small < 500.0, "parse time grows faster than linear: {small} s → {big} s");
+}
+
+// ---- 4. output ----
+
+/// The rolling sphere run long enough to be interrupted, a row every step.
+fn long_sphere() -> Value {
+    let mut v = load("rolling_sphere.json");
+    v["solver"]["stop_time"] = json!(1000.0);
+    v["output"]["interval"] = v["solver"]["step"].clone();
+    v
+}
+
+#[test]
+fn closed_stdout_ends_quietly_with_its_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, serde_json::to_string(&long_sphere()).unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", "-", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 4096];
+    child.stdout.as_mut().unwrap().read_exact(&mut head).unwrap();
+    drop(child.stdout.take()); // like `| head`
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141), "stderr: {err}");
+    assert!(err.is_empty(), "a closed pipe is not an error to report: {err}");
+}
+
+#[test]
+fn plot_types_are_checked_before_the_run_and_plot_failures_are_output_errors() {
+    let v = load("model_a_fig7.json");
+    let (code, _, err) = cli_json(&v, &["run", "{}", "-o", "{csv}", "--quiet", "--plot", "out.pdf"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".png or .svg"), "{err}");
+    // A plot that fails after the run (its path is a directory): exit 4, not 1.
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("plot.png");
+    std::fs::create_dir(&blocked).unwrap();
+    let (code, _, err) = cli_json(&v, &["run", "{}", "-o", "{csv}", "--quiet", "--plot", blocked.to_str().unwrap()]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("plot"), "{err}");
+}
+
+/// README.md's exit-code table lists exactly the codes of src/exit.rs.
+#[test]
+fn the_readme_documents_every_exit_code() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for code in ["0", "1", "2", "3", "4", "130", "141", "143"] {
+        assert!(readme.contains(&format!("| {code} |")), "README.md lacks exit code {code} in its table");
+    }
+}
+
+#[test]
+fn a_panic_is_an_internal_error_with_exit_3() {
+    let o = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["components"])
+        .env("STICTION_TEST_INTERNAL_PANIC", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("internal error"));
+}
+
+/// Every line of `csv` is a whole row: as many fields as the header, each a number.
+fn assert_whole_rows(csv: &str, what: &str) {
+    if csv.is_empty() {
+        return;
+    }
+    assert!(csv.ends_with('\n'), "{what}: the last row is cut: {:?}", &csv[csv.len().saturating_sub(80)..]);
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let n = header.split(',').count();
+    for (i, l) in lines.enumerate() {
+        let fields: Vec<&str> = l.split(',').collect();
+        assert_eq!(fields.len(), n, "{what}: row {i} has {} fields: {l}", fields.len());
+        for f in fields {
+            assert!(f.parse::<f64>().is_ok(), "{what}: row {i}: '{f}' is not a number");
+        }
+    }
+}
+
+/// SIGINT/SIGTERM at random times: exit 130/143, a message, every line a whole row.
+/// `STICTION_INTERRUPT_RUNS` sets the number of runs (default 12).
+#[test]
+fn interrupted_runs_keep_whole_rows() {
+    let runs: usize = std::env::var("STICTION_INTERRUPT_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, serde_json::to_string(&long_sphere()).unwrap()).unwrap();
+    let mut rng = Lcg(16);
+    let mut stopped = [0usize; 2];
+    for i in 0..runs {
+        let csv = dir.path().join(format!("out{i}.csv"));
+        let (sig, code) = if i % 2 == 0 { ("-INT", 130) } else { ("-TERM", 143) };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+            .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs_f64(rng.next(0.0, 0.4)));
+        let k = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
+        assert!(k.success());
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap_or_default();
+        match status.code() {
+            Some(c) => {
+                assert_eq!(c, code, "run {i} ({sig}): {err}");
+                assert!(err.contains("interrupted by") && err.contains("t = "), "run {i}: {err}");
+                stopped[i % 2] += 1;
+            }
+            // The signal came before the handlers were installed: nothing was written yet.
+            None => assert!(text.is_empty(), "run {i}: killed by the signal after writing"),
+        }
+        assert_whole_rows(&text, &format!("run {i} ({sig})"));
+    }
+    assert!(stopped[0] + stopped[1] >= runs / 2, "too few runs got past start-up: {stopped:?}");
+    eprintln!("{runs} interrupted runs, {stopped:?} stopped by SIGINT/SIGTERM, all rows whole");
+}
+
+// ---- 5. DOT ----
+
+/// A minimal DOT lexer: the quoted strings of a line, or an error if one is unterminated or
+/// uses an escape other than \" and \\.
+fn dot_strings(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            let mut s = String::new();
+            loop {
+                match chars.next() {
+                    None => return Err(format!("unterminated string in {line}")),
+                    Some('"') => break,
+                    Some('\\') => match chars.next() {
+                        Some(e @ ('"' | '\\')) => s.push(e),
+                        e => return Err(format!("escape \\{e:?} in {line}")),
+                    },
+                    Some(c) => s.push(c),
+                }
+            }
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn dot_output_escapes_every_name() {
+    let mut v = load("model_a_fig7.json");
+    let evil = "a \"quoted\" \\ name\\";
+    let text = serde_json::to_string(&v).unwrap();
+    let first = v["components"].as_object().unwrap().keys().next().unwrap().clone();
+    let text = text.replace(&format!("\"{first}\""), &serde_json::to_string(evil).unwrap());
+    v = serde_json::from_str(&text).unwrap();
+    v["name"] = json!("title \"with\" quotes");
+    let (code, dot, err) = cli_json(&v, &["graph", "{}"]);
+    assert_eq!(code, 0, "{err}");
+    let mut names = Vec::new();
+    for line in dot.lines() {
+        names.extend(dot_strings(line).unwrap_or_else(|e| panic!("{e}\n{dot}")));
+    }
+    assert!(names.iter().any(|n| n == evil), "{names:?}");
+    assert!(names.iter().any(|n| n == "title \"with\" quotes"), "{names:?}");
+}
