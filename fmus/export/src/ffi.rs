@@ -115,6 +115,21 @@ pub unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> Option<&'a mut [T]> {
     }
 }
 
+/// Most values one get/set call may pass (value references, values, states, categories):
+/// far more than any exported model has, small enough that nothing sized by a count
+/// can exhaust memory. A larger count is refused before the arrays are touched.
+pub const MAX_VALUES: usize = 1 << 16;
+
+/// Error unless `n` ≤ [`MAX_VALUES`] (`what` names the count as the standard does).
+pub fn check_count(inst: &Instance, function: &str, what: &str, n: usize) -> Result<(), Status> {
+    if n <= MAX_VALUES {
+        Ok(())
+    } else {
+        inst.log(Status::Error, &format!("{function}: {what} = {n} is more than the {MAX_VALUES} this FMU accepts"));
+        Err(Status::Error)
+    }
+}
+
 /// Error for a NULL array argument.
 pub fn null(inst: &Instance, function: &str, what: &str) -> Status {
     inst.log(Status::Error, &format!("{function}: argument {what} is NULL"));
@@ -246,6 +261,7 @@ pub unsafe fn get_values<T>(
     // SAFETY: forwarded; `with_instance` checks the handle.
     unsafe {
         with_instance(function, c, |i| {
+            check_count(i, function, "nValueReferences", n)?;
             let (Some(vrs), Some(out)) = (slice(vr, n), slice_mut(out, n)) else {
                 return Err(null(i, function, "value references or values"));
             };
@@ -275,6 +291,7 @@ pub unsafe fn set_values<T: Copy>(
     // SAFETY: forwarded; `with_instance` checks the handle.
     unsafe {
         with_instance(function, c, |i| {
+            check_count(i, function, "nValueReferences", n)?;
             let (Some(vrs), Some(vals)) = (slice(vr, n), slice(values, n)) else {
                 return Err(null(i, function, "value references or values"));
             };
@@ -297,9 +314,12 @@ pub unsafe fn fill(
 ) -> Status {
     // SAFETY: forwarded; `with_instance` checks the handle.
     unsafe {
-        with_instance(function, c, |i| match slice_mut(x, n) {
-            Some(out) => f(i, out),
-            None => Err(null(i, function, "array")),
+        with_instance(function, c, |i| {
+            check_count(i, function, "the array length", n)?;
+            match slice_mut(x, n) {
+                Some(out) => f(i, out),
+                None => Err(null(i, function, "array")),
+            }
         })
     }
 }

@@ -130,6 +130,7 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(
     categories: *const *const c_char,
 ) -> Fmi2Status {
     code(with_instance("fmi2SetDebugLogging", c, |i| {
+        ffi::check_count(i, "fmi2SetDebugLogging", "nCategories", n)?;
         // SAFETY: n category strings by the FMI contract.
         let Some(cats) = (unsafe { slice(categories, n) }) else {
             return Err(null(i, "fmi2SetDebugLogging", "categories"));
@@ -240,6 +241,7 @@ pub unsafe extern "C" fn fmi2GetString(
         if n == 0 {
             Ok(())
         } else {
+            ffi::check_count(i, "fmi2GetString", "nvr", n)?;
             // SAFETY: n elements by the FMI contract.
             let first = unsafe { slice(vr, n) }.and_then(|v| v.first().copied());
             i.error(format!("fmi2GetString: the model has no String variables (value reference {first:?})"))
@@ -419,6 +421,7 @@ unsafe fn states_out(
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetContinuousStates(c: Component, x: *const f64, n: usize) -> Fmi2Status {
     code(with_instance("fmi2SetContinuousStates", c, |i| {
+        ffi::check_count(i, "fmi2SetContinuousStates", "nx", n)?;
         // SAFETY: n readable elements by the FMI contract.
         match unsafe { slice(x, n) } {
             Some(x) => i.set_states(x),

@@ -177,6 +177,7 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(
     categories: *const *const c_char,
 ) -> Fmi3Status {
     code(with_instance("fmi3SetDebugLogging", c, |i| {
+        ffi::check_count(i, "fmi3SetDebugLogging", "nCategories", n)?;
         // SAFETY: n strings by the FMI contract.
         let Some(cats) = (unsafe { slice(categories, n) }) else {
             return Err(null(i, "fmi3SetDebugLogging", "categories"));
@@ -315,9 +316,11 @@ pub unsafe extern "C" fn fmi3SetBoolean(c: Inst, vr: *const Vr, n: usize, v: *co
 macro_rules! absent_type {
     ($get:ident, $set:ident, $t:ty, $name:literal) => {
         #[no_mangle]
-        pub unsafe extern "C" fn $get(c: Inst, _vr: *const Vr, n: usize, _v: *mut $t, _nv: usize) -> Fmi3Status {
+        pub unsafe extern "C" fn $get(c: Inst, _vr: *const Vr, n: usize, _v: *mut $t, nv: usize) -> Fmi3Status {
             code(with_instance(stringify!($get), c, |i| {
-                if n == 0 {
+                if nv != n {
+                    i.error(format!(concat!(stringify!($get), ": nValues = {} for {} value references"), nv, n))
+                } else if n == 0 {
                     Ok(())
                 } else {
                     i.error(concat!(stringify!($get), ": the model has no ", $name, " variables"))
@@ -325,9 +328,11 @@ macro_rules! absent_type {
             }))
         }
         #[no_mangle]
-        pub unsafe extern "C" fn $set(c: Inst, _vr: *const Vr, n: usize, _v: *const $t, _nv: usize) -> Fmi3Status {
+        pub unsafe extern "C" fn $set(c: Inst, _vr: *const Vr, n: usize, _v: *const $t, nv: usize) -> Fmi3Status {
             code(with_instance(stringify!($set), c, |i| {
-                if n == 0 {
+                if nv != n {
+                    i.error(format!(concat!(stringify!($set), ": nValues = {} for {} value references"), nv, n))
+                } else if n == 0 {
                     Ok(())
                 } else {
                     i.error(concat!(stringify!($set), ": the model has no ", $name, " variables"))
@@ -354,10 +359,12 @@ pub unsafe extern "C" fn fmi3GetBinary(
     n: usize,
     _sizes: *mut usize,
     _v: *mut *const u8,
-    _nv: usize,
+    nv: usize,
 ) -> Fmi3Status {
     code(with_instance("fmi3GetBinary", c, |i| {
-        if n == 0 {
+        if nv != n {
+            i.error(format!("fmi3GetBinary: nValues = {nv} for {n} value references"))
+        } else if n == 0 {
             Ok(())
         } else {
             i.error("fmi3GetBinary: the model has no Binary variables")
@@ -372,10 +379,12 @@ pub unsafe extern "C" fn fmi3SetBinary(
     n: usize,
     _sizes: *const usize,
     _v: *const *const u8,
-    _nv: usize,
+    nv: usize,
 ) -> Fmi3Status {
     code(with_instance("fmi3SetBinary", c, |i| {
-        if n == 0 {
+        if nv != n {
+            i.error(format!("fmi3SetBinary: nValues = {nv} for {n} value references"))
+        } else if n == 0 {
             Ok(())
         } else {
             i.error("fmi3SetBinary: the model has no Binary variables")
@@ -534,6 +543,7 @@ pub unsafe extern "C" fn fmi3SetTime(c: Inst, time: f64) -> Fmi3Status {
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetContinuousStates(c: Inst, x: *const f64, n: usize) -> Fmi3Status {
     code(with_instance("fmi3SetContinuousStates", c, |i| {
+        ffi::check_count(i, "fmi3SetContinuousStates", "nContinuousStates", n)?;
         // SAFETY: n readable elements.
         match unsafe { slice(x, n) } {
             Some(x) => i.set_states(x),

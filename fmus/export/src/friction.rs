@@ -188,7 +188,7 @@ impl Model for Friction {
     fn do_step(&self, v: &mut [f64], h: f64) -> Result<(), String> {
         let p = params(v)?;
         let speed = Check { info: &INFO, v }.finite("v")?;
-        let n = substeps(h, v[vr::SUBSTEP]);
+        let n = substeps(h, v[vr::SUBSTEP])?;
         let hs = h / n as f64;
         let mut e = v[vr::E];
         for _ in 0..n {

@@ -141,7 +141,7 @@ impl Model for FrictionMass {
     fn do_step(&self, v: &mut [f64], h: f64) -> Result<(), String> {
         let d = element(v)?;
         let force = Check { info: &INFO, v }.finite("force")?;
-        let n = substeps(h, v[vr::SUBSTEP]);
+        let n = substeps(h, v[vr::SUBSTEP])?;
         let hs = h / n as f64;
         let (mut q, mut u, mut w) = (v[vr::Q], v[vr::V], v[vr::W]);
         for _ in 0..n {

@@ -266,7 +266,7 @@ impl Model for Gear {
         let p = params(v)?;
         let (fu, fv) = inputs(v)?;
         let g = GearComponent::new(GearModel::direct(p.gu, p.gv), p.m, p.big_m);
-        let n = substeps(h, v[vr::SUBSTEP]);
+        let n = substeps(h, v[vr::SUBSTEP])?;
         let hs = h / n as f64;
         let (mut q, mut speed) = (v[vr::Q], v[vr::V]);
         for _ in 0..n {

@@ -95,15 +95,26 @@ impl Snapshot {
         }
         let phase = phase_from(u64::from_le_bytes(word(2)?)).ok_or("serialized FMU state has an unknown phase")?;
         let time = f64::from_le_bytes(word(3)?);
-        let n = u64::from_le_bytes(word(4)?) as usize;
-        if n != model.variables.len() || bytes.len() != 40 + 8 * n {
+        if !time.is_finite() {
+            return Err(format!("serialized FMU state has the time {time}, which is not finite"));
+        }
+        // The count is compared as read, never used to size anything.
+        let count = u64::from_le_bytes(word(4)?);
+        let n = model.variables.len();
+        if count != n as u64 || bytes.len() != 40 + 8 * n {
             return Err(format!(
-                "serialized FMU state has {} bytes for {n} values, expected {} values",
+                "serialized FMU state has {} bytes for {count} values, expected {} values",
                 bytes.len(),
                 model.variables.len()
             ));
         }
         let values = (0..n).map(|i| word(5 + i).map(f64::from_le_bytes)).collect::<Result<Vec<_>, _>>()?;
+        if let Some((i, x)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(format!(
+                "serialized FMU state has the value {x} for {} (value reference {i}), which is not finite",
+                model.variables[i].name
+            ));
+        }
         Ok(Snapshot::new(model.identifier, time, values, phase))
     }
 }
@@ -462,7 +473,8 @@ impl Instance {
         if !(h > 0.0 && h.is_finite()) {
             return self.error(format!("DoStep: communication step size {h} must be finite and > 0"));
         }
-        if !t.is_finite() || (t - self.time).abs() > 1e-9 * (1.0 + self.time.abs()) {
+        // Written so that a NaN anywhere fails the check.
+        if !(t.is_finite() && (t - self.time).abs() <= 1e-9 * (1.0 + self.time.abs())) {
             return self
                 .error(format!("DoStep: currentCommunicationPoint {t} does not match the FMU time {}", self.time));
         }

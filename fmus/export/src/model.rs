@@ -194,14 +194,22 @@ pub trait Model: Sync {
     }
 }
 
-/// Number of equal sub-steps of at most `substep` that make up a communication step `h`.
-pub fn substeps(h: f64, substep: f64) -> usize {
+/// The sub-step budget of one doStep: at most this many internal steps (each a few
+/// hundred nanoseconds, so a doStep stays well under a second). A step `h` that would need
+/// more with the parameter `substep` is refused with an error naming both.
+pub const MAX_SUBSTEPS: f64 = 1e6;
+
+/// Number of equal sub-steps of at most `substep` that make up a communication step `h`;
+/// an error beyond [`MAX_SUBSTEPS`].
+pub fn substeps(h: f64, substep: f64) -> Result<usize, String> {
     let n = (h / substep * (1.0 - 1e-12)).ceil();
-    if n.is_finite() && n >= 1.0 {
-        n.min(1e9) as usize
-    } else {
-        1
+    if !(n <= MAX_SUBSTEPS) {
+        return Err(format!(
+            "the step h = {h} s needs {n:e} sub-steps of substep = {substep} s; the budget is {MAX_SUBSTEPS:e} per \
+             doStep (raise substep or shorten the step)"
+        ));
     }
+    Ok(if n >= 1.0 { n as usize } else { 1 })
 }
 
 /// Validation helpers for [`Model::initialize`]: each returns an error naming the parameter.

@@ -2610,3 +2610,10 @@ fn friction_holds_exactly_below_breakaway() {
     }
     assert!(take_log("friction-cs").is_empty() && take_log("friction-me").is_empty());
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Fuzzing of FMI call sequences (issue 16).
+// ---------------------------------------------------------------------------------------
+
+#[path = "host_fuzz/fuzz.rs"]
+mod fuzz;
