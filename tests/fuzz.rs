@@ -1,0 +1,521 @@
+//! Fuzzing of system files and expressions (issue 16), on stable Rust.
+//!
+//! * **System JSON**: structure-aware mutations of every example — keys deleted, duplicated
+//!   (in the text) and retyped, numbers made extreme, huge strings and arrays, deep nesting,
+//!   connections rewired, expressions put anywhere — each loaded, checked (`stiction check`'s
+//!   diagnostics), and run for at most [`STEPS`] steps with 1 thread and with 2 threads in
+//!   parallel phases, the two compared bit for bit. No input may panic, take more than
+//!   [`SLOW`], or answer differently with 2 threads.
+//! * **Expressions**: random expression trees printed to text, parsed and evaluated against
+//!   the tree's own evaluation (bit for bit), and random and mutated texts that must parse or
+//!   fail with a column, never panic, in time linear in the length.
+//!
+//! The mutators are seeded `fastrand` (small, no dependencies): the JSON mutations need the
+//! example's own tree, which a seeded mutator walks directly; the FMI harness
+//! (fmus/export/tests/host_fuzz) uses `arbitrary` for its typed calls.
+//!
+//! Short campaign: part of `cargo test --release --test fuzz`. Long campaign:
+//! `STICTION_FUZZ_SECS=600 cargo test --release --test fuzz -- --nocapture --test-threads 1`
+//! (each campaign runs that long and prints inputs per second); `STICTION_FUZZ_SEED` replays.
+//! A failing input is written to `target/fuzz-failures/` and the test names it.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use stiction::framework::signal::TimeFunction;
+use stiction::framework::system::{diagnostics, System};
+use stiction::framework::Recorder;
+
+/// The most steps one fuzzed system runs.
+const STEPS: u64 = 60;
+/// A hang: one input taking longer than this.
+const SLOW: Duration = Duration::from_secs(10);
+
+fn seed() -> u64 {
+    std::env::var("STICTION_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(16)
+}
+
+/// Seconds of a long campaign (0: the short one).
+fn campaign_secs() -> f64 {
+    std::env::var("STICTION_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.0)
+}
+
+fn failure_file(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("fuzz-failures");
+    let _ = std::fs::create_dir_all(&dir);
+    let p = dir.join(name);
+    let _ = std::fs::write(&p, text);
+    p
+}
+
+// ---------------------------------------------------------------------------------------
+// System JSON.
+// ---------------------------------------------------------------------------------------
+
+/// The examples (chain_10k is chain_1k ten times over: left out for time).
+fn examples() -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut out: Vec<(String, Value)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            (name.ends_with(".json") && name != "chain_10k.json").then(|| {
+                let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                (name, v)
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// JSON pointers of every value in `v`.
+fn paths(v: &Value, at: String, out: &mut Vec<String>) {
+    out.push(at.clone());
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                paths(x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                paths(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn extreme(rng: &mut fastrand::Rng) -> Value {
+    let xs = [
+        json!(1e308),
+        json!(-1e308),
+        json!(0),
+        json!(-0.0),
+        json!(5e-324),
+        json!(1e-300),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!(2147483648.0),
+        json!(-1),
+        json!(1e15),
+        json!(0.5),
+    ];
+    xs[rng.usize(..xs.len())].clone()
+}
+
+fn random_expression_text(rng: &mut fastrand::Rng) -> String {
+    let e = Expr::random(rng, 4);
+    e.text()
+}
+
+/// One value of any JSON type.
+fn retyped(rng: &mut fastrand::Rng) -> Value {
+    match rng.u8(..8) {
+        0 => Value::Null,
+        1 => json!(rng.bool()),
+        2 => extreme(rng),
+        3 => json!(random_expression_text(rng)),
+        4 => json!([1, 2, 3]),
+        5 => json!({"table": [[0, 0], [1, 1]]}),
+        6 => json!({"piecewise": [{"until": 1, "value": "t"}, {"value": 2}]}),
+        _ => json!("nonsense"),
+    }
+}
+
+/// Apply one structure-aware mutation to `v`; returns the JSON text (the text is where
+/// duplicate keys can be made).
+fn mutate(v: &mut Value, rng: &mut fastrand::Rng) -> String {
+    let mut ps = Vec::new();
+    paths(v, String::new(), &mut ps);
+    let p = ps[rng.usize(..ps.len())].clone();
+    let kind = rng.u8(..11);
+    match kind {
+        // Delete a key or an array element.
+        0 => {
+            if let Some((parent, last)) = p.rsplit_once('/') {
+                match v.pointer_mut(parent) {
+                    Some(Value::Object(m)) => {
+                        m.remove(&last.replace("~1", "/").replace("~0", "~"));
+                    }
+                    Some(Value::Array(a)) => {
+                        if let Ok(i) = last.parse::<usize>() {
+                            if i < a.len() {
+                                a.remove(i);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Retype a value.
+        1 | 2 => {
+            if let Some(x) = v.pointer_mut(&p) {
+                *x = retyped(rng);
+            }
+        }
+        // An extreme number in place of a number.
+        3 | 4 => {
+            let nums: Vec<&String> = ps.iter().filter(|q| v.pointer(q).is_some_and(Value::is_number)).collect();
+            if !nums.is_empty() {
+                let q = nums[rng.usize(..nums.len())].clone();
+                *v.pointer_mut(&q).unwrap() = extreme(rng);
+            }
+        }
+        // A huge string or array.
+        5 => {
+            if let Some(x) = v.pointer_mut(&p) {
+                *x = if rng.bool() { json!("x".repeat(200_000)) } else { Value::Array(vec![json!(1.0); 100_000]) };
+            }
+        }
+        // Deep nesting.
+        6 => {
+            if let Some(x) = v.pointer_mut(&p) {
+                let mut deep = json!(1);
+                for _ in 0..rng.usize(50..400) {
+                    deep = json!([deep]);
+                }
+                *x = deep;
+            }
+        }
+        // Rewire a connection.
+        7 => {
+            let names: Vec<String> =
+                v["components"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            if let Some(conns) = v.get_mut("connections").and_then(Value::as_array_mut) {
+                if !conns.is_empty() && !names.is_empty() {
+                    let i = rng.usize(..conns.len());
+                    let end = if rng.bool() { "from" } else { "to" };
+                    let n = &names[rng.usize(..names.len())];
+                    conns[i][end] = match rng.u8(..4) {
+                        0 => json!(n),
+                        1 => json!(format!("{n}.body")),
+                        2 => json!("ground"),
+                        _ => json!(format!("{n}.{n}")),
+                    };
+                    if rng.bool() {
+                        let c = conns[i].clone();
+                        conns.push(c);
+                    }
+                }
+            }
+        }
+        // An expression wherever a string or number is.
+        8 => {
+            if let Some(x) = v.pointer_mut(&p) {
+                if x.is_string() || x.is_number() {
+                    *x = json!(random_expression_text(rng));
+                }
+            }
+        }
+        // Duplicate a key (in the text).
+        9 => {
+            let text = serde_json::to_string_pretty(v).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let i = rng.usize(..lines.len());
+            let mut out = lines.clone();
+            if lines[i].trim_start().starts_with('"') {
+                out.insert(i, lines[i]);
+            }
+            return out.join("\n");
+        }
+        // Swap two components' types.
+        _ => {
+            if let Some(m) = v.get_mut("components").and_then(Value::as_object_mut) {
+                let keys: Vec<String> = m.keys().cloned().collect();
+                if keys.len() >= 2 {
+                    let (a, b) = (&keys[rng.usize(..keys.len())], &keys[rng.usize(..keys.len())]);
+                    let ta = m[a]["type"].clone();
+                    let tb = m[b]["type"].clone();
+                    m[a]["type"] = tb;
+                    m[b]["type"] = ta;
+                }
+            }
+        }
+    }
+    serde_json::to_string_pretty(v).unwrap()
+}
+
+/// What one system text does: its error message, or its rows (bits) and diagnostics.
+fn outcome(text: &str, base: &Path, threads: usize, pool: &rayon::ThreadPool) -> String {
+    let registry = stiction::registry();
+    let sys = match System::from_str(text, Path::new("fuzz.json"), base, &registry) {
+        Ok(s) => s,
+        Err(e) => return format!("load: {e}"),
+    };
+    let (mut sim, mut plan) = match sys.into_simulator(threads) {
+        Ok(x) => x,
+        Err(e) => return format!("compile: {e}"),
+    };
+    let diag: Vec<String> = diagnostics(&sim, &plan).iter().map(|d| format!("{d:?}")).collect();
+    if threads > 1 {
+        sim.set_parallel_threshold(1);
+    }
+    plan.interval = plan.interval.min(sim.step_size() * 4.0);
+    let mut rec = Recorder::default();
+    // Asked once per step, on the thread that calls run_until.
+    let steps = AtomicU64::new(0);
+    let stop = || steps.fetch_add(1, Ordering::Relaxed) >= STEPS;
+    let r = pool.install(|| sim.run_until(&plan, &mut rec, &mut |_| {}, &stop));
+    let rows: Vec<u64> = rec.rows.iter().flatten().chain(&rec.time).map(|x| x.to_bits()).collect();
+    format!("{diag:?} {:?} {rows:?}", r.map(|s| s.rows).map_err(|e| e.to_string()))
+}
+
+/// Run one mutated text through everything; panics (with the file of the input) on a
+/// panic, a hang or a difference between 1 and 2 threads.
+fn check_system(name: &str, text: &str, pools: &[rayon::ThreadPool; 2]) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let t = Instant::now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let one = outcome(text, &base, 1, &pools[0]);
+        let two = outcome(text, &base, 2, &pools[1]);
+        (one, two)
+    }));
+    let el = t.elapsed();
+    match result {
+        Err(_) => panic!("panic on a mutation of {name}: input in {}", failure_file("panic.json", text).display()),
+        Ok((one, two)) => {
+            if one != two {
+                let f = failure_file("threads.json", text);
+                panic!("1 and 2 threads differ on a mutation of {name}: input in {}", f.display());
+            }
+        }
+    }
+    assert!(el < SLOW, "a mutation of {name} took {el:?}: input in {}", failure_file("slow.json", text).display());
+}
+
+#[test]
+fn system_json_mutations() {
+    let examples = examples();
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    let mut rng = fastrand::Rng::with_seed(seed());
+    let secs = campaign_secs();
+    let started = Instant::now();
+    let mut inputs = 0u64;
+    'campaign: loop {
+        for (name, v) in &examples {
+            let mut v = v.clone();
+            let mut text = String::new();
+            for _ in 0..rng.usize(1..4) {
+                text = mutate(&mut v, &mut rng);
+                if let Ok(parsed) = serde_json::from_str(&text) {
+                    v = parsed;
+                }
+            }
+            check_system(name, &text, &pools);
+            inputs += 1;
+            let done =
+                if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 10 * examples.len() as u64 };
+            if done {
+                break 'campaign;
+            }
+        }
+    }
+    let el = started.elapsed().as_secs_f64();
+    eprintln!("system JSON fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
+}
+
+// ---- regression tests: inputs the campaign (and the issue) found ----
+
+/// A link's `com` of 1e308 made the geared-robot diagnostics panic in the SVD.
+#[test]
+fn regression_geared_robot_com_1e308() {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("geared_robot_fig11_a.json")).unwrap()).unwrap();
+    v["components"]["robot"]["links"][0]["com"] = json!([1e308, 0, 0]);
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    check_system("geared_robot_fig11_a.json", &v.to_string(), &pools);
+}
+
+/// Deep nesting anywhere is an error, not a stack overflow.
+#[test]
+fn regression_deep_nesting() {
+    let text = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    check_system("deep text", &text, &pools);
+    let sphere = std::fs::read_to_string(example("rolling_sphere.json")).unwrap();
+    let deep = format!("{}0.3{}", "[".repeat(1000), "]".repeat(1000));
+    let text = sphere.replacen("\"mass\": 0.3", &format!("\"mass\": {deep}"), 1);
+    assert_ne!(text, sphere);
+    check_system("deep mass", &text, &pools);
+}
+
+// ---------------------------------------------------------------------------------------
+// Expressions.
+// ---------------------------------------------------------------------------------------
+
+/// An expression tree, printed fully parenthesised and evaluated in the same order as the
+/// parser's program, so text → parse → eval must equal the tree's value bit for bit.
+#[derive(Clone, Debug)]
+enum Expr {
+    Num(f64),
+    T,
+    Pi,
+    E,
+    Neg(Box<Expr>),
+    Bin(char, Box<Expr>, Box<Expr>),
+    F1(&'static str, Box<Expr>),
+    F2(&'static str, Box<Expr>, Box<Expr>),
+}
+
+const F1: &[(&str, fn(f64) -> f64)] = &[
+    ("sin", f64::sin),
+    ("cos", f64::cos),
+    ("tan", f64::tan),
+    ("exp", f64::exp),
+    ("ln", f64::ln),
+    ("sqrt", f64::sqrt),
+    ("abs", f64::abs),
+    ("atan", f64::atan),
+    ("tanh", f64::tanh),
+    ("floor", f64::floor),
+];
+const F2: &[(&str, fn(f64, f64) -> f64)] =
+    &[("min", f64::min), ("max", f64::max), ("atan2", f64::atan2), ("pow", f64::powf)];
+
+impl Expr {
+    fn random(rng: &mut fastrand::Rng, depth: u32) -> Expr {
+        let leaf = depth == 0 || rng.u8(..4) == 0;
+        if leaf {
+            return match rng.u8(..5) {
+                0 => Expr::T,
+                1 => Expr::Pi,
+                2 => Expr::E,
+                3 => Expr::Num([1e-3, 2.5e10, 0.125, 7.0, 1e-300, 3.0e5][rng.usize(..6)]),
+                _ => Expr::Num(f64::from(rng.u16(..1000)) / 8.0),
+            };
+        }
+        let d = depth - 1;
+        match rng.u8(..5) {
+            0 => Expr::Neg(Box::new(Expr::random(rng, d))),
+            1 | 2 => {
+                let op = ['+', '-', '*', '/', '^'][rng.usize(..5)];
+                Expr::Bin(op, Box::new(Expr::random(rng, d)), Box::new(Expr::random(rng, d)))
+            }
+            3 => {
+                let f = F1[rng.usize(..F1.len())].0;
+                Expr::F1(f, Box::new(Expr::random(rng, d)))
+            }
+            _ => {
+                let f = F2[rng.usize(..F2.len())].0;
+                Expr::F2(f, Box::new(Expr::random(rng, d)), Box::new(Expr::random(rng, d)))
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Expr::Num(x) => format!("{x:e}"),
+            Expr::T => "t".into(),
+            Expr::Pi => "pi".into(),
+            Expr::E => "e".into(),
+            Expr::Neg(a) => format!("(-{})", a.text()),
+            Expr::Bin(op, a, b) => format!("({} {op} {})", a.text(), b.text()),
+            Expr::F1(f, a) => format!("{f}({})", a.text()),
+            Expr::F2(f, a, b) => format!("{f}({}, {})", a.text(), b.text()),
+        }
+    }
+
+    fn eval(&self, t: f64) -> f64 {
+        match self {
+            Expr::Num(x) => *x,
+            Expr::T => t,
+            Expr::Pi => std::f64::consts::PI,
+            Expr::E => std::f64::consts::E,
+            Expr::Neg(a) => -a.eval(t),
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (a.eval(t), b.eval(t));
+                match op {
+                    '+' => a + b,
+                    '-' => a - b,
+                    '*' => a * b,
+                    '/' => a / b,
+                    _ => a.powf(b),
+                }
+            }
+            Expr::F1(f, a) => (F1.iter().find(|x| x.0 == *f).unwrap().1)(a.eval(t)),
+            Expr::F2(f, a, b) => (F2.iter().find(|x| x.0 == *f).unwrap().1)(a.eval(t), b.eval(t)),
+        }
+    }
+}
+
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Mutate an expression text: delete, duplicate or insert a character.
+fn mutate_text(s: &str, rng: &mut fastrand::Rng) -> String {
+    let mut c: Vec<char> = s.chars().collect();
+    let alphabet: Vec<char> = "()+-*/^,.eE0123456789tpisnx \u{e9}\u{0}".chars().collect();
+    for _ in 0..rng.usize(1..4) {
+        let i = rng.usize(..=c.len());
+        match rng.u8(..3) {
+            0 if i < c.len() => {
+                c.remove(i);
+            }
+            1 if i < c.len() => c.insert(i, c[i]),
+            _ => c.insert(i, alphabet[rng.usize(..alphabet.len())]),
+        }
+    }
+    c.into_iter().collect()
+}
+
+#[test]
+fn expressions() {
+    let mut rng = fastrand::Rng::with_seed(seed());
+    let secs = campaign_secs();
+    let started = Instant::now();
+    let mut inputs = 0u64;
+    loop {
+        let e = Expr::random(&mut rng, 6);
+        let text = e.text();
+        match TimeFunction::expression(&text) {
+            Ok(f) => {
+                for t in [0.0, 0.37, 1.0, -2.5] {
+                    assert!(same(f.eval(t), e.eval(t)), "{text} at t = {t}: {} vs {}", f.eval(t), e.eval(t));
+                }
+            }
+            // Only "not finite at t = 0 and t = 1" may refuse a well-formed expression.
+            Err(m) => assert!(
+                m.contains("not finite") || m.contains("nested"),
+                "{text}: {m} (tree value at 0: {})",
+                e.eval(0.0)
+            ),
+        }
+        let bad = mutate_text(&text, &mut rng);
+        let t = Instant::now();
+        let r = std::panic::catch_unwind(|| TimeFunction::expression(&bad).map(|f| f.eval(0.5)));
+        match r {
+            Err(_) => panic!("panic on expression {bad:?}: in {}", failure_file("expression.txt", &bad).display()),
+            Ok(Err(m)) => assert!(m.contains("column") || m.contains("not finite"), "{bad:?}: {m}"),
+            Ok(Ok(_)) => {}
+        }
+        assert!(t.elapsed() < Duration::from_millis(200), "{bad:?} took {:?}", t.elapsed());
+        inputs += 2;
+        let done = if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 100_000 };
+        if done {
+            break;
+        }
+    }
+    let el = started.elapsed().as_secs_f64();
+    eprintln!("expression fuzz: {inputs} inputs in {el:.1} s: {:.0} inputs/s (seed {})", inputs as f64 / el, seed());
+}
+
+#[test]
+fn regression_expressions_from_the_issue() {
+    // Scientific notation, pi and e; a 0.5 MB nesting refused quickly, with a column.
+    assert!(same(TimeFunction::expression("1e-3*sin(t)").unwrap().eval(1.0), 1e-3 * 1f64.sin()));
+    assert!(same(TimeFunction::expression("pi").unwrap().eval(0.0), std::f64::consts::PI));
+    let deep = format!("{}t{}", "sin(".repeat(100_000), ")".repeat(100_000));
+    let t = Instant::now();
+    let e = TimeFunction::expression(&deep).unwrap_err();
+    assert!(t.elapsed() < Duration::from_millis(100) && e.contains("column"), "{:?} {e}", t.elapsed());
+    let e = TimeFunction::expression(&format!("{}t{}", "(".repeat(500), ")".repeat(500))).unwrap_err();
+    assert!(e.contains("nested"), "{e}");
+}
