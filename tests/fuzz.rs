@@ -189,8 +189,8 @@ fn mutate(v: &mut Value, rng: &mut fastrand::Rng) -> String {
             let names: Vec<String> =
                 v["components"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
             if let Some(conns) = v.get_mut("connections").and_then(Value::as_array_mut) {
-                if !conns.is_empty() && !names.is_empty() {
-                    let i = rng.usize(..conns.len());
+                let i = rng.usize(..conns.len().max(1));
+                if conns.get(i).is_some_and(Value::is_object) && !names.is_empty() {
                     let end = if rng.bool() { "from" } else { "to" };
                     let n = &names[rng.usize(..names.len())];
                     conns[i][end] = match rng.u8(..4) {
@@ -231,10 +231,12 @@ fn mutate(v: &mut Value, rng: &mut fastrand::Rng) -> String {
                 let keys: Vec<String> = m.keys().cloned().collect();
                 if keys.len() >= 2 {
                     let (a, b) = (&keys[rng.usize(..keys.len())], &keys[rng.usize(..keys.len())]);
-                    let ta = m[a]["type"].clone();
-                    let tb = m[b]["type"].clone();
-                    m[a]["type"] = tb;
-                    m[b]["type"] = ta;
+                    if m[a].is_object() && m[b].is_object() {
+                        let ta = m[a]["type"].clone();
+                        let tb = m[b]["type"].clone();
+                        m[a]["type"] = tb;
+                        m[b]["type"] = ta;
+                    }
                 }
             }
         }
