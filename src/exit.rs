@@ -100,6 +100,9 @@ pub fn catch_panics(f: impl FnOnce() -> ExitCode) -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "(no message)".into());
+        if is_closed_stdout_panic(&msg) {
+            return;
+        }
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!(
             "internal error: {msg}{at}\nThis is a defect of stiction: please report it with the input that caused it."
@@ -107,6 +110,22 @@ pub fn catch_panics(f: impl FnOnce() -> ExitCode) -> ExitCode {
     }));
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(code) => code,
-        Err(_) => ExitCode::from(INTERNAL),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned());
+            if msg.is_some_and(|m| is_closed_stdout_panic(&m)) {
+                ExitCode::from(CLOSED_STDOUT)
+            } else {
+                ExitCode::from(INTERNAL)
+            }
+        }
     }
+}
+
+/// `println!` panics when standard output is a closed pipe (`stiction components | head`):
+/// that is the reader going away, not a defect.
+fn is_closed_stdout_panic(msg: &str) -> bool {
+    msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe")
 }

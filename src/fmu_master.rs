@@ -20,6 +20,10 @@ pub fn run(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<(), Failure> {
+    super::interrupt::install();
+    if let Some(p) = &plot_to {
+        super::plot::check_path(p).map_err(Failure::Input)?;
+    }
     let mut system = FmuSystem::load(path)?;
     if !quiet {
         for w in system.warnings() {
@@ -47,9 +51,9 @@ pub fn run(
     let started = std::time::Instant::now();
     let result = if plot_to.is_some() {
         let mut tee = Tee(csv.as_mut(), &mut rec);
-        system.run(threads, &mut tee, &mut progress)
+        system.run_until(threads, &mut tee, &mut progress, &super::interrupt::requested)
     } else {
-        system.run(threads, csv.as_mut(), &mut progress)
+        system.run_until(threads, csv.as_mut(), &mut progress, &super::interrupt::requested)
     };
     let shown = super::shown(&out_path);
     let summary = super::finish_run(result, bar, &shown, file, &rec, &name, plot_to.as_deref())?;

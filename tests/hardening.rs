@@ -334,3 +334,81 @@ fn dot_output_escapes_every_name() {
     assert!(names.iter().any(|n| n == evil), "{names:?}");
     assert!(names.iter().any(|n| n == "title \"with\" quotes"), "{names:?}");
 }
+
+// ---- FMU components in a network, interrupted and sub-stepped ----
+
+/// examples/fmu_gear_fig9.json with the gear FMU exported into `dir`.
+fn fmu_gear(dir: &Path) -> Value {
+    let fmu = export_fmu(dir, "gear", "2", "cs", &[]);
+    let mut v = load("fmu_gear_fig9.json");
+    v["components"]["gear"]["path"] = json!(fmu.to_str().unwrap());
+    v
+}
+
+#[test]
+fn an_fmu_substep_beyond_the_budget_fails_the_run_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = fmu_gear(dir.path());
+    v["components"]["gear"]["parameters"]["substep"] = json!(1e-12);
+    let t = Instant::now();
+    let (code, err) = run_json("run", &v);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("budget") && err.contains("substep"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[test]
+fn an_interrupted_fmu_run_removes_its_temporary_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = fmu_gear(dir.path());
+    v["solver"]["stop_time"] = json!(100000.0);
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let csv = dir.path().join("out.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run writes rows (the FMU is unpacked by then).
+    let t = Instant::now();
+    while std::fs::metadata(&csv).map(|m| m.len()).unwrap_or(0) < 2000 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(std::fs::read_dir(&tmp).unwrap().count() > 0, "the FMU was not unpacked under TMPDIR");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "temporary directories left: {left:?}");
+    assert_whole_rows(&std::fs::read_to_string(&csv).unwrap(), "fmu run");
+}
+
+#[test]
+fn too_many_steps_are_refused() {
+    let mut v = load("rolling_sphere.json");
+    v["solver"]["step"] = json!(1e-300);
+    assert_rejected("stop_time/step = 1e300", &v, &["check"], &["solver.stop_time", "steps"]);
+}
+
+#[test]
+fn closed_stdout_of_other_commands_is_quiet_too() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["graph", example("chain_1k.json").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.as_mut().unwrap().read_exact(&mut head).unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(141), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

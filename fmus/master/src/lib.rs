@@ -853,13 +853,25 @@ impl FmuSystem {
         sink: &mut dyn OutputSink,
         progress: &mut (dyn FnMut(f64) + Send),
     ) -> Result<RunSummary> {
+        self.run_until(threads, sink, progress, &|| false)
+    }
+
+    /// [`run`](Self::run), stopping early (with `Ok`, at a communication point) as soon as
+    /// `stop()` is true; it is asked once per step.
+    pub fn run_until(
+        &mut self,
+        threads: usize,
+        sink: &mut dyn OutputSink,
+        progress: &mut (dyn FnMut(f64) + Send),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<RunSummary> {
         let result = if threads > 1 && self.algorithm == Algorithm::Jacobi {
             match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-                Ok(pool) => pool.install(|| self.run_inner(true, sink, progress)),
+                Ok(pool) => pool.install(|| self.run_inner(true, sink, progress, stop)),
                 Err(e) => Err(Error::invalid("master.threads", format!("cannot start {threads} worker threads: {e}"))),
             }
         } else {
-            self.run_inner(false, sink, progress)
+            self.run_inner(false, sink, progress, stop)
         };
         let flushed = sink.finish().map_err(|e| Error::Io { path: "output".into(), error: e });
         let summary = result?;
@@ -872,6 +884,7 @@ impl FmuSystem {
         parallel: bool,
         sink: &mut dyn OutputSink,
         progress: &mut dyn FnMut(f64),
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<RunSummary> {
         let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
         sink.begin(&self.labels).map_err(io)?;
@@ -885,7 +898,7 @@ impl FmuSystem {
             rows += 1;
         }
         let report_every = (total / 200).max(1);
-        while self.k < total {
+        while self.k < total && !stop() {
             self.step_once(parallel)?;
             // A shortened last step ends the run at stop_time: its row is written too.
             if self.k % self.every == 0 || (self.k == total && self.last_step.is_some()) {
@@ -897,7 +910,9 @@ impl FmuSystem {
                 progress(self.k as f64 / total as f64);
             }
         }
-        progress(1.0);
+        if self.k >= total {
+            progress(1.0);
+        }
         Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
     }
 

@@ -75,3 +75,19 @@ pub fn check_step_keys(map: &serde_json::Map<String, serde_json::Value>, path: &
     }
     Ok(())
 }
+
+/// Most steps one run may take: beyond 2⁴⁰ (about 10¹²) the step counter and the times
+/// kT stop being meaningful and the run would not end in any useful time.
+pub const MAX_STEPS: f64 = (1u64 << 40) as f64;
+
+/// Check that stop_time / step is at most [`MAX_STEPS`].
+pub fn check_step_count(step: f64, stop_time: f64) -> Result<()> {
+    let n = stop_time / step;
+    if n > MAX_STEPS {
+        return Err(Error::invalid(
+            "solver.stop_time",
+            format!("{stop_time} s at a step of {step} s is {n:e} steps; at most {MAX_STEPS:e} are accepted"),
+        ));
+    }
+    Ok(())
+}
