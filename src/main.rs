@@ -94,12 +94,12 @@ fn open_csv(out_path: &Path) -> Result<Box<dyn OutputSink>, Failure> {
     if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))
-            .map_err(Failure::Input)?;
+            .map_err(Failure::Output)?;
     }
     Ok(Box::new(
         CsvSink::create(out_path)
             .with_context(|| format!("cannot create {}", out_path.display()))
-            .map_err(Failure::Input)?,
+            .map_err(Failure::Output)?,
     ))
 }
 

@@ -412,3 +412,18 @@ fn closed_stdout_of_other_commands_is_quiet_too() {
     assert_eq!(child.wait().unwrap().code(), Some(141), "{err}");
     assert!(err.is_empty(), "{err}");
 }
+
+#[test]
+fn an_output_that_cannot_be_written_is_exit_4() {
+    let v = load("model_a_fig7.json");
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the CSV should be.
+    let (code, _, err) = cli_json(&v, &["run", "{}", "-o", dir.path().to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 4, "{err}");
+    // A full device.
+    if Path::new("/dev/full").exists() {
+        let (code, _, err) = cli_json(&v, &["run", "{}", "-o", "/dev/full", "--quiet"]);
+        assert_eq!(code, 4, "{err}");
+        assert!(err.contains("output") || err.contains("No space"), "{err}");
+    }
+}
