@@ -1,48 +1,49 @@
-//! Typed batches: components of one concrete type evaluated together, with one dynamic
-//! call per batch and stage instead of one per component.
+//! Batches: every group of the schedule is one, evaluated with one dynamic call per group
+//! and thread part.
 //!
-//! On the per-component path every impedance port receives a full [`Motion`] (104 bytes
-//! with the frame fields) and returns a [`Force`] through one dynamic call per component,
-//! and every admittance receives its port forces the same way. A batch instead
+//! A batch sees the gathered motions Ψ (13d) of its members' impedance ports
+//! ([`PortMotions`]), writes their forces into the slots ([`SlotForces`]), and for
+//! admittances receives the summed forces Φ (13f) of their ports (a slice of [`Force`]).
+//! There are two kinds:
 //!
-//! - sees the motions of its members' ports as [`PointMotion`]s (p and v only), read
-//!   straight from the admittance states (Ψ, (13d)) through [`PortMotions`];
-//! - writes bare force vectors, one per impedance port;
-//! - for admittances, receives the summed forces Φ (13f) of its members' ports through
-//!   [`PortForces`], summed in the same fixed order as on the per-component path;
-//! - calls its members' `evaluate`/`derivative` statically, so they are inlined into the
-//!   batch loop.
+//! - typed batches ([`PointImpedanceBatch`], [`PointAdmittanceBatch`]): members of one
+//!   concrete type whose ports are all scalar or point ports, called statically on
+//!   [`PointMotion`]s (p and v, no frame fields) and bare force vectors, so their
+//!   `evaluate`/`derivative` are inlined into the batch loop;
+//! - the per-component kind ([`EachImpedance`], [`EachAdmittance`]): trait objects of any
+//!   type and layout (frame ports, moments, offsets), one dynamic call per member, with the
+//!   full [`Motion`] and [`Force`] of every port. Every component type without a typed
+//!   batch runs through it.
 //!
-//! A component type opts in by returning a one-member batch from [`Impedance::batch`] or
-//! [`Admittance::batch`]; the schedule merges the batches of components of the same type
-//! and layout ([`ImpedanceBatch::merge`]: all such impedances, runs of consecutive such
-//! admittances; see [`crate::schedule`]) and calls each merged batch on contiguous ranges of
-//! its members (a thread's share of a phase). A batch must compute exactly what the
-//! members' own `evaluate`/`derivative` compute, in the same order; the ready-made batches
-//! below call them, so results do not depend on batching nor on the number of threads
-//! (tests/batch.rs checks every example both ways, bit for bit).
+//! A component type opts in to a typed batch by returning a one-member batch from
+//! [`Impedance::batch`] or [`Admittance::batch`]; the schedule merges the batches of
+//! components of the same type and layout ([`ImpedanceBatch::merge`]; see
+//! [`crate::schedule`]) and wraps the others in the per-component kind. A typed batch must
+//! compute exactly what the members' own `evaluate`/`derivative` compute, in the same
+//! order; the ready-made batches below call them, so results do not depend on batching nor
+//! on the number of threads (tests/batch.rs checks every example both ways, bit for bit).
 //!
-//! The ready-made batches here serve components whose ports are all scalar or point ports:
+//! The ready-made typed batches serve components whose ports are all scalar or point ports:
 //! implement [`PointImpedance`] (or [`PointAdmittance`]), let the trait's `evaluate`
 //! (`derivative`) call [`evaluate_via_points`] ([`derivative_via_points`]) so the physics is
 //! written once, and return [`PointImpedanceBatch::start`] ([`PointAdmittanceBatch::start`])
-//! from `batch`. Other components keep the per-component path.
+//! from `batch`.
 //!
 //! Performance notes (chain-N, issue 7): inside a batch loop the port count is a
 //! compile-time constant (`run::<P>`), so the member's motions and forces stay in
 //! registers; with a run-time count they went through the stack and the loop was 2–3 times
-//! slower. `PortMotions::point` and `PortForces::point` must stay inlined for the same
-//! reason.
+//! slower.
 
 use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
 pub use crate::views::{
-    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotMotion, Tap,
+    sum_slots, AdmittanceBatch, FrameMotion, ImpedanceBatch, PointMotion, PortMotions, PortStates, SlotForces, Tap,
 };
 use nalgebra::Vector3;
 use std::any::Any;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Most ports of an admittance in a [`PointAdmittanceBatch`].
 pub const MAX_POINT_ADMITTANCE_PORTS: usize = 8;
@@ -127,19 +128,20 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
     fn evaluate(
         &self,
         members: Range<usize>,
-        ports: &PortMotions<'_>,
+        motions: &PortMotions<'_>,
         y: &[f64],
         t: f64,
         tau: f64,
-        force: &mut [Vector3<f64>],
+        forces: &mut SlotForces<'_>,
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
         // The port count as a constant, so that the motions stay in registers.
+        let (m, f) = (motions.points, &mut *forces.force);
         match self.ports {
-            1 => self.run::<1>(members, ports, y, t, tau, force, dy),
-            2 => self.run::<2>(members, ports, y, t, tau, force, dy),
-            3 => self.run::<3>(members, ports, y, t, tau, force, dy),
-            _ => self.run::<MAX_IMPEDANCE_PORTS>(members, ports, y, t, tau, force, dy),
+            1 => self.run::<1>(members, m, y, t, tau, f, dy),
+            2 => self.run::<2>(members, m, y, t, tau, f, dy),
+            3 => self.run::<3>(members, m, y, t, tau, f, dy),
+            _ => self.run::<MAX_IMPEDANCE_PORTS>(members, m, y, t, tau, f, dy),
         }
     }
 }
@@ -151,7 +153,7 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     fn run<const P: usize>(
         &self,
         members: Range<usize>,
-        ports: &PortMotions<'_>,
+        motions: &[PointMotion],
         y: &[f64],
         t: f64,
         tau: f64,
@@ -160,11 +162,10 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     ) -> Result<(), (usize, Fault)> {
         debug_assert_eq!(P, self.ports);
         let ny = self.states;
-        for (k, (c, f)) in self.members[members.clone()].iter().zip(force.chunks_exact_mut(P)).enumerate() {
+        let members_and_ports = self.members[members.clone()].iter().zip(motions.chunks_exact(P));
+        for (k, ((c, mk), f)) in members_and_ports.zip(force.chunks_exact_mut(P)).enumerate() {
             let mut m = [PointMotion::default(); P];
-            for (i, mi) in m.iter_mut().enumerate() {
-                *mi = ports.point(k * P + i);
-            }
+            m.copy_from_slice(mk);
             let ys = k * ny..(k + 1) * ny;
             c.evaluate_points(&m, &y[ys.clone()], t, tau, f, &mut dy[ys]).map_err(|e| (members.start + k, e))?;
         }
@@ -244,7 +245,7 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &PortForces<'_>,
+        forces: &[Force],
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -272,7 +273,7 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &PortForces<'_>,
+        forces: &[Force],
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -280,12 +281,144 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         let (np, nx) = (self.ports, self.states);
         for (k, c) in self.members[members.clone()].iter().enumerate() {
             let mut f = [Vector3::zeros(); P];
-            for (i, fi) in f[..np].iter_mut().enumerate() {
-                *fi = forces.point(k * np + i);
+            for (fi, phi) in f[..np].iter_mut().zip(&forces[k * np..(k + 1) * np]) {
+                *fi = phi.f;
             }
             let xs = k * nx..(k + 1) * nx;
             c.derivative_points(&x[xs.clone()], &f[..np], t, tau, &mut dx[xs]).map_err(|e| (members.start + k, e))?;
         }
         Ok(())
+    }
+}
+
+/// The per-component batch kind for impedances: trait objects of any type and layout
+/// (frame ports, moments), one dynamic [`Impedance::evaluate`] per member on the full
+/// motions of its ports.
+pub struct EachImpedance {
+    members: Vec<Arc<dyn Impedance>>,
+    /// Member k has the ports `slots[k]..slots[k + 1]` and the states
+    /// `states[k]..states[k + 1]` of the batch.
+    slots: Vec<usize>,
+    states: Vec<usize>,
+}
+
+impl EachImpedance {
+    /// A batch holding `members`, in this order.
+    pub fn new(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
+        let (mut slots, mut states) = (vec![0], vec![0]);
+        for c in &members {
+            let l = c.layout();
+            slots.push(slots.last().copied().unwrap_or(0) + l.ports.len());
+            states.push(states.last().copied().unwrap_or(0) + l.states);
+        }
+        Box::new(EachImpedance { members, slots, states })
+    }
+}
+
+impl ImpedanceBatch for EachImpedance {
+    fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool {
+        let Some(o) = other.as_any().downcast_ref::<Self>() else { return false };
+        for (k, c) in o.members.iter().enumerate() {
+            self.members.push(c.clone());
+            self.slots.push(self.slots.last().copied().unwrap_or(0) + o.slots[k + 1] - o.slots[k]);
+            self.states.push(self.states.last().copied().unwrap_or(0) + o.states[k + 1] - o.states[k]);
+        }
+        true
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn evaluate(
+        &self,
+        members: Range<usize>,
+        motions: &PortMotions<'_>,
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        forces: &mut SlotForces<'_>,
+        dy: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        let (s0, y0) = (self.slots[members.start], self.states[members.start]);
+        for k in members {
+            let (sa, sb) = (self.slots[k] - s0, self.slots[k + 1] - s0);
+            let (ya, yb) = (self.states[k] - y0, self.states[k + 1] - y0);
+            let np = sb - sa;
+            let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+            let mut f = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+            for (p, mp) in m[..np].iter_mut().enumerate() {
+                *mp = motions.motion(sa + p);
+            }
+            let r = self.members[k].evaluate(&m[..np], &y[ya..yb], t, tau, &mut f[..np], &mut dy[ya..yb]);
+            for (p, fp) in f[..np].iter().enumerate() {
+                forces.set(sa + p, fp);
+            }
+            r.map_err(|e| (k, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The per-component batch kind for admittances: trait objects of any type and layout, one
+/// dynamic [`Admittance::derivative`] per member.
+pub struct EachAdmittance {
+    members: Vec<Arc<dyn Admittance>>,
+    /// Member k has the ports `ports[k]..ports[k + 1]` and the states `states[k]..states[k + 1]`.
+    ports: Vec<usize>,
+    states: Vec<usize>,
+}
+
+impl EachAdmittance {
+    /// A batch holding `members`, in this order.
+    pub fn new(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
+        let (mut ports, mut states) = (vec![0], vec![0]);
+        for c in &members {
+            let l = c.layout();
+            ports.push(ports.last().copied().unwrap_or(0) + l.ports.len());
+            states.push(states.last().copied().unwrap_or(0) + l.states);
+        }
+        Box::new(EachAdmittance { members, ports, states })
+    }
+}
+
+impl AdmittanceBatch for EachAdmittance {
+    fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool {
+        let Some(o) = other.as_any().downcast_ref::<Self>() else { return false };
+        for (k, c) in o.members.iter().enumerate() {
+            self.members.push(c.clone());
+            self.ports.push(self.ports.last().copied().unwrap_or(0) + o.ports[k + 1] - o.ports[k]);
+            self.states.push(self.states.last().copied().unwrap_or(0) + o.states[k + 1] - o.states[k]);
+        }
+        true
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn derivative(
+        &self,
+        members: Range<usize>,
+        x: &[f64],
+        forces: &[Force],
+        t: f64,
+        tau: f64,
+        dx: &mut [f64],
+    ) -> Result<(), (usize, Fault)> {
+        let (p0, x0) = (self.ports[members.start], self.states[members.start]);
+        for k in members {
+            let (pa, pb) = (self.ports[k] - p0, self.ports[k + 1] - p0);
+            let (xa, xb) = (self.states[k] - x0, self.states[k + 1] - x0);
+            self.members[k].derivative(&x[xa..xb], &forces[pa..pb], t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
+        }
+        Ok(())
+    }
+
+    fn post_step(&self, members: Range<usize>, x: &mut [f64]) {
+        let x0 = self.states[members.start];
+        for k in members {
+            self.members[k].post_step(&mut x[self.states[k] - x0..self.states[k + 1] - x0]);
+        }
     }
 }

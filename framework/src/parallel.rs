@@ -35,6 +35,45 @@ impl<T: Send> Parts for Cut<'_, T> {
     }
 }
 
+/// A read-only buffer cut by absolute offsets, as [`Cut`].
+pub(crate) struct CutRef<'a, T> {
+    pub buf: &'a [T],
+    offs: &'a [usize],
+}
+
+impl<'a, T> CutRef<'a, T> {
+    pub(crate) fn new(buf: &'a [T], offs: &'a [usize]) -> Self {
+        CutRef { buf, offs }
+    }
+}
+
+impl<T: Sync> Parts for CutRef<'_, T> {
+    fn split(self, start: usize, mid: usize) -> (Self, Self) {
+        let (l, r) = self.buf.split_at(self.offs[mid] - self.offs[start]);
+        (CutRef { buf: l, offs: self.offs }, CutRef { buf: r, offs: self.offs })
+    }
+}
+
+/// A buffer of one element per index (a state vector for an element-wise operation).
+pub(crate) struct Flat<'a, T>(pub &'a mut [T]);
+
+impl<T: Send> Parts for Flat<'_, T> {
+    fn split(self, start: usize, mid: usize) -> (Self, Self) {
+        let (l, r) = self.0.split_at_mut(mid - start);
+        (Flat(l), Flat(r))
+    }
+}
+
+/// A read-only buffer of one element per index.
+pub(crate) struct Shared<'a, T>(pub &'a [T]);
+
+impl<T: Sync> Parts for Shared<'_, T> {
+    fn split(self, start: usize, mid: usize) -> (Self, Self) {
+        let (l, r) = self.0.split_at(mid - start);
+        (Shared(l), Shared(r))
+    }
+}
+
 macro_rules! tuple_parts {
     ($($t:ident $v:ident $i:tt),+) => {
         impl<$($t: Parts),+> Parts for ($($t,)+) {

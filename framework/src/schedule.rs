@@ -3,12 +3,14 @@
 //! and for each admittance port the list of slots that push on it (Φ), in a fixed order so
 //! sums are bit-identical for any thread count.
 //!
-//! **Schedule order and batches.** Admittances keep the order of the network (file order;
-//! the state vector starts with their states, which callers index), and runs of
-//! consecutive admittances of one batchable kind form a batch. Impedances are
-//! grouped: every impedance whose type offers a batch ([`Impedance::batch`]) joins the
-//! open batch of its kind (concrete type and layout), in network order; the impedances
-//! without a batch join one per-component group. A group is closed, and takes its place in
+//! **Schedule order and batches.** Every group of the schedule is a batch
+//! ([`crate::batch`]). Admittances keep the order of the network (file order; the state
+//! vector starts with their states, which callers index), and runs of consecutive
+//! admittances of one kind form a batch (a typed batch, or the per-component kind
+//! [`EachAdmittance`] for the types without one). Impedances are grouped: every impedance
+//! whose type offers a batch ([`Impedance::batch`]) joins the open batch of its kind
+//! (concrete type and layout), in network order; the impedances without one join the open
+//! per-component batch ([`EachImpedance`]). A group is closed, and takes its place in
 //! the schedule, when it holds `IMPEDANCE_BLOCK` (1024) members; the groups still open at
 //! the end follow in order of their first member. So a network of one kind per component
 //! role becomes blocks that alternate by kind and keep the locality of the network order.
@@ -19,16 +21,21 @@
 //! **Ψ without dynamic calls.** A slot attached without offset to a scalar or point port
 //! whose admittance declares [`Admittance::port_states`] has a tap: its motion is read
 //! from two fixed places of the state vector. Other slots call
-//! [`Admittance::port_motion`] (frames, offsets) or use their ground position.
+//! [`Admittance::port_motion`] (frames, offsets) or use their ground position; when there
+//! are such slots, the frame fields of every slot's motion are gathered too
+//! ([`Schedule::gather_psi`]).
 
+use crate::batch::{EachAdmittance, EachImpedance};
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
-use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
+use crate::views::{AdmittanceBatch, FrameMotion, ImpedanceBatch, PointMotion, Tap};
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// Where an impedance port takes its motion from (Ψ, (13d)).
 #[derive(Clone, Debug)]
@@ -46,12 +53,11 @@ pub enum Attach {
 /// threads: 498 instead of 543 µs/step with one group per kind; on 1 thread: no change).
 pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 
-/// A contiguous range of components in schedule order, evaluated either by one typed
-/// batch or (`batch == None`) one component at a time.
+/// A contiguous range of components in schedule order, evaluated by one batch.
 pub(crate) struct Group<B: ?Sized> {
     pub start: usize,
     pub end: usize,
-    pub batch: Option<Box<B>>,
+    pub batch: Box<B>,
 }
 
 /// The groups of `groups` that meet `range`, each with the part of `range` it holds.
@@ -68,7 +74,7 @@ pub(crate) fn groups_in<'g, B: ?Sized>(
 
 /// The compiled network.
 pub struct Schedule {
-    pub(crate) adm: Vec<Box<dyn Admittance>>,
+    pub(crate) adm: Vec<Arc<dyn Admittance>>,
     pub(crate) adm_names: Vec<String>,
     /// State offsets of admittance i: `adm_x[i]..adm_x[i+1]` (into the global vector).
     pub(crate) adm_x: Vec<usize>,
@@ -80,10 +86,10 @@ pub struct Schedule {
     /// in network order.
     pub(crate) in_off: Vec<usize>,
     pub(crate) incoming: Vec<u32>,
-    /// Batches and per-component runs of admittances.
+    /// The batches of admittances.
     pub(crate) adm_groups: Vec<Group<dyn AdmittanceBatch>>,
 
-    pub(crate) imp: Vec<Box<dyn Impedance>>,
+    pub(crate) imp: Vec<Arc<dyn Impedance>>,
     pub(crate) imp_names: Vec<String>,
     pub(crate) imp_layouts: Vec<Layout>,
     /// Schedule index of the impedance at each network (file) position.
@@ -92,7 +98,7 @@ pub struct Schedule {
     pub(crate) imp_y: Vec<usize>,
     /// Slot offsets of impedance i (one slot per port).
     pub(crate) imp_slots: Vec<usize>,
-    /// Batches and the per-component group of impedances.
+    /// The batches of impedances.
     pub(crate) imp_groups: Vec<Group<dyn ImpedanceBatch>>,
     /// Attachment of every slot.
     pub(crate) attach: Vec<Attach>,
@@ -100,6 +106,9 @@ pub struct Schedule {
     pub(crate) taps: Vec<Tap>,
     /// Whether any impedance port is a frame port (then slots carry moments too).
     pub(crate) has_moments: bool,
+    /// Whether some slot takes its motion from `port_motion` (then Ψ gathers the frame
+    /// fields of every slot).
+    pub(crate) full_motion: bool,
 
     /// Number of admittance states; total number of states.
     pub(crate) nx: usize,
@@ -120,14 +129,14 @@ impl Schedule {
         let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
         let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
         let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
-        let mut adm = Vec::new();
+        let mut adm: Vec<Arc<dyn Admittance>> = Vec::new();
         let mut adm_names = Vec::new();
         let mut adm_layouts = Vec::new();
         for (i, ix) in adm_order.iter().enumerate() {
             adm_index.insert(*ix, i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
-                    adm.push(comp);
+                    adm.push(Arc::from(comp));
                     adm_names.push(name);
                     adm_layouts.push(layout);
                 }
@@ -178,11 +187,12 @@ impl Schedule {
             let start = imp.len();
             for k in members {
                 let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
-                imp.push(comp);
+                imp.push(Arc::<dyn Impedance>::from(comp));
                 imp_names.push(name);
                 imp_layouts.push(layout);
                 imp_network_index.push(k);
             }
+            let batch = batch.unwrap_or_else(|| EachImpedance::new(imp[start..].to_vec()));
             imp_groups.push(Group { start, end: imp.len(), batch });
         }
         let mut schedule_index = vec![0; imp.len()];
@@ -190,20 +200,28 @@ impl Schedule {
             schedule_index[k] = i;
         }
 
-        // Admittance groups: runs of consecutive admittances of one batch kind.
-        let mut adm_groups: Vec<Group<dyn AdmittanceBatch>> = Vec::new();
+        // Admittance groups: runs of consecutive admittances of one batch kind (None: the
+        // per-component kind).
+        let mut runs: Vec<(Range<usize>, Option<Box<dyn AdmittanceBatch>>)> = Vec::new();
         for (j, a) in adm.iter().enumerate() {
             let b = a.batch();
-            let joined = match (adm_groups.last_mut(), &b) {
-                (Some(g), Some(b)) => g.batch.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
-                (Some(g), None) => g.batch.is_none(),
+            let joined = match (runs.last_mut(), &b) {
+                (Some((_, g)), Some(b)) => g.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
+                (Some((_, g)), None) => g.is_none(),
                 (None, _) => false,
             };
-            match adm_groups.last_mut() {
-                Some(g) if joined => g.end = j + 1,
-                _ => adm_groups.push(Group { start: j, end: j + 1, batch: b }),
+            match runs.last_mut() {
+                Some((r, _)) if joined => r.end = j + 1,
+                _ => runs.push((j..j + 1, b)),
             }
         }
+        let adm_groups: Vec<Group<dyn AdmittanceBatch>> = runs
+            .into_iter()
+            .map(|(r, b)| {
+                let batch = b.unwrap_or_else(|| EachAdmittance::new(adm[r.clone()].to_vec()));
+                Group { start: r.start, end: r.end, batch }
+            })
+            .collect();
 
         let mut adm_x = vec![0];
         let mut adm_ports = vec![0];
@@ -293,6 +311,7 @@ impl Schedule {
             in_off.push(incoming.len());
         }
         let zeros_imp = vec![0; imp.len() + 1];
+        let full_motion = attach.iter().zip(&taps).any(|(a, t)| *t == Tap::Other && matches!(a, Attach::Port { .. }));
         Ok(Schedule {
             adm,
             adm_names,
@@ -312,6 +331,7 @@ impl Schedule {
             attach,
             taps,
             has_moments,
+            full_motion,
             nx,
             n,
             zeros_imp,
@@ -331,14 +351,7 @@ impl Schedule {
     /// Motion of the impedance port of slot `slot` for the admittance states `xa` (Ψ for
     /// one slot): read from the states ([`Tap`]), from ground, or from `port_motion` and
     /// the offset.
-    #[inline]
     pub(crate) fn motion(&self, xa: &[f64], slot: usize) -> Motion {
-        SlotMotion::motion(self, xa, slot)
-    }
-}
-
-impl SlotMotion for Schedule {
-    fn motion(&self, xa: &[f64], slot: usize) -> Motion {
         match self.taps[slot] {
             Tap::Point { p, v } => {
                 let (p, v) = (p as usize, v as usize);
@@ -367,14 +380,58 @@ impl Schedule {
         crate::views::sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], force)
     }
 
-    /// The motion view of batch members whose first port is slot `base` (Ψ, (13d)).
-    pub(crate) fn port_motions<'a>(&'a self, xa: &'a [f64], base: usize) -> PortMotions<'a> {
-        PortMotions::new(&self.taps, xa, base, self)
+    /// Ψ (13d) of the slots `slots` at the admittance states `xa`: their positions and
+    /// velocities into `points`, and, when `frames` is not empty, the frame fields of the
+    /// slots that take their motion from `port_motion` (the others keep
+    /// [`FrameMotion::REST`]). The buffers start at slot `slots.start`.
+    #[inline]
+    pub(crate) fn gather_psi(&self, xa: &[f64], slots: Range<usize>, points: &mut [PointMotion], frames: &mut [FrameMotion]) {
+        for ((&tap, s), pm) in self.taps[slots.clone()].iter().zip(slots.clone()).zip(points.iter_mut()) {
+            *pm = match tap {
+                Tap::Point { p, v } => {
+                    let (p, v) = (p as usize, v as usize);
+                    PointMotion {
+                        p: Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
+                        v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
+                    }
+                }
+                Tap::Scalar { p, v } => PointMotion {
+                    p: Vector3::new(xa[p as usize], 0.0, 0.0),
+                    v: Vector3::new(xa[v as usize], 0.0, 0.0),
+                },
+                Tap::Other => {
+                    let m = self.motion(xa, s);
+                    if let Some(f) = frames.get_mut(s - slots.start) {
+                        *f = FrameMotion { rot: m.rot, w: m.w };
+                    }
+                    PointMotion::of(&m)
+                }
+            };
+        }
     }
 
-    /// The force view of batch members whose first port is admittance port `base` (Φ, (13f)).
-    pub(crate) fn port_forces<'a>(&'a self, force: &'a [Vector3<f64>], base: usize) -> PortForces<'a> {
-        PortForces::new(&self.in_off, &self.incoming, force, base)
+    /// Φ (13f) on the ports of admittances `adms` at the admittance states `xa`, from the
+    /// slot forces `force` (and `moment`), into `phi` (which starts at the first port of
+    /// `adms`). Each port sums its slots in network order ([`Schedule::sum_port`]).
+    #[inline]
+    pub(crate) fn scatter_phi(
+        &self,
+        xa: &[f64],
+        force: &[Vector3<f64>],
+        moment: &[Vector3<f64>],
+        adms: Range<usize>,
+        phi: &mut [Force],
+    ) {
+        let p0 = self.adm_ports[adms.start];
+        for j in adms {
+            for gp in self.adm_ports[j]..self.adm_ports[j + 1] {
+                phi[gp - p0] = if self.adm_port_domain[gp] == Domain::Frame {
+                    self.sum_port(xa, force, moment, j, gp - self.adm_ports[j])
+                } else {
+                    Force::point(self.sum_point(force, gp))
+                };
+            }
+        }
     }
 
     /// Φ (13f) on port `port` of admittance `j`, any domain. On a frame port every slot
@@ -460,10 +517,10 @@ impl Schedule {
     }
 
     /// Number of typed batches (admittances, impedances) and the number of components they
-    /// hold; the others are evaluated one dynamic call at a time.
+    /// hold; the others are in per-component batches, one dynamic call per component.
     pub fn batch_counts(&self) -> (usize, usize, usize) {
-        let adm: Vec<_> = self.adm_groups.iter().filter(|g| g.batch.is_some()).collect();
-        let imp: Vec<_> = self.imp_groups.iter().filter(|g| g.batch.is_some()).collect();
+        let adm: Vec<_> = self.adm_groups.iter().filter(|g| !g.batch.as_any().is::<EachAdmittance>()).collect();
+        let imp: Vec<_> = self.imp_groups.iter().filter(|g| !g.batch.as_any().is::<EachImpedance>()).collect();
         let members =
             adm.iter().map(|g| g.end - g.start).sum::<usize>() + imp.iter().map(|g| g.end - g.start).sum::<usize>();
         (adm.len(), imp.len(), members)

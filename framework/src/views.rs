@@ -1,11 +1,12 @@
-//! What a typed batch sees: the port motions Ψ (13d) and forces Φ (13f) of a range of
-//! members as plain slice views ([`PortMotions`], [`PortForces`]), and the two batch
-//! traits ([`ImpedanceBatch`], [`AdmittanceBatch`]). The ready-made batches for point-port
-//! components are in [`crate::batch`]; the schedule builds the views.
+//! What a batch sees: the port motions Ψ (13d) of its members' impedance ports, gathered
+//! into plain slices ([`PortMotions`]), the slots their forces go to ([`SlotForces`]), the
+//! summed forces Φ (13f) on its members' admittance ports (a slice of [`Force`]), and the
+//! two batch traits ([`ImpedanceBatch`], [`AdmittanceBatch`]). The batches themselves are in
+//! [`crate::batch`]; the schedule forms them and the stepper fills the views.
 
 use crate::error::Fault;
-use crate::port::Motion;
-use nalgebra::Vector3;
+use crate::port::{Force, Motion};
+use nalgebra::{UnitQuaternion, Vector3};
 use std::any::Any;
 use std::ops::Range;
 
@@ -25,6 +26,20 @@ impl PointMotion {
     }
 }
 
+/// The frame fields of a [`Motion`]: orientation and angular velocity. Gathered only when
+/// some impedance port takes its motion through `Admittance::port_motion` (a frame, an
+/// offset, a port without [`PortStates`]), so that those ports see exactly that motion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameMotion {
+    pub rot: UnitQuaternion<f64>,
+    pub w: Vector3<f64>,
+}
+
+impl FrameMotion {
+    /// Unrotated, not turning: the frame fields of a scalar or point motion.
+    pub const REST: FrameMotion = FrameMotion { rot: Motion::REST.rot, w: Motion::REST.w };
+}
+
 /// Where the motion of a scalar or point admittance port lies in the admittance's state:
 /// position `x[p..p + d]`, velocity `x[v..v + d]`, with d = 1 (scalar) or 3 (point).
 /// Declared by `Admittance::port_states`; the schedule then gathers the port's motion
@@ -35,55 +50,75 @@ pub struct PortStates {
     pub v: usize,
 }
 
-/// How the motion of an impedance port (a *slot*) is read in the hot loop.
+/// How the motion of an impedance port (a *slot*) is gathered (Ψ, (13d)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tap {
     /// A point port: p = x[p..p+3], v = x[v..v+3] (absolute indices into the admittance states).
     Point { p: u32, v: u32 },
     /// A scalar port: q = x[p], q̇ = x[v].
     Scalar { p: u32, v: u32 },
-    /// Neither: ground, or `port_motion` of a frame port (and an offset), through [`SlotMotion`].
+    /// Neither: ground, or `port_motion` of the admittance (and an offset).
     Other,
 }
 
-/// Ψ (13d) of one slot in full, for the slots whose [`Tap`] is `Other`.
-pub trait SlotMotion: Sync {
-    /// Motion of slot `slot` for the admittance states `xa`.
-    fn motion(&self, xa: &[f64], slot: usize) -> Motion;
-}
-
-/// The port motions (Ψ, (13d)) of a range of batch members, read from the stage state on
-/// demand. Port `k·P + i` is port i of the k-th member of the range (P ports per member).
+/// Ψ (13d) of the impedance ports of a range of batch members, gathered: port `k·P + i` is
+/// port i of the k-th member of the range (P ports per member; for a batch of members
+/// with different port counts, the members' ports back to back).
+#[derive(Clone, Copy, Debug)]
 pub struct PortMotions<'a> {
-    taps: &'a [Tap],
-    xa: &'a [f64],
-    base: usize,
-    other: &'a dyn SlotMotion,
+    /// Position and velocity of every port.
+    pub points: &'a [PointMotion],
+    /// Orientation and angular velocity of every port, or empty when every port is at
+    /// rest in those ([`FrameMotion::REST`]).
+    pub frames: &'a [FrameMotion],
 }
 
-impl<'a> PortMotions<'a> {
-    /// The ports of the members whose first slot is `base`: `taps` of every slot, the
-    /// admittance states `xa`, and where the `Other` slots get their motion.
-    pub fn new(taps: &'a [Tap], xa: &'a [f64], base: usize, other: &'a dyn SlotMotion) -> Self {
-        PortMotions { taps, xa, base, other }
-    }
-
-    /// Position and velocity of port `port` of the range.
+impl PortMotions<'_> {
+    /// Position and velocity of port `port`.
     #[inline(always)]
     pub fn point(&self, port: usize) -> PointMotion {
-        let (xa, slot) = (self.xa, self.base + port);
-        match self.taps[slot] {
-            Tap::Point { p, v } => {
-                let (p, v) = (p as usize, v as usize);
-                PointMotion {
-                    p: Vector3::new(xa[p], xa[p + 1], xa[p + 2]),
-                    v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
-                }
-            }
-            Tap::Scalar { p, v } => {
-                PointMotion { p: Vector3::new(xa[p as usize], 0.0, 0.0), v: Vector3::new(xa[v as usize], 0.0, 0.0) }
-            }
-            Tap::Other => PointMotion::of(&self.other.motion(xa, slot)),
+        self.points[port]
+    }
+
+    /// The full motion of port `port`.
+    #[inline]
+    pub fn motion(&self, port: usize) -> Motion {
+        let PointMotion { p, v } = self.points[port];
+        let FrameMotion { rot, w } = self.frames.get(port).copied().unwrap_or(FrameMotion::REST);
+        Motion { p, v, rot, w }
+    }
+
+    /// The ports `range` of this view.
+    #[inline]
+    pub fn slice(&self, range: Range<usize>) -> PortMotions<'_> {
+        let frames = if self.frames.is_empty() { self.frames } else { &self.frames[range.clone()] };
+        PortMotions { points: &self.points[range], frames }
+    }
+}
+
+/// Where the impedance ports of a range of batch members put their forces (the u of
+/// (13e)): `force[k·P + i]` for port i of the k-th member, and `moment[k·P + i]` when
+/// some impedance port of the network is a frame port (`moment` is empty otherwise).
+#[derive(Debug)]
+pub struct SlotForces<'a> {
+    pub force: &'a mut [Vector3<f64>],
+    pub moment: &'a mut [Vector3<f64>],
+}
+
+impl SlotForces<'_> {
+    /// The slots `range` of this view.
+    #[inline]
+    pub fn slice(&mut self, range: Range<usize>) -> SlotForces<'_> {
+        let moment = if self.moment.is_empty() { &mut self.moment[..] } else { &mut self.moment[range.clone()] };
+        SlotForces { force: &mut self.force[range], moment }
+    }
+
+    /// Store `f` as the force (and moment) of slot `slot`.
+    #[inline]
+    pub fn set(&mut self, slot: usize, f: &Force) {
+        self.force[slot] = f.f;
+        if let Some(m) = self.moment.get_mut(slot) {
+            *m = f.m;
         }
     }
 }
@@ -98,32 +133,6 @@ pub fn sum_slots(slots: &[u32], force: &[Vector3<f64>]) -> Vector3<f64> {
     sum
 }
 
-/// The port forces (Φ, (13f)) of a range of batch members: for each admittance port, the
-/// sum of the forces of the impedance ports attached to it, in the schedule's fixed order.
-/// Port `k·P + i` is port i of the k-th member of the range (P ports per member).
-pub struct PortForces<'a> {
-    /// Admittance port p receives the slots `incoming[in_off[p]..in_off[p + 1]]`.
-    in_off: &'a [usize],
-    incoming: &'a [u32],
-    force: &'a [Vector3<f64>],
-    base: usize,
-}
-
-impl<'a> PortForces<'a> {
-    /// The ports of the members whose first port is admittance port `base` (CSR lists of
-    /// the slots pushing on each port, and the slot forces).
-    pub fn new(in_off: &'a [usize], incoming: &'a [u32], force: &'a [Vector3<f64>], base: usize) -> Self {
-        PortForces { in_off, incoming, force, base }
-    }
-
-    /// Total force on scalar or point port `port` of the range.
-    #[inline(always)]
-    pub fn point(&self, port: usize) -> Vector3<f64> {
-        let gp = self.base + port;
-        sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], self.force)
-    }
-}
-
 /// Impedances of one kind evaluated together (see [`crate::batch`]).
 pub trait ImpedanceBatch: Send + Sync {
     /// Append the members of `other` if it is a batch of the same kind (concrete type and
@@ -133,18 +142,17 @@ pub trait ImpedanceBatch: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     /// Forces and state rates of members `members` (13e)/(22). The buffers start at the
     /// first member of the range: `y` and `dy` hold their states and rates back to back,
-    /// `force[k·P + i]` receives the force of port i of the k-th member of the range (P ports
-    /// per member), whose motion is `ports.point(k·P + i)`. On failure, returns the index
-    /// (within the whole batch) of the failing member.
+    /// `motions` the motions of their ports and `forces` receives their forces. On failure,
+    /// returns the index (within the whole batch) of the failing member.
     #[allow(clippy::too_many_arguments)]
     fn evaluate(
         &self,
         members: Range<usize>,
-        ports: &PortMotions<'_>,
+        motions: &PortMotions<'_>,
         y: &[f64],
         t: f64,
         tau: f64,
-        force: &mut [Vector3<f64>],
+        forces: &mut SlotForces<'_>,
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)>;
 }
@@ -156,17 +164,17 @@ pub trait AdmittanceBatch: Send + Sync {
     /// `self` as `Any`, for [`merge`](Self::merge).
     fn as_any(&self) -> &dyn Any;
     /// Rates ξ (13g) of members `members`. `x` and `dx` hold their states and rates back to
-    /// back; `forces.point(k·P + i)` is the total force on port i of the k-th member of the
-    /// range. On failure, returns the index (within the batch) of the failing member.
+    /// back; `forces` the total forces Φ on their ports, back to back. On failure, returns
+    /// the index (within the batch) of the failing member.
     fn derivative(
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &PortForces<'_>,
+        forces: &[Force],
         t: f64,
         tau: f64,
         dx: &mut [f64],
     ) -> Result<(), (usize, Fault)>;
-    /// [`Admittance::post_step`] of members `members` on their states `x` (back to back).
+    /// `Admittance::post_step` of members `members` on their states `x` (back to back).
     fn post_step(&self, members: Range<usize>, x: &mut [f64]);
 }
