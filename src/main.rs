@@ -6,7 +6,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use stiction_framework::system::{diagnostics, Kind, System};
-use stiction_framework::CsvSink;
 use stiction_framework::Tee;
 use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
@@ -107,21 +106,27 @@ fn main() -> ExitCode {
     }
 }
 
-/// The CSV sink of `run`: standard output for `-`, else the file (its directory created).
-fn open_csv(out_path: &Path) -> Result<Box<dyn OutputSink>, Failure> {
-    if out_path.as_os_str() == "-" {
-        return Ok(Box::new(CsvSink::new(std::io::stdout())));
+/// The results sink of `run` by the extension of `out_path` (stiction::results): .csv,
+/// .mat, or CSV on standard output for `-`; the directory is created. `step` prints CSV
+/// times as exact k·T; `columns` give the units.
+fn open_csv(
+    out_path: &Path,
+    step: Option<f64>,
+    columns: Vec<stiction::results::ColumnInfo>,
+) -> Result<Box<dyn OutputSink>, Failure> {
+    let format = stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    stiction::results::open(out_path, format, step, columns)
+        .with_context(|| format!("cannot create {}", out_path.display()))
+        .map_err(Failure::Input)
+}
+
+/// Refuse an output or plot file of an unknown format before anything runs.
+fn check_out_paths(out_path: &Path, plot: Option<&Path>) -> Result<(), Failure> {
+    stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    if let Some(p) = plot {
+        plot::check_path(p).map_err(Failure::Input)?;
     }
-    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))
-            .map_err(Failure::Input)?;
-    }
-    Ok(Box::new(
-        CsvSink::create(out_path)
-            .with_context(|| format!("cannot create {}", out_path.display()))
-            .map_err(Failure::Input)?,
-    ))
+    Ok(())
 }
 
 /// A progress bar on standard error when it is a terminal (and not `--quiet`).
@@ -191,6 +196,9 @@ fn run(
         return fmu_master::run(path, output, plot, threads, quiet);
     }
     let system = stiction::set::load_with_sets(path, set)?;
+    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
+    check_out_paths(&out_path, plot.as_deref())?;
+    let step = system.step;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
         Some(n) => n,
@@ -215,8 +223,7 @@ fn run(
             }
         }
     }
-    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let mut csv = open_csv(&out_path)?;
+    let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
