@@ -217,7 +217,10 @@ fn library_run_range_equals_run_one() {
     let vary = vec!["block.mass=0.5:1.5:5".to_string(), "block.F=2,6".to_string()];
     let mut st = stiction::study::Study::parse(&vary, None, 0, &[]).unwrap();
     st.prepare(&base, &path, &dir).unwrap();
-    assert_eq!(st.columns(), ["run", "block.mass", "block.F", "v:final", "f:final", "stuck:final", "status", "message"]);
+    assert_eq!(
+        st.columns(),
+        ["run", "block.mass", "block.F", "v:final", "f:final", "stuck:final", "status", "message"]
+    );
     let done = std::sync::atomic::AtomicUsize::new(0);
     let rows = st.run_range(&base, &path, &dir, 3..9, 2, &|n| {
         done.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
