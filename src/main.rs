@@ -6,7 +6,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use stiction_framework::system::{diagnostics, Kind, System};
-use stiction_framework::CsvSink;
 use stiction_framework::Tee;
 use stiction_framework::{Diagnostic, OutputSink, Recorder};
 
@@ -15,6 +14,7 @@ mod fmu;
 mod fmu_master;
 mod interrupt;
 mod plot;
+mod sweep;
 
 use exit::Failure;
 
@@ -48,7 +48,13 @@ enum Command {
         /// No progress bar and no summary.
         #[arg(long)]
         quiet: bool,
+        /// Override a value of the system: NAME=VALUE (m.mass=2, m.init.v[0]=1.5,
+        /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
+    /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
+    Sweep(sweep::SweepArgs),
     /// Validate a system, summarise it and print well-posedness and stability warnings.
     Check { system: PathBuf },
     /// List every component type with its parameters, ports and signals.
@@ -75,9 +81,10 @@ fn main_inner() -> ExitCode {
         panic!("STICTION_TEST_INTERNAL_PANIC is set");
     }
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set } => {
+            run(&system, output, plot, threads, parallel_threshold, quiet, &set)
         }
+        Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
@@ -86,21 +93,27 @@ fn main_inner() -> ExitCode {
     exit::report(result)
 }
 
-/// The CSV sink of `run`: standard output for `-`, else the file (its directory created).
-fn open_csv(out_path: &Path) -> Result<Box<dyn OutputSink>, Failure> {
-    if out_path.as_os_str() == "-" {
-        return Ok(Box::new(CsvSink::new(std::io::stdout())));
+/// The results sink of `run` by the extension of `out_path` (stiction::results): .csv,
+/// .mat, or CSV on standard output for `-`; the directory is created. `step` prints CSV
+/// times as exact k·T; `columns` give the units.
+fn open_csv(
+    out_path: &Path,
+    step: Option<f64>,
+    columns: Vec<stiction::results::ColumnInfo>,
+) -> Result<Box<dyn OutputSink>, Failure> {
+    let format = stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    stiction::results::open(out_path, format, step, columns)
+        .with_context(|| format!("cannot create {}", out_path.display()))
+        .map_err(Failure::Output)
+}
+
+/// Refuse an output or plot file of an unknown format before anything runs.
+fn check_out_paths(out_path: &Path, plot: Option<&Path>) -> Result<(), Failure> {
+    stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    if let Some(p) = plot {
+        plot::check_path(p).map_err(Failure::Input)?;
     }
-    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))
-            .map_err(Failure::Output)?;
-    }
-    Ok(Box::new(
-        CsvSink::create(out_path)
-            .with_context(|| format!("cannot create {}", out_path.display()))
-            .map_err(Failure::Output)?,
-    ))
+    Ok(())
 }
 
 /// A progress bar on standard error when it is a terminal (and not `--quiet`).
@@ -171,15 +184,16 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
+    set: &[String],
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
     interrupt::install();
-    if let Some(p) = &plot {
-        plot::check_path(p).map_err(Failure::Input)?;
-    }
-    let system = load(path)?;
+    let system = stiction::set::load_with_sets(path, set)?;
+    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
+    check_out_paths(&out_path, plot.as_deref())?;
+    let step = system.step;
     let threads = match (threads, system.threads) {
         (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,
         (None, Some(n)) => n,
@@ -204,8 +218,7 @@ fn run(
             }
         }
     }
-    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let mut csv = open_csv(&out_path)?;
+    let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

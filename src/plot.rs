@@ -73,10 +73,13 @@ fn register_font() -> anyhow::Result<()> {
 /// Check, before a run, that `path` names a plot this build can draw (.png or .svg) in a
 /// directory that exists.
 pub fn check_path(path: &Path) -> anyhow::Result<()> {
-    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    match ext.as_deref() {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("png" | "svg") => {}
-        _ => anyhow::bail!("--plot {}: the plot type is taken from the extension: .png or .svg", path.display()),
+        other => anyhow::bail!(
+            "--plot {}: plots are written as .png or .svg, not {}",
+            path.display(),
+            other.map(|e| format!(".{e}")).unwrap_or_else(|| "a file without extension".into())
+        ),
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         anyhow::ensure!(dir.is_dir(), "--plot {}: the directory {} does not exist", path.display(), dir.display());

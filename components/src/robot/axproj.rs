@@ -152,6 +152,11 @@ pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p
         let (aii, rho) = (a[(i, i)], p[(i, i)]);
         let lo = aii * -lambda_s(phi[i], -rho).abs();
         let hi = aii * lambda_s(phi[i], rho).abs();
+        // A mobility that is not positive (an ill-conditioned mass matrix) has no box:
+        // leave it to the general iteration, whose result the stepper checks for finiteness.
+        if !(lo <= hi) {
+            return None;
+        }
         y[i] = v[i].clamp(lo, hi);
         stuck[i] = y[i] == v[i];
         f[i] = y[i] / aii;

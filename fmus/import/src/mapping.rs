@@ -225,7 +225,11 @@ fn var_ref(
         let want = if input { Causality::Input } else { Causality::Output };
         return Err(Error::invalid(
             path,
-            format!("{fmu} has no variable '{name}' (its {want}s: {})", md.names_with(want)),
+            format!(
+                "{fmu} has no variable '{name}'{} (its {want}s: {})",
+                stiction_framework::error::suggestion(name, md.variables.iter().map(|v| v.name.as_str())),
+                md.names_with(want)
+            ),
         ));
     };
     let var = &md.variables[index];

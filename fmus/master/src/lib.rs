@@ -279,7 +279,11 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
     let Some(i) = md.find(var) else {
         return Err(Error::invalid(
             at,
-            format!("{label} ('{fmu}') has no variable '{var}' ({want}s: {})", md.names_with(want)),
+            format!(
+                "{label} ('{fmu}') has no variable '{var}'{} ({want}s: {})",
+                stiction_framework::error::suggestion(var, md.variables.iter().map(|v| v.name.as_str())),
+                md.names_with(want)
+            ),
         ));
     };
     let v = &md.variables[i];
@@ -1224,7 +1228,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
                     return Err(Error::invalid(
                         pat,
                         format!(
-                            "{shown} has no variable '{k}' (parameters: {}; inputs: {})",
+                            "{shown} has no variable '{k}'{} (parameters: {}; inputs: {})",
+                            stiction_framework::error::suggestion(k, md.variables.iter().map(|v| v.name.as_str())),
                             md.names_with(Causality::Parameter),
                             md.names_with(Causality::Input)
                         ),
@@ -1326,8 +1331,9 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
             return Err(Error::invalid(
                 at,
                 format!(
-                    "{} ('{fmu}') has no variable '{var}' (outputs: {})",
+                    "{} ('{fmu}') has no variable '{var}'{} (outputs: {})",
                     units[u].fmu.label,
+                    stiction_framework::error::suggestion(var, md.variables.iter().map(|v| v.name.as_str())),
                     md.names_with(Causality::Output)
                 ),
             ));
