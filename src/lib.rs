@@ -19,6 +19,7 @@ pub use stiction_fmi_master as fmi_master;
 pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
+
 use std::path::Path;
 use stiction_framework::system::{Registry, System};
 
@@ -33,3 +34,5 @@ pub fn registry() -> Registry {
 pub fn load(path: impl AsRef<Path>) -> stiction_framework::Result<System> {
     System::load(path.as_ref(), &registry())
 }
+
+pub mod fmu_export;

@@ -1,0 +1,248 @@
+//! `CoreSystem`: a validated system held as its JSON document (so it can be copied with
+//! `--set` assignments, sent to Dask workers and rebuilt for every run), with its run and
+//! its findings.
+
+use crate::errors::{from_framework, input_error_msg};
+use crate::interrupt;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyDict, PyList};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use stiction_framework::system::{diagnostics, System};
+use stiction_framework::{Diagnostic, OutputSink, Recorder};
+
+/// A system description that passed validation.
+#[pyclass(frozen, module = "stiction._core")]
+pub struct CoreSystem {
+    pub doc: Value,
+    /// The file it came from (or a stand-in such as `<dict>`), for messages and the default name.
+    pub file: PathBuf,
+    /// Directory that relative paths in the system (tables, FMUs) are taken from.
+    pub base: PathBuf,
+    name: String,
+    /// (label, signal) per output column.
+    columns: Vec<(String, String)>,
+    /// (component, type) in file order.
+    comps: Vec<(String, String)>,
+}
+
+/// Build (validate) the system of `doc`. Errors name the file and the JSON path.
+pub fn build(doc: &Value, file: &Path, base: &Path) -> stiction_framework::Result<System> {
+    stiction::set::system_from_value(doc.clone(), file, base)
+}
+
+impl CoreSystem {
+    fn new(doc: Value, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
+        let system = build(&doc, &file, &base).map_err(|e| from_framework(&e))?;
+        Ok(CoreSystem {
+            name: system.name.clone(),
+            columns: system.columns.clone(),
+            comps: system.components.clone(),
+            doc,
+            file,
+            base,
+        })
+    }
+
+    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does.
+    fn doc_with(&self, sets: &[String]) -> PyResult<Value> {
+        let mut doc = self.doc.clone();
+        for s in sets {
+            stiction::set::apply_set(&mut doc, s).map_err(|e| input_error_msg(e.to_string()))?;
+        }
+        Ok(doc)
+    }
+
+    /// Unit of an output signal `comp.signal[i]` from the component type's documentation
+    /// ("" when unknown: raw states, FMU variables).
+    fn unit_of(&self, reg: &stiction_framework::system::Registry, signal: &str) -> String {
+        let Some((comp, rest)) = signal.split_once('.') else { return String::new() };
+        let name = rest.split('[').next().unwrap_or(rest);
+        let Some((_, ty)) = self.comps.iter().find(|(n, _)| n == comp) else { return String::new() };
+        reg.get(ty)
+            .and_then(|t| t.signals.iter().find(|s| s.name == name))
+            .map(|s| s.unit.to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// Rows kept in memory; stops the run (an I/O error the caller discards) once Ctrl-C raised
+/// the cancel flag.
+struct Collect<'a> {
+    rec: Recorder,
+    cancel: &'a AtomicBool,
+}
+
+impl OutputSink for Collect<'_> {
+    fn begin(&mut self, labels: &[String]) -> std::io::Result<()> {
+        self.rec.begin(labels)
+    }
+    fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {
+        if interrupt::cancelled(self.cancel) {
+            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+        }
+        self.rec.row(t, values)
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn le_bytes(v: impl Iterator<Item = f64>) -> Vec<u8> {
+    v.flat_map(f64::to_le_bytes).collect()
+}
+
+#[pymethods]
+impl CoreSystem {
+    /// Load and validate a JSON file.
+    #[staticmethod]
+    fn from_file(path: PathBuf) -> PyResult<CoreSystem> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            crate::errors::input_error(Some(shown.clone()), None, e.to_string(), format!("{shown}: {e}"))
+        })?;
+        let doc: Value = serde_json::from_str(&text).map_err(|e| {
+            crate::errors::input_error(Some(shown.clone()), None, e.to_string(), format!("{shown}: {e}"))
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        CoreSystem::new(doc, path, base)
+    }
+
+    /// Validate a system given as JSON text; `file` names it in messages, relative paths
+    /// are taken from `base_dir`.
+    #[staticmethod]
+    fn from_json(text: &str, file: PathBuf, base_dir: PathBuf) -> PyResult<CoreSystem> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| {
+            let f = file.display().to_string();
+            crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
+        })?;
+        CoreSystem::new(doc, file, base_dir)
+    }
+
+    /// A new system with `sets` applied (validated).
+    fn with_set(&self, sets: Vec<String>) -> PyResult<CoreSystem> {
+        CoreSystem::new(self.doc_with(&sets)?, self.file.clone(), self.base.clone())
+    }
+
+    /// The JSON document (compact, numbers exactly as held).
+    fn to_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.doc).map_err(|e| input_error_msg(e.to_string()))
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn file(&self) -> PathBuf {
+        self.file.clone()
+    }
+
+    #[getter]
+    fn base_dir(&self) -> PathBuf {
+        self.base.clone()
+    }
+
+    /// (component, type) in file order.
+    #[getter]
+    fn component_names(&self) -> Vec<(String, String)> {
+        self.comps.clone()
+    }
+
+    /// (label, signal) per output column.
+    #[getter]
+    fn columns(&self) -> Vec<(String, String)> {
+        self.columns.clone()
+    }
+
+    /// Run with `sets` applied, on `threads` threads (None: the solver's `threads`, else all
+    /// cores), to `stop_time` (None: the file's). Returns a dict: name, labels, units, time
+    /// and columns (little-endian f64 bytes), steps, rows. The GIL is released; Ctrl-C stops
+    /// the run between output rows and raises KeyboardInterrupt.
+    #[pyo3(signature = (sets, threads=None, stop_time=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        sets: Vec<String>,
+        threads: Option<usize>,
+        stop_time: Option<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut doc = self.doc_with(&sets)?;
+        if let Some(t) = stop_time {
+            // Through the same assignment as `--set solver.stop_time=...`; Display of f64
+            // is the shortest text that reads back to the same number.
+            stiction::set::apply_set(&mut doc, &format!("solver.stop_time={t}"))
+                .map_err(|e| input_error_msg(format!("stop_time: {e}")))?;
+        }
+        let system = build(&doc, &self.file, &self.base).map_err(|e| from_framework(&e))?;
+        let threads = match threads.or(system.threads) {
+            Some(0) => return Err(input_error_msg("threads must be at least 1".into())),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        };
+        let reg = stiction::registry();
+        let units: Vec<String> = system.columns.iter().map(|(_, s)| self.unit_of(&reg, s)).collect();
+        let name = system.name.clone();
+        let file = self.file.display().to_string();
+        let outcome = interrupt::run(py, |cancel| {
+            let (mut sim, plan) = system.into_simulator(threads).map_err(|e| e.in_file(file.clone()))?;
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| {
+                stiction_framework::Error::Io { path: "threads".into(), error: std::io::Error::other(e.to_string()) }
+            })?;
+            let mut sink = Collect { rec: Recorder::default(), cancel };
+            let r = pool.install(|| sim.run(&plan, &mut sink, &mut |_| {}));
+            r.map(|s| (s, sink.rec)).map_err(|e| e.in_file(file.clone()))
+        })?;
+        let (summary, rec) = outcome.map_err(|e| from_framework(&e))?;
+        let out = PyDict::new(py);
+        out.set_item("name", name)?;
+        out.set_item("labels", rec.labels.clone())?;
+        out.set_item("units", units)?;
+        out.set_item("time", PyByteArray::new(py, &le_bytes(rec.time.iter().copied())))?;
+        let cols = PyList::empty(py);
+        for c in 0..rec.labels.len() {
+            cols.append(PyByteArray::new(py, &le_bytes(rec.rows.iter().map(|r| r[c]))))?;
+        }
+        out.set_item("columns", cols)?;
+        out.set_item("steps", summary.steps)?;
+        out.set_item("rows", summary.rows)?;
+        Ok(out)
+    }
+
+    /// The findings of `stiction check`: (level "info"/"warning", component or None, message).
+    fn check(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, String)>> {
+        let system = build(&self.doc, &self.file, &self.base).map_err(|e| from_framework(&e))?;
+        let file = self.file.display().to_string();
+        let findings = py
+            .detach(|| {
+                let (sim, plan) = system.into_simulator(1).map_err(|e| e.in_file(file))?;
+                Ok::<_, stiction_framework::Error>(diagnostics(&sim, &plan))
+            })
+            .map_err(|e| from_framework(&e))?;
+        Ok(findings
+            .into_iter()
+            .map(|d| {
+                let (level, text) = match d {
+                    Diagnostic::Info(s) => ("info", s),
+                    Diagnostic::Warning(s) => ("warning", s),
+                };
+                // Findings of a component are prefixed "name: "; take the longest name that fits.
+                let comp = self
+                    .comps
+                    .iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| text.strip_prefix(n.as_str()).is_some_and(|r| r.starts_with(": ")))
+                    .max_by_key(|n| n.len())
+                    .cloned();
+                let message = match &comp {
+                    Some(n) => text[n.len() + 2..].to_string(),
+                    None => text,
+                };
+                (level.to_string(), comp, message)
+            })
+            .collect())
+    }
+}
