@@ -19,7 +19,6 @@ pub use stiction_fmi_master as fmi_master;
 pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
-
 use std::path::Path;
 use stiction_framework::system::{Registry, System};
 
