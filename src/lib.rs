@@ -19,6 +19,9 @@ pub use stiction_fmi_master as fmi_master;
 pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
+pub mod set;
+pub mod study;
+
 use std::path::Path;
 use stiction_framework::system::{Registry, System};
 

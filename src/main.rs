@@ -13,6 +13,7 @@ use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 mod fmu;
 mod fmu_master;
 mod plot;
+mod sweep;
 
 #[derive(Parser)]
 #[command(name = "stiction", version, about = "Co-simulation of mechanical systems with dry friction")]
@@ -44,7 +45,13 @@ enum Command {
         /// No progress bar and no summary.
         #[arg(long)]
         quiet: bool,
+        /// Override a value of the system: NAME=VALUE (m.mass=2, m.init.v[0]=1.5,
+        /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
+    /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
+    Sweep(sweep::SweepArgs),
     /// Validate a system, summarise it and print well-posedness and stability warnings.
     Check { system: PathBuf },
     /// List every component type with its parameters, ports and signals.
@@ -78,9 +85,10 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set } => {
+            run(&system, output, plot, threads, parallel_threshold, quiet, &set)
         }
+        Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
@@ -177,11 +185,12 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
+    set: &[String],
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
-    let system = load(path)?;
+    let system = stiction::set::load_with_sets(path, set)?;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
         Some(n) => n,

@@ -11,6 +11,8 @@ use std::path::Path;
 pub struct CsvSink<W: Write> {
     out: csv::Writer<W>,
     since_flush: usize,
+    /// The step, when times are printed exactly as k·T ([`CsvSink::with_step`]).
+    step: Option<f64>,
 }
 
 impl CsvSink<BufWriter<File>> {
@@ -22,7 +24,13 @@ impl CsvSink<BufWriter<File>> {
 
 impl<W: Write> CsvSink<W> {
     pub fn new(w: W) -> Self {
-        CsvSink { out: csv::WriterBuilder::new().from_writer(w), since_flush: 0 }
+        CsvSink { out: csv::WriterBuilder::new().from_writer(w), since_flush: 0, step: None }
+    }
+
+    /// Print each time as the exact decimal k·T of the run's step T ([`super::number::time_text`]).
+    pub fn with_step(mut self, step: f64) -> Self {
+        self.step = Some(step);
+        self
     }
 }
 
@@ -40,10 +48,11 @@ impl<W: Write + Send> OutputSink for CsvSink<W> {
     }
 
     fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {
-        // `Display` of f64 is the shortest text that reads back to the same bits.
-        self.out.write_field(t.to_string()).map_err(csv_err)?;
+        // Shortest text that reads back to the same bits, exponent notation for tiny/huge.
+        let t = self.step.map_or_else(|| super::number::float_text(t), |s| super::number::time_text(t, s));
+        self.out.write_field(t).map_err(csv_err)?;
         for v in values {
-            self.out.write_field(v.to_string()).map_err(csv_err)?;
+            self.out.write_field(super::number::float_text(*v)).map_err(csv_err)?;
         }
         self.out.write_record(None::<&[u8]>).map_err(csv_err)?;
         self.since_flush += 1;
