@@ -61,6 +61,7 @@ pub fn from_framework(e: &Error) -> PyErr {
             err
         }),
         Error::Invalid { path, message } => input_error(file, Some(path.clone()), message.clone(), shown),
+        Error::Io { path, error } => input_error(file.or_else(|| Some(path.clone())), None, error.to_string(), shown),
         other => input_error(file, None, other.to_string(), shown),
     }
 }

@@ -7,6 +7,7 @@ use crate::interrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList};
 use serde_json::Value;
+use stiction::set::Assignment;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use stiction_framework::system::{diagnostics, System};
@@ -35,23 +36,27 @@ pub fn build(doc: &Value, file: &Path, base: &Path) -> stiction_framework::Resul
 impl CoreSystem {
     fn new(doc: Value, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
         let system = build(&doc, &file, &base).map_err(|e| from_framework(&e))?;
-        Ok(CoreSystem {
+        Ok(CoreSystem::of(doc, file, base, &system))
+    }
+
+    /// The holder of `doc`, already built (validated) as `system`.
+    fn of(doc: Value, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
+        CoreSystem {
             name: system.name.clone(),
             columns: system.columns.clone(),
             comps: system.components.clone(),
             doc,
             file,
             base,
-        })
+        }
     }
 
-    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does.
-    fn doc_with(&self, sets: &[String]) -> PyResult<Value> {
+    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does, and the
+    /// assignments (to name the one behind a loader error, [`stiction::set::blame`]).
+    fn doc_with(&self, sets: &[String]) -> PyResult<(Value, Vec<Assignment>)> {
         let mut doc = self.doc.clone();
-        for s in sets {
-            stiction::set::apply_set(&mut doc, s).map_err(|e| input_error_msg(e.to_string()))?;
-        }
-        Ok(doc)
+        let applied = stiction::set::apply_all(&mut doc, sets).map_err(|e| input_error_msg(e.to_string()))?;
+        Ok((doc, applied))
     }
 
     /// Unit of an output signal `comp.signal[i]` from the component type's documentation
@@ -98,15 +103,8 @@ impl CoreSystem {
     /// Load and validate a JSON file.
     #[staticmethod]
     fn from_file(path: PathBuf) -> PyResult<CoreSystem> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            crate::errors::input_error(Some(shown.clone()), None, e.to_string(), format!("{shown}: {e}"))
-        })?;
-        let doc: Value = serde_json::from_str(&text).map_err(|e| {
-            crate::errors::input_error(Some(shown.clone()), None, e.to_string(), format!("{shown}: {e}"))
-        })?;
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        let doc = stiction::set::read_json(&path).map_err(|e| from_framework(&e))?;
+        let base = stiction::set::base_dir(&path);
         CoreSystem::new(doc, path, base)
     }
 
@@ -123,7 +121,10 @@ impl CoreSystem {
 
     /// A new system with `sets` applied (validated).
     fn with_set(&self, sets: Vec<String>) -> PyResult<CoreSystem> {
-        CoreSystem::new(self.doc_with(&sets)?, self.file.clone(), self.base.clone())
+        let (doc, applied) = self.doc_with(&sets)?;
+        let system =
+            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
+        Ok(CoreSystem::of(doc, self.file.clone(), self.base.clone(), &system))
     }
 
     /// The JSON document (compact, numbers exactly as held).
@@ -170,14 +171,15 @@ impl CoreSystem {
         threads: Option<usize>,
         stop_time: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut doc = self.doc_with(&sets)?;
+        let mut sets = sets;
         if let Some(t) = stop_time {
             // Through the same assignment as `--set solver.stop_time=...`; Display of f64
             // is the shortest text that reads back to the same number.
-            stiction::set::apply_set(&mut doc, &format!("solver.stop_time={t}"))
-                .map_err(|e| input_error_msg(format!("stop_time: {e}")))?;
+            sets.push(format!("solver.stop_time={t}"));
         }
-        let system = build(&doc, &self.file, &self.base).map_err(|e| from_framework(&e))?;
+        let (doc, applied) = self.doc_with(&sets)?;
+        let system =
+            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
         let threads = match threads.or(system.threads) {
             Some(0) => return Err(input_error_msg("threads must be at least 1".into())),
             Some(n) => n,
