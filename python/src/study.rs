@@ -87,14 +87,21 @@ pub fn study_rows(
     crate::system::build(&base, &file, &base_dir).map_err(|e| from_framework(&e))?;
     let study = prepared(&base, &file, &base_dir, &vary, samples, seed, &outputs)?;
     let stop = stop.min(study.runs());
-    // Chunks of a few runs per thread: Ctrl-C and progress are looked at between chunks.
-    let chunk = (threads * 4).max(8);
+    // Ctrl-C and progress are looked at between chunks of runs: a few runs per thread at
+    // first, doubled while a chunk takes under 0.25 s (so short runs are not held up by the
+    // pause at the end of each chunk), at most 1/10 of the study.
+    let mut chunk = (threads * 4).max(8);
+    let max_chunk = (stop.saturating_sub(start) / 10).max(chunk);
     let mut rows = Vec::with_capacity(stop.saturating_sub(start));
     let mut at = start;
     while at < stop {
         let end = (at + chunk).min(stop);
         let (study, base, file, base_dir) = (&study, &base, &file, &base_dir);
+        let started = std::time::Instant::now();
         let part = interrupt::run(py, |_cancel| study.run_range(base, file, base_dir, at..end, threads, &|_| {}))?;
+        if started.elapsed().as_secs_f64() < 0.25 {
+            chunk = (chunk * 2).min(max_chunk);
+        }
         rows.extend(part.into_iter().map(to_py));
         at = end;
         if let Some(p) = &progress {
