@@ -39,8 +39,8 @@ pub fn export_fmu(
     library: &Path,
     out: &Path,
 ) -> Result<(String, String), String> {
-    let info =
-        find_model(model).ok_or_else(|| format!("unknown model {model:?}: expected gear, friction or friction-mass"))?;
+    let info = find_model(model)
+        .ok_or_else(|| format!("unknown model {model:?}: expected gear, friction or friction-mass"))?;
     let version = match fmi {
         2 => FmiVersion::V2,
         3 => FmiVersion::V3,

@@ -7,9 +7,9 @@ use crate::interrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList};
 use serde_json::Value;
-use stiction::set::Assignment;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use stiction::set::Assignment;
 use stiction_framework::system::{diagnostics, System};
 use stiction_framework::{Diagnostic, OutputSink, Recorder};
 

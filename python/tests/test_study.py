@@ -95,3 +95,20 @@ def test_bad_study_is_an_input_error():
         stiction.study(system, vary={"contact1.F": [1, 2]}, outputs={"nosuch": "max"})
     with pytest.raises(stiction.InputError):
         stiction.study(system, vary={})
+
+
+def test_ctrl_c_interrupts_a_local_study():
+    import _thread
+    import threading
+    import time
+
+    system = stiction.load(str(SYSTEM))  # 6 s simulated per run: 400 runs take several seconds
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stiction.study(system, vary={"contact1.F": "uniform(4,6)"}, samples=400, threads=1)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 10.0
