@@ -16,7 +16,8 @@ pyo3::create_exception!(
     stiction,
     SimulationError,
     pyo3::exceptions::PyRuntimeError,
-    "A component failed during the run. Attributes: `time` (s), `component`, `message`, `file`."
+    "A component failed during the run. Attributes: `time` (s), `component`, `message`, `file`, \
+     and from `System.run` `partial`: the Result of the rows before the failure."
 );
 
 /// An `InputError` with `file`, `path` and `message` set.

@@ -94,6 +94,29 @@ impl OutputSink for Collect<'_> {
     }
 }
 
+/// A run's rows for the Python `Result`: name, labels, units, time and columns (bytes of
+/// little-endian f64), steps.
+fn result_dict<'py>(
+    py: Python<'py>,
+    name: &str,
+    units: &[String],
+    rec: &Recorder,
+    steps: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("name", name)?;
+    out.set_item("labels", rec.labels.clone())?;
+    out.set_item("units", units.to_vec())?;
+    out.set_item("time", PyByteArray::new(py, &le_bytes(rec.time.iter().copied())))?;
+    let cols = PyList::empty(py);
+    for c in 0..rec.labels.len() {
+        cols.append(PyByteArray::new(py, &le_bytes(rec.rows.iter().map(|r| r[c]))))?;
+    }
+    out.set_item("columns", cols)?;
+    out.set_item("steps", steps)?;
+    Ok(out)
+}
+
 fn le_bytes(v: impl Iterator<Item = f64>) -> Vec<u8> {
     v.flat_map(f64::to_le_bytes).collect()
 }
@@ -161,7 +184,7 @@ impl CoreSystem {
 
     /// Run with `sets` applied, on `threads` threads (None: the solver's `threads`, else all
     /// cores), to `stop_time` (None: the file's). Returns a dict: name, labels, units, time
-    /// and columns (little-endian f64 bytes), steps, rows. The GIL is released; Ctrl-C stops
+    /// and columns (little-endian f64 bytes), steps. The GIL is released; Ctrl-C stops
     /// the run between output rows and raises KeyboardInterrupt.
     #[pyo3(signature = (sets, threads=None, stop_time=None))]
     fn run<'py>(
@@ -190,28 +213,32 @@ impl CoreSystem {
         let name = system.name.clone();
         let file = self.file.display().to_string();
         let outcome = interrupt::run(py, |cancel| {
-            let (mut sim, plan) = system.into_simulator(threads).map_err(|e| e.in_file(file.clone()))?;
+            let (mut sim, plan) = system.into_simulator(threads).map_err(|e| (e.in_file(file.clone()), None))?;
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| {
-                stiction_framework::Error::Io { path: "threads".into(), error: std::io::Error::other(e.to_string()) }
+                let e = stiction_framework::Error::Io {
+                    path: "threads".into(),
+                    error: std::io::Error::other(e.to_string()),
+                };
+                (e, None)
             })?;
             let mut sink = Collect { rec: Recorder::default(), cancel };
             let r = pool.install(|| sim.run(&plan, &mut sink, &mut |_| {}));
-            r.map(|s| (s, sink.rec)).map_err(|e| e.in_file(file.clone()))
+            match r {
+                Ok(s) => Ok((s.steps, sink.rec)),
+                // The rows before a failure, as the CLI keeps them in its CSV.
+                Err(e) => Err((e.in_file(file.clone()), Some(sink.rec))),
+            }
         })?;
-        let (summary, rec) = outcome.map_err(|e| from_framework(&e))?;
-        let out = PyDict::new(py);
-        out.set_item("name", name)?;
-        out.set_item("labels", rec.labels.clone())?;
-        out.set_item("units", units)?;
-        out.set_item("time", PyByteArray::new(py, &le_bytes(rec.time.iter().copied())))?;
-        let cols = PyList::empty(py);
-        for c in 0..rec.labels.len() {
-            cols.append(PyByteArray::new(py, &le_bytes(rec.rows.iter().map(|r| r[c]))))?;
+        match outcome {
+            Ok((steps, rec)) => result_dict(py, &name, &units, &rec, steps),
+            Err((e, rec)) => {
+                let err = from_framework(&e);
+                if let (Some(rec), true) = (rec, e.is_simulation_failure()) {
+                    err.value(py).setattr("partial", result_dict(py, &name, &units, &rec, 0)?)?;
+                }
+                Err(err)
+            }
         }
-        out.set_item("columns", cols)?;
-        out.set_item("steps", summary.steps)?;
-        out.set_item("rows", summary.rows)?;
-        Ok(out)
     }
 
     /// The findings of `stiction check`: (level "info"/"warning", component or None, message).

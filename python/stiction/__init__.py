@@ -142,13 +142,20 @@ class System:
             Results are bit-identical for any number.
         :param stop_time: end time in s (default: the file's ``solver.stop_time``).
         :raises InputError: bad assignment or argument (with ``.path`` when in the JSON).
-        :raises SimulationError: a component failed (``.time`` in s, ``.component``).
+        :raises SimulationError: a component failed (``.time`` in s, ``.component``;
+            ``.partial`` is the :class:`Result` of the rows before the failure).
         :raises KeyboardInterrupt: Ctrl-C; the run stops at its next output row and this
             System is unchanged.
 
         The GIL is released while the simulation runs.
         """
-        d = self._core.run(_assignments(set, "set"), threads, stop_time)
+        try:
+            d = self._core.run(_assignments(set, "set"), threads, stop_time)
+        except SimulationError as e:
+            # The rows computed before the failure (the CLI keeps them in its CSV).
+            if isinstance(getattr(e, "partial", None), dict):
+                e.partial = Result(e.partial)
+            raise
         return Result(d)
 
     def check(self) -> List["Finding"]:

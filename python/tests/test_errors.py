@@ -77,6 +77,10 @@ def test_simulation_error_carries_time_and_component():
     # First step whose force is NaN: t = 0.051 s, detected at the end of that step.
     assert 0.05 < err.time <= 0.053
     assert "non-finite" in err.message
+    # The rows before the failure, as the CLI's CSV keeps them: every 1 ms up to 0.051 s.
+    part = err.partial
+    assert isinstance(part, stiction.Result) and 0.049 <= part.time[-1] < err.time
+    assert np.all(np.isfinite(part["v"])) and part["v"][-1] > 0
 
 
 def test_ctrl_c_interrupts_a_long_run_and_leaves_the_system_usable():
