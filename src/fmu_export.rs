@@ -1,7 +1,7 @@
 //! Export the gear and friction models as FMUs: the steps of `stiction fmu export` as one
 //! library call, for the Python package (`stiction.export_fmu`) and other embedders.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use stiction_fmus::{find_model, Export, FmiVersion, Interfaces};
 
 /// Which FMI interfaces the exported FMU declares.
@@ -29,14 +29,14 @@ impl Interface {
 
 /// Write `model` (`gear`, `friction`, `friction-mass` or its identifier) as an FMI `fmi`
 /// (2 or 3) FMU to `out`, with the start values `params` (`NAME=VALUE`), taking the FMU
-/// binary from `library`. Returns the FMU's identifier and GUID. Every error names the
-/// argument that is wrong.
+/// binary from the file `library` gives (asked only once the arguments are checked).
+/// Returns the FMU's identifier and GUID. Every error names the argument that is wrong.
 pub fn export_fmu(
     model: &str,
     fmi: u32,
     interface: Interface,
     params: &[String],
-    library: &Path,
+    library: impl FnOnce() -> Result<PathBuf, String>,
     out: &Path,
 ) -> Result<(String, String), String> {
     let info = find_model(model)
@@ -55,6 +55,6 @@ pub fn export_fmu(
         export.set(p)?;
     }
     export.validate().map_err(|e| format!("{}: {e}", info.identifier))?;
-    export.write(library, out)?;
+    export.write(&library()?, out)?;
     Ok((info.identifier.to_string(), export.guid()))
 }

@@ -69,7 +69,8 @@ fn export_fmu(
     let iface = stiction::fmu_export::Interface::parse(interface).map_err(errors::input_error_msg)?;
     let result = py.detach(|| -> Result<(String, String), String> {
         if let Some(lib) = std::env::var_os("STICTION_FMU_LIBRARY") {
-            return stiction::fmu_export::export_fmu(model, fmi, iface, &params, &PathBuf::from(lib), &path);
+            let lib = PathBuf::from(lib);
+            return stiction::fmu_export::export_fmu(model, fmi, iface, &params, || Ok(lib), &path);
         }
         // Export::write reads the binary from a file: give it the embedded one in a private
         // temporary directory, removed afterwards.
@@ -78,11 +79,13 @@ fn export_fmu(
             std::process::id(),
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
         ));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let lib = dir.join(stiction_fmus::package::LIBRARY);
-        let r = std::fs::write(&lib, FMU_BINARY)
-            .map_err(|e| format!("{}: {e}", lib.display()))
-            .and_then(|()| stiction::fmu_export::export_fmu(model, fmi, iface, &params, &lib, &path));
+        let embedded = || {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::write(&lib, FMU_BINARY).map_err(|e| format!("{}: {e}", lib.display()))?;
+            Ok(lib.clone())
+        };
+        let r = stiction::fmu_export::export_fmu(model, fmi, iface, &params, embedded, &path);
         let _ = std::fs::remove_dir_all(&dir);
         r
     });
