@@ -35,6 +35,18 @@ pub fn build(doc: &Value, file: &Path, base: &Path) -> stiction_framework::Resul
 
 impl CoreSystem {
     fn new(doc: Value, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
+        if doc.get("fmus").is_some() && doc.get("components").is_none() {
+            let f = file.display().to_string();
+            let m = "an FMU-only system (top-level \"fmus\") runs with the CLI (`stiction run`); \
+                     the Python package loads networks (top-level \"components\", where FMUs are \
+                     components of type \"fmu\")";
+            return Err(crate::errors::input_error(
+                Some(f.clone()),
+                Some("fmus".into()),
+                m.into(),
+                format!("{f}: fmus: {m}"),
+            ));
+        }
         let system = build(&doc, &file, &base).map_err(|e| from_framework(&e))?;
         Ok(CoreSystem::of(doc, file, base, &system))
     }

@@ -61,6 +61,9 @@ def test_input_errors_of_every_kind(tmp_path):
     with pytest.raises(stiction.InputError) as e:
         stiction.load({"solver": {"step": 1e-3, "stop_time": 1}, "components": {"x": {"type": "nosuch"}}})
     assert e.value.path == "components.x.type" and e.value.file == "<dict>"
+    with pytest.raises(stiction.InputError, match="CLI") as e:
+        stiction.load(EXAMPLES / "fmu_only_gear_contact.json")
+    assert e.value.path == "fmus"
     with pytest.raises(stiction.InputError, match="unknown model"):
         stiction.export_fmu("nosuch", path=tmp_path / "x.fmu")
     with pytest.raises(stiction.InputError, match="fu"):
