@@ -45,3 +45,17 @@ def read_csv(path):
         except ValueError:
             out[name] = col
     return out
+
+
+@pytest.fixture
+def sigint_handler():
+    """Python's own Ctrl-C handler for the test. A process started in the background by a
+    non-interactive shell inherits SIGINT ignored, and then Python installs no handler and
+    `_thread.interrupt_main()` does nothing."""
+    import signal
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -86,7 +86,7 @@ def test_simulation_error_carries_time_and_component():
     assert np.all(np.isfinite(part["v"])) and part["v"][-1] > 0
 
 
-def test_ctrl_c_interrupts_a_long_run_and_leaves_the_system_usable():
+def test_ctrl_c_interrupts_a_long_run_and_leaves_the_system_usable(sigint_handler):
     s = stiction.load(EXAMPLES / "rolling_sphere.json")
     before = s.run()
     # 1000 s of simulated time would take minutes; Ctrl-C (simulated) after 0.3 s.

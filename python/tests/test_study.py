@@ -97,7 +97,7 @@ def test_bad_study_is_an_input_error():
         stiction.study(system, vary={})
 
 
-def test_ctrl_c_interrupts_a_local_study():
+def test_ctrl_c_interrupts_a_local_study(sigint_handler):
     import _thread
     import threading
     import time
