@@ -20,6 +20,7 @@ pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 pub mod results;
+pub mod schema;
 pub mod set;
 pub mod study;
 

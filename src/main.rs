@@ -58,6 +58,8 @@ enum Command {
         /// Show only this type.
         name: Option<String>,
     },
+    /// Print the JSON Schema (draft 2020-12) of system files, for editors ("$schema").
+    Schema,
     /// Print the network as Graphviz DOT.
     Graph { system: PathBuf },
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
@@ -91,6 +93,10 @@ fn main() -> ExitCode {
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
+        Command::Schema => {
+            println!("{:#}", stiction::schema::system_schema(&stiction::registry()));
+            Ok(())
+        }
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
     };
     match result {

@@ -34,6 +34,9 @@ use std::rc::Rc;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
+    /// The JSON Schema an editor checks the file against (`stiction schema`); not read.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
