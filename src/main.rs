@@ -11,6 +11,7 @@ use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
 mod fmu;
 mod fmu_master;
+mod fmu_run;
 mod plot;
 mod sweep;
 
@@ -48,6 +49,15 @@ enum Command {
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
+        #[arg(long, value_name = "SECONDS")]
+        stop_time: Option<f64>,
+        /// X.fmu only: step in s (default: the DefaultExperiment's, else stop time / 500).
+        #[arg(long, value_name = "SECONDS")]
+        step: Option<f64>,
+        /// X.fmu only: cs (doStep each step) or me (modular RK4); default cs when declared.
+        #[arg(long)]
+        interface: Option<String>,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
@@ -86,8 +96,9 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet, &set)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set, stop_time, step, interface } => {
+            let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
+            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
@@ -107,6 +118,9 @@ fn main() -> ExitCode {
         }
         Err(Failure::Input(e)) => {
             eprintln!("error: {e:#}");
+            if let Some(h) = fmu_run::export_hint(&format!("{e:#}")) {
+                eprintln!("hint: {h}");
+            }
             ExitCode::from(2)
         }
     }
@@ -196,12 +210,19 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
-    set: &[String],
+    fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
-    let system = stiction::set::load_with_sets(path, set)?;
+    let system = if fmu_run::is_fmu(path) {
+        fmu_run::system(path, fmu).map_err(Failure::Input)?
+    } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {
+        let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
+        return Err(Failure::Input(anyhow::anyhow!(msg)));
+    } else {
+        stiction::set::load_with_sets(path, fmu.sets)?
+    };
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_deref())?;
     let step = system.step;
