@@ -34,7 +34,8 @@ pub fn run(
     let name = system.name.clone();
     let file = path.display().to_string();
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let mut csv = super::open_csv(&out_path)?;
+    super::check_out_paths(&out_path, plot_to.as_deref())?;
+    let mut csv = super::open_csv(&out_path, None, Vec::new())?;
     let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
     let mut progress = |f: f64| {

@@ -19,6 +19,8 @@ pub use stiction_fmi_master as fmi_master;
 pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
+pub mod results;
+pub mod schema;
 pub mod set;
 pub mod study;
 

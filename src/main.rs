@@ -6,12 +6,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use stiction_framework::system::{diagnostics, Kind, System};
-use stiction_framework::CsvSink;
 use stiction_framework::Tee;
 use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 
 mod fmu;
 mod fmu_master;
+mod fmu_run;
 mod plot;
 mod sweep;
 
@@ -49,6 +49,15 @@ enum Command {
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
+        #[arg(long, value_name = "SECONDS")]
+        stop_time: Option<f64>,
+        /// X.fmu only: step in s (default: the DefaultExperiment's, else stop time / 500).
+        #[arg(long, value_name = "SECONDS")]
+        step: Option<f64>,
+        /// X.fmu only: cs (doStep each step) or me (modular RK4); default cs when declared.
+        #[arg(long)]
+        interface: Option<String>,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
@@ -59,6 +68,8 @@ enum Command {
         /// Show only this type.
         name: Option<String>,
     },
+    /// Print the JSON Schema (draft 2020-12) of system files, for editors ("$schema").
+    Schema,
     /// Print the network as Graphviz DOT.
     Graph { system: PathBuf },
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
@@ -85,13 +96,18 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet, &set)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set, stop_time, step, interface } => {
+            let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
+            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
+        Command::Schema => {
+            println!("{:#}", stiction::schema::system_schema(&stiction::registry()));
+            Ok(())
+        }
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
     };
     match result {
@@ -102,26 +118,35 @@ fn main() -> ExitCode {
         }
         Err(Failure::Input(e)) => {
             eprintln!("error: {e:#}");
+            if let Some(h) = fmu_run::export_hint(&format!("{e:#}")) {
+                eprintln!("hint: {h}");
+            }
             ExitCode::from(2)
         }
     }
 }
 
-/// The CSV sink of `run`: standard output for `-`, else the file (its directory created).
-fn open_csv(out_path: &Path) -> Result<Box<dyn OutputSink>, Failure> {
-    if out_path.as_os_str() == "-" {
-        return Ok(Box::new(CsvSink::new(std::io::stdout())));
+/// The results sink of `run` by the extension of `out_path` (stiction::results): .csv,
+/// .mat, or CSV on standard output for `-`; the directory is created. `step` prints CSV
+/// times as exact k·T; `columns` give the units.
+fn open_csv(
+    out_path: &Path,
+    step: Option<f64>,
+    columns: Vec<stiction::results::ColumnInfo>,
+) -> Result<Box<dyn OutputSink>, Failure> {
+    let format = stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    stiction::results::open(out_path, format, step, columns)
+        .with_context(|| format!("cannot create {}", out_path.display()))
+        .map_err(Failure::Input)
+}
+
+/// Refuse an output or plot file of an unknown format before anything runs.
+fn check_out_paths(out_path: &Path, plot: Option<&Path>) -> Result<(), Failure> {
+    stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    if let Some(p) = plot {
+        plot::check_path(p).map_err(Failure::Input)?;
     }
-    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))
-            .map_err(Failure::Input)?;
-    }
-    Ok(Box::new(
-        CsvSink::create(out_path)
-            .with_context(|| format!("cannot create {}", out_path.display()))
-            .map_err(Failure::Input)?,
-    ))
+    Ok(())
 }
 
 /// A progress bar on standard error when it is a terminal (and not `--quiet`).
@@ -185,12 +210,22 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
-    set: &[String],
+    fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
-    let system = stiction::set::load_with_sets(path, set)?;
+    let system = if fmu_run::is_fmu(path) {
+        fmu_run::system(path, fmu).map_err(Failure::Input)?
+    } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {
+        let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
+        return Err(Failure::Input(anyhow::anyhow!(msg)));
+    } else {
+        stiction::set::load_with_sets(path, fmu.sets)?
+    };
+    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
+    check_out_paths(&out_path, plot.as_deref())?;
+    let step = system.step;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
         Some(n) => n,
@@ -215,8 +250,7 @@ fn run(
             }
         }
     }
-    let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    let mut csv = open_csv(&out_path)?;
+    let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -69,3 +69,15 @@ fn register_font() -> anyhow::Result<()> {
     anyhow::ensure!(ok, "the embedded DejaVu Sans font could not be loaded");
     Ok(())
 }
+
+/// The plot formats by extension (`.png`, `.svg`), checked before a run.
+pub fn check_path(path: &Path) -> anyhow::Result<()> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("png" | "svg") => Ok(()),
+        other => anyhow::bail!(
+            "--plot {}: plots are written as .png or .svg, not {}",
+            path.display(),
+            other.map(|e| format!(".{e}")).unwrap_or_else(|| "a file without extension".into())
+        ),
+    }
+}

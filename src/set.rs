@@ -49,22 +49,7 @@ impl fmt::Display for SetError {
 
 impl std::error::Error for SetError {}
 
-/// The closest of `candidates` to `word` by (Damerau-)Levenshtein distance, if it is close
-/// enough to be a likely typo: at most 2 edits, or a third of the word for long names.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (word.chars().count() / 3).max(2);
-    candidates
-        .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(word, c), c))
-        .filter(|(d, c)| *d <= limit && *d < c.chars().count().max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// ` (did you mean 'x'?)` or nothing.
-pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    did_you_mean(word, candidates).map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default()
-}
+pub use stiction_framework::error::{closest as did_you_mean, suggestion};
 
 /// Split `a.b[2].c` into segments.
 fn parse_path(text: &str) -> Result<Vec<Segment>, String> {

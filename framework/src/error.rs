@@ -71,3 +71,22 @@ impl std::fmt::Display for Fault {
         f.write_str(&self.0)
     }
 }
+
+/// The closest of `candidates` to `word` by edit distance (optimal string alignment), when
+/// close enough to be a likely typo: at most 2 edits, or a third of the word's length for
+/// long names, and fewer edits than the longer of the two has letters.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .filter(|c| *c != word)
+        .map(|c| (strsim::osa_distance(word, c), c))
+        .filter(|(d, c)| *d <= limit && *d < c.chars().count().max(word.chars().count()))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean 'x'?)` for the [`closest`] candidate, or nothing.
+pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates).map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default()
+}

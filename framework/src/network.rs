@@ -154,7 +154,11 @@ impl Network {
         let imp_name = self.name(imp.0).to_string();
         let layout = self.layout(imp.0).ok_or_else(|| Error::Network("not an impedance".into()))?;
         let ip = layout.port_index(imp_port).ok_or_else(|| {
-            Error::Network(format!("impedance '{imp_name}' has no port '{imp_port}' (ports: {})", port_list(layout)))
+            let hint = crate::error::suggestion(imp_port, layout.ports.iter().map(|p| p.name.as_str()));
+            Error::Network(format!(
+                "impedance '{imp_name}' has no port '{imp_port}'{hint} (ports: {})",
+                port_list(layout)
+            ))
         })?;
         let idomain = layout.ports[ip].domain;
         if let Some(e) = self.existing_link(imp.0, ip) {
@@ -181,8 +185,9 @@ impl Network {
                     }
                 };
                 let ap = alayout.port_index(port).ok_or_else(|| {
+                    let hint = crate::error::suggestion(port, alayout.ports.iter().map(|p| p.name.as_str()));
                     Error::Network(format!(
-                        "admittance '{adm_name}' has no port '{port}' (ports: {})",
+                        "admittance '{adm_name}' has no port '{port}'{hint} (ports: {})",
                         port_list(alayout)
                     ))
                 })?;
@@ -249,10 +254,10 @@ impl Network {
             Some((c, p)) => (c, Some(p)),
             None => (s, None),
         };
-        let ix = *self
-            .names
-            .get(comp)
-            .ok_or_else(|| Error::Network(format!("'{s}': there is no component named '{comp}'")))?;
+        let ix = *self.names.get(comp).ok_or_else(|| {
+            let hint = crate::error::suggestion(comp, self.names.keys().map(|k| k.as_str()));
+            Error::Network(format!("'{s}': there is no component named '{comp}'{hint}"))
+        })?;
         let layout = self.layout(ix).expect("named nodes are components");
         let port = match port {
             Some(p) => p.to_string(),

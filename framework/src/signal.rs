@@ -229,13 +229,15 @@ fn csv_table(file: &Path, column: &str, tcol: Option<&str>, path: &str) -> Resul
     let headers =
         rdr.headers().map_err(|e| Error::invalid(format!("{path}.table"), format!("'{shown}': {e}")))?.clone();
     let find = |name: &str| headers.iter().position(|h| h == name);
+    let missing = |n: &str| {
+        let hint = crate::error::suggestion(n, headers.iter());
+        format!("'{shown}' has no column '{n}'{hint} (columns: {})", headers.iter().collect::<Vec<_>>().join(", "))
+    };
     let ti = match tcol {
-        Some(n) => find(n)
-            .ok_or_else(|| Error::invalid(format!("{path}.time_column"), format!("'{shown}' has no column '{n}'")))?,
+        Some(n) => find(n).ok_or_else(|| Error::invalid(format!("{path}.time_column"), missing(n)))?,
         None => 0,
     };
-    let vi = find(column)
-        .ok_or_else(|| Error::invalid(format!("{path}.column"), format!("'{shown}' has no column '{column}'")))?;
+    let vi = find(column).ok_or_else(|| Error::invalid(format!("{path}.column"), missing(column)))?;
     let (mut t, mut v) = (Vec::new(), Vec::new());
     for (line, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| Error::invalid(format!("{path}.table"), format!("'{shown}': {e}")))?;

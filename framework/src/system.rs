@@ -34,6 +34,9 @@ use std::rc::Rc;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
+    /// The JSON Schema an editor checks the file against (`stiction schema`); not read.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
@@ -486,8 +489,62 @@ impl<'a> Params<'a> {
         unknown.sort();
         match unknown.first() {
             None => Ok(()),
-            Some(k) => Err(self.err(k, "unknown parameter")),
+            Some(k) => Err(self.err(k, self.unknown_message(k))),
         }
+    }
+
+    /// "unknown parameter", with the closest documented key of this object, or, for a key
+    /// the table documents but this reading did not take (a parameter of another friction
+    /// law or mode), which one takes it.
+    fn unknown_message(&self, key: &str) -> String {
+        let Some(s) = &self.schema else { return "unknown parameter".into() };
+        let docs = s.ty.params;
+        let full = format!("{}{key}", self.prefix);
+        if let Some(d) = docs.iter().find(|d| d.name == full) {
+            // Law-specific docs start with the law's name: "stribeck: …".
+            let owner = d.doc.split_once(':').map(|(o, _)| o.trim()).filter(|o| !o.contains(' '));
+            let default_law = || {
+                let law = format!("{}law", self.prefix);
+                docs.iter().find(|d| d.name == law).and_then(|d| d.default).map(|t| t.trim_matches('"'))
+            };
+            let law = self.map.get("law").and_then(Value::as_str).or_else(default_law);
+            return match (owner, law) {
+                (Some(o), Some(l)) => {
+                    format!("unknown parameter for law \"{l}\": '{key}' is a parameter of law \"{o}\" ({})", d.doc)
+                }
+                (Some(o), None) => format!("unused parameter: '{key}' is taken only with {o} ({})", d.doc),
+                _ => format!("parameter '{key}' is not used with these settings ({})", d.doc),
+            };
+        }
+        let siblings = sibling_names(docs, &self.prefix);
+        format!("unknown parameter{}", crate::error::suggestion(key, siblings.iter().map(String::as_str)))
+    }
+}
+
+/// The keys a table documents directly in the object at `prefix` (`""`, `"law."`, `"links[]."`).
+fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
+    let mut out: Vec<String> = docs
+        .iter()
+        .filter_map(|d| d.name.strip_prefix(prefix))
+        .map(|rest| rest.split(['.', '[']).next().unwrap_or(rest).to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The first key of a component object that its type's table does not document at all,
+/// as an "unknown parameter" error with the closest documented key.
+fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Result<()> {
+    let known = sibling_names(ty.params, "");
+    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !known.contains(k)).collect();
+    stray.sort();
+    match stray.first() {
+        None => Ok(()),
+        Some(k) => Err(Error::invalid(
+            format!("{path}.{k}"),
+            format!("unknown parameter{}", crate::error::suggestion(k, known.iter().map(String::as_str))),
+        )),
     }
 }
 
@@ -562,11 +619,14 @@ impl System {
                 .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
             let ty = registry.get(type_name).ok_or_else(|| {
                 let known: Vec<&str> = registry.types().map(|t| t.name).collect();
-                Error::invalid(
-                    format!("{path}.type"),
-                    format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
-                )
+                let msg = match crate::error::closest(type_name, known.iter().copied()) {
+                    Some(c) => format!("unknown component type '{type_name}' (did you mean '{c}'?)"),
+                    None => format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
+                };
+                Error::invalid(format!("{path}.type"), msg)
             })?;
+            // A stray key is reported before what the builder misses (`mas` before "missing mass").
+            stray_key(ty, &path, map)?;
             let mut p = Params::for_type(ty, path.clone(), map, base);
             let built = (ty.build)(&mut p);
             // An undocumented key is the builder's fault: report it before the build's own error.

@@ -345,7 +345,11 @@ fn build(p: &mut Params) -> Result<Built> {
         let Some(i) = md.find(k) else {
             return Err(Error::invalid(
                 at,
-                format!("{label} has no variable '{k}' (parameters: {})", md.names_with(Causality::Parameter)),
+                format!(
+                    "{label} has no variable '{k}'{} (parameters: {})",
+                    stiction_framework::error::suggestion(k, md.variables.iter().map(|v| v.name.as_str())),
+                    md.names_with(Causality::Parameter)
+                ),
             ));
         };
         let var = &md.variables[i];

@@ -107,9 +107,6 @@ pub fn parse(
         (Some(p), false) => {
             let ppath = format!("{path}.ports");
             let map = object(p, &ppath)?;
-            if map.is_empty() {
-                return Err(Error::invalid(ppath, "at least one port is needed"));
-            }
             for (name, v) in map {
                 let at = format!("{ppath}.{name}");
                 if name.is_empty() {
@@ -225,7 +222,11 @@ fn var_ref(
         let want = if input { Causality::Input } else { Causality::Output };
         return Err(Error::invalid(
             path,
-            format!("{fmu} has no variable '{name}' (its {want}s: {})", md.names_with(want)),
+            format!(
+                "{fmu} has no variable '{name}'{} (its {want}s: {})",
+                stiction_framework::error::suggestion(name, md.variables.iter().map(|v| v.name.as_str())),
+                md.names_with(want)
+            ),
         ));
     };
     let var = &md.variables[index];

@@ -279,7 +279,11 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
     let Some(i) = md.find(var) else {
         return Err(Error::invalid(
             at,
-            format!("{label} ('{fmu}') has no variable '{var}' ({want}s: {})", md.names_with(want)),
+            format!(
+                "{label} ('{fmu}') has no variable '{var}'{} ({want}s: {})",
+                stiction_framework::error::suggestion(var, md.variables.iter().map(|v| v.name.as_str())),
+                md.names_with(want)
+            ),
         ));
     };
     let v = &md.variables[i];
@@ -324,7 +328,7 @@ impl FmuSystem {
     /// Build a system from a parsed JSON value.
     pub fn from_value(v: &Value, default_name: &str, base: &Path) -> Result<FmuSystem> {
         let top = object(v, "(top level)")?;
-        only_keys(top, "", &["name", "description", "master", "fmus", "connections", "output"])?;
+        only_keys(top, "", &["$schema", "name", "description", "master", "fmus", "connections", "output"])?;
         let name = match top.get("name") {
             None => default_name.to_string(),
             Some(Value::String(s)) => s.clone(),
@@ -1200,7 +1204,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
                     return Err(Error::invalid(
                         pat,
                         format!(
-                            "{shown} has no variable '{k}' (parameters: {}; inputs: {})",
+                            "{shown} has no variable '{k}'{} (parameters: {}; inputs: {})",
+                            stiction_framework::error::suggestion(k, md.variables.iter().map(|v| v.name.as_str())),
                             md.names_with(Causality::Parameter),
                             md.names_with(Causality::Input)
                         ),
@@ -1302,8 +1307,9 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
             return Err(Error::invalid(
                 at,
                 format!(
-                    "{} ('{fmu}') has no variable '{var}' (outputs: {})",
+                    "{} ('{fmu}') has no variable '{var}'{} (outputs: {})",
                     units[u].fmu.label,
+                    stiction_framework::error::suggestion(var, md.variables.iter().map(|v| v.name.as_str())),
                     md.names_with(Causality::Output)
                 ),
             ));

@@ -51,7 +51,8 @@ impl Simulator {
         } else if let Some(i) = s.imp_names.iter().position(|n| n == comp) {
             (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1])
         } else {
-            return Err(bad(format!("there is no component named '{comp}'")));
+            let names = s.adm_names.iter().chain(&s.imp_names).map(String::as_str);
+            return Err(bad(format!("there is no component named '{comp}'{}", crate::error::suggestion(comp, names))));
         };
         if sig == "state" {
             let e = elem.unwrap_or(0);
@@ -62,7 +63,8 @@ impl Simulator {
         }
         let which = signals.iter().position(|x| x.name == sig).ok_or_else(|| {
             let list: Vec<String> = signals.iter().map(|x| format!("{}[{}]", x.name, x.len)).collect();
-            bad(format!("'{comp}' has no signal '{sig}' (signals: {}, state[..])", list.join(", ")))
+            let hint = crate::error::suggestion(sig, signals.iter().map(|x| x.name));
+            bad(format!("'{comp}' has no signal '{sig}'{hint} (signals: {}, state[..])", list.join(", ")))
         })?;
         let len = signals[which].len;
         let elem = match elem {
