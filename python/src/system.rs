@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use stiction::set::Assignment;
+use stiction_framework::output::number::time_text;
 use stiction_framework::system::{diagnostics, System};
 use stiction_framework::{Diagnostic, OutputSink, Recorder};
 
@@ -224,6 +225,7 @@ impl CoreSystem {
         let units: Vec<String> = system.columns.iter().map(|(_, s)| self.unit_of(&reg, s)).collect();
         let name = system.name.clone();
         let file = self.file.display().to_string();
+        let step = system.step;
         let outcome = interrupt::run(py, |cancel| {
             let (mut sim, plan) = system.into_simulator(threads).map_err(|e| (e.in_file(file.clone()), None))?;
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| {
@@ -235,6 +237,11 @@ impl CoreSystem {
             })?;
             let mut sink = Collect { rec: Recorder::default(), cancel };
             let r = pool.install(|| sim.run(&plan, &mut sink, &mut |_| {}));
+            // Sample times as the CLI's results print them: the exact decimal k·T read back
+            // (0.009, not the binary product 0.009000000000000001).
+            for t in &mut sink.rec.time {
+                *t = time_text(*t, step).parse().unwrap_or(*t);
+            }
             match r {
                 Ok(s) => Ok((s.steps, sink.rec)),
                 // The rows before a failure, as the CLI keeps them in its CSV.

@@ -187,7 +187,8 @@ class Result:
         self.labels: List[str] = list(d["labels"])
         #: Unit of every column and of ``time`` ("" when unknown, e.g. raw states).
         self.units: Dict[str, str] = {"time": "s", **dict(zip(self.labels, d["units"]))}
-        #: Sample times, s.
+        #: Sample times, s: k·T as the exact decimal read back (0.009, not 0.009000000000000001),
+        #: as in the CLI's CSV.
         self.time: np.ndarray = np.frombuffer(d["time"], dtype="<f8")
         self._columns: Dict[str, np.ndarray] = {
             label: np.frombuffer(col, dtype="<f8") for label, col in zip(self.labels, d["columns"])
