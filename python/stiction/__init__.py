@@ -320,7 +320,12 @@ def export_fmu(
     """
     if fmi not in (2, 3):
         raise InputError(f"fmi={fmi!r}: expected 2 or 3")
-    plist = [f"{k}={float(v)!r}" for k, v in (params or {}).items()]
+    plist = []
+    for k, v in (params or {}).items():
+        try:
+            plist.append(f"{k}={float(v)!r}")
+        except (TypeError, ValueError):
+            raise InputError(f"params[{k!r}]: expected a number, got {v!r}") from None
     target = os.fspath(path) if path is not None else None
     if target is None:
         ident = {"gear": "StictionGear", "friction": "StictionFriction", "friction-mass": "StictionFrictionMass"}

@@ -84,6 +84,8 @@ def _table(columns: List[str], rows: List[Row]):
 
 
 def _report(progress: Progress, done: int, total: int) -> None:
+    if progress is None:
+        progress = sys.stderr.isatty()
     if progress is True:
         end = "\n" if done >= total else ""
         sys.stderr.write(f"\rstiction study: {done}/{total} runs{end}")
@@ -133,7 +135,8 @@ def study(
         files the system names must be readable there). None: local threads.
     :param threads: local threads (default: all cores); unused with a client.
     :param chunk_size: runs per Dask task (default: about 4 tasks per worker thread).
-    :param progress: True for a progress line on stderr, or ``callback(done, total)``.
+    :param progress: a ``callback(done, total)``, True for a progress line on stderr, False
+        for none; None (default): the line when stderr is a terminal, as the CLI's bar.
     :returns: a ``pandas.DataFrame`` with columns ``run``, the varied parameters, one
         column per statistic, ``status`` (``"ok"``/``"failed"``) and ``message``; a numpy
         structured array when pandas is not installed. Rows are in run order; a failed
@@ -149,9 +152,11 @@ def study(
         raise InputError(f"seed must be >= 0, got {seed}")
     text, file, base_dir = system.to_json(), system.file, system.base_dir
     runs, columns = _core.study_plan(text, file, base_dir, vary_s, samples, seed, out_s)
+    if threads is not None and threads < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
     if client is None:
         n = threads or os.cpu_count() or 1
-        cb = (lambda done: _report(progress, done, runs)) if progress else None
+        cb = (lambda done: _report(progress, done, runs)) if progress is not False else None
         rows = _core.study_rows(text, file, base_dir, vary_s, samples, seed, out_s, 0, runs, n, cb)
         return _table(columns, rows)
     return _table(columns, _dask_rows(client, text, file, base_dir, vary_s, samples, seed, out_s, runs, chunk_size, progress))
