@@ -81,7 +81,13 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
     if is_broken_pipe(&e) {
         return ExitCode::from(CLOSED_STDOUT);
     }
-    eprintln!("error: {e:#}");
+    let text = format!("{e:#}");
+    eprintln!("error: {text}");
+    if code == INPUT {
+        if let Some(h) = crate::fmu_run::export_hint(&text) {
+            eprintln!("hint: {h}");
+        }
+    }
     ExitCode::from(code)
 }
 

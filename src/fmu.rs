@@ -2,7 +2,7 @@
 
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
-use stiction_fmus::{find_library, find_model, Export, FmiVersion, Interfaces};
+use stiction_fmus::find_library;
 
 #[derive(Subcommand)]
 pub enum FmuCommand {
@@ -44,31 +44,26 @@ pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
             Ok(())
         }
         FmuCommand::Export { model, fmi, interface, params, output } => {
-            let info = find_model(&model)
-                .ok_or_else(|| anyhow::anyhow!("unknown model {model:?}: expected gear, friction or friction-mass"))?;
-            let version = if fmi == "3" { FmiVersion::V3 } else { FmiVersion::V2 };
-            let interfaces = Interfaces {
-                model_exchange: matches!(interface, Iface::Me | Iface::Both),
-                co_simulation: matches!(interface, Iface::Cs | Iface::Both),
+            let iface = match interface {
+                Iface::Cs => stiction::fmu_export::Interface::Cs,
+                Iface::Me => stiction::fmu_export::Interface::Me,
+                Iface::Both => stiction::fmu_export::Interface::Both,
             };
-            let mut export = Export::new(info, version, interfaces).map_err(anyhow::Error::msg)?;
-            for p in &params {
-                export.set(p).map_err(anyhow::Error::msg)?;
-            }
-            export.validate().map_err(|e| anyhow::anyhow!("{}: {e}", info.identifier))?;
-            let library = find_library().map_err(anyhow::Error::msg)?;
-            export.write(&library, &output).map_err(anyhow::Error::msg)?;
+            let version = if fmi == "3" { 3 } else { 2 };
+            let (identifier, guid) =
+                stiction::fmu_export::export_fmu(&model, version, iface, &params, find_library, &output)
+                    .map_err(anyhow::Error::msg)?;
             eprintln!(
                 "wrote {} ({}, FMI {}, {}, GUID {})",
                 output.display(),
-                info.identifier,
+                identifier,
                 fmi,
                 match interface {
                     Iface::Cs => "Co-Simulation",
                     Iface::Me => "Model Exchange",
                     Iface::Both => "Model Exchange + Co-Simulation",
                 },
-                export.guid()
+                guid
             );
             Ok(())
         }

@@ -20,6 +20,7 @@ pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 pub mod results;
+pub mod schema;
 pub mod set;
 pub mod study;
 
@@ -37,3 +38,5 @@ pub fn registry() -> Registry {
 pub fn load(path: impl AsRef<Path>) -> stiction_framework::Result<System> {
     System::load(path.as_ref(), &registry())
 }
+
+pub mod fmu_export;

@@ -12,6 +12,7 @@ use stiction_framework::{Diagnostic, OutputSink, Recorder};
 mod exit;
 mod fmu;
 mod fmu_master;
+mod fmu_run;
 mod interrupt;
 mod plot;
 mod sweep;
@@ -52,6 +53,15 @@ enum Command {
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
+        #[arg(long, value_name = "SECONDS")]
+        stop_time: Option<f64>,
+        /// X.fmu only: step in s (default: the DefaultExperiment's, else stop time / 500).
+        #[arg(long, value_name = "SECONDS")]
+        step: Option<f64>,
+        /// X.fmu only: cs (doStep each step) or me (modular RK4); default cs when declared.
+        #[arg(long)]
+        interface: Option<String>,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
@@ -62,6 +72,8 @@ enum Command {
         /// Show only this type.
         name: Option<String>,
     },
+    /// Print the JSON Schema (draft 2020-12) of system files, for editors ("$schema").
+    Schema,
     /// Print the network as Graphviz DOT.
     Graph { system: PathBuf },
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
@@ -81,13 +93,18 @@ fn main_inner() -> ExitCode {
         panic!("STICTION_TEST_INTERNAL_PANIC is set");
     }
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet, &set)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set, stop_time, step, interface } => {
+            let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
+            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
+        Command::Schema => {
+            println!("{:#}", stiction::schema::system_schema(&stiction::registry()));
+            Ok(())
+        }
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
     };
     exit::report(result)
@@ -184,13 +201,20 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
-    set: &[String],
+    fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
     }
     interrupt::install();
-    let system = stiction::set::load_with_sets(path, set)?;
+    let system = if fmu_run::is_fmu(path) {
+        fmu_run::system(path, fmu).map_err(Failure::Input)?
+    } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {
+        let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
+        return Err(Failure::Input(anyhow::anyhow!(msg)));
+    } else {
+        stiction::set::load_with_sets(path, fmu.sets)?
+    };
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_deref())?;
     let step = system.step;

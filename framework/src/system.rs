@@ -37,6 +37,9 @@ pub use limits::{check_name, check_step_count, check_step_keys, check_threads, m
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
+    /// The JSON Schema an editor checks the file against (`stiction schema`); not read.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]

@@ -107,9 +107,6 @@ pub fn parse(
         (Some(p), false) => {
             let ppath = format!("{path}.ports");
             let map = object(p, &ppath)?;
-            if map.is_empty() {
-                return Err(Error::invalid(ppath, "at least one port is needed"));
-            }
             for (name, v) in map {
                 let at = format!("{ppath}.{name}");
                 if name.is_empty() {

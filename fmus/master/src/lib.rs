@@ -328,7 +328,7 @@ impl FmuSystem {
     /// Build a system from a parsed JSON value.
     pub fn from_value(v: &Value, default_name: &str, base: &Path) -> Result<FmuSystem> {
         let top = object(v, "(top level)")?;
-        only_keys(top, "", &["name", "description", "master", "fmus", "connections", "output"])?;
+        only_keys(top, "", &["$schema", "name", "description", "master", "fmus", "connections", "output"])?;
         let name = match top.get("name") {
             None => default_name.to_string(),
             Some(Value::String(s)) => s.clone(),

@@ -1,0 +1,296 @@
+//! `CoreSystem`: a validated system held as its JSON document (so it can be copied with
+//! `--set` assignments, sent to Dask workers and rebuilt for every run), with its run and
+//! its findings.
+
+use crate::errors::{from_framework, input_error_msg};
+use crate::interrupt;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyDict, PyList};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use stiction::set::Assignment;
+use stiction_framework::output::number::time_text;
+use stiction_framework::system::{diagnostics, System};
+use stiction_framework::{Diagnostic, OutputSink, Recorder};
+
+/// A system description that passed validation.
+#[pyclass(frozen, module = "stiction._core")]
+pub struct CoreSystem {
+    pub doc: Value,
+    /// The file it came from (or a stand-in such as `<dict>`), for messages and the default name.
+    pub file: PathBuf,
+    /// Directory that relative paths in the system (tables, FMUs) are taken from.
+    pub base: PathBuf,
+    name: String,
+    /// (label, signal) per output column.
+    columns: Vec<(String, String)>,
+    /// (component, type) in file order.
+    comps: Vec<(String, String)>,
+}
+
+/// Build (validate) the system of `doc`. Errors name the file and the JSON path.
+pub fn build(doc: &Value, file: &Path, base: &Path) -> stiction_framework::Result<System> {
+    stiction::set::system_from_value(doc.clone(), file, base)
+}
+
+impl CoreSystem {
+    fn new(doc: Value, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
+        if doc.get("fmus").is_some() && doc.get("components").is_none() {
+            let f = file.display().to_string();
+            let m = "an FMU-only system (top-level \"fmus\") runs with the CLI (`stiction run`); \
+                     the Python package loads networks (top-level \"components\", where FMUs are \
+                     components of type \"fmu\")";
+            return Err(crate::errors::input_error(
+                Some(f.clone()),
+                Some("fmus".into()),
+                m.into(),
+                format!("{f}: fmus: {m}"),
+            ));
+        }
+        let system = build(&doc, &file, &base).map_err(|e| from_framework(&e))?;
+        Ok(CoreSystem::of(doc, file, base, &system))
+    }
+
+    /// The holder of `doc`, already built (validated) as `system`.
+    fn of(doc: Value, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
+        CoreSystem {
+            name: system.name.clone(),
+            columns: system.columns.clone(),
+            comps: system.components.clone(),
+            doc,
+            file,
+            base,
+        }
+    }
+
+    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does, and the
+    /// assignments (to name the one behind a loader error, [`stiction::set::blame`]).
+    fn doc_with(&self, sets: &[String]) -> PyResult<(Value, Vec<Assignment>)> {
+        let mut doc = self.doc.clone();
+        let applied = stiction::set::apply_all(&mut doc, sets).map_err(|e| input_error_msg(e.to_string()))?;
+        Ok((doc, applied))
+    }
+
+    /// Unit of an output signal `comp.signal[i]` from the component type's documentation
+    /// ("" when unknown: raw states, FMU variables).
+    fn unit_of(&self, reg: &stiction_framework::system::Registry, signal: &str) -> String {
+        let Some((comp, rest)) = signal.split_once('.') else { return String::new() };
+        let name = rest.split('[').next().unwrap_or(rest);
+        let Some((_, ty)) = self.comps.iter().find(|(n, _)| n == comp) else { return String::new() };
+        reg.get(ty)
+            .and_then(|t| t.signals.iter().find(|s| s.name == name))
+            .map(|s| s.unit.to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// Rows kept in memory; stops the run (an I/O error the caller discards) once Ctrl-C raised
+/// the cancel flag.
+struct Collect<'a> {
+    rec: Recorder,
+    cancel: &'a AtomicBool,
+}
+
+impl OutputSink for Collect<'_> {
+    fn begin(&mut self, labels: &[String]) -> std::io::Result<()> {
+        self.rec.begin(labels)
+    }
+    fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()> {
+        if interrupt::cancelled(self.cancel) {
+            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+        }
+        self.rec.row(t, values)
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A run's rows for the Python `Result`: name, labels, units, time and columns (bytes of
+/// little-endian f64), steps.
+fn result_dict<'py>(
+    py: Python<'py>,
+    name: &str,
+    units: &[String],
+    rec: &Recorder,
+    steps: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("name", name)?;
+    out.set_item("labels", rec.labels.clone())?;
+    out.set_item("units", units.to_vec())?;
+    out.set_item("time", PyByteArray::new(py, &le_bytes(rec.time.iter().copied())))?;
+    let cols = PyList::empty(py);
+    for c in 0..rec.labels.len() {
+        cols.append(PyByteArray::new(py, &le_bytes(rec.rows.iter().map(|r| r[c]))))?;
+    }
+    out.set_item("columns", cols)?;
+    out.set_item("steps", steps)?;
+    Ok(out)
+}
+
+fn le_bytes(v: impl Iterator<Item = f64>) -> Vec<u8> {
+    v.flat_map(f64::to_le_bytes).collect()
+}
+
+#[pymethods]
+impl CoreSystem {
+    /// Load and validate a JSON file.
+    #[staticmethod]
+    fn from_file(path: PathBuf) -> PyResult<CoreSystem> {
+        let doc = stiction::set::read_json(&path).map_err(|e| from_framework(&e))?;
+        let base = stiction::set::base_dir(&path);
+        CoreSystem::new(doc, path, base)
+    }
+
+    /// Validate a system given as JSON text; `file` names it in messages, relative paths
+    /// are taken from `base_dir`.
+    #[staticmethod]
+    fn from_json(text: &str, file: PathBuf, base_dir: PathBuf) -> PyResult<CoreSystem> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| {
+            let f = file.display().to_string();
+            crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
+        })?;
+        CoreSystem::new(doc, file, base_dir)
+    }
+
+    /// A new system with `sets` applied (validated).
+    fn with_set(&self, sets: Vec<String>) -> PyResult<CoreSystem> {
+        let (doc, applied) = self.doc_with(&sets)?;
+        let system =
+            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
+        Ok(CoreSystem::of(doc, self.file.clone(), self.base.clone(), &system))
+    }
+
+    /// The JSON document (compact, numbers exactly as held).
+    fn to_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.doc).map_err(|e| input_error_msg(e.to_string()))
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn file(&self) -> PathBuf {
+        self.file.clone()
+    }
+
+    #[getter]
+    fn base_dir(&self) -> PathBuf {
+        self.base.clone()
+    }
+
+    /// (component, type) in file order.
+    #[getter]
+    fn component_names(&self) -> Vec<(String, String)> {
+        self.comps.clone()
+    }
+
+    /// (label, signal) per output column.
+    #[getter]
+    fn columns(&self) -> Vec<(String, String)> {
+        self.columns.clone()
+    }
+
+    /// Run with `sets` applied, on `threads` threads (None: the solver's `threads`, else all
+    /// cores), to `stop_time` (None: the file's). Returns a dict: name, labels, units, time
+    /// and columns (little-endian f64 bytes), steps. The GIL is released; Ctrl-C stops
+    /// the run between output rows and raises KeyboardInterrupt.
+    #[pyo3(signature = (sets, threads=None, stop_time=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        sets: Vec<String>,
+        threads: Option<usize>,
+        stop_time: Option<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut sets = sets;
+        if let Some(t) = stop_time {
+            // Through the same assignment as `--set solver.stop_time=...`; Display of f64
+            // is the shortest text that reads back to the same number.
+            sets.push(format!("solver.stop_time={t}"));
+        }
+        let (doc, applied) = self.doc_with(&sets)?;
+        let system =
+            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
+        let threads = match threads.or(system.threads) {
+            Some(0) => return Err(input_error_msg("threads must be at least 1".into())),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        };
+        let reg = stiction::registry();
+        let units: Vec<String> = system.columns.iter().map(|(_, s)| self.unit_of(&reg, s)).collect();
+        let name = system.name.clone();
+        let file = self.file.display().to_string();
+        let step = system.step;
+        let outcome = interrupt::run(py, |cancel| {
+            let (mut sim, plan) = system.into_simulator(threads).map_err(|e| (e.in_file(file.clone()), None))?;
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| {
+                let e = stiction_framework::Error::Io {
+                    path: "threads".into(),
+                    error: std::io::Error::other(e.to_string()),
+                };
+                (e, None)
+            })?;
+            let mut sink = Collect { rec: Recorder::default(), cancel };
+            let r = pool.install(|| sim.run(&plan, &mut sink, &mut |_| {}));
+            // Sample times as the CLI's results print them: the exact decimal k·T read back
+            // (0.009, not the binary product 0.009000000000000001).
+            for t in &mut sink.rec.time {
+                *t = time_text(*t, step).parse().unwrap_or(*t);
+            }
+            match r {
+                Ok(s) => Ok((s.steps, sink.rec)),
+                // The rows before a failure, as the CLI keeps them in its CSV.
+                Err(e) => Err((e.in_file(file.clone()), Some(sink.rec))),
+            }
+        })?;
+        match outcome {
+            Ok((steps, rec)) => result_dict(py, &name, &units, &rec, steps),
+            Err((e, rec)) => {
+                let err = from_framework(&e);
+                if let (Some(rec), true) = (rec, e.is_simulation_failure()) {
+                    err.value(py).setattr("partial", result_dict(py, &name, &units, &rec, 0)?)?;
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// The findings of `stiction check`: (level "info"/"warning", component or None, message).
+    fn check(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, String)>> {
+        let system = build(&self.doc, &self.file, &self.base).map_err(|e| from_framework(&e))?;
+        let file = self.file.display().to_string();
+        let findings = py
+            .detach(|| {
+                let (sim, plan) = system.into_simulator(1).map_err(|e| e.in_file(file))?;
+                Ok::<_, stiction_framework::Error>(diagnostics(&sim, &plan))
+            })
+            .map_err(|e| from_framework(&e))?;
+        Ok(findings
+            .into_iter()
+            .map(|d| {
+                let (level, text) = match d {
+                    Diagnostic::Info(s) => ("info", s),
+                    Diagnostic::Warning(s) => ("warning", s),
+                };
+                // Findings of a component are prefixed "name: "; take the longest name that fits.
+                let comp = self
+                    .comps
+                    .iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| text.strip_prefix(n.as_str()).is_some_and(|r| r.starts_with(": ")))
+                    .max_by_key(|n| n.len())
+                    .cloned();
+                let message = match &comp {
+                    Some(n) => text[n.len() + 2..].to_string(),
+                    None => text,
+                };
+                (level.to_string(), comp, message)
+            })
+            .collect())
+    }
+}
