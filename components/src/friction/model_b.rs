@@ -8,17 +8,26 @@
 //! step of size τ with drive velocity u, C = M + τB + τ²K:
 //! v* = (M v + τK e + τ(τK + B) u)/C,  y = Φ_{τ/C}(v*),  v_new = v* − τ y/C,
 //! h = K e + (τK + B)(u − v_new)   — this is (34)–(36) written with v instead of e_{k−2};
-//! the drive receives −h. Rates: ẋ = v_new, v̇ = (v_new − v)/τ.
+//! the drive receives −h. Rates under `"method": "euler"` (the paper's (36), bit for bit):
+//! ẋ = v_new, v̇ = (v_new − v)/τ.
+//!
+//! Under RK4 ([`StageForm`], docs/friction.md) the implicit step decides stick or slip and
+//! gives the friction force y; the mechanics then take the continuous rates of the stage
+//! state: sliding, ẋ = v, M v̇ = K e + B(u − v) − y, h = K e + B(u − v) (with F = 0 this is
+//! RK4 on the mass–spring–damper, fourth order; explicit, so stable for ω T < 2.8,
+//! ω = √(K/M)); stuck, ẋ = v, v̇ = −v/τ and h = K e + (τK + B) u as in the Euler form, so
+//! the mass velocity is exactly 0.0 in every stage once it is 0.0.
 
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::{Method, Result};
 
 /// Model B: state [x (n), v (n)] of the internal mass.
 #[derive(Clone, Debug)]
@@ -34,6 +43,8 @@ pub struct ModelB {
     /// Initial deflection e(0) (m) and mass velocity v(0) (m/s).
     pub e0: Vector3<f64>,
     pub v0: Vector3<f64>,
+    /// Euler (paper) or RK4 rates, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -54,13 +65,26 @@ impl ModelB {
         v: Vector3<f64>,
         tau: f64,
     ) -> (Vector3<f64>, Vector3<f64>, bool) {
+        let (h, vn, _, stuck) = self.step_with_friction(u, e, v, tau);
+        (h, vn, stuck)
+    }
+
+    /// [`step`](Self::step) and the friction force y = Φ_Z(v*) on the mass.
+    #[inline]
+    fn step_with_friction(
+        &self,
+        u: Vector3<f64>,
+        e: Vector3<f64>,
+        v: Vector3<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>, bool) {
         let c = self.mass + tau * self.b + tau * tau * self.k;
         let kb = tau * self.k + self.b;
         let vs = (v * self.mass + e * (tau * self.k) + u * (tau * kb)) / c;
         let z = tau / c;
         let p = self.law.phi_z(z, vs);
         let vn = if p.stuck { Vector3::zeros() } else { vs - p.y * z };
-        (e * self.k + (u - vn) * kb, vn, p.stuck)
+        (e * self.k + (u - vn) * kb, vn, p.y, p.stuck)
     }
 
     fn parts(&self, m: &Motion, y: &[f64]) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>) {
@@ -90,10 +114,26 @@ impl Impedance for ModelB {
     ) -> Result<(), Fault> {
         let n = self.dims;
         let (u, e, v) = self.parts(&m[0], y);
-        let (h, vn, _) = self.step(u, e, v, tau);
-        store(&vn, &mut dy[..n], n);
-        store(&((vn - v) / tau), &mut dy[n..], n);
-        force[0] = Force::point(-h);
+        let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
+        if self.form.is_euler() {
+            store(&vn, &mut dy[..n], n);
+            store(&((vn - v) / tau), &mut dy[n..], n);
+            force[0] = Force::point(-h);
+        } else if stuck {
+            store(&v, &mut dy[..n], n);
+            store(&((vn - v) / tau), &mut dy[n..], n);
+            force[0] = Force::point(-h);
+        } else {
+            // Sliding: the continuous mechanics of the stage state, friction from the step.
+            let spring = e * self.k + (u - v) * self.b;
+            store(&v, &mut dy[..n], n);
+            store(&((spring - friction) / self.mass), &mut dy[n..], n);
+            force[0] = Force::point(-spring);
+        }
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -132,7 +172,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = vec_n_or_zero(&mut init, "v", dims)?;
         init.finish()?;
     }
-    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0 })))
+    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -8,18 +8,22 @@
 //! of size τ under applied force h, with A = (τ²K + τB + M)/(M(B + τK)):
 //! v* = u + τh/M + K e/(B + τK),  y = Φ_A(v*),  u_new = u + τ(h − y)/M,
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
-//! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: q̇ = u_new, u̇ = (h − y)/M, ẇ.
+//! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: u̇ = (h − y)/M, ẇ, and
+//! q̇ = u_new under `"method": "euler"` ((45) bit for bit) or q̇ = u, the stage velocity,
+//! under RK4 ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages
+//! are RK4 on M u̇ = h, q̇ = u (fourth order); the slider rate is exactly 0.0 while stuck.
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::{Method, Result};
 
 /// Model D: state [q (n), u (n), w (n)].
 #[derive(Clone, Debug)]
@@ -38,6 +42,8 @@ pub struct ModelD {
     pub v0: Vector3<f64>,
     /// Initial deflection e(0) = q(0) − w(0) (m).
     pub e0: Vector3<f64>,
+    /// Euler (paper) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -87,9 +93,13 @@ impl Admittance for ModelD {
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let h = first(f[0].f, n) + self.force;
         let (_, du, wv, _) = self.step(u, q - w, h, tau);
-        store(&(u + du * tau), &mut dx[..n], n);
+        store(&self.form.position_rate(u, u + du * tau), &mut dx[..n], n);
         store(&du, &mut dx[n..2 * n], n);
         store(&wv, &mut dx[2 * n..], n);
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -129,7 +139,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let force = vec_n_or_zero(p, "force", dims)?;
     let e0 = vec_n_or_zero(p, "e0", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelD { dims, mass, k, b, law, force, q0, v0, e0 })))
+    Ok(Built::Admittance(Box::new(ModelD { dims, mass, k, b, law, force, q0, v0, e0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

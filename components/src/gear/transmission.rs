@@ -25,11 +25,12 @@
 
 use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Error, Result};
+use stiction_framework::{Error, Method, Result};
 
 /// Where the asymmetry coefficients of a gear came from (kept for `stiction check`).
 #[derive(Clone, Debug, PartialEq)]
@@ -299,11 +300,13 @@ pub struct Gear {
     pub damping: f64,
     pub q0: f64,
     pub v0: f64,
+    /// Euler (paper (44)) or RK4 position rate, set by `prepare` (docs/gear.md).
+    pub form: StageForm,
 }
 
 impl Gear {
     pub fn new(model: GearModel, m: f64, big_m: f64) -> Gear {
-        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0 }
+        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0, form: StageForm::default() }
     }
 
     /// ρ̂ of (29).
@@ -374,8 +377,13 @@ impl Admittance for Gear {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
         let s = self.step(v, fu, fv, tau);
-        dx[0] = s.v;
+        // (44) under Euler: q(k) = q(k−1) + h v(k); under RK4 the stage velocity (docs/gear.md).
+        dx[0] = self.form.position_rate(v, s.v);
         dx[1] = exact_rate(v, s.v, tau);
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -391,7 +399,7 @@ impl Admittance for Gear {
                 let (gu, gv) = (self.model.gamma_u, self.model.gamma_v);
                 gu * fu + gv * fv - (gu * self.m - gv * self.big_m) * p.rate[1]
             }
-            3 => mode(p.rate[0], fu, fv),
+            3 => mode(self.step(v, fu, fv, p.tau).v, fu, fv),
             4 => fu,
             5 => fv,
             _ => f64::NAN,
@@ -543,7 +551,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = init.f64_or("v", 0.0)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0 })))
+    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0, form: StageForm::default() })))
 }
 
 /// The keys [`read_model`] and [`read_input_inertia`] read, each name after `$prefix`

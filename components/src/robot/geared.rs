@@ -10,8 +10,10 @@
 //!
 //! M(q) is the robot's inertia matrix (CRBA of [`SerialRobot`], the output-side gear inertia
 //! being each link's `rotor`), h(q, v) its bias torques (RNEA), b the joint viscosities.
-//! `derivative` returns (q̇, v̇) = (v_new, (v_new − v)/τ), so with `method: "euler"` this is
-//! (69) exactly and the velocity of a stuck joint is exactly 0.0.
+//! `derivative` returns v̇ = (v_new − v)/τ and, with `method: "euler"`, q̇ = v_new, so this is
+//! (69) exactly and the velocity of a stuck joint is exactly 0.0. Under RK4 q̇ = v, the stage
+//! velocity ([`StageForm`], docs/gear.md): with γ = 0 the stages are RK4 on the robot's
+//! equations of motion (fourth order).
 //!
 //! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
 //! [`Fault`]; the simulator names the robot and the time.
@@ -19,13 +21,14 @@
 use super::axproj::{axproj, Axproj};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::gear::transmission::gear_model_params;
 use std::sync::OnceLock;
 use super::serial::SerialRobot;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
 use nalgebra::{DMatrix, DVector};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
+use stiction_framework::{Method, Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
 
 /// The geared robot: state [q (n), v (n)].
 #[derive(Clone, Debug)]
@@ -34,6 +37,8 @@ pub struct GearedRobot {
     pub gears: Vec<GearModel>,
     /// Input-side inertias referred to the outputs (> 0).
     pub m: Vec<f64>,
+    /// Euler (paper (69)) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 /// Everything one step (69) computes.
@@ -55,7 +60,7 @@ impl GearedRobot {
         if let Some(i) = m.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
             return Err(format!("gears[{i}].m: must be > 0, got {}", m[i]));
         }
-        Ok(GearedRobot { robot, gears, m })
+        Ok(GearedRobot { robot, gears, m, form: StageForm::default() })
     }
 
     pub fn dof(&self) -> usize {
@@ -184,10 +189,15 @@ impl Admittance for GearedRobot {
         let (q, v) = (&x[..n], &x[n..2 * n]);
         let (tu, tv) = self.torques(q, v, forces);
         let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
+        let euler = self.form.is_euler();
         for i in 0..n {
-            dx[i] = s.v[i];
+            dx[i] = if euler { s.v[i] } else { v[i] };
             dx[n + i] = exact_rate(v[i], s.v[i], tau);
         }
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
