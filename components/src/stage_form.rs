@@ -8,9 +8,12 @@
 //! algorithm, bit for bit. Inside RK4 the extra τ·ξ_v is an O(τ) perturbation of the
 //! continuous law q̇ = v in every stage: free motion becomes first order and a frictionless
 //! oscillator loses energy like exp(−¾ T ω² t). The RK4 form therefore returns ξ_q = v (the
-//! stage velocity) and keeps ξ_v: in free motion ξ_v is the continuous acceleration, so the
-//! stages are exactly those of RK4 on the continuous equations (fourth order), and while
-//! stuck v = 0.0 in every stage, so ξ_q = 0.0 exactly as before.
+//! stage velocity) in every stage that ends sliding, and keeps ξ_v: in free motion ξ_v is
+//! the continuous acceleration, so the stages are exactly those of RK4 on the continuous
+//! equations (fourth order). In a stage that ends stuck it keeps the implicit form
+//! ξ_q = v_new, exactly as I_fricK (19) keeps its τ-terms ((B + τK) v) only while it holds:
+//! the τ-form is what makes the stuck state exact and unconditionally stable (model D's
+//! contact stays dissipative at any K), and v = 0.0 there anyway.
 //!
 //! The method is learned once in `prepare` (called by `Simulator::new`); a component that was
 //! never prepared uses the RK4 form.
@@ -49,10 +52,11 @@ impl StageForm {
     }
 
     /// The position rate for stage velocity `v` and new velocity `v_new` = v + τ·ξ_v of the
-    /// implicit step: `v_new` under Euler (the paper's q(k) = q(k−1) + T v(k)), `v` under RK4.
+    /// implicit step: `v_new` under Euler (the paper's q(k) = q(k−1) + T v(k)) and in a stage
+    /// that ends `stuck`, else `v`.
     #[inline]
-    pub fn position_rate<V>(&self, v: V, v_new: V) -> V {
-        if self.is_euler() {
+    pub fn position_rate<V>(&self, v: V, v_new: V, stuck: bool) -> V {
+        if stuck || self.is_euler() {
             v_new
         } else {
             v

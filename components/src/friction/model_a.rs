@@ -4,9 +4,9 @@
 //! which is exactly zero when M v*/τ lies in the static set: stopping without chattering,
 //! holding without drift. The component returns the rates v̇ = (v_new − v)/τ and, under
 //! `"method": "euler"`, q̇ = v_new, so the Euler method (τ = T) reproduces (26) bit for bit;
-//! under RK4 q̇ = v, the stage velocity ([`StageForm`], docs/friction.md): with F = 0 the
-//! stages are exactly RK4 on M v̇ = h, q̇ = v (fourth order), while stuck v = 0.0 in every
-//! stage as before.
+//! under RK4 q̇ = v, the stage velocity, in every stage that ends sliding ([`StageForm`],
+//! docs/friction.md): with F = 0 the stages are exactly RK4 on M v̇ = h, q̇ = v (fourth
+//! order), while stuck q̇ = v_new = 0.0 as before.
 //! Scalar (dims = 1) or 2-D/3-D (dims = 2, 3) with the n-dimensional Φ_Z of (53)/(55)/(57).
 //!
 //! Exact zero: floating point leaves v + T·(−v/T) a few ulps away from zero, so the state
@@ -83,7 +83,7 @@ impl Admittance for ModelA {
         let v = load(&x[n..], n);
         let h = first(f[0].f, n) + self.force;
         let (vn, stuck) = self.step(v, h, tau);
-        store(&self.form.position_rate(v, vn), &mut dx[..n], n);
+        store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
         store(&((vn - v) / tau), &mut dx[n..2 * n], n);
         dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
         Ok(())

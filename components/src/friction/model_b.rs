@@ -15,7 +15,7 @@
 //! gives the friction force y; the mechanics then take the continuous rates of the stage
 //! state: sliding, ẋ = v, M v̇ = K e + B(u − v) − y, h = K e + B(u − v) (with F = 0 this is
 //! RK4 on the mass–spring–damper, fourth order; explicit, so stable for ω T < 2.8,
-//! ω = √(K/M)); stuck, ẋ = v, v̇ = −v/τ and h = K e + (τK + B) u as in the Euler form, so
+//! ω = √(K/M)); stuck, ẋ = v_new = 0, v̇ = −v/τ and h = K e + (τK + B) u as in the Euler form, so
 //! the mass velocity is exactly 0.0 in every stage once it is 0.0.
 
 use super::law::{FrictionLaw, LAW_PARAMS};
@@ -120,7 +120,7 @@ impl Impedance for ModelB {
             store(&((vn - v) / tau), &mut dy[n..], n);
             force[0] = Force::point(-h);
         } else if stuck {
-            store(&v, &mut dy[..n], n);
+            store(&vn, &mut dy[..n], n);
             store(&((vn - v) / tau), &mut dy[n..], n);
             force[0] = Force::point(-h);
         } else {

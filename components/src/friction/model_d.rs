@@ -9,8 +9,9 @@
 //! v* = u + τh/M + K e/(B + τK),  y = Φ_A(v*),  u_new = u + τ(h − y)/M,
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
 //! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: u̇ = (h − y)/M, ẇ, and
-//! q̇ = u_new under `"method": "euler"` ((45) bit for bit) or q̇ = u, the stage velocity,
-//! under RK4 ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages
+//! q̇ = u_new under `"method": "euler"` ((45) bit for bit) and while the slider is stuck
+//! (the implicit spring keeps the held mass dissipative at any K), else q̇ = u, the stage
+//! velocity ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages
 //! are RK4 on M u̇ = h, q̇ = u (fourth order); the slider rate is exactly 0.0 while stuck.
 
 use super::common::{read_init, INIT_PARAMS};
@@ -92,8 +93,8 @@ impl Admittance for ModelD {
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let h = first(f[0].f, n) + self.force;
-        let (_, du, wv, _) = self.step(u, q - w, h, tau);
-        store(&self.form.position_rate(u, u + du * tau), &mut dx[..n], n);
+        let (_, du, wv, stuck) = self.step(u, q - w, h, tau);
+        store(&self.form.position_rate(u, u + du * tau, stuck), &mut dx[..n], n);
         store(&du, &mut dx[n..2 * n], n);
         store(&wv, &mut dx[2 * n..], n);
         Ok(())

@@ -377,8 +377,8 @@ impl Admittance for Gear {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
         let s = self.step(v, fu, fv, tau);
-        // (44) under Euler: q(k) = q(k−1) + h v(k); under RK4 the stage velocity (docs/gear.md).
-        dx[0] = self.form.position_rate(v, s.v);
+        // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/gear.md).
+        dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
         Ok(())
     }

@@ -191,7 +191,7 @@ impl Admittance for GearedRobot {
         let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
         let euler = self.form.is_euler();
         for i in 0..n {
-            dx[i] = if euler { s.v[i] } else { v[i] };
+            dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
             dx[n + i] = exact_rate(v[i], s.v[i], tau);
         }
         Ok(())
