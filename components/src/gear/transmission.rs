@@ -347,7 +347,7 @@ pub fn mode(v_new: f64, fu: f64, fv: f64) -> f64 {
 
 const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("q", 1, "rad", "output angle q (input angle is κ q)"),
-    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck, with the euler method)"),
+    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck)"),
     SignalInfo::new("lambda", 1, "N·m", "internal force λ of (14b) over the next step"),
     SignalInfo::new("mode", 1, "", "0 stuck, +1 forward driving, −1 back driving (over the next step)"),
     SignalInfo::new("fu", 1, "N·m", "input torque referred to the output, κ × torque on `input`"),
@@ -355,12 +355,24 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 impl Admittance for Gear {
+    /// State [q, v, s]: s is the stick indicator of model A (docs/gear.md): its rate is
+    /// (σ − s)/τ with σ = 1 when a stage ends stuck, and `post_step` sets v = 0.0 when s > ½,
+    /// so a stop is exact after one step under RK4 too (RK4 alone would only shrink v by 3 per step).
     fn layout(&self) -> Layout {
-        Layout::new(2, vec![PortInfo::new("input", Domain::Scalar), PortInfo::new("output", Domain::Scalar)])
+        Layout::new(3, vec![PortInfo::new("input", Domain::Scalar), PortInfo::new("output", Domain::Scalar)])
     }
     fn init(&self, x: &mut [f64]) {
         x[0] = self.q0;
         x[1] = self.v0;
+        x[2] = if self.v0 == 0.0 { 1.0 } else { 0.0 };
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        if x[2] > 0.5 {
+            x[2] = 1.0;
+            x[1] = 0.0;
+        } else {
+            x[2] = 0.0;
+        }
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         if port == 0 {
@@ -380,6 +392,7 @@ impl Admittance for Gear {
         // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/gear.md).
         dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
+        dx[2] = (if s.v == 0.0 { 1.0 } else { 0.0 } - x[2]) / tau;
         Ok(())
     }
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {

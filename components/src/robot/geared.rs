@@ -166,12 +166,28 @@ impl Admittance for GearedRobot {
         ports.extend((0..n).map(|i| PortInfo::new(format!("joint{i}"), Domain::Scalar)));
         ports.push(PortInfo::new("tip", Domain::Point3));
         ports.push(PortInfo::new("tip_command", Domain::Point3));
-        Layout::new(2 * n, ports)
+        // [q, v, s]: s per joint is the stick indicator of the gear (docs/gear.md).
+        Layout::new(3 * n, ports)
     }
     fn init(&self, x: &mut [f64]) {
-        let mut tmp = vec![0.0; 2 * self.dof()];
+        let n = self.dof();
+        let mut tmp = vec![0.0; 2 * n];
         self.robot.init(&mut tmp);
-        x.copy_from_slice(&tmp);
+        x[..2 * n].copy_from_slice(&tmp);
+        for i in 0..n {
+            x[2 * n + i] = if tmp[n + i] == 0.0 { 1.0 } else { 0.0 };
+        }
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        let n = self.dof();
+        for i in 0..n {
+            if x[2 * n + i] > 0.5 {
+                x[2 * n + i] = 1.0;
+                x[n + i] = 0.0;
+            } else {
+                x[2 * n + i] = 0.0;
+            }
+        }
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         let n = self.dof();
@@ -193,6 +209,7 @@ impl Admittance for GearedRobot {
         for i in 0..n {
             dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
             dx[n + i] = exact_rate(v[i], s.v[i], tau);
+            dx[2 * n + i] = (if s.v[i] == 0.0 { 1.0 } else { 0.0 } - x[2 * n + i]) / tau;
         }
         Ok(())
     }
