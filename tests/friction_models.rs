@@ -73,23 +73,23 @@ fn fig6_model_a_stops_exactly_at_0_0778_s_for_both_steps() {
 #[test]
 fn fig7_model_a_reverses_at_0_0722_s_with_slope_minus_2() {
     for method in ["euler", "rk4"] {
-    let mut system = example_value("model_a_fig7.json");
-    system["solver"]["method"] = json!(method);
-    let rec = run_value(&system);
-    let v = col(&rec, "v");
-    let i = v.iter().position(|&x| x <= 0.0).expect("crosses zero");
-    let t_cross = rec.time[i];
-    let a = slope(&rec, "v", t_cross + 0.01, 0.3);
-    eprintln!(
-        "Fig. 7 ({method}): v crosses zero at t = {t_cross} s (analytic {:.5} s); slope after reversal {a} m/s²",
-        1.3 / 18.0
-    );
-    // Under RK4 the stages of the step around the reversal disagree (some stick, some slide),
-    // which delays the sign change by up to 2 T (as for the stop of Fig. 6).
-    let tol = if method == "euler" { 1e-3 } else { 2e-3 };
-    assert!((t_cross - 1.3 / 18.0).abs() <= tol * (1.0 + 1e-9));
-    assert!((a + 2.0).abs() < 0.02, "slope {a}");
-    assert!(v[i + 2..].iter().all(|&x| x < 0.0), "keeps moving backwards");
+        let mut system = example_value("model_a_fig7.json");
+        system["solver"]["method"] = json!(method);
+        let rec = run_value(&system);
+        let v = col(&rec, "v");
+        let i = v.iter().position(|&x| x <= 0.0).expect("crosses zero");
+        let t_cross = rec.time[i];
+        let a = slope(&rec, "v", t_cross + 0.01, 0.3);
+        eprintln!(
+            "Fig. 7 ({method}): v crosses zero at t = {t_cross} s (analytic {:.5} s); slope after reversal {a} m/s²",
+            1.3 / 18.0
+        );
+        // Under RK4 the stages of the step around the reversal disagree (some stick, some slide),
+        // which delays the sign change by up to 2 T (as for the stop of Fig. 6).
+        let tol = if method == "euler" { 1e-3 } else { 2e-3 };
+        assert!((t_cross - 1.3 / 18.0).abs() <= tol * (1.0 + 1e-9));
+        assert!((a + 2.0).abs() < 0.02, "slope {a}");
+        assert!(v[i + 2..].iter().all(|&x| x < 0.0), "keeps moving backwards");
     }
 }
 
@@ -207,56 +207,59 @@ fn figs13_14_models_b_and_d_settle_where_the_alternatives_vibrate() {
     // The paper's algorithms (Euler, as in the examples) and the same systems under RK4; the
     // alternatives' instability is the paper's claim about Euler.
     for method in ["euler", "rk4"] {
-    let set_method = |v: &mut Value| v["solver"]["method"] = json!(method);
-    for k in [8.3e4f64, 2.5e5, 7.5e5] {
-        let b = 2.0 * k.sqrt();
-        // Fig. 13: ramp drive 0.1 t, F = 10: h → F + M·0.1 = 10.1 N.
-        let mut mb = example_value("model_b_fig13.json");
-        set_method(&mut mb);
-        mb["components"]["block"]["K"] = json!(k);
-        mb["components"]["block"]["B"] = json!(b);
-        let rb = run_value(&mb);
-        let h = col(&rb, "h");
-        let dev = rb.time.iter().zip(&h).filter(|(t, _)| **t >= 0.5).map(|(_, h)| (h - 10.1).abs()).fold(0.0, f64::max);
-        let hmax = h.iter().cloned().fold(0.0, f64::max);
-        let mut ma = example_value("model_b_alternative_fig13.json");
-        set_method(&mut ma);
-        ma["components"]["spring"]["K"] = json!(k);
-        ma["components"]["spring"]["B"] = json!(b);
-        let ra = run_value(&ma);
-        let ha = col(&ra, "h");
-        let dev_a =
-            ra.time.iter().zip(&ha).filter(|(t, _)| **t >= 0.5).map(|(_, h)| (h - 10.1).abs()).fold(0.0, f64::max);
-        eprintln!("Fig. 13 ({method}), K = {k:e}: model B max |h − 10.1| after 0.5 s = {dev:.2e} N (peak h {hmax:.3} N); A + spring: {dev_a:.3e} N");
-        // The breakaway overshoot of h: Euler damps it (10.49 N at K = 8.3e4), RK4 follows the
-        // converged value (10.5569 N at T = 1e-3 against 10.5505 N at T = 1e-5, both methods).
-        assert!(dev < 1e-6 && hmax < 10.6, "model B does not settle at K = {k}");
+        let set_method = |v: &mut Value| v["solver"]["method"] = json!(method);
+        for k in [8.3e4f64, 2.5e5, 7.5e5] {
+            let b = 2.0 * k.sqrt();
+            // Fig. 13: ramp drive 0.1 t, F = 10: h → F + M·0.1 = 10.1 N.
+            let mut mb = example_value("model_b_fig13.json");
+            set_method(&mut mb);
+            mb["components"]["block"]["K"] = json!(k);
+            mb["components"]["block"]["B"] = json!(b);
+            let rb = run_value(&mb);
+            let h = col(&rb, "h");
+            let dev =
+                rb.time.iter().zip(&h).filter(|(t, _)| **t >= 0.5).map(|(_, h)| (h - 10.1).abs()).fold(0.0, f64::max);
+            let hmax = h.iter().cloned().fold(0.0, f64::max);
+            let mut ma = example_value("model_b_alternative_fig13.json");
+            set_method(&mut ma);
+            ma["components"]["spring"]["K"] = json!(k);
+            ma["components"]["spring"]["B"] = json!(b);
+            let ra = run_value(&ma);
+            let ha = col(&ra, "h");
+            let dev_a =
+                ra.time.iter().zip(&ha).filter(|(t, _)| **t >= 0.5).map(|(_, h)| (h - 10.1).abs()).fold(0.0, f64::max);
+            eprintln!("Fig. 13 ({method}), K = {k:e}: model B max |h − 10.1| after 0.5 s = {dev:.2e} N (peak h {hmax:.3} N); A + spring: {dev_a:.3e} N");
+            // The breakaway overshoot of h: Euler damps it (10.49 N at K = 8.3e4), RK4 follows the
+            // converged value (10.5569 N at T = 1e-3 against 10.5505 N at T = 1e-5, both methods).
+            assert!(dev < 1e-6 && hmax < 10.6, "model B does not settle at K = {k}");
 
-        // Fig. 14: u0 = 1, h = 0, F = 7.
-        let mut md = example_value("model_d_fig14.json");
-        set_method(&mut md);
-        md["components"]["block"]["K"] = json!(k);
-        md["components"]["block"]["B"] = json!(b);
-        let rd = run_value(&md);
-        let ud = max_abs_after(&rd, "u", 0.3);
-        let mut mc = example_value("model_d_alternative_fig14.json");
-        set_method(&mut mc);
-        mc["components"]["contact"]["K"] = json!(k);
-        mc["components"]["contact"]["B"] = json!(b);
-        let rc = run_value(&mc);
-        let uc = max_abs_after(&rc, "u", 0.3);
-        eprintln!("Fig. 14 ({method}), K = {k:e}: model D max |u| after 0.3 s = {ud:.2e} m/s; C + mass: {uc:.3e} m/s");
-        assert!(ud < 1e-9, "model D does not settle at K = {k}");
-        assert!(col(&rd, "u").iter().all(|u| u.abs() <= 1.0), "model D overshoots");
-        if k == 7.5e5 && method == "euler" {
-            assert!(dev_a > 1.0, "A + spring settles at K = 7.5e5 ({dev_a})");
-            assert!(uc > 1e-3, "C + mass settles at K = 7.5e5 ({uc})");
+            // Fig. 14: u0 = 1, h = 0, F = 7.
+            let mut md = example_value("model_d_fig14.json");
+            set_method(&mut md);
+            md["components"]["block"]["K"] = json!(k);
+            md["components"]["block"]["B"] = json!(b);
+            let rd = run_value(&md);
+            let ud = max_abs_after(&rd, "u", 0.3);
+            let mut mc = example_value("model_d_alternative_fig14.json");
+            set_method(&mut mc);
+            mc["components"]["contact"]["K"] = json!(k);
+            mc["components"]["contact"]["B"] = json!(b);
+            let rc = run_value(&mc);
+            let uc = max_abs_after(&rc, "u", 0.3);
+            eprintln!(
+                "Fig. 14 ({method}), K = {k:e}: model D max |u| after 0.3 s = {ud:.2e} m/s; C + mass: {uc:.3e} m/s"
+            );
+            assert!(ud < 1e-9, "model D does not settle at K = {k}");
+            assert!(col(&rd, "u").iter().all(|u| u.abs() <= 1.0), "model D overshoots");
+            if k == 7.5e5 && method == "euler" {
+                assert!(dev_a > 1.0, "A + spring settles at K = 7.5e5 ({dev_a})");
+                assert!(uc > 1e-3, "C + mass settles at K = 7.5e5 ({uc})");
+            }
+            if k == 8.3e4 {
+                // Below the limit (63) the alternatives settle too.
+                assert!(uc < 1e-6 && dev_a < 1e-3, "alternatives at K = 8.3e4: {uc}, {dev_a}");
+            }
         }
-        if k == 8.3e4 {
-            // Below the limit (63) the alternatives settle too.
-            assert!(uc < 1e-6 && dev_a < 1e-3, "alternatives at K = 8.3e4: {uc}, {dev_a}");
-        }
-    }
     }
 }
 

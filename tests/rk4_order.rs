@@ -108,3 +108,58 @@ fn euler_form_stays_the_papers_first_order_algorithm() {
         assert!((0.8..1.5).contains(&order), "{model}: Euler order {order}");
     }
 }
+
+/// First sample index from which `c` is exactly 0.0 to the end.
+fn exact_zero_from(c: &[f64]) -> Option<usize> {
+    let i = c.iter().rposition(|x| *x != 0.0).map_or(0, |i| i + 1);
+    (i < c.len()).then_some(i)
+}
+
+/// Sticking stays exact under RK4: after the stop the velocity is 0.0 bit for bit, reached
+/// within 2 steps of the analytic stop, and the stop time converges as T shrinks.
+/// Model A: Fig. 6 (v0 = 0.7, h = −1, F = 8: stop at 0.7/9 s). Model B, drive grounded, a
+/// soft spring (K = 10, v0 = 1, F = 8): the spring force at the stop (≤ 1.25 N) is below F.
+/// Gear: m = M = 1, γu = 0.2, γv = 1.05, spinning at 1 rad/s against a load torque of
+/// 20 N·m, which the self-locking gear then holds. B and the gear are measured against the
+/// finest step (T = 1e-5). Observed: the exact 0.0 comes at most 1 step after the stop.
+#[test]
+fn stops_are_exact_and_converge_under_rk4() {
+    let a = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.2}, "output": {"signals": {"v": "m.v"}},
+               "components": {"m": {"type": "kikuuwe_a", "mass": 1.0, "F": 8.0, "force": -1.0, "init": {"v": 0.7}}}})
+    };
+    let b = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.3}, "output": {"signals": {"v": "m.v"}},
+               "components": {"m": {"type": "kikuuwe_b", "mass": 1.0, "K": 10.0, "B": 1.0, "F": 8.0, "init": {"v": 1.0}}},
+               "connections": [{"from": "m.drive", "to": "ground"}]})
+    };
+    let gear = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.3}, "output": {"signals": {"v": "g.v"}},
+               "components": {"g": {"type": "gear", "m": 1.0, "M": 1.0, "gamma_u": 0.2, "gamma_v": 1.05, "init": {"v": 1.0}},
+                              "load": {"type": "force_source", "force": -20.0}},
+               "connections": [{"from": "load.body", "to": "g.output"}]})
+    };
+    let cases: [(&str, &dyn Fn(f64) -> Value, Option<f64>); 3] =
+        [("kikuuwe_a", &a, Some(0.7 / 9.0)), ("kikuuwe_b", &b, None), ("gear", &gear, None)];
+    for (name, system, analytic) in cases {
+        let mut stops = Vec::new();
+        for step in [1e-3, 1e-4, 1e-5] {
+            let rec = run_value(&system(step));
+            let v = col(&rec, "v");
+            let i = exact_zero_from(&v).unwrap_or_else(|| panic!("{name}, T = {step}: v never stays exactly 0.0"));
+            // The last nonzero sample is the step in which the stop happens.
+            assert!(v[..i].iter().all(|x| *x > 0.0), "{name}, T = {step}: no reversal before the stop");
+            stops.push((step, rec.time[i]));
+        }
+        let reference = analytic.unwrap_or(stops[2].1);
+        for (step, t) in &stops {
+            let steps_late = (t - reference) / step;
+            eprintln!("{name} (rk4), T = {step:e}: v exactly 0.0 from t = {t:.6} s, {steps_late:+.2} steps from the stop at {reference:.6} s");
+            assert!(
+                steps_late.abs() <= 2.0 + 1e-6 || analytic.is_none() && *step == 1e-5,
+                "{name}: {steps_late} steps"
+            );
+        }
+        assert!((stops[1].1 - reference).abs() < (stops[0].1 - reference).abs() + 1e-12, "{name}: stop time converges");
+    }
+}

@@ -87,20 +87,36 @@ impl ModelB {
         (e * self.k + (u - vn) * kb, vn, p.y, p.stuck)
     }
 
+    /// (drive velocity u, deflection e, mass velocity v).
     fn parts(&self, m: &Motion, y: &[f64]) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>) {
         let n = self.dims;
-        (first(m.v, n), first(m.p, n) - load(y, n), load(&y[n..], n))
+        (first(m.v, n), first(m.p, n) - load(y, n), load(&y[n..2 * n], n))
+    }
+
+    /// The mass velocity as reported (signal `v`, energy): under RK4 exactly 0.0 while the
+    /// stick indicator s > ½. An impedance has no `post_step` to zero the state, and RK4 alone
+    /// only shrinks a stopped v by 3 per step (its stability function has no real root); the
+    /// state keeps shrinking underneath (3⁻ⁿ after n stuck steps) and does not move x, whose
+    /// rate is v_new = 0.0 in stuck stages.
+    fn reported_v(&self, y: &[f64]) -> Vector3<f64> {
+        let n = self.dims;
+        if !self.form.is_euler() && y[2 * n] > 0.5 {
+            Vector3::zeros()
+        } else {
+            load(&y[n..2 * n], n)
+        }
     }
 }
 
 impl Impedance for ModelB {
     fn layout(&self) -> Layout {
-        Layout::new(2 * self.dims, vec![PortInfo::new("drive", domain_of(self.dims))])
+        Layout::new(2 * self.dims + 1, vec![PortInfo::new("drive", domain_of(self.dims))])
     }
     fn init(&self, y: &mut [f64], motion: &[Motion]) {
         let n = self.dims;
         store(&(first(motion[0].p, n) - self.e0), &mut y[..n], n);
-        store(&self.v0, &mut y[n..], n);
+        store(&self.v0, &mut y[n..2 * n], n);
+        y[2 * n] = 0.0;
     }
     #[inline]
     fn evaluate(
@@ -117,19 +133,20 @@ impl Impedance for ModelB {
         let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
         if self.form.is_euler() {
             store(&vn, &mut dy[..n], n);
-            store(&((vn - v) / tau), &mut dy[n..], n);
+            store(&((vn - v) / tau), &mut dy[n..2 * n], n);
             force[0] = Force::point(-h);
         } else if stuck {
             store(&vn, &mut dy[..n], n);
-            store(&((vn - v) / tau), &mut dy[n..], n);
+            store(&((vn - v) / tau), &mut dy[n..2 * n], n);
             force[0] = Force::point(-h);
         } else {
             // Sliding: the continuous mechanics of the stage state, friction from the step.
             let spring = e * self.k + (u - v) * self.b;
             store(&v, &mut dy[..n], n);
-            store(&((spring - friction) / self.mass), &mut dy[n..], n);
+            store(&((spring - friction) / self.mass), &mut dy[n..2 * n], n);
             force[0] = Force::point(-spring);
         }
+        dy[2 * n] = (if stuck { 1.0 } else { 0.0 } - y[2 * n]) / tau;
         Ok(())
     }
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
@@ -144,14 +161,15 @@ impl Impedance for ModelB {
         let (u, e, v) = self.parts(&p.motions[0], p.state);
         match which {
             0 => -p.forces[0].f[i],
-            1 => p.state[n + i],
+            1 => self.reported_v(p.state)[i],
             2 => p.state[i],
             3 => e[i],
             _ => f64::from(self.step(u, e, v, p.tau).2),
         }
     }
     fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
-        let (_, e, v) = self.parts(&m[0], y);
+        let (_, e, _) = self.parts(&m[0], y);
+        let v = self.reported_v(y);
         Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
