@@ -439,6 +439,17 @@ impl Schedule {
             .collect()
     }
 
+    /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
+    /// for ground (the stability analysis of `stiction check`).
+    pub fn impedance_attachments(&self, i: usize) -> Vec<Option<(usize, usize)>> {
+        (self.imp_slots[i]..self.imp_slots[i + 1])
+            .map(|s| match &self.attach[s] {
+                Attach::Ground(_) => None,
+                Attach::Port { adm, port, .. } => Some((*adm, *port)),
+            })
+            .collect()
+    }
+
     /// The state slice of admittance j within the full state vector `x`.
     pub fn admittance_state<'a>(&self, j: usize, x: &'a [f64]) -> &'a [f64] {
         &x[self.adm_x[j]..self.adm_x[j + 1]]

@@ -188,6 +188,11 @@ impl Simulator {
         self.step
     }
 
+    /// The integration method.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
     /// Number of steps taken.
     pub fn steps_taken(&self) -> u64 {
         self.k

@@ -681,5 +681,6 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
+    out.extend(crate::stability::diagnostics(sched, sim.state(), sim.method(), sim.step_size()));
     out
 }

@@ -126,6 +126,10 @@ impl Admittance for ModelA {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
+    /// Sliding (the regime in which it can vibrate): (26) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
+    }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         self.law.diagnose(step / self.mass, "model A, Z = T/M")
     }

@@ -157,7 +157,6 @@ impl Impedance for ModelB {
         SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
     }
     fn signal(&self, which: usize, i: usize, p: &Probe) -> f64 {
-        let n = self.dims;
         let (u, e, v) = self.parts(&p.motions[0], p.state);
         match which {
             0 => -p.forces[0].f[i],
@@ -171,6 +170,10 @@ impl Impedance for ModelB {
         let (_, e, _) = self.parts(&m[0], y);
         let v = self.reported_v(y);
         Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
+    }
+    /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK per stage.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);

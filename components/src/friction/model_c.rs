@@ -95,6 +95,10 @@ impl Impedance for ModelC {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
+    /// While it holds, (38) is I_fricK (19): a spring K with damping B + τK per stage.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {

@@ -125,6 +125,14 @@ impl Admittance for ModelD {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
+    /// With the slider held, (45) moves q with u_new under both methods.
+    fn implicit_position(&self, _method: Method) -> bool {
+        true
+    }
+    /// The presliding spring–damper to the held slider, with the τK of the implicit step.
+    fn internal_spring(&self, _port: usize) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+    }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));
         self.law.diagnose(a(step).max(a(0.5 * step)), "model D, Z = A of (44)")

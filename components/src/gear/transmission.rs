@@ -421,6 +421,10 @@ impl Admittance for Gear {
     fn energy(&self, x: &[f64]) -> Option<f64> {
         Some(0.5 * (self.m + self.big_m) * x[1] * x[1])
     }
+    /// Moving: (44) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
+    }
     fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
         self.model.diagnose(self.m, self.big_m)
     }

@@ -243,6 +243,10 @@ impl Admittance for GearedRobot {
         let rotor: f64 = (0..n).map(|i| 0.5 * self.m[i] * x[n + i] * x[n + i]).sum();
         self.robot.energy(x).map(|e| e + rotor)
     }
+    /// Moving: (69) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
+    }
     fn diagnose(&self, x: &[f64], _step: f64) -> Vec<Diagnostic> {
         let n = self.dof();
         let (_, _, p) = self.matrices(&x[..n]);
