@@ -13,6 +13,7 @@ use stiction_framework::{Diagnostic, Error, OutputSink, Recorder};
 mod fmu;
 mod fmu_master;
 mod plot;
+mod warnings;
 
 #[derive(Parser)]
 #[command(name = "stiction", version, about = "Co-simulation of mechanical systems with dry friction")]
@@ -44,9 +45,17 @@ enum Command {
         /// No progress bar and no summary.
         #[arg(long)]
         quiet: bool,
+        /// Refuse to run a system that `stiction check` warns about (exit status 2).
+        #[arg(long)]
+        strict: bool,
     },
     /// Validate a system, summarise it and print well-posedness and stability warnings.
-    Check { system: PathBuf },
+    Check {
+        system: PathBuf,
+        /// Exit with status 2 when there are warnings.
+        #[arg(long)]
+        strict: bool,
+    },
     /// List every component type with its parameters, ports and signals.
     Components {
         /// Show only this type.
@@ -78,10 +87,10 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet } => {
-            run(&system, output, plot, threads, parallel_threshold, quiet)
+        Command::Run { system, output, plot, threads, parallel_threshold, quiet, strict } => {
+            run(&system, output, plot, threads, parallel_threshold, quiet, strict)
         }
-        Command::Check { system } => check(&system),
+        Command::Check { system, strict } => check(&system, strict),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
@@ -177,6 +186,7 @@ fn run(
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
+    strict: bool,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
@@ -189,22 +199,16 @@ fn run(
     };
     let name = system.name.clone();
     let file = path.display().to_string();
-    let fmus: Vec<String> =
-        system.components.iter().filter(|(_, t)| t == "fmu").map(|(n, _)| format!("{n}: ")).collect();
     let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
     }
     let phases = if sim.is_parallel() { "parallel phases" } else { "serial phases" };
-    // What `stiction check` warns about imported FMUs (capabilities, incomplete descriptions).
-    if !quiet && !fmus.is_empty() {
-        for d in diagnostics(&sim, &plan) {
-            if let Diagnostic::Warning(w) = d {
-                if fmus.iter().any(|n| w.starts_with(n.as_str())) {
-                    eprintln!("warning: {w}");
-                }
-            }
-        }
+    // What `stiction check` warns about (stability, well-posedness, imported FMUs), before stepping.
+    let findings = diagnostics(&sim, &plan);
+    let warned = if quiet { warnings::warnings(&findings).len() } else { warnings::print_before_run(&findings) };
+    if strict && warned > 0 {
+        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
     }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
     let mut csv = open_csv(&out_path)?;
@@ -255,7 +259,7 @@ impl Failure {
     }
 }
 
-fn check(path: &Path) -> Result<(), Failure> {
+fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::check(path);
     }
@@ -293,6 +297,8 @@ fn check(path: &Path) -> Result<(), Failure> {
     }
     if warnings == 0 {
         println!("  no warnings");
+    } else if strict {
+        return Err(Failure::Input(warnings::strict_refusal(&file, warnings, "check")));
     }
     Ok(())
 }

@@ -184,8 +184,13 @@ pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Po
         let xa = sched.admittance_state(j, x);
         for (port, impedances) in ports {
             let Some(inertia) = adm.port_inertia(xa, port).filter(|m| m.is_finite() && *m > 0.0) else { continue };
-            let mut model =
-                PortModel { inertia, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: adm.implicit_position(method) };
+            let mut model = PortModel {
+                inertia,
+                k: 0.0,
+                b: 0.0,
+                k_implicit: 0.0,
+                implicit_position: adm.implicit_position(method),
+            };
             if let Some(s) = adm.internal_spring(port) {
                 model.add(s);
             }
