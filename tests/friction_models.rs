@@ -444,7 +444,7 @@ fn bad_friction_parameters_are_rejected_with_their_path() {
         (json!({"type": "kikuuwe_d", "dims": 3, "mass": 1, "K": 1, "F": 1, "force": [1, 2]}), "components.m.force"),
         (json!({"type": "kikuuwe_a", "dims": 4, "mass": 1, "F": 1}), "components.m.dims"),
         (json!({"type": "kikuuwe_a", "mass": 1, "F": 1, "Fs": 2}), "components.m.Fs"),
-        (json!({"type": "kikuuwe_a", "mass": 1, "law": "table", "speed": [0, 1], "force": [1]}), "components.m.force"),
+        (json!({"type": "kikuuwe_a", "mass": 1, "law": "table", "speed": [0, 1], "levels": [1]}), "components.m.levels"),
         (json!({"type": "kikuuwe_a", "mass": 1, "law": "magic", "F": 1}), "components.m.law"),
         (json!({"type": "kikuuwe_a", "mass": 1}), "components.m.F"),
         (json!({"type": "kikuuwe_b", "mass": 1, "K": 1e3, "B": -1, "F": 1}), "components.m.B"),
@@ -462,4 +462,41 @@ fn bad_friction_parameters_are_rejected_with_their_path() {
         "connections": [{"from": "c.a", "to": "ground"}, {"from": "c.b", "to": "m"}]});
     let msg = load_err(&v);
     assert!(msg.contains("connections[1]"), "{msg}");
+}
+
+/// Issue 14: a table law's friction levels (`levels`) and the constant applied force
+/// (`force`) are separate keys. A 2-D model A with a table law and no applied force stays
+/// exactly at rest (it used to read the levels as a push and move 0.98 m in 1 s); with a
+/// push below the breakaway level too; the old form (levels under `force`) is an error that
+/// says to write `levels`.
+#[test]
+fn table_levels_and_applied_force_are_separate_keys() {
+    let system = |block: Value| {
+        json!({"solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+               "output": {"signals": {"x": "m.q[0]", "y": "m.q[1]"}}, "components": {"m": block}})
+    };
+    let table = json!({"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "law": "table", "speed": [0.0, 1.0], "levels": [1.5, 1.0]});
+    let rec = run_value(&system(table.clone()));
+    assert!(col(&rec, "x").iter().chain(&col(&rec, "y")).all(|q| *q == 0.0), "moves without a force");
+    let mut pushed = table.clone();
+    pushed["force"] = json!([1.0, 0.5]);
+    let rec = run_value(&system(pushed.clone()));
+    assert!(col(&rec, "x").iter().all(|q| *q == 0.0), "a push of 1.118 N < 1.5 N moves it");
+    pushed["force"] = json!([2.0, 0.0]);
+    let rec = run_value(&system(pushed));
+    let x = col(&rec, "x");
+    // Breakaway, then kinetic level 1.5 − 0.5 v…: it moves forward.
+    assert!(x[x.len() - 1] > 0.1, "2 N > 1.5 N does not move it: {}", x[x.len() - 1]);
+    for ty in ["kikuuwe_a", "kikuuwe_d", "kikuuwe_c"] {
+        let mut old = json!({"type": ty, "mass": 1.0, "K": 1e3, "law": "table", "speed": [0.0, 1.0], "force": [1.5, 1.0]});
+        if ty == "kikuuwe_c" {
+            old.as_object_mut().unwrap().remove("mass");
+        }
+        if ty == "kikuuwe_a" {
+            old.as_object_mut().unwrap().remove("K");
+        }
+        let msg = load_err(&json!({"solver": {"step": 1e-3, "stop_time": 1}, "components": {"m": old}}));
+        eprintln!("{ty}, old form → {msg}");
+        assert!(msg.contains("components.m.levels") && msg.contains("`levels`"), "{ty}: {msg}");
+    }
 }

@@ -225,7 +225,15 @@ impl FrictionLaw {
             }
             "table" => {
                 let speed = p.vec_f64("speed", None)?;
-                let force = p.vec_f64("force", Some(speed.len()))?;
+                // The levels have their own key: `force` is a component's constant applied
+                // force (kikuuwe_a, kikuuwe_d, karnopp_mass), and one key for both made a table
+                // law's levels push the body (issue 14).
+                let Some(force) = p.vec_f64_opt("levels", Some(speed.len()))? else {
+                    return Err(p.err(
+                        "levels",
+                        "missing: a table law's friction levels (N, one per speed) are given as `levels`, e.g.                          \"speed\": [0, 0.1], \"levels\": [1.5, 1.0]; `force` is not read by the law (where a component has                          it, it is the constant applied force)",
+                    ));
+                };
                 if speed.is_empty() {
                     return Err(p.err("speed", "needs at least one point"));
                 }
@@ -236,7 +244,7 @@ impl FrictionLaw {
                     return Err(p.err(&format!("speed[{i}]"), "speeds must increase strictly"));
                 }
                 if let Some(i) = force.iter().position(|&f| f < 0.0) {
-                    return Err(p.err(&format!("force[{i}]"), format!("must be ≥ 0, got {}", force[i])));
+                    return Err(p.err(&format!("levels[{i}]"), format!("must be ≥ 0, got {}", force[i])));
                 }
                 DryLaw::Table { speed, force }
             }
@@ -256,7 +264,7 @@ macro_rules! law_params {
                 name: concat!($prefix, "law"),
                 unit: "",
                 default: Some("\"coulomb\""),
-                doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, force)",
+                doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, levels)",
             },
             P { name: concat!($prefix, "F"), unit: "N", default: None, doc: "coulomb: kinetic friction level, ≥ 0" },
             P {
@@ -280,7 +288,7 @@ macro_rules! law_params {
             },
             P { name: concat!($prefix, "speed"), unit: "m/s", default: None, doc: "table: speeds, from 0, increasing" },
             P {
-                name: concat!($prefix, "force"),
+                name: concat!($prefix, "levels"),
                 unit: "N",
                 default: None,
                 doc: "table: dry friction level at each speed, ≥ 0 (held beyond the last)",

@@ -147,10 +147,10 @@ fn build(p: &mut Params) -> Result<Built> {
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
 pub const SAMPLES: &[&str] = &[
-    // dims 3: `force` is both the applied force (dims numbers) and a table law's forces.
+    // dims 3: `force` is the applied force (dims numbers), `levels` a table law's levels.
     r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
     r#"{"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "force": [0.5, 0.0], "F": 1.0}"#,
 ];
 

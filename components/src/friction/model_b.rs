@@ -201,7 +201,7 @@ fn build(p: &mut Params) -> Result<Built> {
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
 ];
 
 /// Register `kikuuwe_b`.

@@ -132,7 +132,7 @@ fn build(p: &mut Params) -> Result<Built> {
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
 ];
 
 /// Register `kikuuwe_c`.
