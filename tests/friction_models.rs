@@ -444,7 +444,10 @@ fn bad_friction_parameters_are_rejected_with_their_path() {
         (json!({"type": "kikuuwe_d", "dims": 3, "mass": 1, "K": 1, "F": 1, "force": [1, 2]}), "components.m.force"),
         (json!({"type": "kikuuwe_a", "dims": 4, "mass": 1, "F": 1}), "components.m.dims"),
         (json!({"type": "kikuuwe_a", "mass": 1, "F": 1, "Fs": 2}), "components.m.Fs"),
-        (json!({"type": "kikuuwe_a", "mass": 1, "law": "table", "speed": [0, 1], "levels": [1]}), "components.m.levels"),
+        (
+            json!({"type": "kikuuwe_a", "mass": 1, "law": "table", "speed": [0, 1], "levels": [1]}),
+            "components.m.levels",
+        ),
         (json!({"type": "kikuuwe_a", "mass": 1, "law": "magic", "F": 1}), "components.m.law"),
         (json!({"type": "kikuuwe_a", "mass": 1}), "components.m.F"),
         (json!({"type": "kikuuwe_b", "mass": 1, "K": 1e3, "B": -1, "F": 1}), "components.m.B"),
@@ -475,7 +478,8 @@ fn table_levels_and_applied_force_are_separate_keys() {
         json!({"solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
                "output": {"signals": {"x": "m.q[0]", "y": "m.q[1]"}}, "components": {"m": block}})
     };
-    let table = json!({"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "law": "table", "speed": [0.0, 1.0], "levels": [1.5, 1.0]});
+    let table =
+        json!({"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "law": "table", "speed": [0.0, 1.0], "levels": [1.5, 1.0]});
     let rec = run_value(&system(table.clone()));
     assert!(col(&rec, "x").iter().chain(&col(&rec, "y")).all(|q| *q == 0.0), "moves without a force");
     let mut pushed = table.clone();
@@ -488,7 +492,8 @@ fn table_levels_and_applied_force_are_separate_keys() {
     // Breakaway, then kinetic level 1.5 − 0.5 v…: it moves forward.
     assert!(x[x.len() - 1] > 0.1, "2 N > 1.5 N does not move it: {}", x[x.len() - 1]);
     for ty in ["kikuuwe_a", "kikuuwe_d", "kikuuwe_c"] {
-        let mut old = json!({"type": ty, "mass": 1.0, "K": 1e3, "law": "table", "speed": [0.0, 1.0], "force": [1.5, 1.0]});
+        let mut old =
+            json!({"type": ty, "mass": 1.0, "K": 1e3, "law": "table", "speed": [0.0, 1.0], "force": [1.5, 1.0]});
         if ty == "kikuuwe_c" {
             old.as_object_mut().unwrap().remove("mass");
         }
