@@ -26,6 +26,9 @@ use crate::schedule::Schedule;
 
 type M2 = [[f64; 2]; 2];
 
+/// The spring–dampers attached to one admittance port: (port, [(impedance name, spring)]).
+type PortSprings = (usize, Vec<(String, StageSpring)>);
+
 fn mul(a: &M2, b: &M2) -> M2 {
     let mut c = [[0.0; 2]; 2];
     for i in 0..2 {
@@ -165,7 +168,7 @@ pub struct PortFinding {
 /// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
 /// state), for `method` and step T.
 pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
-    let mut attached: Vec<Vec<(usize, Vec<(String, StageSpring)>)>> = vec![Vec::new(); sched.admittance_names().len()];
+    let mut attached: Vec<Vec<PortSprings>> = vec![Vec::new(); sched.admittance_names().len()];
     for &i in sched.impedances_in_network_order() {
         let Some(spring) = sched.impedance(i).stuck_spring() else { continue };
         let name = &sched.impedance_names()[i];

@@ -131,11 +131,8 @@ impl Impedance for ModelB {
         let n = self.dims;
         let (u, e, v) = self.parts(&m[0], y);
         let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
-        if self.form.is_euler() {
-            store(&vn, &mut dy[..n], n);
-            store(&((vn - v) / tau), &mut dy[n..2 * n], n);
-            force[0] = Force::point(-h);
-        } else if stuck {
+        if self.form.is_euler() || stuck {
+            // (36): the paper's step (Euler), and every stuck stage.
             store(&vn, &mut dy[..n], n);
             store(&((vn - v) / tau), &mut dy[n..2 * n], n);
             force[0] = Force::point(-h);
