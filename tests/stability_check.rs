@@ -126,3 +126,32 @@ fn run_prints_check_warnings_on_stderr() {
     let (code, err) = run_json("run", &pinch(5e-4, 0.1));
     assert!(code == 0 && err.is_empty(), "{err}");
 }
+
+/// Model B under RK4 integrates its sliding mass explicitly on its own spring: `check` warns
+/// when that step map is unstable (Fig. 13's block with K = 1e8, B = 2e4: radius 291 at
+/// T = 1e-3, stable below 2.785e-4 s), and the prediction holds both ways.
+#[test]
+fn model_b_under_rk4_warns_about_its_explicit_sliding_phase() {
+    let system = |step: f64, k: f64, b: f64| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(example("model_b_fig13.json")).unwrap()).unwrap();
+        v["solver"] = json!({"method": "rk4", "step": step, "stop_time": 1.0});
+        v["output"]["interval"] = json!(1e-3);
+        v["components"]["block"]["K"] = json!(k);
+        v["components"]["block"]["B"] = json!(b);
+        v
+    };
+    let (code, out, _) = cli_on(&["check"], &system(1e-3, 1e8, 2e4));
+    let line = out.lines().find(|l| l.contains("model B sliding under rk4")).unwrap_or_else(|| panic!("{out}"));
+    assert!(code == 0 && radius_in(line) > 1.0 && line.contains("2.785e-4"), "{line}");
+    let (code, _, err) = cli_on(&["run", "--quiet"], &system(1e-3, 1e8, 2e4));
+    assert!(code == 1 && err.contains("non-finite"), "diverges as predicted: {err}");
+    let (code, out, _) = cli_on(&["check"], &system(2e-4, 1e8, 2e4));
+    assert!(code == 0 && !out.contains("model B sliding"), "{out}");
+    let rec = run_value(&system(2e-4, 1e8, 2e4));
+    let h = col(&rec, "h");
+    assert!((h[h.len() - 1] - 10.1).abs() < 1e-6, "settles at 10.1 N: {}", h[h.len() - 1]);
+    // Fig. 13's own stiffest case (K = 7.5e5) is stable under RK4 at T = 1e-3: no warning.
+    let (_, out, _) = cli_on(&["check"], &system(1e-3, 7.5e5, 2.0 * 7.5e5f64.sqrt()));
+    assert!(!out.contains("model B sliding"), "{out}");
+}

@@ -27,7 +27,8 @@ use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Method, Result};
+use stiction_framework::stability::PortModel;
+use stiction_framework::{Method, Result, Tableau};
 
 /// Model B: state [x (n), v (n)] of the internal mass.
 #[derive(Clone, Debug)]
@@ -174,7 +175,23 @@ impl Impedance for ModelB {
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
-        self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)")
+        let mut out = self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)");
+        // Under RK4 the sliding mass moves on its spring explicitly (docs/friction.md): the
+        // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
+        if !self.form.is_euler() {
+            let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
+            let rho = sliding.radius(&Tableau::RK4, step);
+            if !sliding.stable(&Tableau::RK4, step) {
+                let limit = sliding.largest_stable_step(&Tableau::RK4, step).map_or("none".into(), |t| format!("{t:.3e} s"));
+                out.push(Diagnostic::Warning(format!(
+                    "model B sliding under rk4: its mass M = {} on its own spring K = {}, B = {} is integrated explicitly; \
+                     the step map at T = {step} s has spectral radius {rho:.4} > 1 (largest stable T: {limit}); use \
+                     \"method\": \"euler\" (the paper's (36), stable at any K) or a smaller step",
+                    self.mass, self.k, self.b
+                )));
+            }
+        }
+        out
     }
 }
 
