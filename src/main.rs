@@ -16,6 +16,7 @@ mod fmu_run;
 mod interrupt;
 mod plot;
 mod sweep;
+mod warnings;
 
 use exit::Failure;
 
@@ -62,11 +63,19 @@ enum Command {
         /// X.fmu only: cs (doStep each step) or me (modular RK4); default cs when declared.
         #[arg(long)]
         interface: Option<String>,
+        /// Refuse to run a system that `stiction check` warns about (exit status 2).
+        #[arg(long)]
+        strict: bool,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
     /// Validate a system, summarise it and print well-posedness and stability warnings.
-    Check { system: PathBuf },
+    Check {
+        system: PathBuf,
+        /// Exit with status 2 when there are warnings.
+        #[arg(long)]
+        strict: bool,
+    },
     /// List every component type with its parameters, ports and signals.
     Components {
         /// Show only this type.
@@ -93,12 +102,24 @@ fn main_inner() -> ExitCode {
         panic!("STICTION_TEST_INTERNAL_PANIC is set");
     }
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set, stop_time, step, interface } => {
+        Command::Run {
+            system,
+            output,
+            plot,
+            threads,
+            parallel_threshold,
+            quiet,
+            set,
+            stop_time,
+            step,
+            interface,
+            strict,
+        } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
-            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu)
+            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu, strict)
         }
         Command::Sweep(args) => sweep::sweep(args),
-        Command::Check { system } => check(&system),
+        Command::Check { system, strict } => check(&system, strict),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
         Command::Schema => {
@@ -202,6 +223,7 @@ fn run(
     parallel_threshold: Option<usize>,
     quiet: bool,
     fmu: &fmu_run::FmuRun,
+    strict: bool,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::run(path, output, plot, threads, quiet);
@@ -225,22 +247,16 @@ fn run(
     };
     let name = system.name.clone();
     let file = path.display().to_string();
-    let fmus: Vec<String> =
-        system.components.iter().filter(|(_, t)| t == "fmu").map(|(n, _)| format!("{n}: ")).collect();
     let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
     }
     let phases = if sim.is_parallel() { "parallel phases" } else { "serial phases" };
-    // What `stiction check` warns about imported FMUs (capabilities, incomplete descriptions).
-    if !quiet && !fmus.is_empty() {
-        for d in diagnostics(&sim, &plan) {
-            if let Diagnostic::Warning(w) = d {
-                if fmus.iter().any(|n| w.starts_with(n.as_str())) {
-                    eprintln!("warning: {w}");
-                }
-            }
-        }
+    // What `stiction check` warns about (stability, well-posedness, imported FMUs), before stepping.
+    let findings = diagnostics(&sim, &plan);
+    let warned = if quiet { warnings::warnings(&findings).len() } else { warnings::print_before_run(&findings) };
+    if strict && warned > 0 {
+        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
     }
     let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -281,7 +297,7 @@ fn run(
     Ok(())
 }
 
-fn check(path: &Path) -> Result<(), Failure> {
+fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     if fmu_master::detect(path) {
         return fmu_master::check(path);
     }
@@ -319,6 +335,8 @@ fn check(path: &Path) -> Result<(), Failure> {
     }
     if warnings == 0 {
         println!("  no warnings");
+    } else if strict {
+        return Err(Failure::Input(warnings::strict_refusal(&file, warnings, "check")));
     }
     Ok(())
 }

@@ -325,13 +325,14 @@ fn a_failing_fmu_stops_the_run_with_its_log_and_keeps_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (gear, contact) = (export(d, "gear", "2", &[]), export(d, "friction", "2", &[]));
-    // contact.v = 2e154 × gear.v, the gear accelerating from rest under fu = 2 N m: the
-    // contact's arithmetic overflows once its input exceeds about 1.3e154 (gear.v above
-    // 0.67 rad/s, after 0.96 s) and its doStep fails with a non-finite deflection.
+    // contact.v = 1.79e308 × gear.v, the gear accelerating from rest under fu = 2 N m: the
+    // product overflows once gear.v exceeds 1.004 rad/s (after 1.44 s) and the contact
+    // refuses the infinite input. (Before issue 14 a Coulomb contact already failed at
+    // 1.3e154, where its Φ_Z computed 0·∞; it now saturates at F, as it should.)
     let s = json!({
         "master": {"algorithm": "jacobi", "step": 1e-3, "stop_time": 2},
         "fmus": {"gear": {"path": gear, "parameters": {"fu": 2}}, "contact": {"path": contact}},
-        "connections": [{"from": "gear.v", "to": "contact.v", "gain": 2e154}],
+        "connections": [{"from": "gear.v", "to": "contact.v", "gain": 1.79e308}],
         "output": {"signals": ["gear.v", "contact.f"]}
     });
     let path = write(d, "fail.json", &s);
@@ -342,9 +343,9 @@ fn a_failing_fmu_stops_the_run_with_its_log_and_keeps_the_rows() {
     assert!(
         err.contains("fail.json")
             && err.contains("in component 'contact'")
-            && err.contains("fmi2DoStep returned Error")
+            && err.contains("returned Error")
             && err.contains("FMU log:")
-            && err.contains("non-finite")
+            && err.contains("not finite")
             && err.contains("rows up to the failure are in"),
         "{err}"
     );

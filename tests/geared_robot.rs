@@ -20,49 +20,55 @@ fn span(c: &[f64], a: usize, b: usize) -> f64 {
 /// with the larger contact force. Fig. 12: only the joint with γv < 1 yields.
 #[test]
 fn fig11_fig12_wall_scenario() {
-    let mut fx_push = Vec::new();
-    for (file, gv) in [
-        ("fig11_a", [0.1, 0.1]),
-        ("fig11_b", [0.6, 0.6]),
-        ("fig11_c", [1.1, 1.1]),
-        ("fig12_a", [0.1, 1.1]),
-        ("fig12_b", [1.1, 0.1]),
-    ] {
-        let rec = run_example(&format!("geared_robot_{file}.json"), 1);
-        let (px, fx, q0, q1) = (col(&rec, "px"), col(&rec, "fx"), col(&rec, "q0"), col(&rec, "q1"));
-        let (i10, i15, i20, i25) = (idx(&rec, 1.0), idx(&rec, 1.5), idx(&rec, 2.0), idx(&rec, 2.5));
-        let mean_fx = fx[i10..i20].iter().sum::<f64>() / (i20 - i10) as f64;
-        eprintln!(
-            "{file} γv = {gv:?}: px(1.0) = {:.4}, px(1.5) = {:.4}, fx(1.0) = {:.0} N, fx(1.5) = {:.0} N, mean fx on [1, 2) s = {mean_fx:.0} N, \
+    // The paper's step (69) (the examples' Euler) and the same systems under RK4.
+    for method in ["euler", "rk4"] {
+        let mut fx_push = Vec::new();
+        for (file, gv) in [
+            ("fig11_a", [0.1, 0.1]),
+            ("fig11_b", [0.6, 0.6]),
+            ("fig11_c", [1.1, 1.1]),
+            ("fig12_a", [0.1, 1.1]),
+            ("fig12_b", [1.1, 0.1]),
+        ] {
+            let path = example(&format!("geared_robot_{file}.json"));
+            let mut system: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            system["solver"]["method"] = json!(method);
+            let rec = run_value(&system);
+            let (px, fx, q0, q1) = (col(&rec, "px"), col(&rec, "fx"), col(&rec, "q0"), col(&rec, "q1"));
+            let (i10, i15, i20, i25) = (idx(&rec, 1.0), idx(&rec, 1.5), idx(&rec, 2.0), idx(&rec, 2.5));
+            let mean_fx = fx[i10..i20].iter().sum::<f64>() / (i20 - i10) as f64;
+            eprintln!(
+            "{file} ({method}) γv = {gv:?}: px(1.0) = {:.4}, px(1.5) = {:.4}, fx(1.0) = {:.0} N, fx(1.5) = {:.0} N, mean fx on [1, 2) s = {mean_fx:.0} N, \
              fx(2.4) = {:.0} N, Δq0 on [1, 1.5] = {:.2e}, Δq1 = {:.2e}, px(3.0) = {:.3}",
             px[i10], px[i15], fx[i10], fx[i15], fx[idx(&rec, 2.4)], span(&q0, i10, i15), span(&q1, i10, i15), px[px.len() - 1]
         );
-        // Phase 2 pushes the wall in every case (the gears are forward-drivable).
-        assert!(px[i10] > 1.38 && fx[i10] > 100.0, "{file}: pushes the wall");
-        match file {
-            "fig11_c" => {
-                assert_eq!(span(&px, i10, i15), 0.0, "{file}: px constant while the wall advances");
-                assert!(fx[i15] > fx[i10] + 4000.0, "{file}: fx rises");
-                assert!(fx[i20..i25].iter().all(|f| *f > 0.9 * fx[i15]), "{file}: force held after the push ends");
+            // Phase 2 pushes the wall in every case (the gears are forward-drivable).
+            assert!(px[i10] > 1.38 && fx[i10] > 100.0, "{file}: pushes the wall");
+            match file {
+                "fig11_c" => {
+                    assert_eq!(span(&px, i10, i15), 0.0, "{file}: px constant while the wall advances");
+                    assert!(fx[i15] > fx[i10] + 4000.0, "{file}: fx rises");
+                    assert!(fx[i20..i25].iter().all(|f| *f > 0.9 * fx[i15]), "{file}: force held after the push ends");
+                }
+                "fig12_a" => {
+                    assert_eq!(span(&q1, i10, i15), 0.0, "{file}: joint 1 (γv = 1.1) fixed");
+                    assert!(span(&q0, i10, i15) > 0.1, "{file}: joint 0 (γv = 0.1) yields");
+                }
+                "fig12_b" => {
+                    assert_eq!(span(&q0, i10, i15), 0.0, "{file}: joint 0 (γv = 1.1) fixed");
+                    assert!(span(&q1, i10, i15) > 0.1, "{file}: joint 1 (γv = 0.1) yields");
+                }
+                _ => {
+                    assert!(px[i15] < px[i10] - 0.2, "{file}: the wall pushes the robot back");
+                    assert!(span(&q0, i10, i15) > 0.01 && span(&q1, i10, i15) > 0.01);
+                    fx_push.push(mean_fx);
+                }
             }
-            "fig12_a" => {
-                assert_eq!(span(&q1, i10, i15), 0.0, "{file}: joint 1 (γv = 1.1) fixed");
-                assert!(span(&q0, i10, i15) > 0.1, "{file}: joint 0 (γv = 0.1) yields");
-            }
-            "fig12_b" => {
-                assert_eq!(span(&q0, i10, i15), 0.0, "{file}: joint 0 (γv = 1.1) fixed");
-                assert!(span(&q1, i10, i15) > 0.1, "{file}: joint 1 (γv = 0.1) yields");
-            }
-            _ => {
-                assert!(px[i15] < px[i10] - 0.2, "{file}: the wall pushes the robot back");
-                assert!(span(&q0, i10, i15) > 0.01 && span(&q1, i10, i15) > 0.01);
-                fx_push.push(mean_fx);
-            }
+            // Pulled apart at the end.
+            assert!(fx[fx.len() - 1] == 0.0 && px[px.len() - 1] < 1.12, "{file}: detached");
         }
-        // Pulled apart at the end.
-        assert!(fx[fx.len() - 1] == 0.0 && px[px.len() - 1] < 1.12, "{file}: detached");
+        assert!(fx_push[1] > 1.5 * fx_push[0], "larger γv, larger contact force: {fx_push:?}");
     }
-    assert!(fx_push[1] > 1.5 * fx_push[0], "larger γv, larger contact force: {fx_push:?}");
 }
 
 /// n = 1: a one-link geared robot (1 kg at 1 m: M = 1 kg·m², rotor m = 1, joint viscosity

@@ -43,6 +43,7 @@ pub mod robot;
 pub mod saturation;
 pub mod sources;
 pub mod stability;
+pub mod stage_form;
 #[cfg(test)]
 mod test_util;
 pub mod two_port;

@@ -20,6 +20,21 @@ pub enum Diagnostic {
     Warning(String),
 }
 
+/// The linear spring–damper an element presents at its ports in the stuck state (its
+/// friction holding), for the system-wide stability analysis of `stiction check`
+/// (framework/src/stability.rs): force −K·x − (B + τK·[implicit])·ẋ on each attached port.
+/// `implicit` marks elements whose stage form carries the extra damping τK of I_fricK (19)
+/// (the implicit-Euler step, paper's (20)); plain springs have `implicit: false`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StageSpring {
+    /// Stiffness K (N/m or N·m/rad).
+    pub k: f64,
+    /// Viscosity B.
+    pub b: f64,
+    /// Whether each stage adds τK to the damping ((19): f = (B + τK) v + K e while |f| < F).
+    pub implicit: bool,
+}
+
 /// Description of an output signal a component offers, e.g. `v` with 3 elements.
 /// In the static documentation of a type (`ComponentType::signals`), `len == 0` means
 /// "one element per degree of freedom".
@@ -92,6 +107,17 @@ pub trait Admittance: Send + Sync {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         None
     }
+    /// For the stability analysis (framework/src/stability.rs): whether, under `method`, the
+    /// position rate of this admittance in the regime analysed carries the implicit term of
+    /// the papers' step, q̇ = v + τ v̇ (q(k) = q(k−1) + T v(k)), instead of q̇ = v.
+    fn implicit_position(&self, _method: Method) -> bool {
+        false
+    }
+    /// A spring–damper inside the admittance between `port` and its own frictional contact
+    /// (model D's presliding compliance), seen in the stuck state; `None` for most.
+    fn internal_spring(&self, _port: usize) -> Option<StageSpring> {
+        None
+    }
     /// Where the motion of scalar or point port `port` lies in the state, if
     /// [`port_motion`](Self::port_motion) only copies it from there (position
     /// `x[p..p + d]`, velocity `x[v..v + d]`, d = 1 or 3). The schedule then gathers the
@@ -143,6 +169,11 @@ pub trait Impedance: Send + Sync {
     }
     /// Energy stored elastically in the element (J), if defined.
     fn energy(&self, _motion: &[Motion], _y: &[f64]) -> Option<f64> {
+        None
+    }
+    /// The spring–damper this element presents in the stuck state, for the system-wide
+    /// stability analysis; `None` (the default) when it has none or is not linear there.
+    fn stuck_spring(&self) -> Option<StageSpring> {
         None
     }
     /// Facts, well-posedness and stability warnings for this element, given the effective inertia

@@ -68,13 +68,14 @@ pub mod schedule;
 // Stepping.
 mod parallel;
 pub mod stepper;
-// Output: sinks, signals, the run loop.
+// Output: sinks, signals, the run loop; the stability analysis of `stiction check`.
 pub mod output;
+pub mod stability;
 // JSON systems: format, registry, parameter reader.
 pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
-pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, MAX_IMPEDANCE_PORTS};
+pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS};
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};
 pub use nalgebra;

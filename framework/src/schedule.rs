@@ -385,7 +385,13 @@ impl Schedule {
     /// slots that take their motion from `port_motion` (the others keep
     /// [`FrameMotion::REST`]). The buffers start at slot `slots.start`.
     #[inline]
-    pub(crate) fn gather_psi(&self, xa: &[f64], slots: Range<usize>, points: &mut [PointMotion], frames: &mut [FrameMotion]) {
+    pub(crate) fn gather_psi(
+        &self,
+        xa: &[f64],
+        slots: Range<usize>,
+        points: &mut [PointMotion],
+        frames: &mut [FrameMotion],
+    ) {
         for ((&tap, s), pm) in self.taps[slots.clone()].iter().zip(slots.clone()).zip(points.iter_mut()) {
             *pm = match tap {
                 Tap::Point { p, v } => {
@@ -395,10 +401,9 @@ impl Schedule {
                         v: Vector3::new(xa[v], xa[v + 1], xa[v + 2]),
                     }
                 }
-                Tap::Scalar { p, v } => PointMotion {
-                    p: Vector3::new(xa[p as usize], 0.0, 0.0),
-                    v: Vector3::new(xa[v as usize], 0.0, 0.0),
-                },
+                Tap::Scalar { p, v } => {
+                    PointMotion { p: Vector3::new(xa[p as usize], 0.0, 0.0), v: Vector3::new(xa[v as usize], 0.0, 0.0) }
+                }
                 Tap::Other => {
                     let m = self.motion(xa, s);
                     if let Some(f) = frames.get_mut(s - slots.start) {
@@ -492,6 +497,17 @@ impl Schedule {
                 Attach::Port { adm, port, .. } => {
                     self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
                 }
+            })
+            .collect()
+    }
+
+    /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
+    /// for ground (the stability analysis of `stiction check`).
+    pub fn impedance_attachments(&self, i: usize) -> Vec<Option<(usize, usize)>> {
+        (self.imp_slots[i]..self.imp_slots[i + 1])
+            .map(|s| match &self.attach[s] {
+                Attach::Ground(_) => None,
+                Attach::Port { adm, port, .. } => Some((*adm, *port)),
             })
             .collect()
     }

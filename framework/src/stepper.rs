@@ -18,13 +18,13 @@
 //! the component (or state) range with [`split_run`], so no sum crosses a part and the
 //! results are bit-identical for any number of threads. No step allocates.
 
+use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::{Error, Result};
 use crate::method::{Method, Tableau};
 use crate::parallel::{split_run, Cut, CutRef, Flat, Shared};
 use crate::port::{Force, Motion};
 use crate::schedule::{groups_in, Schedule};
 use crate::views::{FrameMotion, PointMotion, PortMotions, SlotForces};
-use crate::component::MAX_IMPEDANCE_PORTS;
 use nalgebra::Vector3;
 
 /// A running simulation: the compiled schedule and its buffers.
@@ -155,6 +155,11 @@ impl Simulator {
     /// Step size T.
     pub fn step_size(&self) -> f64 {
         self.step
+    }
+
+    /// The integration method.
+    pub fn method(&self) -> Method {
+        self.method
     }
 
     /// Number of steps taken.
@@ -293,7 +298,8 @@ impl Simulator {
             }
             Ok(())
         };
-        let parts = (Cut::new(&mut work.adm_forces[..], &sched.adm_ports), Cut::new(&mut work.rate[..nx], &sched.adm_x));
+        let parts =
+            (Cut::new(&mut work.adm_forces[..], &sched.adm_ports), Cut::new(&mut work.rate[..nx], &sched.adm_x));
         split_run(0..sched.adm.len(), parts, split.grain_adm, split.parallel, &leaf)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
     }
@@ -424,4 +430,3 @@ impl Simulator {
         (forces, motions)
     }
 }
-

@@ -31,7 +31,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 mod limits;
-pub use limits::{check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN, MAX_SYSTEM_BYTES, THREADS_PER_CORE};
+pub use limits::{
+    check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN,
+    MAX_SYSTEM_BYTES, THREADS_PER_CORE,
+};
 
 /// The top level of a system file.
 #[derive(Debug, Deserialize)]
@@ -538,17 +541,11 @@ fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
 
 /// The first key of a component object that its type's table does not document at all,
 /// as an "unknown parameter" error with the closest documented key.
-fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Result<()> {
+fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Option<(String, String)> {
     let known = sibling_names(ty.params, "");
     let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !known.contains(k)).collect();
     stray.sort();
-    match stray.first() {
-        None => Ok(()),
-        Some(k) => Err(Error::invalid(
-            format!("{path}.{k}"),
-            format!("unknown parameter{}", crate::error::suggestion(k, known.iter().map(String::as_str))),
-        )),
-    }
+    stray.first().map(|k| (format!("{path}.{k}"), crate::error::suggestion(k, known.iter().map(String::as_str))))
 }
 
 /// A system read from JSON, ready to compile.
@@ -636,13 +633,21 @@ impl System {
                 };
                 Error::invalid(format!("{path}.type"), msg)
             })?;
-            // A stray key is reported before what the builder misses (`mas` before "missing mass").
-            stray_key(ty, &path, map)?;
+            let stray = stray_key(ty, &path, map);
             check_step_keys(map, &path, s.stop_time)?;
             let mut p = Params::for_type(ty, path.clone(), map, base);
             let built = (ty.build)(&mut p);
             // An undocumented key is the builder's fault: report it before the build's own error.
             p.check_documented()?;
+            // A stray key first (`mas` before "missing mass"); an old key name (`force` where
+            // a table law now reads `levels`) has no near name, and then what the builder
+            // misses says what to write instead.
+            if let Some((at, hint)) = stray {
+                return Err(match built {
+                    Err(missing) if hint.is_empty() => Error::invalid(at, format!("unknown parameter; {missing}")),
+                    _ => Error::invalid(at, format!("unknown parameter{hint}")),
+                });
+            }
             let built = built?;
             p.finish()?;
             let added = match built {
@@ -757,5 +762,6 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
+    out.extend(crate::stability::diagnostics(sched, sim.state(), sim.method(), sim.step_size()));
     out
 }

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["network"],
     &["schedule"],
     &["stepper"],
-    &["output"],
+    &["output", "stability"],
     &["system"],
 ];
 

@@ -92,6 +92,10 @@ impl Impedance for PlaneContact {
         let depth = (self.height - m[0].p.z).max(0.0);
         Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
     }
+    /// The normal penalty spring (23a) in contact (the tangential one of (23b) is the same K with the extra τK of damping, so the normal direction is the limit).
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
     }

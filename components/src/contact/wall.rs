@@ -84,6 +84,10 @@ impl Impedance for Wall {
         let d = self.side * (self.position.eval(0.0) - self.axis.dot(&m[0].p));
         Some(0.5 * self.k * d.max(0.0).powi(2))
     }
+    /// The penalty spring in contact.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         stiffness_warnings("wall stiffness", self.k, self.b, inertia, step)
     }

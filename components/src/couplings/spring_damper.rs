@@ -75,6 +75,10 @@ impl Impedance for SpringDamper {
             _ => (p.motions[1].p - p.motions[0].p)[e],
         }
     }
+    /// The spring–damper itself (10).
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("spring", self.k, self.b, inertia, step)
     }

@@ -1,10 +1,13 @@
 //! Kikuuwe et al.'s friction element I_fricK (19), integrable by RK4:
 //! f = gsat(F, (B + τK) v + K e),  ε = (f − K e)/(B + τK),  ė = ε.
 //! With the Euler method (τ = T) this is exactly the discrete-time model (14)/(20).
+//! It is model C (38) with Coulomb friction, (19) = (38): one implementation,
+//! [`model_c_step`], under two names (`fric_k` has scalar and point3 ports, B > 0).
 //! While ‖(B + τK) v + K e‖ < F, ε = v in every stage, so p − e stays constant: static
 //! friction without drift. Scalar (joint) and 3-D (point) forms.
 
-use crate::saturation::{gsat3, sat};
+use super::law::FrictionLaw;
+use super::model_c::model_c_step;
 use crate::stability::stiffness_warnings;
 use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
@@ -32,20 +35,26 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 impl FricK {
-    /// (19): friction force and rate of e for one component set (scalar form).
-    #[inline]
-    pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
-        let d = self.b + tau * self.k;
-        let f = sat(self.f_max, d * v + self.k * e);
-        (f, (f - self.k * e) / d)
+    /// The law of (19): Coulomb at level F.
+    fn law(&self) -> FrictionLaw {
+        FrictionLaw::coulomb(self.f_max, 0.0)
     }
 
-    /// (19) in 3-D with the vector saturation gsat of (15).
+    /// (19): friction force and rate of e for one component set (scalar form). (19) is
+    /// model C (38) with Coulomb friction, and both run the same code, [`model_c_step`]
+    /// (issue 14): f = Φ_Z(v + K e/(B + τK)) with Z = 1/(B + τK) is gsat(F, (B + τK) v + K e)
+    /// of (19b), and ε = v exactly while it holds (= (f − K e)/(B + τK) of (19c)).
+    #[inline]
+    pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau);
+        (f.x, de.x)
+    }
+
+    /// (19) in 3-D with the vector saturation gsat of (15): [`model_c_step`] in 3-D.
     #[inline]
     pub fn vector(&self, v: Vector3<f64>, e: Vector3<f64>, tau: f64) -> (Vector3<f64>, Vector3<f64>) {
-        let d = self.b + tau * self.k;
-        let f = gsat3(self.f_max, d * v + self.k * e);
-        (f, (f - self.k * e) / d)
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau);
+        (f, de)
     }
 }
 
@@ -92,6 +101,10 @@ impl Impedance for FricK {
     }
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
+    }
+    /// While it holds, (19b) is f = (B + τK) v + K e: a spring K with damping B + τK per stage.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)

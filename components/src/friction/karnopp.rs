@@ -527,12 +527,13 @@ pub const SAMPLES: &[&str] = &[
     // No table law for karnopp_mass: `force` is both its scalar applied force and the table's forces.
     r#"{"type": "karnopp_mass", "mass": 1.0, "force": 0.5, "FH": 2.0, "DV": 0.001, "init": {"q": 0.1, "v": 0.2}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "karnopp_mass", "mass": 1.0, "force": 0.5, "FH": 2.0, "DV": 0.001, "init": {"q": 0.1, "v": 0.2}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
+    r#"{"type": "karnopp_mass", "mass": 1.0, "force": 0.5, "FH": 2.0, "DV": 0.001, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
     r#"{"type": "karnopp_pair", "m1": 1.0, "m2": 2.0, "FH": 2.0, "DV": 0.001, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "karnopp_pair", "m1": 1.0, "m2": 2.0, "FH": 2.0, "DV": 0.001, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "karnopp_pair", "m1": 1.0, "m2": 2.0, "FH": 2.0, "DV": 0.001, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "karnopp_pair", "m1": 1.0, "m2": 2.0, "FH": 2.0, "DV": 0.001, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
     r#"{"type": "karnopp_stack", "m1": 1.0, "m2": 2.0, "upper": {"FH": 2.0, "DV": 0.001, "law": "coulomb", "F": 2.0, "D": 0.1}, "lower": {"FH": 2.0, "DV": 0.001, "law": "coulomb", "F": 2.0, "D": 0.1}, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}"#,
     r#"{"type": "karnopp_stack", "m1": 1.0, "m2": 2.0, "upper": {"FH": 2.0, "DV": 0.001, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}, "lower": {"FH": 2.0, "DV": 0.001, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}"#,
-    r#"{"type": "karnopp_stack", "m1": 1.0, "m2": 2.0, "upper": {"FH": 2.0, "DV": 0.001, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}, "lower": {"FH": 2.0, "DV": 0.001, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}"#,
+    r#"{"type": "karnopp_stack", "m1": 1.0, "m2": 2.0, "upper": {"FH": 2.0, "DV": 0.001, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}, "lower": {"FH": 2.0, "DV": 0.001, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}, "init": {"q1": 0.1, "q2": 0.2, "v1": 0.3, "v2": 0.4}}"#,
 ];
 
 /// Register `karnopp_mass`, `karnopp_pair` and `karnopp_stack`.

@@ -130,7 +130,14 @@ impl FrictionLaw {
     /// Coulomb, (57) with the viscous part exact otherwise. Z > 0.
     #[inline]
     pub fn phi_z(&self, z: f64, x: Vector3<f64>) -> PhiZ {
-        let r = x.norm();
+        let mut r = x.norm();
+        if r.is_infinite() {
+            // ‖x‖² overflows above 1.3e154: scale first, or D·r below would be 0·∞ = NaN.
+            let s = x.amax();
+            if s.is_finite() {
+                r = s * (x / s).norm();
+            }
+        }
         if r == 0.0 {
             return PhiZ { y: Vector3::zeros(), stuck: true };
         }
@@ -225,7 +232,15 @@ impl FrictionLaw {
             }
             "table" => {
                 let speed = p.vec_f64("speed", None)?;
-                let force = p.vec_f64("force", Some(speed.len()))?;
+                // The levels have their own key: `force` is a component's constant applied
+                // force (kikuuwe_a, kikuuwe_d, karnopp_mass), and one key for both made a table
+                // law's levels push the body (issue 14).
+                let Some(force) = p.vec_f64_opt("levels", Some(speed.len()))? else {
+                    return Err(p.err(
+                        "levels",
+                        "missing: a table law's friction levels (N, one per speed) are given as `levels`, e.g. \"speed\": [0, 0.1], \"levels\": [1.5, 1.0]; `force` is not read by the law (where a component has it, it is the constant applied force)",
+                    ));
+                };
                 if speed.is_empty() {
                     return Err(p.err("speed", "needs at least one point"));
                 }
@@ -236,7 +251,7 @@ impl FrictionLaw {
                     return Err(p.err(&format!("speed[{i}]"), "speeds must increase strictly"));
                 }
                 if let Some(i) = force.iter().position(|&f| f < 0.0) {
-                    return Err(p.err(&format!("force[{i}]"), format!("must be ≥ 0, got {}", force[i])));
+                    return Err(p.err(&format!("levels[{i}]"), format!("must be ≥ 0, got {}", force[i])));
                 }
                 DryLaw::Table { speed, force }
             }
@@ -256,7 +271,7 @@ macro_rules! law_params {
                 name: concat!($prefix, "law"),
                 unit: "",
                 default: Some("\"coulomb\""),
-                doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, force)",
+                doc: "\"coulomb\" (F), \"stribeck\" (Fc, Fs, vs, exponent) or \"table\" (speed, levels)",
             },
             P { name: concat!($prefix, "F"), unit: "N", default: None, doc: "coulomb: kinetic friction level, ≥ 0" },
             P {
@@ -280,7 +295,7 @@ macro_rules! law_params {
             },
             P { name: concat!($prefix, "speed"), unit: "m/s", default: None, doc: "table: speeds, from 0, increasing" },
             P {
-                name: concat!($prefix, "force"),
+                name: concat!($prefix, "levels"),
                 unit: "N",
                 default: None,
                 doc: "table: dry friction level at each speed, ≥ 0 (held beyond the last)",
@@ -357,6 +372,13 @@ mod tests {
         assert!((p.y.norm() - 4.0).abs() < 1e-12);
         let p = law.phi_z(1e-3, Vector3::new(0.003, -0.001, 0.0));
         assert!(p.stuck);
+    }
+
+    #[test]
+    fn huge_velocities_give_the_kinetic_level_not_nan() {
+        let law = FrictionLaw { dry: DryLaw::Stribeck { fc: 1.0, fs: 1.5, vs: 0.1, exponent: 2.0 }, d: 0.0 };
+        let p = law.phi_z(1e-3, Vector3::new(1e200, 0.0, 0.0));
+        assert!(!p.stuck && (p.y.x - 1.0).abs() < 1e-12, "{:?}", p.y);
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! surface, force in, velocity out. One implicit-Euler step of size τ:
 //! v* = v + τ h/M,  f = Φ_{τ/M}(v*),  v_new = v* − τ f/M,
 //! which is exactly zero when M v*/τ lies in the static set: stopping without chattering,
-//! holding without drift. The component returns the rates ξ = (v_new − v)/τ, q̇ = v_new, so
-//! the Euler method (τ = T) reproduces (26) and RK4 uses τ as I_fricK does in (19).
+//! holding without drift. The component returns the rates v̇ = (v_new − v)/τ and, under
+//! `"method": "euler"`, q̇ = v_new, so the Euler method (τ = T) reproduces (26) bit for bit;
+//! under RK4 q̇ = v, the stage velocity, in every stage that ends sliding ([`StageForm`],
+//! docs/friction.md): with F = 0 the stages are exactly RK4 on M v̇ = h, q̇ = v (fourth
+//! order), while stuck q̇ = v_new = 0.0 as before.
 //! Scalar (dims = 1) or 2-D/3-D (dims = 2, 3) with the n-dimensional Φ_Z of (53)/(55)/(57).
 //!
 //! Exact zero: floating point leaves v + T·(−v/T) a few ulps away from zero, so the state
@@ -14,13 +17,14 @@
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::{Method, Result};
 
 /// Model A: state [q (n), v (n), s].
 #[derive(Clone, Debug)]
@@ -33,6 +37,8 @@ pub struct ModelA {
     pub force: Vector3<f64>,
     pub q0: Vector3<f64>,
     pub v0: Vector3<f64>,
+    /// Euler (paper) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -77,9 +83,13 @@ impl Admittance for ModelA {
         let v = load(&x[n..], n);
         let h = first(f[0].f, n) + self.force;
         let (vn, stuck) = self.step(v, h, tau);
-        store(&vn, &mut dx[..n], n);
+        store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
         store(&((vn - v) / tau), &mut dx[n..2 * n], n);
         dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn post_step(&self, x: &mut [f64]) {
@@ -102,7 +112,10 @@ impl Admittance for ModelA {
             1 => p.state[n + e],
             2 => self.mass * p.rate[n + e] - h,
             3 => h,
-            _ => f64::from(p.rate[..n].iter().all(|r| *r == 0.0)),
+            _ => {
+                let h = first(p.forces[0].f, n) + self.force;
+                f64::from(self.step(load(&p.state[n..], n), h, p.tau).1)
+            }
         }
     }
     fn energy(&self, x: &[f64]) -> Option<f64> {
@@ -112,6 +125,10 @@ impl Admittance for ModelA {
     }
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
+    }
+    /// Sliding (the regime in which it can vibrate): (26) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
     }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         self.law.diagnose(step / self.mass, "model A, Z = T/M")
@@ -124,16 +141,16 @@ fn build(p: &mut Params) -> Result<Built> {
     let law = FrictionLaw::from_params(p)?;
     let force = vec_n_or_zero(p, "force", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0 })))
+    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
 pub const SAMPLES: &[&str] = &[
-    // dims 3: `force` is both the applied force (dims numbers) and a table law's forces.
+    // dims 3: `force` is the applied force (dims numbers), `levels` a table law's levels.
     r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_a", "dims": 3, "mass": 1.0, "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
     r#"{"type": "kikuuwe_a", "dims": 2, "mass": 1.0, "force": [0.5, 0.0], "F": 1.0}"#,
 ];
 

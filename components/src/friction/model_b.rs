@@ -8,17 +8,27 @@
 //! step of size τ with drive velocity u, C = M + τB + τ²K:
 //! v* = (M v + τK e + τ(τK + B) u)/C,  y = Φ_{τ/C}(v*),  v_new = v* − τ y/C,
 //! h = K e + (τK + B)(u − v_new)   — this is (34)–(36) written with v instead of e_{k−2};
-//! the drive receives −h. Rates: ẋ = v_new, v̇ = (v_new − v)/τ.
+//! the drive receives −h. Rates under `"method": "euler"` (the paper's (36), bit for bit):
+//! ẋ = v_new, v̇ = (v_new − v)/τ.
+//!
+//! Under RK4 ([`StageForm`], docs/friction.md) the implicit step decides stick or slip and
+//! gives the friction force y; the mechanics then take the continuous rates of the stage
+//! state: sliding, ẋ = v, M v̇ = K e + B(u − v) − y, h = K e + B(u − v) (with F = 0 this is
+//! RK4 on the mass–spring–damper, fourth order; explicit, so stable for ω T < 2.8,
+//! ω = √(K/M)); stuck, ẋ = v_new = 0, v̇ = −v/τ and h = K e + (τK + B) u as in the Euler form, so
+//! the mass velocity is exactly 0.0 in every stage once it is 0.0.
 
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::stability::PortModel;
+use stiction_framework::{Method, Result, Tableau};
 
 /// Model B: state [x (n), v (n)] of the internal mass.
 #[derive(Clone, Debug)]
@@ -34,6 +44,8 @@ pub struct ModelB {
     /// Initial deflection e(0) (m) and mass velocity v(0) (m/s).
     pub e0: Vector3<f64>,
     pub v0: Vector3<f64>,
+    /// Euler (paper) or RK4 rates, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -54,29 +66,58 @@ impl ModelB {
         v: Vector3<f64>,
         tau: f64,
     ) -> (Vector3<f64>, Vector3<f64>, bool) {
+        let (h, vn, _, stuck) = self.step_with_friction(u, e, v, tau);
+        (h, vn, stuck)
+    }
+
+    /// [`step`](Self::step) and the friction force y = Φ_Z(v*) on the mass.
+    #[inline]
+    fn step_with_friction(
+        &self,
+        u: Vector3<f64>,
+        e: Vector3<f64>,
+        v: Vector3<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>, bool) {
         let c = self.mass + tau * self.b + tau * tau * self.k;
         let kb = tau * self.k + self.b;
         let vs = (v * self.mass + e * (tau * self.k) + u * (tau * kb)) / c;
         let z = tau / c;
         let p = self.law.phi_z(z, vs);
         let vn = if p.stuck { Vector3::zeros() } else { vs - p.y * z };
-        (e * self.k + (u - vn) * kb, vn, p.stuck)
+        (e * self.k + (u - vn) * kb, vn, p.y, p.stuck)
     }
 
+    /// (drive velocity u, deflection e, mass velocity v).
     fn parts(&self, m: &Motion, y: &[f64]) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>) {
         let n = self.dims;
-        (first(m.v, n), first(m.p, n) - load(y, n), load(&y[n..], n))
+        (first(m.v, n), first(m.p, n) - load(y, n), load(&y[n..2 * n], n))
+    }
+
+    /// The mass velocity as reported (signal `v`, energy): under RK4 exactly 0.0 while the
+    /// stick indicator s > ½. An impedance has no `post_step` to zero the state, and RK4 alone
+    /// only shrinks a stopped v by 3 per step (its stability function has no real root); the
+    /// state keeps shrinking underneath (3⁻ⁿ after n stuck steps) and does not move x, whose
+    /// rate is v_new = 0.0 in stuck stages.
+    fn reported_v(&self, y: &[f64]) -> Vector3<f64> {
+        let n = self.dims;
+        if !self.form.is_euler() && y[2 * n] > 0.5 {
+            Vector3::zeros()
+        } else {
+            load(&y[n..2 * n], n)
+        }
     }
 }
 
 impl Impedance for ModelB {
     fn layout(&self) -> Layout {
-        Layout::new(2 * self.dims, vec![PortInfo::new("drive", domain_of(self.dims))])
+        Layout::new(2 * self.dims + 1, vec![PortInfo::new("drive", domain_of(self.dims))])
     }
     fn init(&self, y: &mut [f64], motion: &[Motion]) {
         let n = self.dims;
         store(&(first(motion[0].p, n) - self.e0), &mut y[..n], n);
-        store(&self.v0, &mut y[n..], n);
+        store(&self.v0, &mut y[n..2 * n], n);
+        y[2 * n] = 0.0;
     }
     #[inline]
     fn evaluate(
@@ -90,33 +131,67 @@ impl Impedance for ModelB {
     ) -> Result<(), Fault> {
         let n = self.dims;
         let (u, e, v) = self.parts(&m[0], y);
-        let (h, vn, _) = self.step(u, e, v, tau);
-        store(&vn, &mut dy[..n], n);
-        store(&((vn - v) / tau), &mut dy[n..], n);
-        force[0] = Force::point(-h);
+        let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
+        if self.form.is_euler() || stuck {
+            // (36): the paper's step (Euler), and every stuck stage.
+            store(&vn, &mut dy[..n], n);
+            store(&((vn - v) / tau), &mut dy[n..2 * n], n);
+            force[0] = Force::point(-h);
+        } else {
+            // Sliding: the continuous mechanics of the stage state, friction from the step.
+            let spring = e * self.k + (u - v) * self.b;
+            store(&v, &mut dy[..n], n);
+            store(&((spring - friction) / self.mass), &mut dy[n..2 * n], n);
+            force[0] = Force::point(-spring);
+        }
+        dy[2 * n] = (if stuck { 1.0 } else { 0.0 } - y[2 * n]) / tau;
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
     }
     fn signal(&self, which: usize, i: usize, p: &Probe) -> f64 {
-        let n = self.dims;
         let (u, e, v) = self.parts(&p.motions[0], p.state);
         match which {
             0 => -p.forces[0].f[i],
-            1 => p.state[n + i],
+            1 => self.reported_v(p.state)[i],
             2 => p.state[i],
             3 => e[i],
             _ => f64::from(self.step(u, e, v, p.tau).2),
         }
     }
     fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
-        let (_, e, v) = self.parts(&m[0], y);
+        let (_, e, _) = self.parts(&m[0], y);
+        let v = self.reported_v(y);
         Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
+    }
+    /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK per stage.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
-        self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)")
+        let mut out = self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)");
+        // Under RK4 the sliding mass moves on its spring explicitly (docs/friction.md): the
+        // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
+        if !self.form.is_euler() {
+            let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
+            let rho = sliding.radius(&Tableau::RK4, step);
+            if !sliding.stable(&Tableau::RK4, step) {
+                let limit = sliding.largest_stable_step(&Tableau::RK4, step).map_or("none".into(), |t| format!("{t:.3e} s"));
+                out.push(Diagnostic::Warning(format!(
+                    "model B sliding under rk4: its mass M = {} on its own spring K = {}, B = {} is integrated explicitly; \
+                     the step map at T = {step} s has spectral radius {rho:.4} > 1 (largest stable T: {limit}); use \
+                     \"method\": \"euler\" (the paper's (36), stable at any K) or a smaller step",
+                    self.mass, self.k, self.b
+                )));
+            }
+        }
+        out
     }
 }
 
@@ -132,7 +207,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = vec_n_or_zero(&mut init, "v", dims)?;
         init.finish()?;
     }
-    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0 })))
+    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
@@ -140,7 +215,7 @@ fn build(p: &mut Params) -> Result<Built> {
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_b", "dims": 1, "mass": 1.0, "K": 100.0, "B": 1.0, "init": {"e": 0.01, "v": 0.1}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
 ];
 
 /// Register `kikuuwe_b`.

@@ -2,8 +2,8 @@
 //! with a spring K and damper B in series with the friction law Φ, velocity in, force out.
 //! One step of size τ:
 //! v* = v + K e/(B + τK),  y = Φ_{1/(B+τK)}(v*),  e_new = (B e + τ y)/(B + τK),
-//! returned as the rate ė = (y − K e)/(B + τK) (exactly ė = v while stuck, so the contact
-//! point does not drift). With Coulomb friction and the Euler method this is I_fricK
+//! returned as the rate ė = (y − K e)/(B + τK) (= v while stuck, up to rounding, so the
+//! contact point does not drift). With Coulomb friction and the Euler method this is I_fricK
 //! ((19) of the RK4 paper); here any law of [`crate::friction_law`] and 1, 2 or 3
 //! dimensions. Port b sees the motion relative to port a and receives the force −y
 //! (which opposes the relative sliding); port a receives +y.
@@ -11,7 +11,8 @@
 //! Parameter rule (63): a model-C element on a mass M in static friction converges without
 //! oscillation only if T² < M/(4K) (with B = 2√(KM)); `stiction check` warns otherwise.
 
-use super::law::{FrictionLaw, LAW_PARAMS};
+use super::law::{DryLaw, FrictionLaw, LAW_PARAMS};
+use crate::saturation::{gsat3, sat};
 use crate::doc_table::table;
 use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
@@ -40,6 +41,12 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 /// One model-C step: (y, ė, stuck) for relative velocity v, deflection e, step τ.
+///
+/// With Coulomb friction (no viscous part) this is I_fricK (19) of the RK4 paper, and it is
+/// written as (19): y = gsat(F, (B + τK) v + K e) ((19b); Φ_Z of (23) at
+/// v* = v + K e/(B + τK), Z = 1/(B + τK), is the same force), ė = (y − K e)/(B + τK) ((19c),
+/// = (38)'s e_new = (B e + τ y)/(B + τK)); `fric_k` calls this too (issue 14: one
+/// implementation). Other laws use Φ_Z of (25)/(46)/(55)/(57).
 #[inline]
 pub fn model_c_step(
     k: f64,
@@ -50,10 +57,18 @@ pub fn model_c_step(
     tau: f64,
 ) -> (Vector3<f64>, Vector3<f64>, bool) {
     let d = b + tau * k;
+    if let (DryLaw::Coulomb { f }, 0.0) = (&law.dry, law.d) {
+        let x = v * d + e * k;
+        let (y, stuck) = if x.y == 0.0 && x.z == 0.0 {
+            (Vector3::new(sat(*f, x.x), 0.0, 0.0), x.x.abs() <= *f)
+        } else {
+            (gsat3(*f, x), x.norm() <= *f)
+        };
+        return (y, (y - e * k) / d, stuck);
+    }
     let vs = v + e * (k / d);
     let p = law.phi_z(1.0 / d, vs);
-    let de = if p.stuck { v } else { (p.y - e * k) / d };
-    (p.y, de, p.stuck)
+    (p.y, (p.y - e * k) / d, p.stuck)
 }
 
 impl Impedance for ModelC {
@@ -95,6 +110,10 @@ impl Impedance for ModelC {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
+    /// While it holds, (38) is I_fricK (19): a spring K with damping B + τK per stage.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
@@ -128,7 +147,7 @@ fn build(p: &mut Params) -> Result<Built> {
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_c", "dims": 1, "K": 100.0, "B": 1.0, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
 ];
 
 /// Register `kikuuwe_c`.

@@ -8,18 +8,23 @@
 //! of size τ under applied force h, with A = (τ²K + τB + M)/(M(B + τK)):
 //! v* = u + τh/M + K e/(B + τK),  y = Φ_A(v*),  u_new = u + τ(h − y)/M,
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
-//! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: q̇ = u_new, u̇ = (h − y)/M, ẇ.
+//! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: u̇ = (h − y)/M, ẇ, and
+//! q̇ = u_new under `"method": "euler"` ((45) bit for bit) and while the slider is stuck
+//! (the implicit spring keeps the held mass dissipative at any K), else q̇ = u, the stage
+//! velocity ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages
+//! are RK4 on M u̇ = h, q̇ = u (fourth order); the slider rate is exactly 0.0 while stuck.
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::{Method, Result};
 
 /// Model D: state [q (n), u (n), w (n)].
 #[derive(Clone, Debug)]
@@ -38,6 +43,8 @@ pub struct ModelD {
     pub v0: Vector3<f64>,
     /// Initial deflection e(0) = q(0) − w(0) (m).
     pub e0: Vector3<f64>,
+    /// Euler (paper) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -86,10 +93,14 @@ impl Admittance for ModelD {
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let h = first(f[0].f, n) + self.force;
-        let (_, du, wv, _) = self.step(u, q - w, h, tau);
-        store(&(u + du * tau), &mut dx[..n], n);
+        let (_, du, wv, stuck) = self.step(u, q - w, h, tau);
+        store(&self.form.position_rate(u, u + du * tau, stuck), &mut dx[..n], n);
         store(&du, &mut dx[n..2 * n], n);
         store(&wv, &mut dx[2 * n..], n);
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -114,6 +125,14 @@ impl Admittance for ModelD {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
+    /// With the slider held, (45) moves q with u_new under both methods.
+    fn implicit_position(&self, _method: Method) -> bool {
+        true
+    }
+    /// The presliding spring–damper to the held slider, with the τK of the implicit step.
+    fn internal_spring(&self, _port: usize) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+    }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));
         self.law.diagnose(a(step).max(a(0.5 * step)), "model D, Z = A of (44)")
@@ -129,16 +148,16 @@ fn build(p: &mut Params) -> Result<Built> {
     let force = vec_n_or_zero(p, "force", dims)?;
     let e0 = vec_n_or_zero(p, "e0", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelD { dims, mass, k, b, law, force, q0, v0, e0 })))
+    Ok(Built::Admittance(Box::new(ModelD { dims, mass, k, b, law, force, q0, v0, e0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
 pub const SAMPLES: &[&str] = &[
-    // dims 3: `force` is both the applied force (dims numbers) and a table law's forces.
+    // dims 3: `force` is the applied force (dims numbers), `levels` a table law's levels.
     r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "coulomb", "F": 2.0, "D": 0.1}"#,
     r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "stribeck", "Fc": 1.0, "Fs": 1.5, "vs": 0.01, "exponent": 1.5}"#,
-    r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "force": [1.5, 1.0, 1.2]}"#,
+    r#"{"type": "kikuuwe_d", "dims": 3, "mass": 1.0, "K": 100.0, "B": 1.0, "e0": [0.001, 0.0, 0.0], "init": {"q": [0.1, 0.0, 0.0], "v": [0.2, 0.0, 0.0]}, "law": "table", "speed": [0.0, 0.1, 1.0], "levels": [1.5, 1.0, 1.2]}"#,
     r#"{"type": "kikuuwe_d", "dims": 1, "mass": 1.0, "K": 100.0, "force": 0.5, "F": 1.0}"#,
 ];
 

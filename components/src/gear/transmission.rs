@@ -25,11 +25,12 @@
 
 use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Error, Result};
+use stiction_framework::{Error, Method, Result};
 
 /// Where the asymmetry coefficients of a gear came from (kept for `stiction check`).
 #[derive(Clone, Debug, PartialEq)]
@@ -299,11 +300,13 @@ pub struct Gear {
     pub damping: f64,
     pub q0: f64,
     pub v0: f64,
+    /// Euler (paper (44)) or RK4 position rate, set by `prepare` (docs/gear.md).
+    pub form: StageForm,
 }
 
 impl Gear {
     pub fn new(model: GearModel, m: f64, big_m: f64) -> Gear {
-        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0 }
+        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0, form: StageForm::default() }
     }
 
     /// ρ̂ of (29).
@@ -344,7 +347,7 @@ pub fn mode(v_new: f64, fu: f64, fv: f64) -> f64 {
 
 const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("q", 1, "rad", "output angle q (input angle is κ q)"),
-    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck, with the euler method)"),
+    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck)"),
     SignalInfo::new("lambda", 1, "N·m", "internal force λ of (14b) over the next step"),
     SignalInfo::new("mode", 1, "", "0 stuck, +1 forward driving, −1 back driving (over the next step)"),
     SignalInfo::new("fu", 1, "N·m", "input torque referred to the output, κ × torque on `input`"),
@@ -352,12 +355,24 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 impl Admittance for Gear {
+    /// State [q, v, s]: s is the stick indicator of model A (docs/gear.md): its rate is
+    /// (σ − s)/τ with σ = 1 when a stage ends stuck, and `post_step` sets v = 0.0 when s > ½,
+    /// so a stop is exact after one step under RK4 too (RK4 alone would only shrink v by 3 per step).
     fn layout(&self) -> Layout {
-        Layout::new(2, vec![PortInfo::new("input", Domain::Scalar), PortInfo::new("output", Domain::Scalar)])
+        Layout::new(3, vec![PortInfo::new("input", Domain::Scalar), PortInfo::new("output", Domain::Scalar)])
     }
     fn init(&self, x: &mut [f64]) {
         x[0] = self.q0;
         x[1] = self.v0;
+        x[2] = if self.v0 == 0.0 { 1.0 } else { 0.0 };
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        if x[2] > 0.5 {
+            x[2] = 1.0;
+            x[1] = 0.0;
+        } else {
+            x[2] = 0.0;
+        }
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         if port == 0 {
@@ -374,8 +389,14 @@ impl Admittance for Gear {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
         let s = self.step(v, fu, fv, tau);
-        dx[0] = s.v;
+        // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/gear.md).
+        dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
+        dx[2] = (if s.v == 0.0 { 1.0 } else { 0.0 } - x[2]) / tau;
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -391,7 +412,7 @@ impl Admittance for Gear {
                 let (gu, gv) = (self.model.gamma_u, self.model.gamma_v);
                 gu * fu + gv * fv - (gu * self.m - gv * self.big_m) * p.rate[1]
             }
-            3 => mode(p.rate[0], fu, fv),
+            3 => mode(self.step(v, fu, fv, p.tau).v, fu, fv),
             4 => fu,
             5 => fv,
             _ => f64::NAN,
@@ -399,6 +420,10 @@ impl Admittance for Gear {
     }
     fn energy(&self, x: &[f64]) -> Option<f64> {
         Some(0.5 * (self.m + self.big_m) * x[1] * x[1])
+    }
+    /// Moving: (44) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
     }
     fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
         self.model.diagnose(self.m, self.big_m)
@@ -543,7 +568,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = init.f64_or("v", 0.0)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0 })))
+    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0, form: StageForm::default() })))
 }
 
 /// The keys [`read_model`] and [`read_input_inertia`] read, each name after `$prefix`

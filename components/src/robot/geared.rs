@@ -10,8 +10,10 @@
 //!
 //! M(q) is the robot's inertia matrix (CRBA of [`SerialRobot`], the output-side gear inertia
 //! being each link's `rotor`), h(q, v) its bias torques (RNEA), b the joint viscosities.
-//! `derivative` returns (q̇, v̇) = (v_new, (v_new − v)/τ), so with `method: "euler"` this is
-//! (69) exactly and the velocity of a stuck joint is exactly 0.0.
+//! `derivative` returns v̇ = (v_new − v)/τ and, with `method: "euler"`, q̇ = v_new, so this is
+//! (69) exactly and the velocity of a stuck joint is exactly 0.0. Under RK4 q̇ = v, the stage
+//! velocity ([`StageForm`], docs/gear.md): with γ = 0 the stages are RK4 on the robot's
+//! equations of motion (fourth order).
 //!
 //! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
 //! [`Fault`]; the simulator names the robot and the time.
@@ -19,13 +21,14 @@
 use super::axproj::{axproj, Axproj};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
 use crate::doc_table::table;
+use crate::stage_form::StageForm;
 use crate::gear::transmission::gear_model_params;
 use std::sync::OnceLock;
 use super::serial::SerialRobot;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
 use nalgebra::{DMatrix, DVector};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
+use stiction_framework::{Method, Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
 
 /// The geared robot: state [q (n), v (n)].
 #[derive(Clone, Debug)]
@@ -34,6 +37,8 @@ pub struct GearedRobot {
     pub gears: Vec<GearModel>,
     /// Input-side inertias referred to the outputs (> 0).
     pub m: Vec<f64>,
+    /// Euler (paper (69)) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 /// Everything one step (69) computes.
@@ -55,7 +60,7 @@ impl GearedRobot {
         if let Some(i) = m.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
             return Err(format!("gears[{i}].m: must be > 0, got {}", m[i]));
         }
-        Ok(GearedRobot { robot, gears, m })
+        Ok(GearedRobot { robot, gears, m, form: StageForm::default() })
     }
 
     pub fn dof(&self) -> usize {
@@ -161,12 +166,28 @@ impl Admittance for GearedRobot {
         ports.extend((0..n).map(|i| PortInfo::new(format!("joint{i}"), Domain::Scalar)));
         ports.push(PortInfo::new("tip", Domain::Point3));
         ports.push(PortInfo::new("tip_command", Domain::Point3));
-        Layout::new(2 * n, ports)
+        // [q, v, s]: s per joint is the stick indicator of the gear (docs/gear.md).
+        Layout::new(3 * n, ports)
     }
     fn init(&self, x: &mut [f64]) {
-        let mut tmp = vec![0.0; 2 * self.dof()];
+        let n = self.dof();
+        let mut tmp = vec![0.0; 2 * n];
         self.robot.init(&mut tmp);
-        x.copy_from_slice(&tmp);
+        x[..2 * n].copy_from_slice(&tmp);
+        for i in 0..n {
+            x[2 * n + i] = if tmp[n + i] == 0.0 { 1.0 } else { 0.0 };
+        }
+    }
+    fn post_step(&self, x: &mut [f64]) {
+        let n = self.dof();
+        for i in 0..n {
+            if x[2 * n + i] > 0.5 {
+                x[2 * n + i] = 1.0;
+                x[n + i] = 0.0;
+            } else {
+                x[2 * n + i] = 0.0;
+            }
+        }
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         let n = self.dof();
@@ -184,10 +205,16 @@ impl Admittance for GearedRobot {
         let (q, v) = (&x[..n], &x[n..2 * n]);
         let (tu, tv) = self.torques(q, v, forces);
         let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
+        let euler = self.form.is_euler();
         for i in 0..n {
-            dx[i] = s.v[i];
+            dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
             dx[n + i] = exact_rate(v[i], s.v[i], tau);
+            dx[2 * n + i] = (if s.v[i] == 0.0 { 1.0 } else { 0.0 } - x[2 * n + i]) / tau;
         }
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -215,6 +242,10 @@ impl Admittance for GearedRobot {
         let n = self.dof();
         let rotor: f64 = (0..n).map(|i| 0.5 * self.m[i] * x[n + i] * x[n + i]).sum();
         self.robot.energy(x).map(|e| e + rotor)
+    }
+    /// Moving: (69) moves q with v_new under Euler, with v under RK4.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler
     }
     fn diagnose(&self, x: &[f64], _step: f64) -> Vec<Diagnostic> {
         let n = self.dof();

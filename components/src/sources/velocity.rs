@@ -2,16 +2,20 @@
 //! force acts on it (an ideal, infinitely stiff actuator or a moving wall). It drives
 //! impedances such as springs and model B/C contacts.
 //!
-//! The velocity state tracks u implicitly: v̇ = (u(t + τ) − v)/τ, q̇ = u(t + τ), so the Euler
-//! method gives v(k) = u(kT) exactly and RK4 reproduces any linear ramp exactly.
+//! The velocity state tracks u implicitly: v̇ = (u(t + τ) − v)/τ, so the Euler method gives
+//! v(k) = u(kT) exactly. The position rate is q̇ = u(t + τ) under `"method": "euler"`
+//! (q(k) = q(k−1) + T u(kT), the papers' form) and q̇ = u(t) under RK4, whose stages then
+//! integrate u with Simpson's rule (fourth order; a ramp or cubic exactly) instead of
+//! drifting by ¾·u̇·T² per step ([`StageForm`], docs/friction.md).
 
+use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::TimeFunction;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Error, Result};
+use stiction_framework::{Error, Method, Result};
 
 /// A port moving with velocity u(t): state [q (n), v (n)].
 #[derive(Clone, Debug)]
@@ -19,6 +23,8 @@ pub struct VelocitySource {
     pub dims: usize,
     pub velocity: Vec<TimeFunction>,
     pub q0: Vector3<f64>,
+    /// Euler (paper) or RK4 position rate, set by `prepare`.
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -56,8 +62,16 @@ impl Admittance for VelocitySource {
         if !target.iter().all(|v| v.is_finite()) {
             return Err(Fault::new(format!("velocity is not finite at t = {}", t + tau)));
         }
-        store(&target, &mut dx[..n], n);
+        let rate = if self.form.is_euler() { target } else { self.u(t) };
+        if !rate.iter().all(|v| v.is_finite()) {
+            return Err(Fault::new(format!("velocity is not finite at t = {t}")));
+        }
+        store(&rate, &mut dx[..n], n);
         store(&((target - load(&x[n..], n)) / tau), &mut dx[n..], n);
+        Ok(())
+    }
+    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+        self.form.set(method);
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -99,7 +113,7 @@ fn build(p: &mut Params) -> Result<Built> {
         q0 = vec_n_or_zero(&mut init, "q", dims)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0 })))
+    Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -113,6 +113,7 @@ fn element(v: &[f64]) -> Result<ModelD, String> {
         q0: Vector3::zeros(),
         v0: Vector3::zeros(),
         e0: Vector3::zeros(),
+        form: Default::default(),
     })
 }
 

@@ -1,0 +1,299 @@
+//! Stability of the stuck state, system-wide (`stiction check`, issue 14).
+//!
+//! The per-element rules (ω T of one spring on the lightest mass it touches, rule (63) of
+//! model C) cannot see that elements attached to the same body add up. Here every
+//! admittance port is linearised together with every impedance attached to it, in the state
+//! where their friction holds: each impedance is the spring–damper it then presents
+//! ([`StageSpring`]), the other ends held still. On the port's inertia M this is
+//!
+//! ```text
+//!   M v̇ = −(Σ K) q − (Σ B + τ Σ_implicit K) v,      q̇ = v            (or q̇ = v + τ v̇)
+//! ```
+//!
+//! per stage with that stage's τ: the stiffnesses add, the dampers add, and every element
+//! written like I_fricK (19) adds τK of damping (f = (B + τK) v + K e while it holds). The
+//! position rate is q̇ = v + τ v̇ for an admittance that takes the papers' implicit step
+//! (model A under Euler, model D's held slider, the gears under Euler,
+//! [`Admittance::implicit_position`](crate::component::Admittance::implicit_position)).
+//! The step map x(k) → x(k+1) is composed exactly as the stepper does it, stage by stage
+//! from the method's [`Tableau`] ((13) with (22)); its spectral radius ρ above 1 means that
+//! small vibrations of the held state grow by ρ every step until the friction saturates:
+//! a creeping, chattering "stuck" body. The largest stable step is found by bisection.
+
+use crate::component::{Diagnostic, StageSpring};
+use crate::method::{Method, Tableau};
+use crate::schedule::Schedule;
+
+type M2 = [[f64; 2]; 2];
+
+/// The spring–dampers attached to one admittance port: (port, [(impedance name, spring)]).
+type PortSprings = (usize, Vec<(String, StageSpring)>);
+
+fn mul(a: &M2, b: &M2) -> M2 {
+    let mut c = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
+        }
+    }
+    c
+}
+
+const ID: M2 = [[1.0, 0.0], [0.0, 1.0]];
+
+/// Spectral radius of a real 2×2 matrix.
+fn radius(m: &M2) -> f64 {
+    let tr = m[0][0] + m[1][1];
+    let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+    let disc = 0.25 * tr * tr - det;
+    if disc >= 0.0 {
+        let s = disc.sqrt();
+        (0.5 * tr + s).abs().max((0.5 * tr - s).abs())
+    } else {
+        // Complex pair: |λ|² = det.
+        det.abs().sqrt()
+    }
+}
+
+/// One admittance port with everything attached to it, linearised in the stuck state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortModel {
+    /// Inertia M of the port (kg or kg·m²), > 0.
+    pub inertia: f64,
+    /// Σ K of the attached springs.
+    pub k: f64,
+    /// Σ B of the attached dampers.
+    pub b: f64,
+    /// Σ K of the attached elements that add τK of damping per stage.
+    pub k_implicit: f64,
+    /// q̇ = v + τ v̇ instead of q̇ = v.
+    pub implicit_position: bool,
+}
+
+impl PortModel {
+    /// Add an attached (or internal) spring–damper.
+    pub fn add(&mut self, s: StageSpring) {
+        self.k += s.k;
+        self.b += s.b;
+        if s.implicit {
+            self.k_implicit += s.k;
+        }
+    }
+
+    /// The stage rate ξ = J(τ) x, x = (q, v).
+    fn rate(&self, tau: f64) -> M2 {
+        let a = -self.k / self.inertia;
+        let d = -(self.b + tau * self.k_implicit) / self.inertia;
+        let q_row = if self.implicit_position { [tau * a, 1.0 + tau * d] } else { [0.0, 1.0] };
+        [q_row, [a, d]]
+    }
+
+    /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
+    pub fn step_map(&self, tab: &Tableau, step: f64) -> M2 {
+        let mut acc = [[0.0; 2]; 2];
+        let mut prev = [[0.0; 2]; 2];
+        for r in 0..tab.stages() {
+            let h = tab.offset[r] * step;
+            let xs = [[1.0 + h * prev[0][0], h * prev[0][1]], [h * prev[1][0], 1.0 + h * prev[1][1]]];
+            let xi = mul(&self.rate(tab.tau[r] * step), &xs);
+            for i in 0..2 {
+                for j in 0..2 {
+                    acc[i][j] += tab.weight[r] * xi[i][j];
+                }
+            }
+            prev = xi;
+        }
+        let c = step / tab.weight_sum;
+        let mut m = ID;
+        for i in 0..2 {
+            for j in 0..2 {
+                m[i][j] += c * acc[i][j];
+            }
+        }
+        m
+    }
+
+    /// Spectral radius of the step map.
+    pub fn radius(&self, tab: &Tableau, step: f64) -> f64 {
+        radius(&self.step_map(tab, step))
+    }
+
+    /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding).
+    pub fn stable(&self, tab: &Tableau, step: f64) -> bool {
+        self.radius(tab, step) <= 1.0 + 1e-9
+    }
+
+    /// The largest step ≤ `step` below which the map is stable, by halving down to a stable
+    /// step and bisecting back up (`None` if even T·2⁻⁶⁰ is unstable).
+    pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        if self.stable(tab, step) {
+            return Some(step);
+        }
+        let mut hi = step;
+        let mut lo = step;
+        for _ in 0..60 {
+            lo *= 0.5;
+            if self.stable(tab, lo) {
+                break;
+            }
+            hi = lo;
+        }
+        if !self.stable(tab, lo) {
+            return None;
+        }
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if self.stable(tab, mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+}
+
+/// What the analysis found at one admittance port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortFinding {
+    pub admittance: String,
+    pub port: usize,
+    /// The attached impedances with their stuck-state spring–dampers.
+    pub impedances: Vec<(String, StageSpring)>,
+    pub model: PortModel,
+    pub radius: f64,
+    pub largest_stable_step: Option<f64>,
+}
+
+/// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
+/// state), for `method` and step T.
+pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
+    let mut attached: Vec<Vec<PortSprings>> = vec![Vec::new(); sched.admittance_names().len()];
+    for &i in sched.impedances_in_network_order() {
+        let Some(spring) = sched.impedance(i).stuck_spring() else { continue };
+        let name = &sched.impedance_names()[i];
+        for (adm, port) in sched.impedance_attachments(i).into_iter().flatten() {
+            let ports = &mut attached[adm];
+            match ports.iter_mut().find(|(p, _)| *p == port) {
+                Some((_, list)) => list.push((name.clone(), spring)),
+                None => ports.push((port, vec![(name.clone(), spring)])),
+            }
+        }
+    }
+    let tab = method.tableau();
+    let mut out = Vec::new();
+    for (j, ports) in attached.into_iter().enumerate() {
+        let adm = sched.admittance(j);
+        let xa = sched.admittance_state(j, x);
+        for (port, impedances) in ports {
+            let Some(inertia) = adm.port_inertia(xa, port).filter(|m| m.is_finite() && *m > 0.0) else { continue };
+            let mut model = PortModel {
+                inertia,
+                k: 0.0,
+                b: 0.0,
+                k_implicit: 0.0,
+                implicit_position: adm.implicit_position(method),
+            };
+            if let Some(s) = adm.internal_spring(port) {
+                model.add(s);
+            }
+            for (_, s) in &impedances {
+                model.add(*s);
+            }
+            let radius = model.radius(tab, step);
+            let largest_stable_step = model.largest_stable_step(tab, step);
+            out.push(PortFinding {
+                admittance: sched.admittance_names()[j].clone(),
+                port,
+                impedances,
+                model,
+                radius,
+                largest_stable_step,
+            });
+        }
+    }
+    out
+}
+
+/// `stiction check`'s findings from [`analyse`]: a warning per unstable port, naming the
+/// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
+pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
+    let found = analyse(sched, x, method, step);
+    let method_name = match method {
+        Method::Rk4 => "rk4",
+        Method::Euler => "euler",
+    };
+    let mut out = Vec::new();
+    for f in found.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
+        let names: Vec<String> = f
+            .impedances
+            .iter()
+            .map(|(n, s)| format!("{n} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" }))
+            .collect();
+        let limit = match f.largest_stable_step {
+            Some(t) => format!("stable for T < {t:.3e} s"),
+            None => "no stable step found".to_string(),
+        };
+        out.push(Diagnostic::Warning(format!(
+            "{}: stuck-state stability: inertia {} with {} attached (K's add: ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage{}) \
+             — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor every step \
+             until the friction saturates; {limit}",
+            f.admittance,
+            f.model.inertia,
+            names.join(", "),
+            f.model.k,
+            f.model.b,
+            f.model.k_implicit,
+            if f.model.implicit_position { "; position rate q̇ = v + τv̇" } else { "" },
+            f.radius,
+        )));
+    }
+    if let Some(worst) = found.iter().max_by(|a, b| a.radius.total_cmp(&b.radius)) {
+        if out.is_empty() {
+            out.push(Diagnostic::Info(format!(
+                "stuck-state stability: {} admittance port(s) with springs checked, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
+                found.len(),
+                worst.radius,
+                worst.admittance
+            )));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mass_spring(k: f64, b: f64, k_implicit: f64, implicit_position: bool) -> PortModel {
+        PortModel { inertia: 1.0, k, b, k_implicit, implicit_position }
+    }
+
+    #[test]
+    fn rk4_on_an_undamped_spring_is_stable_up_to_omega_t_2_83() {
+        // |R(iωT)| ≤ 1 for ωT ≤ 2√2 with R the RK4 stability polynomial.
+        let m = mass_spring(1.0, 0.0, 0.0, false);
+        let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
+        assert!((t - 2.0 * 2f64.sqrt()).abs() < 1e-6, "{t}");
+    }
+
+    #[test]
+    fn explicit_euler_on_an_undamped_spring_is_unstable_at_any_step() {
+        let m = mass_spring(1.0, 0.0, 0.0, false);
+        assert!(!m.stable(&Tableau::EULER, 1e-3));
+        assert!((m.radius(&Tableau::EULER, 0.1) - (1.0f64 + 0.01).sqrt()).abs() < 1e-12);
+        // Symplectic Euler (q̇ = v + τv̇): |λ| = 1 for ωT < 2.
+        let s = mass_spring(1.0, 0.0, 0.0, true);
+        assert!((s.radius(&Tableau::EULER, 1.0) - 1.0).abs() < 1e-12);
+        assert!(!s.stable(&Tableau::EULER, 2.1));
+    }
+
+    #[test]
+    fn fig13_alternative_a_plus_spring_is_unstable_under_euler_only_at_the_high_stiffness() {
+        // Model A (implicit position under Euler) on K, B = 2√K, M = 1, T = 1e-3.
+        for (k, unstable) in [(8.3e4f64, false), (2.5e5, false), (7.5e5, true)] {
+            let m = mass_spring(k, 2.0 * k.sqrt(), 0.0, true);
+            assert_eq!(!m.stable(&Tableau::EULER, 1e-3), unstable, "K = {k}: ρ = {}", m.radius(&Tableau::EULER, 1e-3));
+        }
+    }
+}

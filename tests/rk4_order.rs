@@ -1,0 +1,165 @@
+//! Issue 14: the admittance friction models are fourth order in free motion under RK4 and
+//! keep the papers' algorithms under Euler (docs/friction.md, "RK4-accurate admittances").
+//!
+//! The frictionless oscillator: each model with its friction set to zero (F = 0, γ = 0) on a
+//! spring with ω = 10 rad/s, amplitude A = 0.01, 10 s (ωt = 100). The exact solution is
+//! A cos ωt; the error at three step sizes gives the order, the energy at the end the
+//! amplitude error.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+const OMEGA: f64 = 10.0;
+const AMP: f64 = 0.01;
+const STOP: f64 = 10.0;
+
+/// A frictionless oscillator built with `model` (ω = 10, x(0) = A, ẋ(0) = 0), with the
+/// signals `x` (displacement), `v` (its rate) and the inertia and stiffness that define ω.
+fn oscillator(model: &str, method: &str, step: f64) -> Value {
+    let solver = json!({"method": method, "step": step, "stop_time": STOP});
+    let output = |x: &str, v: &str| json!({"interval": 0.02, "signals": {"x": x, "v": v}});
+    let spring = |k: f64| json!({"type": "spring_damper", "K": k});
+    match model {
+        "kikuuwe_a" => json!({
+            "solver": solver, "output": output("m.q", "m.v"),
+            "components": {"m": {"type": "kikuuwe_a", "mass": 1.0, "F": 0.0, "init": {"q": AMP}}, "s": spring(100.0)},
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "m"}]
+        }),
+        // Model B's own spring K and mass M, the drive held at 0: the deflection e = −x.
+        "kikuuwe_b" => json!({
+            "solver": solver, "output": output("m.e", "m.v"),
+            "components": {"m": {"type": "kikuuwe_b", "mass": 1.0, "K": 100.0, "F": 0.0, "init": {"e": AMP}}},
+            "connections": [{"from": "m.drive", "to": "ground"}]
+        }),
+        // Model D with F = 0: its slider cannot hold, the mass is free on the external spring.
+        "kikuuwe_d" => json!({
+            "solver": solver, "output": output("m.q", "m.u"),
+            "components": {"m": {"type": "kikuuwe_d", "mass": 1.0, "K": 1000.0, "B": 10.0, "F": 0.0, "init": {"q": AMP}},
+                           "s": spring(100.0)},
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "m"}]
+        }),
+        // m + M = 1 on the output shaft.
+        "gear" => json!({
+            "solver": solver, "output": output("g.q", "g.v"),
+            "components": {"g": {"type": "gear", "m": 0.5, "M": 0.5, "gamma_u": 0.0, "gamma_v": 0.0, "init": {"q": AMP}},
+                           "s": spring(100.0)},
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "g.output"}]
+        }),
+        // One link, 1 kg at 1 m (1 kg·m²) plus a gear inertia m = 1: J = 2, K = 200.
+        "geared_robot" => json!({
+            "solver": solver, "output": output("r.q[0]", "r.v[0]"),
+            "components": {
+                "r": {"type": "geared_robot",
+                      "links": [{"origin": [0, 0, 0], "axis": [0, 0, 1], "mass": 1.0, "com": [1.0, 0, 0], "inertia": [0, 0, 0]}],
+                      "tip": [1.0, 0, 0],
+                      "gears": [{"m": 1.0, "gamma_u": 0.0, "gamma_v": 0.0}],
+                      "init": {"q": [AMP]}},
+                "s": spring(200.0)
+            },
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "r.joint0"}]
+        }),
+        _ => unreachable!("{model}"),
+    }
+}
+
+const MODELS: &[&str] = &["kikuuwe_a", "kikuuwe_b", "kikuuwe_d", "gear", "geared_robot"];
+
+/// (max |x − A cos ωt| / A over the run, |amplitude at the end / A − 1|).
+fn errors(model: &str, method: &str, step: f64) -> (f64, f64) {
+    let rec = run_value(&oscillator(model, method, step));
+    let (x, v) = (col(&rec, "x"), col(&rec, "v"));
+    let err = rec.time.iter().zip(&x).map(|(t, x)| (x - AMP * (OMEGA * t).cos()).abs()).fold(0.0, f64::max) / AMP;
+    let n = x.len() - 1;
+    assert!((rec.time[n] - STOP).abs() < 1e-9, "{model}: ends at {}", rec.time[n]);
+    let amp = (x[n] * x[n] + (v[n] / OMEGA).powi(2)).sqrt();
+    (err, (amp / AMP - 1.0).abs())
+}
+
+/// Done when (issue 14): order ≥ 3.8 from three step sizes and an amplitude error < 1e-6 at
+/// ω T = 0.01, for every admittance friction model under RK4.
+#[test]
+fn frictionless_oscillator_is_fourth_order_under_rk4() {
+    for model in MODELS {
+        let steps = [4e-3, 2e-3, 1e-3];
+        let e: Vec<(f64, f64)> = steps.iter().map(|&t| errors(model, "rk4", t)).collect();
+        let orders = [(e[0].0 / e[1].0).log2(), (e[1].0 / e[2].0).log2()];
+        eprintln!(
+            "{model} (rk4): max |x − A cos ωt|/A over 10 s = {:.3e}, {:.3e}, {:.3e} at ωT = 0.04, 0.02, 0.01 \
+             → orders {:.2}, {:.2}; amplitude error at ωT = 0.01: {:.2e}",
+            e[0].0, e[1].0, e[2].0, orders[0], orders[1], e[2].1
+        );
+        assert!(orders.iter().all(|&p| p >= 3.8), "{model}: orders {orders:?}");
+        assert!(e[2].1 < 1e-6, "{model}: amplitude error {}", e[2].1);
+    }
+}
+
+/// The papers' Euler algorithms are first order: the same oscillator under `"method": "euler"`
+/// converges with order 1 (q(k) = q(k−1) + T v(k) is symplectic Euler for A, D, gear and
+/// robot). Model B's (36) is implicit Euler on its own spring, whose amplitude decays like
+/// exp(−ω²T t/2), far from the asymptotic range over ωt = 100; it is left out here.
+#[test]
+fn euler_form_stays_the_papers_first_order_algorithm() {
+    for model in MODELS.iter().filter(|m| **m != "kikuuwe_b") {
+        let (e1, _) = errors(model, "euler", 2e-3);
+        let (e2, _) = errors(model, "euler", 1e-3);
+        let order = (e1 / e2).log2();
+        eprintln!("{model} (euler): errors {e1:.3e}, {e2:.3e} at ωT = 0.02, 0.01 → order {order:.2}");
+        assert!((0.8..1.5).contains(&order), "{model}: Euler order {order}");
+    }
+}
+
+/// First sample index from which `c` is exactly 0.0 to the end.
+fn exact_zero_from(c: &[f64]) -> Option<usize> {
+    let i = c.iter().rposition(|x| *x != 0.0).map_or(0, |i| i + 1);
+    (i < c.len()).then_some(i)
+}
+
+/// Sticking stays exact under RK4: after the stop the velocity is 0.0 bit for bit, reached
+/// within 2 steps of the analytic stop, and the stop time converges as T shrinks.
+/// Model A: Fig. 6 (v0 = 0.7, h = −1, F = 8: stop at 0.7/9 s). Model B, drive grounded, a
+/// soft spring (K = 10, v0 = 1, F = 8): the spring force at the stop (≤ 1.25 N) is below F.
+/// Gear: m = M = 1, γu = 0.2, γv = 1.05, spinning at 1 rad/s against a load torque of
+/// 20 N·m, which the self-locking gear then holds. B and the gear are measured against the
+/// finest step (T = 1e-5). Observed: the exact 0.0 comes at most 1 step after the stop.
+#[test]
+fn stops_are_exact_and_converge_under_rk4() {
+    let a = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.2}, "output": {"signals": {"v": "m.v"}},
+               "components": {"m": {"type": "kikuuwe_a", "mass": 1.0, "F": 8.0, "force": -1.0, "init": {"v": 0.7}}}})
+    };
+    let b = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.3}, "output": {"signals": {"v": "m.v"}},
+               "components": {"m": {"type": "kikuuwe_b", "mass": 1.0, "K": 10.0, "B": 1.0, "F": 8.0, "init": {"v": 1.0}}},
+               "connections": [{"from": "m.drive", "to": "ground"}]})
+    };
+    let gear = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.3}, "output": {"signals": {"v": "g.v"}},
+               "components": {"g": {"type": "gear", "m": 1.0, "M": 1.0, "gamma_u": 0.2, "gamma_v": 1.05, "init": {"v": 1.0}},
+                              "load": {"type": "force_source", "force": -20.0}},
+               "connections": [{"from": "load.body", "to": "g.output"}]})
+    };
+    let cases: [(&str, &dyn Fn(f64) -> Value, Option<f64>); 3] =
+        [("kikuuwe_a", &a, Some(0.7 / 9.0)), ("kikuuwe_b", &b, None), ("gear", &gear, None)];
+    for (name, system, analytic) in cases {
+        let mut stops = Vec::new();
+        for step in [1e-3, 1e-4, 1e-5] {
+            let rec = run_value(&system(step));
+            let v = col(&rec, "v");
+            let i = exact_zero_from(&v).unwrap_or_else(|| panic!("{name}, T = {step}: v never stays exactly 0.0"));
+            // The last nonzero sample is the step in which the stop happens.
+            assert!(v[..i].iter().all(|x| *x > 0.0), "{name}, T = {step}: no reversal before the stop");
+            stops.push((step, rec.time[i]));
+        }
+        let reference = analytic.unwrap_or(stops[2].1);
+        for (step, t) in &stops {
+            let steps_late = (t - reference) / step;
+            eprintln!("{name} (rk4), T = {step:e}: v exactly 0.0 from t = {t:.6} s, {steps_late:+.2} steps from the stop at {reference:.6} s");
+            assert!(
+                steps_late.abs() <= 2.0 + 1e-6 || analytic.is_none() && *step == 1e-5,
+                "{name}: {steps_late} steps"
+            );
+        }
+        assert!((stops[1].1 - reference).abs() < (stops[0].1 - reference).abs() + 1e-12, "{name}: stop time converges");
+    }
+}

@@ -1,0 +1,157 @@
+//! Issue 14: `stiction check` analyses the stuck state of every admittance with all the
+//! springs attached to it (framework/src/stability.rs); `run` prints the warnings before
+//! stepping; `--strict` refuses.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// A 0.1 kg mass held between two `fric_k` elements (K = 1e5, B = 141.4 each) under a 1 N
+/// push; each holds up to 0.6 N (together 1.2× the load), RK4.
+fn pinch(step: f64, stop: f64) -> Value {
+    let contact = json!({"type": "fric_k", "K": 1e5, "B": 141.4, "F": 0.6});
+    json!({
+        "solver": {"method": "rk4", "step": step, "stop_time": stop},
+        "output": {"interval": 0.1, "signals": {"q": "m.q", "v": "m.v"}},
+        "components": {"m": {"type": "mass", "mass": 0.1}, "left": contact, "right": contact,
+                       "push": {"type": "force_source", "force": 1.0}},
+        "connections": [{"from": "left.a", "to": "ground"}, {"from": "left.b", "to": "m"},
+                        {"from": "right.a", "to": "ground"}, {"from": "right.b", "to": "m"},
+                        {"from": "push.body", "to": "m"}]
+    })
+}
+
+/// Run `stiction <args…> system.json` on `v`: (exit code, stdout, stderr).
+fn cli_on(args: &[&str], v: &Value) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, serde_json::to_string(v).unwrap()).unwrap();
+    let csv = dir.path().join("out.csv");
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(path.to_str().unwrap());
+    if args[0] == "run" {
+        all.extend(["-o", csv.to_str().unwrap()]);
+    }
+    let out = cli(&all);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The radius printed in a stuck-state warning.
+fn radius_in(text: &str) -> f64 {
+    let i = text.find("spectral radius ").expect("a radius") + "spectral radius ".len();
+    text[i..].split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The pinch of the issue: at T = 1e-3 the two elements' K add and the stuck state is
+/// unstable (the mass creeps); `check` and `run` say so, naming the mass, both elements, the
+/// radius and the largest stable step. At T = 5e-4 it is stable and runs silently.
+#[test]
+fn two_element_pinch_is_warned_about_and_its_stable_variant_runs_silently() {
+    let unstable = pinch(1e-3, 20.0);
+    let (code, out, _) = cli_on(&["check"], &unstable);
+    eprintln!("{out}");
+    assert_eq!(code, 0);
+    let line = out.lines().find(|l| l.contains("stuck-state stability")).expect("a stuck-state warning");
+    assert!(line.contains("warning: m:") && line.contains("left") && line.contains("right"), "{line}");
+    let rho = radius_in(line);
+    assert!(rho > 1.0, "{line}");
+    let limit: f64 = line.split("stable for T < ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!(limit < 1e-3 && limit > 5e-4, "largest stable step {limit}");
+    // The physics agrees: the held mass creeps (friction saturates in the growing vibration).
+    let rec = run_value(&unstable);
+    let q = col(&rec, "q");
+    let creep = q[q.len() - 1].abs();
+    eprintln!("pinch, rk4 T = 1e-3: radius {rho}, largest stable T {limit:.4e} s; creeps {creep:.3e} m in 20 s");
+    assert!(creep > 1e-3, "expected creep, got {creep}");
+    // `run` prints the warning on stderr before stepping; --strict refuses (2); check --strict too.
+    let (code, _, err) = cli_on(&["run"], &unstable);
+    assert!(code == 0 && err.contains("warning: m: stuck-state stability"), "{err}");
+    let (code, _, err) = cli_on(&["run", "--strict"], &unstable);
+    assert!(code == 2 && err.contains("--strict"), "{code}: {err}");
+    let (code, _, _) = cli_on(&["check", "--strict"], &unstable);
+    assert_ne!(code, 0);
+
+    // Stable variant: a step below the printed limit.
+    let stable = pinch(5e-4, 20.0);
+    let (code, out, _) = cli_on(&["check", "--strict"], &stable);
+    assert!(code == 0 && out.contains("no warnings"), "{out}");
+    let (code, _, err) = cli_on(&["run", "--strict"], &stable);
+    assert!(code == 0 && !err.contains("warning"), "{err}");
+    let rec = run_value(&stable);
+    let q = col(&rec, "q");
+    // Held at the static deflection of the two springs, 1 N / 2e5 N/m = 5e-6 m (to 2 %).
+    let last = q[q.len() - 1];
+    eprintln!("pinch, rk4 T = 5e-4: q(20 s) = {last:.4e} m (static 5e-6 m)");
+    assert!((last - 5e-6).abs() < 1e-7, "{last}");
+}
+
+/// The README's unstable examples are caught (and their stable counterparts are not):
+/// Fig. 13's A + spring and Fig. 14's C + mass at K = 7.5e5 under Euler, T = 1e-3.
+#[test]
+fn readme_unstable_examples_are_caught() {
+    for (file, unstable) in [
+        ("model_b_alternative_fig13.json", true),
+        ("model_d_alternative_fig14.json", true),
+        ("model_b_fig13.json", false),
+        ("model_d_fig14.json", false),
+        ("two_mass_model_c_fig11.json", false),
+        ("rolling_sphere.json", false),
+        ("two_link_fricK.json", false),
+    ] {
+        let out = cli(&["check", example(file).to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let warned = text.lines().any(|l| l.contains("warning:") && l.contains("stuck-state stability"));
+        eprintln!("{file}: stuck-state warning {warned}");
+        assert_eq!(warned, unstable, "{file}: {text}");
+        let strict = cli(&["check", "--strict", example(file).to_str().unwrap()]);
+        assert_eq!(strict.status.success(), !text.contains("warning:"), "{file}");
+    }
+}
+
+/// `run` shows what `check` found before stepping: the ill-posed leadscrew.
+#[test]
+fn run_prints_check_warnings_on_stderr() {
+    let csv = tempfile::tempdir().unwrap();
+    let out_csv = csv.path().join("x.csv");
+    let path = example("leadscrew_jam.json");
+    let out = cli(&["run", path.to_str().unwrap(), "-o", out_csv.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("warning: screw:") && err.contains("ill-posed"), "{err}");
+    let strict = cli(&["run", "--strict", path.to_str().unwrap(), "-o", out_csv.to_str().unwrap()]);
+    assert_eq!(strict.status.code(), Some(2));
+    let (code, err) = run_json("run", &pinch(5e-4, 0.1));
+    assert!(code == 0 && err.is_empty(), "{err}");
+}
+
+/// Model B under RK4 integrates its sliding mass explicitly on its own spring: `check` warns
+/// when that step map is unstable (Fig. 13's block with K = 1e8, B = 2e4: radius 291 at
+/// T = 1e-3, stable below 2.785e-4 s), and the prediction holds both ways.
+#[test]
+fn model_b_under_rk4_warns_about_its_explicit_sliding_phase() {
+    let system = |step: f64, k: f64, b: f64| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(example("model_b_fig13.json")).unwrap()).unwrap();
+        v["solver"] = json!({"method": "rk4", "step": step, "stop_time": 1.0});
+        v["output"]["interval"] = json!(1e-3);
+        v["components"]["block"]["K"] = json!(k);
+        v["components"]["block"]["B"] = json!(b);
+        v
+    };
+    let (code, out, _) = cli_on(&["check"], &system(1e-3, 1e8, 2e4));
+    let line = out.lines().find(|l| l.contains("model B sliding under rk4")).unwrap_or_else(|| panic!("{out}"));
+    assert!(code == 0 && radius_in(line) > 1.0 && line.contains("2.785e-4"), "{line}");
+    let (code, _, err) = cli_on(&["run", "--quiet"], &system(1e-3, 1e8, 2e4));
+    assert!(code == 1 && err.contains("non-finite"), "diverges as predicted: {err}");
+    let (code, out, _) = cli_on(&["check"], &system(2e-4, 1e8, 2e4));
+    assert!(code == 0 && !out.contains("model B sliding"), "{out}");
+    let rec = run_value(&system(2e-4, 1e8, 2e4));
+    let h = col(&rec, "h");
+    assert!((h[h.len() - 1] - 10.1).abs() < 1e-6, "settles at 10.1 N: {}", h[h.len() - 1]);
+    // Fig. 13's own stiffest case (K = 7.5e5) is stable under RK4 at T = 1e-3: no warning.
+    let (_, out, _) = cli_on(&["check"], &system(1e-3, 7.5e5, 2.0 * 7.5e5f64.sqrt()));
+    assert!(!out.contains("model B sliding"), "{out}");
+}
