@@ -21,6 +21,7 @@
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::sync::Mutex;
 use stiction_fmi_schema::{Archive, FmiError, FmiVersion, Interface, VarType};
 use stiction_fmi_sys::{fmi2, fmi3};
@@ -293,6 +294,26 @@ fn file_uri(path: &std::path::Path) -> String {
     out
 }
 
+/// The binaries loaded so far in this process (by path): the first instance of a binary
+/// loads the unpacked file itself, every further one a copy next to it.
+static LOADED: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// `path` if no instance loaded it yet, else a fresh copy `<path>.<n>` in the same (private)
+/// directory, removed with the directory.
+fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let n = loaded.iter().filter(|p| p.as_path() == path).count();
+    loaded.push(path.to_path_buf());
+    if n == 0 {
+        return Ok(path.to_path_buf());
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    let copy = std::path::PathBuf::from(name);
+    std::fs::copy(path, &copy)?;
+    Ok(copy)
+}
+
 /// One instance of an FMU, with its library and unpacked archive. Dropping it terminates
 /// and frees the instance, then unloads the library, then removes the temporary directory
 /// (fields drop in declaration order after `Drop::drop`).
@@ -310,7 +331,8 @@ pub struct Instance {
     state_fns: bool,
     /// The one saved FMU state ([`Instance::save_state`]), NULL if none; freed on drop.
     saved: Handle,
-    pub archive: Archive,
+    /// Shared by every instance of the same .fmu file ([`Archive::shared`]).
+    pub archive: Arc<Archive>,
     /// The key under which this instance is registered in [`ONCE_PER_PROCESS`], if its FMU
     /// may be instantiated only once per process.
     once: Option<String>,
@@ -326,7 +348,7 @@ impl Instance {
     /// Load the binary of `interface` from `archive`, resolve the functions that interface
     /// needs and instantiate it as `name`. Missing binaries and symbols are errors naming
     /// the file; a NULL instance is an error carrying the FMU's log.
-    pub fn new(archive: Archive, interface: Interface, name: &str) -> Result<Instance, FmiError> {
+    pub fn new(archive: Arc<Archive>, interface: Interface, name: &str) -> Result<Instance, FmiError> {
         let md = &archive.description;
         let id = md.identifier(interface).unwrap_or(&md.model_name).to_string();
         let label = format!("FMU '{id}' ({})", archive.file);
@@ -372,6 +394,13 @@ impl Instance {
         let mut guard = Unregister(once);
         let path = archive.binary(interface)?;
         let rel = format!("binaries/{}/{id}.so", version.platform());
+        // Refuse what the dynamic loader would choke on (a truncated ELF file can crash the
+        // process inside dlopen) before loading it.
+        crate::elf::check(&path).map_err(|e| FmiError::new(&label, None, format!("refused: {rel} {e}")))?;
+        // Instances of one FMU share its unpacked archive; the dynamic loader would hand a
+        // second instance the first one's copy of the library (and its globals), so every
+        // further instance loads a private copy of the binary.
+        let path = private_copy(&path).map_err(|e| FmiError::new(&label, None, format!("cannot copy {rel}: {e}")))?;
         // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by
         // the nature of FMI (the user chose to run it). RTLD_NOW reports unresolved
         // dependencies here rather than at the first call.

@@ -52,6 +52,7 @@
 
 mod binary;
 mod cs;
+mod elf;
 pub mod mapping;
 mod me;
 
@@ -300,7 +301,7 @@ fn build(p: &mut Params) -> Result<Built> {
     };
     let full = p.base().join(&file);
     let shown = full.display().to_string();
-    let archive = archive::Archive::open(&full, &shown).map_err(|e| p.err("path", e.to_string()))?;
+    let archive = archive::Archive::shared(&full, &shown).map_err(|e| p.err("path", e.to_string()))?;
     let md = archive.description.clone();
     let interface = match p.get("interface").map(|v| v.as_str()) {
         None if md.co_simulation.is_some() => Interface::CoSimulation,
@@ -459,12 +460,15 @@ pub fn register(r: &mut Registry) {
     });
 }
 
+/// The widest column of `stiction fmu info`'s variable table.
+const INFO_WIDTH: usize = 40;
+
 /// `stiction fmu info`: a description of an .fmu (FMI version, interfaces with their model
 /// identifiers, platform binaries, default experiment and every variable).
 pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
     use std::fmt::Write;
     let shown = path.display().to_string();
-    let a = archive::Archive::open(path, &shown)?;
+    let a = archive::Archive::describe(path, &shown)?;
     let md = &a.description;
     let mut s = String::new();
     let _ = writeln!(
@@ -535,14 +539,25 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
         })
         .collect();
     let head = ["name", "vr", "causality", "variability", "type", "start", "unit"].map(str::to_string);
+    // Columns are as wide as their widest cell up to INFO_WIDTH characters; longer cells
+    // are shown whole and push the rest of their row (a format width is at most 65 535).
     let mut width = head.clone().map(|h| h.chars().count());
     for r in &rows {
         for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+            *w = (*w).max(c.chars().count().min(INFO_WIDTH));
         }
     }
     for r in std::iter::once(&head).chain(&rows) {
-        let cells: Vec<String> = r.iter().zip(&width).map(|(c, w)| format!("{c:<w$}")).collect();
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&width)
+            .map(|(c, &w)| {
+                let n = c.chars().count();
+                let mut cell = c.clone();
+                cell.extend(std::iter::repeat(' ').take(w.saturating_sub(n)));
+                cell
+            })
+            .collect();
         let _ = writeln!(s, "    {}", cells.join("  ").trim_end());
     }
     Ok(s)

@@ -1176,7 +1176,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     };
     let full = base.join(&file);
     let shown = full.display().to_string();
-    let archive = Archive::open(&full, &shown).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
+    let archive = Archive::shared(&full, &shown).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
     let md = archive.description.clone();
     if md.co_simulation.is_none() {
         return Err(Error::invalid(
@@ -1187,9 +1187,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
             ),
         ));
     }
-    let text = std::fs::read_to_string(archive.dir().join("modelDescription.xml")).unwrap_or_default();
     let structure =
-        read_structure(&text, &md).map_err(|e| Error::invalid(format!("{at}.path"), format!("{shown}: {e}")))?;
+        read_structure(&archive.xml, &md).map_err(|e| Error::invalid(format!("{at}.path"), format!("{shown}: {e}")))?;
     let mut starts = Vec::new();
     match m.get("parameters") {
         None => {}

@@ -109,14 +109,115 @@ fn enum_attr<T>(
     }
 }
 
-fn line_of(doc: &roxmltree::Document, node: roxmltree::Node) -> u32 {
-    doc.text_pos_at(node.range().start).row
+/// Line numbers of byte offsets: the offsets of the line starts, searched by bisection
+/// (roxmltree's `text_pos_at` scans from the start of the text on every call, which made
+/// 300 000 variables quadratic).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    /// The 1-based line of byte offset `pos`.
+    fn of(&self, node: roxmltree::Node) -> u32 {
+        let pos = node.range().start;
+        u32::try_from(self.0.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
+    }
+}
+
+/// The default cap on the nesting depth of elements ([`ModelDescription::parse`]).
+pub const MAX_DEPTH: u64 = 64;
+
+/// Most nodes roxmltree may build (elements, attributes' owners, text): bounds the memory of
+/// a parse whatever the file size cap.
+const MAX_NODES: u32 = 50_000_000;
+
+/// Check that elements nest at most `max` deep, in one pass over the text, before roxmltree
+/// (whose element parser recurses once per level) sees it. Comments, CDATA sections,
+/// processing instructions and declarations are skipped; quoted attribute values may hold
+/// '>'. Malformed text that this scan misreads is rejected by roxmltree afterwards; the
+/// depth it counts is never below roxmltree's recursion depth.
+fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
+    let b = text.as_bytes();
+    let skip_to = |from: usize, end: &[u8]| -> usize {
+        b[from..].windows(end.len()).position(|w| w == end).map_or(b.len(), |p| from + p + end.len())
+    };
+    let (mut i, mut depth) = (0usize, 0u64);
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"<!--") {
+            i = skip_to(i + 4, b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = skip_to(i + 9, b"]]>");
+        } else if rest.starts_with(b"<?") {
+            i = skip_to(i + 2, b"?>");
+        } else if rest.starts_with(b"<!") || rest.starts_with(b"</") {
+            if rest.starts_with(b"</") {
+                depth = depth.saturating_sub(1);
+            }
+            i = skip_to(i + 2, b">");
+        } else {
+            // A start tag: to its '>', outside quotes.
+            let mut j = i + 1;
+            let mut quote = 0u8;
+            while j < b.len() {
+                let c = b[j];
+                if quote != 0 {
+                    if c == quote {
+                        quote = 0;
+                    }
+                } else if c == b'"' || c == b'\'' {
+                    quote = c;
+                } else if c == b'>' {
+                    break;
+                }
+                j += 1;
+            }
+            if j >= b.len() || b[j - 1] != b'/' {
+                depth += 1;
+                if depth > max {
+                    return err(format!(
+                        "elements nest more than {max} levels deep, the limit (raise it with STICTION_FMU_MAX_XML_DEPTH=<levels>)"
+                    ));
+                }
+            }
+            i = j + 1;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a modelIdentifier can name the binary `<modelIdentifier>.so` inside
+/// `binaries/<platform>/`: a plain file name (no path separator, no NUL or control
+/// character, not "." or "..", not starting with '.').
+fn plain_file_name(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id.len() <= 200
+        && !id.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 impl ModelDescription {
     /// Parse the text of a modelDescription.xml. Errors name the line of the offending element.
     pub fn parse(text: &str) -> Result<ModelDescription, DescriptionError> {
-        let doc = roxmltree::Document::parse(text).map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        ModelDescription::parse_with(text, MAX_DEPTH)
+    }
+
+    /// [`ModelDescription::parse`] with a cap of `max_depth` levels of nested elements.
+    pub fn parse_with(text: &str, max_depth: u64) -> Result<ModelDescription, DescriptionError> {
+        check_depth(text, max_depth)?;
+        let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES };
+        let doc = roxmltree::Document::parse_with_options(text, options)
+            .map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        let lines = Lines::new(text);
+        let line_of = |_: &roxmltree::Document, n: roxmltree::Node| lines.of(n);
         let root = doc.root_element();
         if root.tag_name().name() != "fmiModelDescription" {
             return err(format!("the root element is <{}>, expected <fmiModelDescription>", root.tag_name().name()));
@@ -138,7 +239,13 @@ impl ModelDescription {
             match root.children().find(|n| n.has_tag_name(tag)) {
                 None => Ok(None),
                 Some(n) => match n.attribute("modelIdentifier") {
-                    Some(id) if !id.is_empty() => Ok(Some(id.to_string())),
+                    Some(id) if plain_file_name(id) => Ok(Some(id.to_string())),
+                    Some(id) if !id.is_empty() => err(format!(
+                        "<{tag}> (line {}) has modelIdentifier={:?}, which is not a plain file name \
+                         (the binary is binaries/<platform>/<modelIdentifier>.so)",
+                        line_of(&doc, n),
+                        id.chars().take(80).collect::<String>()
+                    )),
                     _ => err(format!("<{tag}> (line {}) has no modelIdentifier", line_of(&doc, n))),
                 },
             }
@@ -253,10 +360,11 @@ impl ModelDescription {
         }
         // Resolve `derivative`: FMI 2.0 gives the 1-based index of the state in
         // ModelVariables, FMI 3.0 its value reference.
+        let by_vr = md.vr_index();
         for &(i, d) in &derivative_refs {
             let state = match version {
                 FmiVersion::V2 => (d as usize).checked_sub(1).filter(|&s| s < md.variables.len()),
-                FmiVersion::V3 => md.variables.iter().position(|v| u64::from(v.vr) == d && v.ty != VarType::Other),
+                FmiVersion::V3 => u32::try_from(d).ok().and_then(|d| by_vr.get(&d).copied()),
             };
             let Some(s) = state else {
                 return err(format!(
@@ -290,7 +398,7 @@ impl ModelDescription {
                 FmiVersion::V3 => {
                     for u in st.children().filter(|n| n.has_tag_name("ContinuousStateDerivative")) {
                         let vr = u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok());
-                        match vr.and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other)) {
+                        match vr.and_then(|vr| by_vr.get(&vr).copied()) {
                             Some(i) => order.push(i),
                             None => {
                                 return err(format!(
@@ -338,6 +446,17 @@ impl ModelDescription {
         }
     }
 
+    /// Value reference → index of the first variable of a type stiction can read with it.
+    pub fn vr_index(&self) -> std::collections::HashMap<u32, usize> {
+        let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+        for (i, v) in self.variables.iter().enumerate() {
+            if v.ty != VarType::Other {
+                m.entry(v.vr).or_insert(i);
+            }
+        }
+        m
+    }
+
     /// The variable called `name`.
     pub fn find(&self, name: &str) -> Option<usize> {
         self.variables.iter().position(|v| v.name == name)
@@ -375,9 +494,11 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
     let outputs: Vec<usize> =
         (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
     let names = |set: &[usize]| -> String {
-        let v: Vec<&str> = set.iter().map(|&i| md.variables[i].name.as_str()).collect();
-        v.join(", ")
+        let v: Vec<&str> = set.iter().take(20).map(|&i| md.variables[i].name.as_str()).collect();
+        let more = if set.len() > 20 { format!(" and {} more", set.len() - 20) } else { String::new() };
+        format!("{}{more}", v.join(", "))
     };
+    let by_vr = md.vr_index();
     let Some(st) = structure else {
         out.push(format!(
             "modelDescription.xml has no <ModelStructure> (FMI {} requires it): the outputs' dependencies on inputs \
@@ -399,9 +520,10 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
             .children()
             .filter(|n| n.has_tag_name("Output"))
             .filter_map(|u| u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok()))
-            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == Causality::Output))
+            .filter_map(|vr| by_vr.get(&vr).copied().filter(|&i| md.variables[i].causality == Causality::Output))
             .collect(),
     };
+    let listed: std::collections::HashSet<usize> = listed.into_iter().collect();
     let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
     if !unlisted.is_empty() {
         out.push(format!(
@@ -412,7 +534,9 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
         ));
     }
     if md.version == FmiVersion::V2 {
-        let is_state = |i: usize| md.states.contains(&i) || md.variables.iter().any(|v| v.derivative_of == Some(i));
+        let states: std::collections::HashSet<usize> =
+            md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)).collect();
+        let is_state = |i: usize| states.contains(&i);
         let is_derivative = |i: usize| md.variables[i].derivative_of.is_some();
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
@@ -421,7 +545,7 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
                 is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
-        let initial_unknowns: Vec<usize> = st
+        let initial_unknowns: std::collections::HashSet<usize> = st
             .children()
             .filter(|n| n.has_tag_name("InitialUnknowns"))
             .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
