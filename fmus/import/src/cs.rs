@@ -29,6 +29,8 @@ struct Runtime {
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
     out_vals: Vec<f64>,
+    /// The FMU asked to end the simulation: (the network time of the end, message).
+    stop: Option<(f64, String)>,
 }
 
 struct Pending {
@@ -128,6 +130,7 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         in_vrs,
         out_vals,
         out_vrs,
+        stop: None,
     };
     let c = CoSim { ports, role, label, h, signals, initial: held, notes, rt: Mutex::new(rt) };
     Ok(match role {
@@ -191,7 +194,21 @@ impl CoSim {
         let h = clock.n as f64 * clock.step;
         let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
         fmu.set_f64(in_vrs, in_vals).map_err(|e| Fault::new(e.to_string()))?;
-        fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))?;
+        if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
+            // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
+            // if the step was made, the run ends once the network reaches t + H, with these
+            // outputs; else it ends at t, the communication point, with this step failing.
+            let name = fmu.me_name("fmi2DoStep", "fmi3DoStep");
+            let made = last >= t + h - 1e-9 * h;
+            let msg = fmu
+                .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"))
+                .to_string();
+            if !made {
+                rt.stop = Some((t, msg.clone()));
+                return Err(Fault::new(msg));
+            }
+            rt.stop = Some((t + h, msg));
+        }
         let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_vals)
             .map_err(|e| Fault::new(e.to_string()))?;
         rt.next = k + clock.n;
@@ -209,11 +226,11 @@ impl CoSim {
         self.signals.infos.clone()
     }
 
-    fn signal(&self, which: usize, probe: &Probe) -> f64 {
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
         if let Some(x) = self.signals.fed(which, probe) {
             return x;
         }
-        self.rt.lock().ok().and_then(|rt| rt.shown.get(which).copied()).unwrap_or(f64::NAN)
+        self.rt.lock().map(|rt| self.signals.pick(&rt.shown, which, elem)).unwrap_or(f64::NAN)
     }
 
     fn diagnose(&self) -> Vec<Diagnostic> {
@@ -271,11 +288,17 @@ impl Admittance for CsAdmittance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }
 
@@ -310,10 +333,16 @@ impl Impedance for CsImpedance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }

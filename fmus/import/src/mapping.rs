@@ -177,7 +177,8 @@ pub fn parse(
         }
     }
     // Every port carries a force; an FMU input is fed from one place only.
-    let mut fed: Vec<&str> = Vec::new();
+    // By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
+    let mut fed: Vec<u32> = Vec::new();
     for p in &ports {
         if p.force.is_none() {
             return Err(Error::invalid(
@@ -188,10 +189,13 @@ pub fn parse(
         for (q, v) in p.vars() {
             let is_input = (role == Role::Admittance) == (q == Quantity::Force);
             if is_input {
-                if fed.contains(&v.name.as_str()) {
-                    return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice", v.name)));
+                if fed.contains(&v.vr) {
+                    return Err(Error::invalid(
+                        path,
+                        format!("FMU input '{}' is mapped twice (by its name or an alias)", v.name),
+                    ));
                 }
-                fed.push(&v.name);
+                fed.push(v.vr);
             }
         }
     }
@@ -229,10 +233,19 @@ fn var_ref(
         ));
     };
     let var = &md.variables[index];
+    if !var.dimensions.is_empty() {
+        return Err(Error::invalid(
+            path,
+            format!("'{name}' is an array; a port maps a scalar Float64 variable (array elements as ports are not supported)"),
+        ));
+    }
     if var.ty != VarType::Float64 {
         return Err(Error::invalid(
             path,
-            format!("'{name}' is a {} variable; ports map Real (Float64) variables", var.type_name),
+            format!(
+                "'{name}' is a {} variable; ports map Real (Float64) variables (read it as a signal instead)",
+                var.type_name
+            ),
         ));
     }
     let mut state = None;

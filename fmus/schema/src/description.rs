@@ -33,7 +33,23 @@ pub struct Variable {
     pub description: Option<String>,
     /// For a derivative: the index (into [`ModelDescription::variables`]) of its state.
     pub derivative_of: Option<usize>,
+    /// FMI 3.0 `<Alias name=...>` names of this variable.
+    pub aliases: Vec<String>,
+    /// FMI 3.0 `<Dimension>`s: empty for a scalar.
+    pub dimensions: Vec<Dimension>,
 }
+
+/// One FMI 3.0 `<Dimension>` of an array variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dimension {
+    /// `start="n"`: a fixed size.
+    Fixed(u64),
+    /// `valueReference="vr"`: the size is the value of this (structural parameter) variable.
+    Parameter(u32),
+}
+
+/// Most elements an array variable may have (its values are read at every output).
+pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 20;
 
 /// A parsed modelDescription.xml.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +80,8 @@ pub struct ModelDescription {
     /// What the description lacks that the standard requires but an importer can do
     /// without (see the module documentation); `stiction check` shows them as warnings.
     pub warnings: Vec<String>,
+    /// Names and FMI 3.0 alias names → index into `variables` (the first variable of a name).
+    pub by_name: std::collections::HashMap<String, usize>,
 }
 
 /// Why a modelDescription.xml was rejected.
@@ -303,6 +321,7 @@ impl ModelDescription {
             cs_capabilities,
             me_capabilities,
             warnings: Vec::new(),
+            by_name: std::collections::HashMap::new(),
         };
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
@@ -320,12 +339,7 @@ impl ModelDescription {
                 }
                 FmiVersion::V3 => (node, node.tag_name().name().to_string()),
             };
-            let ty = match type_name.as_str() {
-                "Real" | "Float64" => VarType::Float64,
-                "Integer" | "Enumeration" | "Int32" => VarType::Int32,
-                "Boolean" => VarType::Boolean,
-                _ => VarType::Other,
-            };
+            let ty = VarType::from_element(version, &type_name);
             let Some(name) = node.attribute("name") else {
                 return err(format!("variable on line {line} has no name"));
             };
@@ -344,6 +358,31 @@ impl ModelDescription {
             let variability =
                 enum_attr(node, "variability", name, line, Variability::parse)?.unwrap_or(Variability::Continuous);
             let initial = enum_attr(node, "initial", name, line, Initial::parse)?;
+            let (mut aliases, mut dimensions) = (Vec::new(), Vec::new());
+            if version == FmiVersion::V3 {
+                for c in node.children().filter(|c| c.is_element()) {
+                    match c.tag_name().name() {
+                        "Alias" => match c.attribute("name") {
+                            Some(a) if !a.is_empty() => aliases.push(a.to_string()),
+                            _ => return err(format!("<Alias> on line {} of '{name}' has no name", line_of(&doc, c))),
+                        },
+                        "Dimension" => {
+                            let at = line_of(&doc, c);
+                            let num = |k: &str| c.attribute(k).map(|s| (s, s.trim().parse::<u64>()));
+                            dimensions.push(match (num("start"), num("valueReference")) {
+                                (Some((_, Ok(n))), None) => Dimension::Fixed(n),
+                                (None, Some((_, Ok(vr)))) if vr <= u64::from(u32::MAX) => Dimension::Parameter(vr as u32),
+                                _ => {
+                                    return err(format!(
+                                        "<Dimension> on line {at} of '{name}' needs either start=\"<size>\" or valueReference=\"<vr>\""
+                                    ))
+                                }
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
             md.variables.push(Variable {
                 name: name.to_string(),
                 vr,
@@ -356,7 +395,14 @@ impl ModelDescription {
                 unit: type_node.attribute("unit").map(str::to_string),
                 description: node.attribute("description").map(str::to_string),
                 derivative_of: None,
+                aliases,
+                dimensions,
             });
+        }
+        for (i, v) in md.variables.iter().enumerate() {
+            for n in std::iter::once(&v.name).chain(&v.aliases) {
+                md.by_name.entry(n.clone()).or_insert(i);
+            }
         }
         // Resolve `derivative`: FMI 2.0 gives the 1-based index of the state in
         // ModelVariables, FMI 3.0 its value reference.
@@ -457,9 +503,47 @@ impl ModelDescription {
         m
     }
 
-    /// The variable called `name`.
+    /// The variable called `name` (by its name or an FMI 3.0 alias).
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.variables.iter().position(|v| v.name == name)
+        self.by_name.get(name).copied()
+    }
+
+    /// The sizes of the dimensions of variable `i` (empty for a scalar), structural
+    /// parameters read from their start values; an error says why a size is unknown.
+    pub fn shape(&self, i: usize) -> Result<Vec<u64>, String> {
+        let v = &self.variables[i];
+        let mut out = Vec::with_capacity(v.dimensions.len());
+        let mut total: u64 = 1;
+        for d in &v.dimensions {
+            let n = match *d {
+                Dimension::Fixed(n) => n,
+                Dimension::Parameter(vr) => {
+                    let p = self.variables.iter().find(|p| p.vr == vr).ok_or_else(|| {
+                        format!("a <Dimension> of '{}' names value reference {vr}, which no variable has", v.name)
+                    })?;
+                    p.start.as_deref().and_then(|s| s.trim().parse::<u64>().ok()).ok_or_else(|| {
+                        format!(
+                            "a <Dimension> of '{}' is the structural parameter '{}', which has no whole-number start value",
+                            v.name, p.name
+                        )
+                    })?
+                }
+            };
+            total = total.saturating_mul(n);
+            out.push(n);
+        }
+        if total > MAX_ARRAY_ELEMENTS {
+            return Err(format!("'{}' has {total} elements, more than the {MAX_ARRAY_ELEMENTS} stiction reads", v.name));
+        }
+        Ok(out)
+    }
+
+    /// The variables whose array sizes depend on the structural parameter `i`.
+    pub fn sized_by(&self, i: usize) -> Vec<usize> {
+        let vr = self.variables[i].vr;
+        (0..self.variables.len())
+            .filter(|&k| self.variables[k].dimensions.contains(&Dimension::Parameter(vr)))
+            .collect()
     }
 
     /// `modelIdentifier` of `interface`, if declared.
