@@ -235,7 +235,7 @@ fn run(
     let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_deref())?;
     if let Some(why) = &summary.stopped {
         // A component (an FMU) asked to end the run: a normal end at its last row.
-        eprintln!("{name}: stopped at t = {} s: {why}", summary.final_time);
+        eprintln!("{name}: stopped at {why}");
     }
     if !quiet {
         eprintln!(

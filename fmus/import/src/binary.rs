@@ -770,7 +770,11 @@ impl Instance {
             (Api::Fmi3(b), VarType::UInt64) => get3!(b, fmi3GetUInt64, u64),
             _ => Err(self.error(
                 "get",
-                format!("{} have a type this importer cannot read with FMI {}", self.names_of(vrs), self.version.label()),
+                format!(
+                    "{} have a type this importer cannot read with FMI {}",
+                    self.names_of(vrs),
+                    self.version.label()
+                ),
             )),
         }
     }
@@ -799,10 +803,9 @@ impl Instance {
         }
         if let Some((lo, hi)) = ty.integer_range() {
             if let Some(x) = values.iter().find(|x| x.fract() != 0.0 || **x < lo || **x > hi || !x.is_finite()) {
-                return Err(self.error(
-                    "set",
-                    format!("{x} is not a value of type {ty:?} (variables {})", self.names_of(vrs)),
-                ));
+                return Err(
+                    self.error("set", format!("{x} is not a value of type {ty:?} (variables {})", self.names_of(vrs)))
+                );
             }
         }
         let (n, nv) = (vrs.len(), values.len());
@@ -850,7 +853,11 @@ impl Instance {
             (Api::Fmi3(b), VarType::UInt64) => set3!(b, fmi3SetUInt64, u64),
             _ => Err(self.error(
                 "set",
-                format!("{} have a type this importer cannot set with FMI {}", self.names_of(vrs), self.version.label()),
+                format!(
+                    "{} have a type this importer cannot set with FMI {}",
+                    self.names_of(vrs),
+                    self.version.label()
+                ),
             )),
         }
     }

@@ -169,6 +169,10 @@ impl CoSim {
             .clock
             .ok_or_else(|| Fault::new(format!("{}: evaluated before Simulator::new prepared it", self.label)))?;
         let Some(k) = clock.first_stage(t, tau) else { return Ok(None) };
+        if rt.stop.is_some() {
+            // The FMU asked to end the simulation: it is not stepped again.
+            return Ok(None);
+        }
         if k < rt.next {
             return Ok(None);
         }
@@ -197,15 +201,16 @@ impl CoSim {
         if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
             // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
             // if the step was made, the run ends once the network reaches t + H, with these
-            // outputs; else it ends at t, the communication point, with this step failing.
+            // outputs; else it ends at t, the communication point, with the outputs at t.
             let name = fmu.me_name("fmi2DoStep", "fmi3DoStep");
             let made = last >= t + h - 1e-9 * h;
             let msg = fmu
                 .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"))
                 .to_string();
             if !made {
-                rt.stop = Some((t, msg.clone()));
-                return Err(Fault::new(msg));
+                // The outputs at t stay presented.
+                rt.stop = Some((t, msg));
+                return Ok(Some(k));
             }
             rt.stop = Some((t + h, msg));
         }

@@ -192,7 +192,6 @@ impl SignalTable {
             }
             let Ok(len) = readable(md, i, interface) else { continue };
             let fed = fed_by.get(&i).copied();
-            let name: &'static str = Box::leak(v.name.clone().into_boxed_str());
             let unit: &'static str = Box::leak(v.unit.clone().unwrap_or_default().into_boxed_str());
             let doc = match (v.causality, fed.is_some()) {
                 (_, true) => "FMU input fed from a port (at an output instant: the value the port gives now)",
@@ -201,9 +200,13 @@ impl SignalTable {
                 (Causality::Parameter, false) => "FMU parameter",
                 _ => "FMU variable",
             };
-            infos.push(SignalInfo::new(name, len, unit, doc));
-            vars.push((i, fed));
-            offsets.push(offsets[offsets.len() - 1] + len);
+            // The variable under its name and every FMI 3.0 alias.
+            for n in std::iter::once(&v.name).chain(&v.aliases) {
+                let name: &'static str = Box::leak(n.clone().into_boxed_str());
+                infos.push(SignalInfo::new(name, len, unit, doc));
+                vars.push((i, fed));
+                offsets.push(offsets[offsets.len() - 1] + len);
+            }
         }
         let mut groups = Vec::new();
         for ty in VarType::NUMERIC {

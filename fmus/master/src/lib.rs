@@ -115,8 +115,10 @@ impl Unit {
             if let Some(last) = self.fmu.do_step(t, h)? {
                 let made = last >= t + h - 1e-9 * h;
                 let name = self.fmu.me_name("fmi2DoStep", "fmi3DoStep");
-                let msg = self.fmu.error(name, format!("asked to end the simulation; its last successful time is t = {last} s"));
-                self.stop = Some((last, made, format!("FMU '{}': {msg}", self.name)));
+                let msg = self
+                    .fmu
+                    .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"));
+                self.stop = Some((last, made, format!("asked by FMU '{}': {msg}", self.name)));
                 if !made {
                     return Ok(());
                 }
@@ -906,7 +908,7 @@ impl FmuSystem {
                     rows += 1;
                     last_row = self.time();
                 }
-                stopped = Some(why);
+                stopped = Some(format!("t = {last_row} s, {why}"));
                 break;
             }
             // A shortened last step ends the run at stop_time: its row is written too.
@@ -1354,11 +1356,20 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
             Some(_) => {
                 return Err(Error::invalid(
                     at,
-                    format!("'{var}': '{}' is {}", v.name, if v.dimensions.is_empty() { "not an array".to_string() } else { format!("an array of {n} elements (indices 0 to {})", n - 1) }),
+                    format!(
+                        "'{var}': '{}' is {}",
+                        v.name,
+                        if v.dimensions.is_empty() {
+                            "not an array".to_string()
+                        } else {
+                            format!("an array of {n} elements (indices 0 to {})", n - 1)
+                        }
+                    ),
                 ))
             }
         };
-        let conn = units[u].in_vars.iter().position(|&x| x == i).and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
+        let conn =
+            units[u].in_vars.iter().position(|&x| x == i).and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
         for &e in &elems {
             let col = columns.len();
             match conn {
@@ -1376,7 +1387,11 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
                     }
                 }
             }
-            labels.push(if elem.is_none() && !v.dimensions.is_empty() { format!("{label}[{e}]") } else { label.clone() });
+            labels.push(if elem.is_none() && !v.dimensions.is_empty() {
+                format!("{label}[{e}]")
+            } else {
+                label.clone()
+            });
         }
     }
     Ok((interval, labels, columns, groups))

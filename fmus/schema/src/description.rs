@@ -533,7 +533,10 @@ impl ModelDescription {
             out.push(n);
         }
         if total > MAX_ARRAY_ELEMENTS {
-            return Err(format!("'{}' has {total} elements, more than the {MAX_ARRAY_ELEMENTS} stiction reads", v.name));
+            return Err(format!(
+                "'{}' has {total} elements, more than the {MAX_ARRAY_ELEMENTS} stiction reads",
+                v.name
+            ));
         }
         Ok(out)
     }

@@ -71,7 +71,15 @@ impl Simulator {
         let report_every = (total / 200).max(1);
         let stoppers = self.stop_sources();
         let mut stopped = None;
+        let now = |sim: &Simulator| sim.time() + 1e-9 * sim.step_size();
         while self.k < total {
+            // A request made while sampling the last row (or due now) ends the run here.
+            if !stoppers.is_empty() {
+                if let Some(why) = self.stop_due(&stoppers, now(self)) {
+                    stopped = Some(why);
+                    break;
+                }
+            }
             if let Err(e) = self.step() {
                 // A failure after a component asked to stop ends the run at the last row.
                 match self.stop_due(&stoppers, f64::INFINITY) {
@@ -82,14 +90,18 @@ impl Simulator {
                     None => return Err(e),
                 }
             }
+            // A request due before this step's end: its row is not written.
+            if !stoppers.is_empty() {
+                if let Some(why) = self.stop_due(&stoppers, self.time() - 0.5 * self.step_size()) {
+                    stopped = Some(why);
+                    break;
+                }
+            }
             if self.k % every == 0 {
                 emit(self, &mut values)?;
             }
             if !stoppers.is_empty() {
-                if let Some(why) = self.stop_due(&stoppers, self.time() + 1e-9 * self.step_size()) {
-                    if self.k % every != 0 {
-                        emit(self, &mut values)?;
-                    }
+                if let Some(why) = self.stop_due(&stoppers, now(self)) {
                     stopped = Some(why);
                     break;
                 }
@@ -110,7 +122,8 @@ impl Simulator {
         adm.chain(imp).collect()
     }
 
-    /// The earliest stop request of `sources` due by time `by`, as "component: message".
+    /// The earliest stop request of `sources` due by time `by`, as "t = .. s, asked by
+    /// component '..': message".
     fn stop_due(&self, sources: &[(bool, usize)], by: f64) -> Option<String> {
         let s = &self.sched;
         sources
@@ -121,7 +134,7 @@ impl Simulator {
                 } else {
                     (&s.imp_names[i], s.imp[i].stop_request())
                 };
-                req.filter(|(t, _)| *t <= by).map(|(t, m)| (t, format!("component '{name}': {m}")))
+                req.filter(|(t, _)| *t <= by).map(|(t, m)| (t, format!("t = {t} s, asked by component '{name}': {m}")))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, m)| m)

@@ -1,0 +1,274 @@
+//! FMI 3.0 as the standard has it, with the hand-written TypedMass FMU
+//! (tests/fixtures/typed_mass): every numeric type read exactly, an Enumeration read and set
+//! through fmi3GetInt64/fmi3SetInt64, an array as one column per element and by element,
+//! `<Alias>` names (FMI 3.0) and aliased value references (FMI 2.0) for ports, signals and
+//! start values, refusals by name before any FMU call, termination requests that end the run
+//! normally (FMI 2.0 and 3.0, network and FMU-only systems), and an FMU that returns Error in
+//! the middle of a run and is then never called again but to free it.
+
+mod common;
+#[path = "fixtures/typed_mass/mod.rs"]
+mod typed_mass;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+/// Force on the mass (N), solver and communication step (s).
+const U: f64 = 3.0;
+const T: f64 = 0.01;
+
+/// A network of the FMU (an admittance: force u in, motion x/position and v out) pushed by a
+/// constant force `U`, run with Euler and H = T for `stop` seconds.
+fn network(fmu: &Path, parameters: Value, signals: Value, stop: f64) -> Value {
+    json!({
+        "solver": {"method": "euler", "step": T, "stop_time": stop},
+        "output": {"interval": T, "signals": signals},
+        "components": {
+            "mass": {"type": "fmu", "path": fmu.to_str().unwrap(), "role": "admittance",
+                     "inputs": {"force": "u"}, "outputs": {"position": "position", "velocity": "v"},
+                     "parameters": parameters},
+            "push": {"type": "force_source", "force": U}
+        },
+        "connections": [{"from": "push.body", "to": "mass.port"}]
+    })
+}
+
+/// Run `stiction run` on `system` (written into `dir`) with TYPED_MASS_CALLS set to a file
+/// in `dir`: (exit code, stderr, the CSV's rows as (header, rows), the FMU calls made).
+fn run_cli(dir: &Path, name: &str, system: &Value) -> (i32, String, Vec<String>, Vec<Vec<f64>>, Vec<String>) {
+    let json_path = dir.join(format!("{name}.json"));
+    std::fs::write(&json_path, serde_json::to_string_pretty(system).unwrap()).unwrap();
+    let csv = dir.join(format!("{name}.csv"));
+    let calls = dir.join(format!("{name}.calls"));
+    let _ = std::fs::remove_file(&calls);
+    let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", json_path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TYPED_MASS_CALLS", &calls)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap_or("").split(',').map(str::to_string).collect();
+    let rows = lines.map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect()).collect();
+    let calls = std::fs::read_to_string(&calls).unwrap_or_default().lines().map(str::to_string).collect();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned(), header, rows, calls)
+}
+
+fn column(header: &[String], rows: &[Vec<f64>], name: &str) -> Vec<f64> {
+    let i = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"));
+    rows.iter().map(|r| r[i]).collect()
+}
+
+/// Every numeric type, the Enumeration (read and set as Int64), the array (whole and by
+/// element), the alias `position` as a port and a signal and `count_start` as a start value:
+/// the motion is the exact solution of m ẍ = U (the force is constant, H = T) and every
+/// integer comes back exactly, including Int64/UInt64 values beyond 2^40.
+#[test]
+fn every_numeric_type_enumerations_arrays_and_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let signals = json!({
+        "x": "mass.x", "position": "mass.position", "v": "mass.v", "x32": "mass.x32",
+        "i8": "mass.i8", "u8": "mass.u8", "i16": "mass.i16", "u16": "mass.u16", "i32": "mass.i32",
+        "u32": "mass.u32", "i64": "mass.i64", "u64": "mass.u64", "moving": "mass.moving",
+        "phase": "mass.phase", "gain": "mass.gain", "y": "mass.y", "y1": "mass.y[1]", "n": "mass.n"
+    });
+    let c0 = 5.0;
+    let gain = 3.0;
+    let system = network(&fmu, json!({"count_start": c0, "gain": gain, "m": typed_mass::M}), signals, 0.1);
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "types", &system);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows.len(), 11, "rows at 0, 0.01, ..., 0.1");
+    assert!(!calls.is_empty(), "TYPED_MASS_CALLS recorded nothing");
+    let time = column(&h, &rows, "time");
+    let mut worst: f64 = 0.0;
+    for (r, &t) in time.iter().enumerate() {
+        let k = (t / T).round();
+        let (x, v) = typed_mass::exact(U, t);
+        let col = |name: &str| column(&h, &rows, name)[r];
+        worst = worst.max((col("x") - x).abs()).max((col("v") - v).abs());
+        assert!((col("x") - x).abs() <= 1e-12, "x({t}) = {}, exact {x}", col("x"));
+        assert_eq!(col("position"), col("x"), "the alias reads the same variable");
+        assert!((col("v") - v).abs() <= 1e-12, "v({t})");
+        assert_eq!(col("x32"), col("x") as f32 as f64, "Float32 converted exactly");
+        let n = k + c0;
+        assert_eq!(col("i8"), -n, "Int8 at t = {t}");
+        assert_eq!(col("u8"), 200.0 + n, "UInt8");
+        assert_eq!(col("i16"), -1000.0 * n, "Int16");
+        assert_eq!(col("u16"), 60000.0 + n, "UInt16");
+        assert_eq!(col("i32"), -100000.0 * n, "Int32");
+        assert_eq!(col("u32"), 4e9 + n, "UInt32");
+        assert_eq!(col("i64"), -((1u64 << 40) as f64) - n, "Int64");
+        assert_eq!(col("u64"), (1u64 << 50) as f64 + n, "UInt64");
+        assert_eq!(col("moving"), if t > 0.0 { 1.0 } else { 0.0 }, "Boolean");
+        assert_eq!(col("phase"), 1.0 + (n % 3.0), "Enumeration (fmi3GetInt64)");
+        assert_eq!(col("gain"), gain, "Enumeration parameter set with fmi3SetInt64");
+        assert_eq!(col("n"), 3.0, "the structural parameter");
+        for e in 0..3 {
+            assert_eq!(col(&format!("y[{e}]")), (e + 1) as f64 * gain * col("x"), "array element {e}");
+        }
+        assert_eq!(col("y1"), col("y[1]"));
+    }
+    println!("TypedMass FMI 3.0: max |error| of x, v against the exact solution: {worst:.1e}; calls: {}", calls.len());
+    // The Enumeration was read and set only through the Int64 functions.
+    assert!(calls.iter().any(|c| c == "fmi3SetInt64"), "gain not set with fmi3SetInt64: {calls:?}");
+    assert!(calls.iter().any(|c| c == "fmi3GetInt64"));
+    assert!(calls.iter().any(|c| c == "fmi3SetInt32"), "count_start (Int32) is set with fmi3SetInt32");
+}
+
+/// What cannot be done is refused before the FMU is even instantiated, naming the variable
+/// and why: a String start value, a structural parameter that sizes an array, an array or a
+/// non-Float64 variable as a port, a value out of an integer type's range, a fractional
+/// Enumeration value, an array start value of the wrong length.
+#[test]
+fn unsupported_uses_are_refused_by_name_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let sig = json!({"x": "mass.x"});
+    let cases: Vec<(Value, &str)> = vec![
+        (network(&fmu, json!({"label": 1}), sig.clone(), 0.1), "'label' is a String variable, which cannot be set"),
+        (network(&fmu, json!({"n": 4}), sig.clone(), 0.1), "'n' is a structural parameter giving the size of y"),
+        (network(&fmu, json!({"c0": 3e9}), sig.clone(), 0.1), "3000000000 is not a value of 'c0', a Int32 variable"),
+        (network(&fmu, json!({"gain": 1.5}), sig.clone(), 0.1), "1.5 is not a value of 'gain', a Enumeration variable"),
+        (
+            {
+                let mut s = network(&fmu, json!({}), sig.clone(), 0.1);
+                s["components"]["mass"]["outputs"]["position"] = json!("y");
+                s
+            },
+            "'y' is an array",
+        ),
+        (
+            {
+                let mut s = network(&fmu, json!({}), sig.clone(), 0.1);
+                s["components"]["mass"]["outputs"]["position"] = json!("i32");
+                s
+            },
+            "'i32' is a Int32 variable; ports map Real (Float64) variables",
+        ),
+    ];
+    for (k, (system, needle)) in cases.iter().enumerate() {
+        let (code, stderr, _, _, calls) = run_cli(dir.path(), &format!("refused{k}"), system);
+        assert_eq!(code, 2, "case {k}: {stderr}");
+        assert!(stderr.contains(needle), "case {k}: expected {needle:?} in:\n{stderr}");
+        assert!(calls.is_empty(), "case {k}: the FMU was called: {calls:?}");
+    }
+    // A signal naming an element past the end of the array, or a String variable.
+    let (code, stderr, ..) = run_cli(dir.path(), "oob", &network(&fmu, json!({}), json!({"y": "mass.y[3]"}), 0.1));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("index 3 out of range: 'y' has 3 element(s)"), "{stderr}");
+}
+
+/// A termination request ends the run like FMPy: exit code 0, the last row at the last
+/// successful time, and stderr names the FMU, the function and the time. FMI 3.0: the step
+/// reaching stop_at is made and terminateSimulation set (last row at stop_at); FMI 2.0:
+/// fmi2DoStep returns Discard for the step that would pass stop_at, fmi2Terminated is true and
+/// fmi2LastSuccessfulTime is its start (last row at stop_at too).
+#[test]
+fn termination_requests_end_the_run_normally() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [3, 2] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        let system = network(&fmu, json!({"stop_at": 0.05}), json!({"x": "mass.x", "v": "mass.v"}), 0.1);
+        let (code, stderr, h, rows, calls) = run_cli(dir.path(), &format!("stop{fmi}"), &system);
+        assert_eq!(code, 0, "FMI {fmi}: {stderr}");
+        let time = column(&h, &rows, "time");
+        assert_eq!(time.len(), 6, "FMI {fmi}: rows at 0 .. 0.05: {time:?}");
+        assert!((time[5] - 0.05).abs() < 1e-12, "FMI {fmi}: last row at {}", time[5]);
+        let (x, _) = typed_mass::exact(U, 0.05);
+        assert!((column(&h, &rows, "x")[5] - x).abs() < 1e-12, "FMI {fmi}: the last row holds x(0.05)");
+        let func = if fmi == 3 { "fmi3DoStep" } else { "fmi2DoStep" };
+        assert!(
+            stderr.contains("stopped at t = 0.05 s")
+                && stderr.contains("FMU 'TypedMass'")
+                && stderr.contains(func)
+                && stderr.contains("asked to end the simulation"),
+            "FMI {fmi}: {stderr}"
+        );
+        if fmi == 2 {
+            assert!(
+                calls.iter().any(|c| c == "fmi2GetBooleanStatus") && calls.iter().any(|c| c == "fmi2GetRealStatus")
+            );
+        }
+        println!("FMI {fmi}: {}", stderr.trim());
+    }
+}
+
+/// In an FMU-only system the whole system stops at the earliest request: an FMI 3.0 instance
+/// asking at 0.03 s and an FMI 2.0 one asking at 0.07 s end the run at 0.03 s. The master's
+/// columns read the Enumeration and every element of the array too.
+#[test]
+fn fmu_only_systems_stop_at_the_earliest_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let d3 = dir.path().join("3");
+    let d2 = dir.path().join("2");
+    std::fs::create_dir_all(&d3).unwrap();
+    std::fs::create_dir_all(&d2).unwrap();
+    let f3 = typed_mass::build(&d3, 3);
+    let f2 = typed_mass::build(&d2, 2);
+    let system = json!({
+        "master": {"algorithm": "jacobi", "step": T, "stop_time": 0.1},
+        "fmus": {
+            "a": {"path": f3.to_str().unwrap(), "parameters": {"stop_at": 0.03, "u": U, "gain": 1}},
+            "b": {"path": f2.to_str().unwrap(), "parameters": {"stop_at": 0.07, "u": U}}
+        },
+        "connections": [],
+        "output": {"interval": T, "signals": {"xa": "a.x", "xb": "b.position", "phase": "a.phase", "y": "a.y"}}
+    });
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "master", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let time = column(&h, &rows, "time");
+    assert!((time[time.len() - 1] - 0.03).abs() < 1e-12, "last row at {:?}", time.last());
+    assert!(stderr.contains("FMU 'a'") && stderr.contains("stopped at t = 0.03 s"), "{stderr}");
+    let (x, _) = typed_mass::exact(U, 0.03);
+    assert!((column(&h, &rows, "xa")[3] - x).abs() < 1e-12);
+    assert!((column(&h, &rows, "xb")[3] - x).abs() < 1e-12, "FMI 2.0 alias 'position' of x");
+    assert_eq!(column(&h, &rows, "phase")[3], 1.0, "1 + 3 mod 3");
+    for e in 0..3 {
+        assert_eq!(column(&h, &rows, &format!("y[{e}]"))[3], (e + 1) as f64 * column(&h, &rows, "xa")[3]);
+    }
+}
+
+/// An FMU that returns Error in the middle of a run: exit code 1, the message names the FMU,
+/// the function and carries the FMU's own log line; afterwards the instance is only freed
+/// (no Terminate, no getter: the FMU records every call it gets).
+#[test]
+fn an_error_mid_run_is_the_last_call_but_free() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        let system = network(&fmu, json!({"fail_at": 0.05}), json!({"x": "mass.x", "y": "mass.y"}), 0.1);
+        let (code, stderr, _, rows, calls) = run_cli(dir.path(), "error", &system);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("fmi3DoStep returned Error") && stderr.contains("the mass broke at t = 0.05 s"),
+            "{stderr}"
+        );
+        // The failing doStep (from 0.05 s) is made when the row at 0.05 s is sampled (with
+        // Euler and H = T the output instant is the first stage of the next step).
+        assert_eq!(rows.len(), 5, "rows up to the failure (0 .. 0.04)");
+        let failed = calls.iter().rposition(|c| c == "fmi3DoStep").expect("a doStep");
+        assert_eq!(&calls[failed + 1..], ["fmi3FreeInstance"], "calls after the Error: {:?}", &calls[failed..]);
+        assert!(!stderr.contains("called after Error"), "{stderr}");
+    }
+}
+
+/// The same description read by the library: aliases resolve to their variable, arrays have
+/// their shape, the Enumeration is an Int64.
+#[test]
+fn the_description_knows_aliases_arrays_and_types() {
+    use stiction::fmi_import::{ModelDescription, VarType};
+    let text = std::fs::read_to_string(typed_mass::source_dir().join("modelDescription3.xml")).unwrap();
+    let md = ModelDescription::parse(&text).unwrap();
+    let x = md.find("position").unwrap();
+    assert_eq!(md.variables[x].name, "x");
+    assert_eq!(md.variables[md.find("count_start").unwrap()].name, "c0");
+    let y = md.find("y").unwrap();
+    assert_eq!(md.shape(y).unwrap(), vec![3]);
+    assert_eq!(md.sized_by(md.find("n").unwrap()), vec![y]);
+    assert_eq!(md.variables[md.find("phase").unwrap()].ty, VarType::Int64);
+    assert_eq!(md.variables[md.find("x32").unwrap()].ty, VarType::Float32);
+    assert_eq!(md.variables[md.find("label").unwrap()].ty, VarType::Other);
+    let _ = common::example;
+}
