@@ -272,3 +272,41 @@ fn the_description_knows_aliases_arrays_and_types() {
     assert_eq!(md.variables[md.find("label").unwrap()].ty, VarType::Other);
     let _ = common::example;
 }
+
+/// A port may take its motion from an element of an array output: position = y[2] = 3 x
+/// (gain 1), seen by a spring on the port as its displacement.
+#[test]
+fn a_port_binds_to_an_array_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let mut system = network(&fmu, json!({"gain": 1}), json!({"d": "spring.d[0]", "x": "mass.x"}), 0.05);
+    system["components"]["mass"]["outputs"]["position"] = json!("y[2]");
+    system["components"]["spring"] = json!({"type": "spring_damper", "K": 1e-9});
+    system["connections"]
+        .as_array_mut()
+        .unwrap()
+        .extend([json!({"from": "spring.b", "to": "mass.port"}), json!({"from": "spring.a", "to": "ground"})]);
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "element", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let (d, x) = (column(&h, &rows, "d"), column(&h, &rows, "x"));
+    assert!(x[5] > 0.0);
+    for (d, x) in d.iter().zip(&x) {
+        assert_eq!(*d, 3.0 * x, "the port's position is y[2] = 3 x");
+    }
+    // Not as an input, and not past the end.
+    for (key, var, needle) in [
+        ("position", "y[3]", "'y' has 3 elements"),
+        ("position", "y", "a port maps one of them"),
+        ("force", "y[0]", "only where the port reads an FMU output"),
+    ] {
+        let mut s = system.clone();
+        if key == "force" {
+            s["components"]["mass"]["inputs"]["force"] = json!(var);
+        } else {
+            s["components"]["mass"]["outputs"]["position"] = json!(var);
+        }
+        let (code, stderr, ..) = run_cli(dir.path(), "element-bad", &s);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(needle), "{stderr}");
+    }
+}

@@ -75,8 +75,8 @@ fn read_outputs(
     for p in ports {
         let mut take = |r: &Option<crate::VarRef>| {
             r.as_ref().map_or(0.0, |r| {
-                let x = r.sign * out_vals[k];
-                k += 1;
+                let x = r.sign * out_vals[k + r.elem];
+                k += r.len;
                 x
             })
         };
@@ -91,6 +91,19 @@ fn read_outputs(
     }
     let shown = signals.read(fmu)?;
     Ok((held, shown))
+}
+
+/// The number of values the presented outputs return (an array output: all its elements).
+pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
+    ports
+        .iter()
+        .flat_map(|p| match role {
+            Role::Admittance => [&p.position, &p.velocity],
+            Role::Impedance => [&p.force, &None],
+        })
+        .flatten()
+        .map(|r| r.len)
+        .sum()
 }
 
 /// Value references of the inputs (fed from ports) and of the presented outputs, in port order.
@@ -115,7 +128,7 @@ fn vrs(ports: &[PortMap], role: Role) -> (Vec<u32>, Vec<u32>) {
 pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
     let (in_vrs, out_vrs) = vrs(&ports, role);
-    let mut out_vals = vec![0.0; out_vrs.len()];
+    let mut out_vals = vec![0.0; out_len(&ports, role)];
     let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &mut out_vals)?;
     let label = fmu.label.clone();
     let rt = Runtime {

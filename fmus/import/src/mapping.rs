@@ -36,6 +36,10 @@ pub struct VarRef {
     pub name: String,
     /// Model Exchange admittance: the position of this variable in the state vector.
     pub state: Option<usize>,
+    /// For an element `name[e]` of an FMI 3.0 array output: e (row-major); else 0.
+    pub elem: usize,
+    /// The number of values a get of `vr` returns: the array's elements, or 1.
+    pub len: usize,
 }
 
 /// The variables behind one scalar port.
@@ -225,7 +229,19 @@ fn var_ref(
         Some(rest) => (-1.0, rest.trim()),
         None => (1.0, s.trim()),
     };
-    let Some(index) = md.find(name) else {
+    // An element of an FMI 3.0 array output: "y[2]" (0-based, row-major).
+    let element = match md.find(name) {
+        Some(_) => None,
+        None => name.strip_suffix(']').and_then(|x| x.split_once('[')).and_then(|(base, idx)| {
+            let i = md.find(base.trim())?;
+            Some((i, idx.trim().parse::<usize>().ok()))
+        }),
+    };
+    let (found, elem) = match element {
+        Some((i, e)) => (Some(i), Some(e)),
+        None => (md.find(name), None),
+    };
+    let Some(index) = found else {
         let want = if input { Causality::Input } else { Causality::Output };
         return Err(Error::invalid(
             path,
@@ -233,11 +249,36 @@ fn var_ref(
         ));
     };
     let var = &md.variables[index];
+    let (mut elem_at, mut len) = (0, 1);
     if !var.dimensions.is_empty() {
-        return Err(Error::invalid(
-            path,
-            format!("'{name}' is an array; a port maps a scalar Float64 variable (array elements as ports are not supported)"),
-        ));
+        let n = md.shape(index).map_err(|e| Error::invalid(path, e))?.iter().product::<u64>() as usize;
+        let vname = &var.name;
+        match elem {
+            None => {
+                return Err(Error::invalid(
+                    path,
+                    format!("'{name}' is an array of {n} elements; a port maps one of them: '{vname}[0]' .. '{vname}[{}]'", n.saturating_sub(1)),
+                ))
+            }
+            Some(_) if input || (interface == Interface::ModelExchange && role == Role::Admittance) => {
+                return Err(Error::invalid(
+                    path,
+                    format!(
+                        "'{name}': an element of the array '{vname}' can be mapped only where the port reads an FMU output \
+                         (setting one element would set the whole array)"
+                    ),
+                ))
+            }
+            Some(Some(e)) if e < n => (elem_at, len) = (e, n),
+            Some(_) => {
+                return Err(Error::invalid(
+                    path,
+                    format!("'{name}': '{vname}' has {n} elements (indices 0 to {})", n.saturating_sub(1)),
+                ))
+            }
+        }
+    } else if elem.is_some() {
+        return Err(Error::invalid(path, format!("'{name}': '{}' is not an array", var.name)));
     }
     if var.ty != VarType::Float64 {
         return Err(Error::invalid(
@@ -283,5 +324,5 @@ fn var_ref(
             ),
         ));
     }
-    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state })
+    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state, elem: elem_at, len })
 }

@@ -162,7 +162,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         stop: None,
         in_vals: vec![0.0; in_vrs.len()],
         in_vrs,
-        out_vals: vec![0.0; out_vrs.len()],
+        out_vals: vec![0.0; crate::cs::out_len(&ports, role)],
         out_vrs,
     };
     let c = ModelEx { ports, role, label, version, signals, x0, notes, rt: Mutex::new(rt) };
@@ -503,8 +503,8 @@ impl Impedance for MeImpedance {
         let mut k = 0;
         for (f, port) in force.iter_mut().zip(&self.0.ports) {
             let value = port.force.as_ref().map_or(0.0, |r| {
-                let v = r.sign * rt.out_vals[k];
-                k += 1;
+                let v = r.sign * rt.out_vals[k + r.elem];
+                k += r.len;
                 v
             });
             *f = Force::scalar(value);

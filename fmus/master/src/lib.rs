@@ -307,6 +307,9 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
             ),
         ));
     }
+    if !v.dimensions.is_empty() {
+        return Err(Error::invalid(at, format!("'{text}' is an array; a connection joins scalar Float64 variables")));
+    }
     if v.ty != VarType::Float64 {
         return Err(Error::invalid(
             at,

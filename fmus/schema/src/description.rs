@@ -48,6 +48,9 @@ pub enum Dimension {
     Parameter(u32),
 }
 
+/// Most event indicators an FMU may declare (stiction allocates them per instance).
+pub const MAX_EVENT_INDICATORS: usize = 1 << 24;
+
 /// Most elements an array variable may have (its values are read at every output).
 pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 20;
 
@@ -475,7 +478,12 @@ impl ModelDescription {
             md.event_indicators = match root.attribute("numberOfEventIndicators") {
                 None => 0,
                 Some(s) => match s.trim().parse::<usize>() {
-                    Ok(n) => n,
+                    Ok(n) if n <= MAX_EVENT_INDICATORS => n,
+                    Ok(n) => {
+                        return err(format!(
+                            "numberOfEventIndicators=\"{n}\" is more than the {MAX_EVENT_INDICATORS} stiction supports"
+                        ))
+                    }
                     Err(_) => return err(format!("numberOfEventIndicators=\"{s}\" is not a count")),
                 },
             };
@@ -753,6 +761,49 @@ mod tests {
         let md = ModelDescription::parse(&bare).unwrap();
         assert_eq!(md.warnings.len(), 1);
         assert!(md.warnings[0].contains("has no <ModelStructure>"), "{:?}", md.warnings);
+    }
+
+    /// Hostile attribute values (huge, negative, fractional, non-numeric, very long) give a
+    /// description or an error, never a panic.
+    #[test]
+    fn no_attribute_value_panics() {
+        let long = "9".repeat(70_000);
+        let values =
+            ["", "-1", "1e400", "NaN", "inf", "0x10", "18446744073709551616", "4294967296", "1.5", long.as_str()];
+        let attrs = [
+            ("fmiModelDescription", "numberOfEventIndicators"),
+            ("ScalarVariable", "valueReference"),
+            ("Real", "derivative"),
+            ("Real", "start"),
+            ("DefaultExperiment", "stepSize"),
+            ("Unknown", "index"),
+            ("ScalarVariable", "causality"),
+            ("ScalarVariable", "name"),
+        ];
+        for (tag, attr) in attrs {
+            for v in values {
+                let text = FMI2.replacen(&format!("<{tag} "), &format!("<{tag} {attr}=\"{v}\" "), 1);
+                let _ = ModelDescription::parse(&text);
+            }
+        }
+        let fmi3 = r#"<fmiModelDescription fmiVersion="3.0" instantiationToken="t"><CoSimulation modelIdentifier="M"/>
+  <ModelVariables><Float64 name="y" valueReference="1"><Dimension start="D"/></Float64>
+  <UInt64 name="n" valueReference="2" start="S" causality="structuralParameter" variability="fixed"/>
+  <Float64 name="z" valueReference="3"><Dimension valueReference="2"/><Dimension valueReference="R"/></Float64></ModelVariables>
+  <ModelStructure><ContinuousStateDerivative valueReference="V"/></ModelStructure></fmiModelDescription>"#;
+        for v in values {
+            let text = fmi3.replace("\"D\"", &format!("\"{v}\"")).replace("\"S\"", &format!("\"{v}\""));
+            for r in ["2", v] {
+                for vr in ["1", v] {
+                    let text = text.replace("\"R\"", &format!("\"{r}\"")).replace("\"V\"", &format!("\"{vr}\""));
+                    if let Ok(md) = ModelDescription::parse(&text) {
+                        for i in 0..md.variables.len() {
+                            let _ = md.shape(i);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
