@@ -592,7 +592,7 @@ impl Instance {
             .iter()
             .take(8)
             .map(|&vr| {
-                md.variables.iter().find(|v| v.vr == vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name))
+                md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name))
             })
             .collect();
         if vrs.len() > 8 {

@@ -155,7 +155,7 @@ pub fn readable(md: &ModelDescription, i: usize, interface: Interface) -> std::r
     if interface == Interface::CoSimulation
         && md.model_exchange.is_some()
         && v.causality == Causality::Local
-        && !md.states.contains(&i)
+        && md.state_position(i).is_none()
     {
         return Err(format!(
             "'{}' is a local variable of an FMU that also declares Model Exchange, which a Co-Simulation instance need not compute",
@@ -606,21 +606,33 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
         md.event_indicators
     );
     let _ = writeln!(s, "  variables ({}):", md.variables.len());
-    let rows: Vec<[String; 7]> = md
-        .variables
-        .iter()
-        .map(|v| {
-            [
-                v.name.clone(),
-                v.vr.to_string(),
-                v.causality.to_string(),
-                v.variability.to_string(),
-                v.type_name.clone(),
-                v.start.clone().unwrap_or_else(|| "-".into()),
-                v.unit.clone().unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
+    let mut rows: Vec<[String; 7]> = Vec::with_capacity(md.variables.len());
+    for (i, v) in md.variables.iter().enumerate() {
+        // FMI 3.0 arrays show their dimensions: Float64[3], Float64[n].
+        let mut ty = v.type_name.clone();
+        for d in &v.dimensions {
+            let size = match *d {
+                stiction_fmi_schema::Dimension::Fixed(n) => n.to_string(),
+                stiction_fmi_schema::Dimension::Parameter(vr) => {
+                    md.variable_with_vr(vr).map_or(format!("vr {vr}"), |p| p.name.clone())
+                }
+            };
+            ty.push_str(&format!("[{size}]"));
+        }
+        rows.push([
+            v.name.clone(),
+            v.vr.to_string(),
+            v.causality.to_string(),
+            v.variability.to_string(),
+            ty,
+            v.start.clone().unwrap_or_else(|| "-".into()),
+            v.unit.clone().unwrap_or_else(|| "-".into()),
+        ]);
+        for a in &md.variables[i].aliases {
+            let of = format!("alias of {}", v.name);
+            rows.push([a.clone(), v.vr.to_string(), "-".into(), "-".into(), of, "-".into(), "-".into()]);
+        }
+    }
     let head = ["name", "vr", "causality", "variability", "type", "start", "unit"].map(str::to_string);
     // Columns are as wide as their widest cell up to INFO_WIDTH characters; longer cells
     // are shown whole and push the rest of their row (a format width is at most 65 535).

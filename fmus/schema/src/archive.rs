@@ -330,6 +330,9 @@ impl Archive {
         // modelDescription.xml, into memory with its cap.
         let mut xml = Vec::new();
         {
+            // The declared size, within the cap, saves the copies of a growing buffer.
+            let declared = zip.by_index_raw(md_index).map(|e| e.size()).unwrap_or(0);
+            xml.reserve(declared.min(limits.xml) as usize);
             let mut e = zip.by_index(md_index).map_err(|e| fail(format!("cannot unpack modelDescription.xml: {e}")))?;
             let c = e.compressed_size();
             copy_limited(&mut e, &mut xml, "modelDescription.xml", c, limits.xml, limits, 0).map_err(fail)?;

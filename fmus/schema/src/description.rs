@@ -83,8 +83,35 @@ pub struct ModelDescription {
     /// What the description lacks that the standard requires but an importer can do
     /// without (see the module documentation); `stiction check` shows them as warnings.
     pub warnings: Vec<String>,
-    /// Names and FMI 3.0 alias names → index into `variables` (the first variable of a name).
-    pub by_name: std::collections::HashMap<String, usize>,
+    /// Names and FMI 3.0 alias names → index into `variables` (the first variable of a
+    /// name), built on the first [`ModelDescription::find`] (`fmu info` never needs it).
+    by_name: Cache<String>,
+    /// Value reference → index of the first variable with it (any type), built on first use.
+    by_vr_any: Cache<u32>,
+    /// Variable index of a continuous state → its position in `states`, built on first use.
+    state_pos: Cache<usize>,
+}
+
+/// A cache derived from the variables: equal for any two descriptions, not shown by Debug.
+#[derive(Clone)]
+struct Cache<K>(std::sync::OnceLock<std::collections::HashMap<K, usize>>);
+
+impl<K> Default for Cache<K> {
+    fn default() -> Self {
+        Cache(std::sync::OnceLock::new())
+    }
+}
+
+impl<K> PartialEq for Cache<K> {
+    fn eq(&self, _: &Cache<K>) -> bool {
+        true
+    }
+}
+
+impl<K> fmt::Debug for Cache<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NameIndex")
+    }
 }
 
 /// Why a modelDescription.xml was rejected.
@@ -324,7 +351,9 @@ impl ModelDescription {
             cs_capabilities,
             me_capabilities,
             warnings: Vec::new(),
-            by_name: std::collections::HashMap::new(),
+            by_name: Cache::default(),
+            by_vr_any: Cache::default(),
+            state_pos: Cache::default(),
         };
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
@@ -402,14 +431,13 @@ impl ModelDescription {
                 dimensions,
             });
         }
-        for (i, v) in md.variables.iter().enumerate() {
-            for n in std::iter::once(&v.name).chain(&v.aliases) {
-                md.by_name.entry(n.clone()).or_insert(i);
-            }
-        }
         // Resolve `derivative`: FMI 2.0 gives the 1-based index of the state in
         // ModelVariables, FMI 3.0 its value reference.
-        let by_vr = md.vr_index();
+        let by_vr = if version == FmiVersion::V3 && !derivative_refs.is_empty() {
+            md.vr_index()
+        } else {
+            std::collections::HashMap::new()
+        };
         for &(i, d) in &derivative_refs {
             let state = match version {
                 FmiVersion::V2 => (d as usize).checked_sub(1).filter(|&s| s < md.variables.len()),
@@ -513,7 +541,16 @@ impl ModelDescription {
 
     /// The variable called `name` (by its name or an FMI 3.0 alias).
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
+        let names = self.by_name.0.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+            for (i, v) in self.variables.iter().enumerate() {
+                for n in std::iter::once(&v.name).chain(&v.aliases) {
+                    m.entry(n.clone()).or_insert(i);
+                }
+            }
+            m
+        });
+        names.get(name).copied()
     }
 
     /// The sizes of the dimensions of variable `i` (empty for a scalar), structural
@@ -526,7 +563,7 @@ impl ModelDescription {
             let n = match *d {
                 Dimension::Fixed(n) => n,
                 Dimension::Parameter(vr) => {
-                    let p = self.variables.iter().find(|p| p.vr == vr).ok_or_else(|| {
+                    let p = self.variable_with_vr(vr).ok_or_else(|| {
                         format!("a <Dimension> of '{}' names value reference {vr}, which no variable has", v.name)
                     })?;
                     p.start.as_deref().and_then(|s| s.trim().parse::<u64>().ok()).ok_or_else(|| {
@@ -547,6 +584,24 @@ impl ModelDescription {
             ));
         }
         Ok(out)
+    }
+
+    /// The position in the state vector of variable `i`, if it is a continuous state.
+    pub fn state_position(&self, i: usize) -> Option<usize> {
+        let index = self.state_pos.0.get_or_init(|| self.states.iter().enumerate().map(|(p, &s)| (s, p)).collect());
+        index.get(&i).copied()
+    }
+
+    /// The first variable with value reference `vr` (of any type).
+    pub fn variable_with_vr(&self, vr: u32) -> Option<&Variable> {
+        let index = self.by_vr_any.0.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+            for (i, v) in self.variables.iter().enumerate() {
+                m.entry(v.vr).or_insert(i);
+            }
+            m
+        });
+        index.get(&vr).map(|&i| &self.variables[i])
     }
 
     /// The variables whose array sizes depend on the structural parameter `i`.
@@ -593,7 +648,7 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
         let more = if set.len() > 20 { format!(" and {} more", set.len() - 20) } else { String::new() };
         format!("{}{more}", v.join(", "))
     };
-    let by_vr = md.vr_index();
+    let by_vr = if md.version == FmiVersion::V3 { md.vr_index() } else { std::collections::HashMap::new() };
     let Some(st) = structure else {
         out.push(format!(
             "modelDescription.xml has no <ModelStructure> (FMI {} requires it): the outputs' dependencies on inputs \
