@@ -35,18 +35,26 @@ fn network(fmu: &Path, parameters: Value, signals: Value, stop: f64) -> Value {
 }
 
 /// Run `stiction run` on `system` (written into `dir`) with TYPED_MASS_CALLS set to a file
-/// in `dir`: (exit code, stderr, the CSV's rows as (header, rows), the FMU calls made).
+/// in `dir` and TMPDIR to a directory of its own, checked empty afterwards: (exit code,
+/// stderr, the CSV's header and rows, the FMU calls made).
 fn run_cli(dir: &Path, name: &str, system: &Value) -> (i32, String, Vec<String>, Vec<Vec<f64>>, Vec<String>) {
     let json_path = dir.join(format!("{name}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(system).unwrap()).unwrap();
     let csv = dir.join(format!("{name}.csv"));
     let calls = dir.join(format!("{name}.calls"));
     let _ = std::fs::remove_file(&calls);
+    let tmp = dir.join(format!("{name}.tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
         .args(["run", json_path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
         .env("TYPED_MASS_CALLS", &calls)
+        .env("TMPDIR", &tmp)
         .output()
         .unwrap();
+    // Whatever the outcome (normal end, termination, refusal, error), the extraction
+    // directory is gone.
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "{name}: left in TMPDIR: {left:?}");
     let text = std::fs::read_to_string(&csv).unwrap_or_default();
     let mut lines = text.lines();
     let header: Vec<String> = lines.next().unwrap_or("").split(',').map(str::to_string).collect();
