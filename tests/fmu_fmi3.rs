@@ -318,3 +318,36 @@ fn a_port_binds_to_an_array_element() {
         assert!(stderr.contains(needle), "{stderr}");
     }
 }
+
+/// One extraction per FMU file and run: two components naming the same .fmu share one
+/// unpacked directory (each instance still loads its own copy of the binary), both run, and
+/// the directory goes when the last of them is dropped.
+#[test]
+fn components_share_one_extraction_of_an_fmu() {
+    use stiction::fmi_schema::Archive;
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let a = Archive::shared(&fmu, "a").unwrap();
+    let b = Archive::shared(&fmu, "b").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b), "the second open reuses the first extraction");
+    let unpacked = a.dir().to_path_buf();
+    assert!(unpacked.join("binaries/x86_64-linux/TypedMass.so").is_file());
+    assert!(!unpacked.join("modelDescription.xml").exists(), "modelDescription.xml is read into memory only");
+    drop(a);
+    assert!(unpacked.is_dir());
+    drop(b);
+    assert!(!unpacked.exists(), "removed with the last user");
+
+    // Two components of the same FMU in one network: both move as the exact solution.
+    let mut system = network(&fmu, json!({}), json!({"x1": "mass.x", "x2": "mass2.x"}), 0.05);
+    system["components"]["mass2"] = system["components"]["mass"].clone();
+    system["connections"].as_array_mut().unwrap().push(json!({"from": "push2.body", "to": "mass2.port"}));
+    system["components"]["push2"] = json!({"type": "force_source", "force": U});
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "shared", &system);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(calls.iter().filter(|c| *c == "fmi3InstantiateCoSimulation").count(), 2);
+    let (x, _) = typed_mass::exact(U, 0.05);
+    for c in ["x1", "x2"] {
+        assert!((column(&h, &rows, c)[5] - x).abs() < 1e-12, "{c}");
+    }
+}
