@@ -153,7 +153,7 @@ fn unsupported_uses_are_refused_by_name_before_any_call() {
                 s["components"]["mass"]["outputs"]["position"] = json!("i32");
                 s
             },
-            "'i32' is a Int32 variable; ports map Real (Float64) variables",
+            "'i32' is a Int32 variable; ports map real (Float64 or Float32) variables",
         ),
     ];
     for (k, (system, needle)) in cases.iter().enumerate() {
@@ -349,5 +349,30 @@ fn components_share_one_extraction_of_an_fmu() {
     let (x, _) = typed_mass::exact(U, 0.05);
     for c in ["x1", "x2"] {
         assert!((column(&h, &rows, c)[5] - x).abs() < 1e-12, "{c}");
+    }
+}
+
+/// Float32 variables are ports too: the force fed to the Float32 input f32in, the position
+/// read from the Float32 output x32 (the motion is the exact one, rounded to f32 where read).
+#[test]
+fn float32_variables_are_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let mut system = network(&fmu, json!({}), json!({"d": "spring.d[0]", "x": "mass.x", "x32": "mass.x32"}), 0.05);
+    system["components"]["mass"]["inputs"]["force"] = json!("f32in");
+    system["components"]["mass"]["outputs"]["position"] = json!("x32");
+    system["components"]["spring"] = json!({"type": "spring_damper", "K": 1e-9});
+    system["connections"]
+        .as_array_mut()
+        .unwrap()
+        .extend([json!({"from": "spring.b", "to": "mass.port"}), json!({"from": "spring.a", "to": "ground"})]);
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "f32", &system);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(calls.iter().any(|c| c == "fmi3SetFloat32") && calls.iter().any(|c| c == "fmi3GetFloat32"));
+    let (d, x) = (column(&h, &rows, "d"), column(&h, &rows, "x"));
+    let (xe, _) = typed_mass::exact(U, 0.05);
+    assert!((x[5] - xe).abs() < 1e-12 * xe.max(1.0) + 1e-9, "x(0.05) = {}, exact {xe}", x[5]);
+    for (d, x) in d.iter().zip(&x) {
+        assert_eq!(*d, *x as f32 as f64, "the port's position is x as Float32");
     }
 }

@@ -317,6 +317,21 @@ fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
     Ok(copy)
 }
 
+/// The Float32 and Float64 value references of a mixed list and their numbers of values.
+fn split_reals(vrs: &[u32], kinds: &[(bool, usize)]) -> (Vec<u32>, usize, Vec<u32>, usize) {
+    let (mut v32, mut n32, mut v64, mut n64) = (Vec::new(), 0, Vec::new(), 0);
+    for (&vr, &(is32, len)) in vrs.iter().zip(kinds) {
+        if is32 {
+            v32.push(vr);
+            n32 += len;
+        } else {
+            v64.push(vr);
+            n64 += len;
+        }
+    }
+    (v32, n32, v64, n64)
+}
+
 /// One instance of an FMU, with its library and unpacked archive. Dropping it terminates
 /// and frees the instance, then unloads the library, then removes the temporary directory
 /// (fields drop in declaration order after `Drop::drop`).
@@ -591,9 +606,7 @@ impl Instance {
         let mut names: Vec<String> = vrs
             .iter()
             .take(8)
-            .map(|&vr| {
-                md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name))
-            })
+            .map(|&vr| md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name)))
             .collect();
         if vrs.len() > 8 {
             names.push(format!("and {} more", vrs.len() - 8));
@@ -694,6 +707,50 @@ impl Instance {
             }),
         };
         self.check(name, s)
+    }
+
+    /// Get real values of Float64 and (FMI 3.0) Float32 variables in as few calls as the types
+    /// need: `kinds[k]` = (whether `vrs[k]` is Float32, its number of values). All Float64: one
+    /// fmi2GetReal / fmi3GetFloat64 call, as [`Instance::get_f64`].
+    pub fn get_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], out: &mut [f64]) -> Result<(), FmiError> {
+        if !kinds.iter().any(|k| k.0) {
+            return self.get_f64(vrs, out);
+        }
+        let (v32, n32, v64, n64) = split_reals(vrs, kinds);
+        let (mut b32, mut b64) = (vec![0.0; n32], vec![0.0; n64]);
+        self.get_f64(&v64, &mut b64)?;
+        self.get_values(VarType::Float32, &v32, &mut b32)?;
+        let (mut i32_, mut i64_, mut o) = (0, 0, 0);
+        for &(is32, len) in kinds {
+            let src = if is32 { &b32[i32_..i32_ + len] } else { &b64[i64_..i64_ + len] };
+            out[o..o + len].copy_from_slice(src);
+            if is32 {
+                i32_ += len;
+            } else {
+                i64_ += len;
+            }
+            o += len;
+        }
+        Ok(())
+    }
+
+    /// Set scalar Float64 and (FMI 3.0) Float32 variables: `kinds` as in [`Instance::get_reals`].
+    pub fn set_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], values: &[f64]) -> Result<(), FmiError> {
+        if !kinds.iter().any(|k| k.0) {
+            return self.set_f64(vrs, values);
+        }
+        let (mut v32, mut x32, mut v64, mut x64) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for ((&vr, &(is32, _)), &x) in vrs.iter().zip(kinds).zip(values) {
+            if is32 {
+                v32.push(vr);
+                x32.push(x);
+            } else {
+                v64.push(vr);
+                x64.push(x);
+            }
+        }
+        self.set_f64(&v64, &x64)?;
+        self.set_values(VarType::Float32, &v32, &x32)
     }
 
     /// Read one variable of type `ty` as f64 (Boolean: 0 or 1).

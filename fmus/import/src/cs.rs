@@ -26,8 +26,10 @@ struct Runtime {
     /// Values of the signal variables as presented (see [`SignalTable`]).
     shown: Vec<f64>,
     in_vrs: Vec<u32>,
+    in_kinds: Vec<(bool, usize)>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
+    out_kinds: Vec<(bool, usize)>,
     out_vals: Vec<f64>,
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
@@ -67,9 +69,10 @@ fn read_outputs(
     role: Role,
     signals: &SignalTable,
     out_vrs: &[u32],
+    out_kinds: &[(bool, usize)],
     out_vals: &mut [f64],
 ) -> Result<(Vec<f64>, Vec<f64>), FmiError> {
-    fmu.get_f64(out_vrs, out_vals)?;
+    fmu.get_reals(out_vrs, out_kinds, out_vals)?;
     let mut held = Vec::new();
     let mut k = 0;
     for p in ports {
@@ -106,30 +109,39 @@ pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
         .sum()
 }
 
-/// Value references of the inputs (fed from ports) and of the presented outputs, in port order.
-fn vrs(ports: &[PortMap], role: Role) -> (Vec<u32>, Vec<u32>) {
+/// The mapped inputs (fed from ports) and presented outputs, in port order.
+pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, Vec<&crate::VarRef>) {
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     for p in ports {
         match role {
             Role::Admittance => {
-                ins.extend(p.force.iter().map(|r| r.vr));
-                outs.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
+                ins.extend(p.force.iter());
+                outs.extend(p.position.iter().chain(&p.velocity));
             }
             Role::Impedance => {
-                ins.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
-                outs.extend(p.force.iter().map(|r| r.vr));
+                ins.extend(p.position.iter().chain(&p.velocity));
+                outs.extend(p.force.iter());
             }
         }
     }
     (ins, outs)
 }
 
+/// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
+/// port order (see [`Instance::get_reals`]).
+#[allow(clippy::type_complexity)]
+pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<(bool, usize)>), (Vec<u32>, Vec<(bool, usize)>)) {
+    let (ins, outs) = port_vars(ports, role);
+    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.f32, r.len)).collect());
+    (split(ins), split(outs))
+}
+
 /// Make the component from an initialized instance; `h` is the communication step.
 pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
-    let (in_vrs, out_vrs) = vrs(&ports, role);
+    let ((in_vrs, in_kinds), (out_vrs, out_kinds)) = vrs(&ports, role);
     let mut out_vals = vec![0.0; out_len(&ports, role)];
-    let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &mut out_vals)?;
+    let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &out_kinds, &mut out_vals)?;
     let label = fmu.label.clone();
     let rt = Runtime {
         fmu,
@@ -141,8 +153,10 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         shown,
         in_vals: vec![0.0; in_vrs.len()],
         in_vrs,
+        in_kinds,
         out_vals,
         out_vrs,
+        out_kinds,
         stop: None,
     };
     let c = CoSim { ports, role, label, h, signals, initial: held, notes, rt: Mutex::new(rt) };
@@ -209,8 +223,8 @@ impl CoSim {
             }
         }
         let h = clock.n as f64 * clock.step;
-        let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
-        fmu.set_f64(in_vrs, in_vals).map_err(|e| Fault::new(e.to_string()))?;
+        let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
+        fmu.set_reals(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
         if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
             // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
             // if the step was made, the run ends once the network reaches t + H, with these
@@ -227,7 +241,7 @@ impl CoSim {
             }
             rt.stop = Some((t + h, msg));
         }
-        let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_vals)
+        let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_kinds, out_vals)
             .map_err(|e| Fault::new(e.to_string()))?;
         rt.next = k + clock.n;
         match self.role {

@@ -40,6 +40,8 @@ pub struct VarRef {
     pub elem: usize,
     /// The number of values a get of `vr` returns: the array's elements, or 1.
     pub len: usize,
+    /// An FMI 3.0 Float32 variable (else Float64).
+    pub f32: bool,
 }
 
 /// The variables behind one scalar port.
@@ -280,14 +282,17 @@ fn var_ref(
     } else if elem.is_some() {
         return Err(Error::invalid(path, format!("'{name}': '{}' is not an array", var.name)));
     }
-    if var.ty != VarType::Float64 {
+    if !var.ty.is_real() {
         return Err(Error::invalid(
             path,
             format!(
-                "'{name}' is a {} variable; ports map Real (Float64) variables (read it as a signal instead)",
+                "'{name}' is a {} variable; ports map real (Float64 or Float32) variables (read it as a signal instead)",
                 var.type_name
             ),
         ));
+    }
+    if var.ty == VarType::Float32 && !var.dimensions.is_empty() {
+        return Err(Error::invalid(path, format!("'{name}': an element of a Float32 array cannot be a port")));
     }
     let mut state = None;
     if input {
@@ -324,5 +329,14 @@ fn var_ref(
             ),
         ));
     }
-    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state, elem: elem_at, len })
+    Ok(VarRef {
+        index,
+        vr: var.vr,
+        sign,
+        name: name.to_string(),
+        state,
+        elem: elem_at,
+        len,
+        f32: var.ty == VarType::Float32,
+    })
 }

@@ -69,8 +69,10 @@ struct Runtime {
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
     in_vrs: Vec<u32>,
+    in_kinds: Vec<(bool, usize)>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
+    out_kinds: Vec<(bool, usize)>,
     out_vals: Vec<f64>,
 }
 
@@ -136,15 +138,11 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
     if !dx0.is_empty() {
         fmu.get_derivatives(&mut dx0)?;
     }
-    let (mut in_vrs, mut out_vrs) = (Vec::new(), Vec::new());
-    for p in &ports {
-        match role {
-            Role::Admittance => in_vrs.extend(p.force.iter().map(|r| r.vr)),
-            Role::Impedance => {
-                in_vrs.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
-                out_vrs.extend(p.force.iter().map(|r| r.vr));
-            }
-        }
+    // The mapped inputs and (impedance) force outputs; an admittance's motion is its states.
+    let ((in_vrs, in_kinds), (mut out_vrs, mut out_kinds)) = crate::cs::vrs(&ports, role);
+    if role == Role::Admittance {
+        out_vrs.clear();
+        out_kinds.clear();
     }
     let (label, version) = (fmu.label.clone(), fmu.version);
     let rt = Runtime {
@@ -162,6 +160,8 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         stop: None,
         in_vals: vec![0.0; in_vrs.len()],
         in_vrs,
+        in_kinds,
+        out_kinds,
         out_vals: vec![0.0; crate::cs::out_len(&ports, role)],
         out_vrs,
     };
@@ -215,17 +215,17 @@ impl ModelEx {
                 }
             }
         }
-        let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
+        let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
         }
-        fmu.set_f64(in_vrs, in_vals)?;
+        fmu.set_reals(in_vrs, in_kinds, in_vals)?;
         if !dx.is_empty() {
             fmu.get_derivatives(dx)?;
         }
         if !out_vrs.is_empty() {
-            fmu.get_f64(out_vrs, out_vals)?;
+            fmu.get_reals(out_vrs, out_kinds, out_vals)?;
         }
         Ok(())
     }
