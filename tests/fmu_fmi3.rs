@@ -244,20 +244,23 @@ fn fmu_only_systems_stop_at_the_earliest_request() {
 #[test]
 fn an_error_mid_run_is_the_last_call_but_free() {
     let dir = tempfile::tempdir().unwrap();
-    for fmi in [3] {
+    for fmi in [3, 2] {
         let fmu = typed_mass::build(dir.path(), fmi);
-        let system = network(&fmu, json!({"fail_at": 0.05}), json!({"x": "mass.x", "y": "mass.y"}), 0.1);
-        let (code, stderr, _, rows, calls) = run_cli(dir.path(), "error", &system);
-        assert_eq!(code, 1, "{stderr}");
+        let signals = if fmi == 3 { json!({"x": "mass.x", "y": "mass.y"}) } else { json!({"x": "mass.x"}) };
+        let system = network(&fmu, json!({"fail_at": 0.05}), signals, 0.1);
+        let (code, stderr, _, rows, calls) = run_cli(dir.path(), &format!("error{fmi}"), &system);
+        let step = format!("fmi{fmi}DoStep");
+        assert_eq!(code, 1, "FMI {fmi}: {stderr}");
         assert!(
-            stderr.contains("fmi3DoStep returned Error") && stderr.contains("the mass broke at t = 0.05 s"),
-            "{stderr}"
+            stderr.contains(&format!("{step} returned Error")) && stderr.contains("the mass broke at t = 0.05 s"),
+            "FMI {fmi}: {stderr}"
         );
         // The failing doStep (from 0.05 s) is made when the row at 0.05 s is sampled (with
         // Euler and H = T the output instant is the first stage of the next step).
-        assert_eq!(rows.len(), 5, "rows up to the failure (0 .. 0.04)");
-        let failed = calls.iter().rposition(|c| c == "fmi3DoStep").expect("a doStep");
-        assert_eq!(&calls[failed + 1..], ["fmi3FreeInstance"], "calls after the Error: {:?}", &calls[failed..]);
+        assert_eq!(rows.len(), 5, "FMI {fmi}: rows up to the failure (0 .. 0.04)");
+        let failed = calls.iter().rposition(|c| *c == step).expect("a doStep");
+        let free = format!("fmi{fmi}FreeInstance");
+        assert_eq!(&calls[failed + 1..], [free.as_str()], "FMI {fmi}: calls after the Error: {:?}", &calls[failed..]);
         assert!(!stderr.contains("called after Error"), "{stderr}");
     }
 }
