@@ -642,18 +642,21 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
             *w = (*w).max(c.chars().count().min(INFO_WIDTH));
         }
     }
+    s.reserve(rows.len() * (width.iter().sum::<usize>() + 20));
     for r in std::iter::once(&head).chain(&rows) {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&width)
-            .map(|(c, &w)| {
-                let n = c.chars().count();
-                let mut cell = c.clone();
-                cell.extend(std::iter::repeat(' ').take(w.saturating_sub(n)));
-                cell
-            })
-            .collect();
-        let _ = writeln!(s, "    {}", cells.join("  ").trim_end());
+        let start = s.len();
+        s.push_str("    ");
+        for (k, (c, &w)) in r.iter().zip(&width).enumerate() {
+            if k > 0 {
+                s.push_str("  ");
+            }
+            s.push_str(c);
+            let n = c.chars().count();
+            s.extend(std::iter::repeat(' ').take(w.saturating_sub(n)));
+        }
+        let end = s[start..].trim_end().len() + start;
+        s.truncate(end);
+        s.push('\n');
     }
     Ok(s)
 }
