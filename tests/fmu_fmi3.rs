@@ -379,3 +379,27 @@ fn float32_variables_are_ports() {
         assert_eq!(*d, *x as f32 as f64, "the port's position is x as Float32");
     }
 }
+
+/// Model Exchange: fmi3CompletedIntegratorStep asks to terminate once the time reaches
+/// stop_at; the run ends there normally (exit 0, last row at 0.05 s), and the motion up to it
+/// is the network's Euler integration of the FMU's derivatives.
+#[test]
+fn model_exchange_termination_ends_the_run_normally() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let mut system = network(&fmu, json!({"stop_at": 0.05}), json!({"x": "mass.x", "v": "mass.v"}), 0.1);
+    system["components"]["mass"]["interface"] = json!("me");
+    system["components"]["mass"]["outputs"]["position"] = json!("x");
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "me-stop", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let time = column(&h, &rows, "time");
+    assert_eq!(time.len(), 6, "rows at 0 .. 0.05: {time:?}");
+    assert!(stderr.contains("stopped at t = 0.05 s") && stderr.contains("fmi3CompletedIntegratorStep"), "{stderr}");
+    // Euler: v_k = k T U/m, x_k = T Σ_{j<k} v_j = T² U/m k(k-1)/2.
+    let (x, v) = (column(&h, &rows, "x"), column(&h, &rows, "v"));
+    for k in 0..6 {
+        let kf = k as f64;
+        assert!((v[k] - kf * T * U / typed_mass::M).abs() < 1e-12, "v at step {k}");
+        assert!((x[k] - T * T * U / typed_mass::M * kf * (kf - 1.0) / 2.0).abs() < 1e-12, "x at step {k}");
+    }
+}
