@@ -391,6 +391,15 @@ fn model_exchange_termination_ends_the_run_normally() {
     system["components"]["mass"]["interface"] = json!("me");
     system["components"]["mass"]["outputs"]["position"] = json!("x");
     let (code, stderr, h, rows, _) = run_cli(dir.path(), "me-stop", &system);
+    // The same through the event iteration: a time event at 0.03 s where
+    // fmi3UpdateDiscreteStates sets terminateSimulation.
+    let mut by_event = system.clone();
+    by_event["components"]["mass"]["parameters"] = json!({"event_stop_at": 0.03});
+    let (code2, stderr2, h2, rows2, _) = run_cli(dir.path(), "me-event-stop", &by_event);
+    assert_eq!(code2, 0, "{stderr2}");
+    let time2 = column(&h2, &rows2, "time");
+    assert!((time2[time2.len() - 1] - 0.03).abs() < 1e-12, "last row at {time2:?}");
+    assert!(stderr2.contains("stopped at t = 0.03 s") && stderr2.contains("fmi3UpdateDiscreteStates"), "{stderr2}");
     assert_eq!(code, 0, "{stderr}");
     let time = column(&h, &rows, "time");
     assert_eq!(time.len(), 6, "rows at 0 .. 0.05: {time:?}");
