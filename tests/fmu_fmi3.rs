@@ -304,11 +304,11 @@ fn a_port_binds_to_an_array_element() {
     for (d, x) in d.iter().zip(&x) {
         assert_eq!(*d, 3.0 * x, "the port's position is y[2] = 3 x");
     }
-    // Not as an input, and not past the end.
+    // Not an output as an input, and not past the end.
     for (key, var, needle) in [
         ("position", "y[3]", "'y' has 3 elements"),
         ("position", "y", "a port maps one of them"),
-        ("force", "y[0]", "only where the port reads an FMU output"),
+        ("force", "y[0]", "has causality 'output'; this mapping needs an FMU input"),
     ] {
         let mut s = system.clone();
         if key == "force" {
@@ -411,4 +411,33 @@ fn model_exchange_termination_ends_the_run_normally() {
         assert!((v[k] - kf * T * U / typed_mass::M).abs() < 1e-12, "v at step {k}");
         assert!((x[k] - T * T * U / typed_mass::M * kf * (kf - 1.0) / 2.0).abs() < 1e-12, "x at step {k}");
     }
+}
+
+/// An element of an array input may take a port's force: fa[0] gets the push U, fa[1] keeps
+/// the start value 5 N given as an array start value `[0, 5]` (setting the element sets the
+/// whole array, with the other element as the FMU had it after initialization), so the mass
+/// moves under U + 5 N exactly. Two elements of one array input are refused.
+#[test]
+fn an_array_input_element_takes_a_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let mut system = network(&fmu, json!({"fa": [0, 5]}), json!({"x": "mass.x", "fa": "mass.fa"}), 0.05);
+    system["components"]["mass"]["inputs"]["force"] = json!("fa[0]");
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "array-input", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let x = column(&h, &rows, "x");
+    let (xe, _) = typed_mass::exact(U + 5.0, 0.05);
+    assert!((x[5] - xe).abs() < 1e-12, "x(0.05) = {}, exact {xe}", x[5]);
+    assert_eq!(column(&h, &rows, "fa[1]")[5], 5.0);
+    assert_eq!(column(&h, &rows, "fa[0]")[5], U, "the signal of a fed input is the port's value");
+    let mut two = system.clone();
+    two["components"]["mass"].as_object_mut().unwrap().remove("inputs");
+    two["components"]["mass"].as_object_mut().unwrap().remove("outputs");
+    two["components"]["mass"]["ports"] = json!({
+        "port": {"force": "fa[0]", "position": "x", "velocity": "v"},
+        "second": {"force": "fa[1]"}
+    });
+    let (code, stderr, ..) = run_cli(dir.path(), "array-input-twice", &two);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("another element of the same array input"), "{stderr}");
 }

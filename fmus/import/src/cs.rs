@@ -109,6 +109,17 @@ pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
         .sum()
 }
 
+/// The values the mapped inputs start from: zeros, and for an element of an array input the
+/// array's values after initialization (setting the element sets the whole array, so the
+/// others are kept as the FMU had them).
+pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[(bool, usize)]) -> Result<Vec<f64>, FmiError> {
+    let mut vals = vec![0.0; kinds.iter().map(|k| k.1).sum()];
+    if kinds.iter().any(|k| k.1 > 1) {
+        fmu.get_reals(vrs, kinds, &mut vals)?;
+    }
+    Ok(vals)
+}
+
 /// The mapped inputs (fed from ports) and presented outputs, in port order.
 pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, Vec<&crate::VarRef>) {
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
@@ -140,6 +151,7 @@ pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<(bool, usize
 pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
     let ((in_vrs, in_kinds), (out_vrs, out_kinds)) = vrs(&ports, role);
+    let in_vals = input_values(&mut fmu, &in_vrs, &in_kinds)?;
     let mut out_vals = vec![0.0; out_len(&ports, role)];
     let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &out_kinds, &mut out_vals)?;
     let label = fmu.label.clone();
@@ -151,7 +163,7 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         pending: None,
         held: held.clone(),
         shown,
-        in_vals: vec![0.0; in_vrs.len()],
+        in_vals,
         in_vrs,
         in_kinds,
         out_vals,
@@ -217,8 +229,9 @@ impl CoSim {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    rt.in_vals[i] = r.sign * input(p, *q);
-                    i += 1;
+                    // An element of an array input: the other elements keep their values.
+                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
+                    i += r.len;
                 }
             }
         }
@@ -259,7 +272,7 @@ impl CoSim {
     }
 
     fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
-        if let Some(x) = self.signals.fed(which, probe) {
+        if let Some(x) = self.signals.fed(which, elem, probe) {
             return x;
         }
         self.rt.lock().map(|rt| self.signals.pick(&rt.shown, which, elem)).unwrap_or(f64::NAN)

@@ -118,8 +118,8 @@ impl Clock {
     }
 }
 
-/// A mapped FMU input: its port, the quantity and the sign.
-pub(crate) type Fed = (usize, Quantity, f64);
+/// A mapped FMU input: its port, the quantity, the sign and the element (of an array input).
+pub(crate) type Fed = (usize, Quantity, f64, usize);
 
 /// The FMU variables a component offers as signals, and how each is read.
 pub(crate) struct SignalTable {
@@ -182,7 +182,7 @@ impl SignalTable {
             for (q, r) in port.vars() {
                 let is_input = (role == Role::Admittance) == (q == Quantity::Force);
                 if is_input {
-                    fed_by.insert(r.index, (p, q, r.sign));
+                    fed_by.insert(r.index, (p, q, r.sign, r.elem));
                 }
             }
         }
@@ -255,9 +255,12 @@ impl SignalTable {
     }
 
     /// The live value of a mapped input from the probe, if signal `which` is one.
-    pub fn fed(&self, which: usize, probe: &Probe) -> Option<f64> {
+    pub fn fed(&self, which: usize, elem: usize, probe: &Probe) -> Option<f64> {
         let (_, fed) = self.vars.get(which)?;
-        let (p, q, sign) = (*fed)?;
+        let (p, q, sign, e) = (*fed)?;
+        if e != elem {
+            return None;
+        }
         let x = match q {
             Quantity::Force => probe.forces.get(p)?.value(),
             Quantity::Position => probe.motions.get(p)?.q(),

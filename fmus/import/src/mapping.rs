@@ -196,10 +196,12 @@ pub fn parse(
             let is_input = (role == Role::Admittance) == (q == Quantity::Force);
             if is_input {
                 if fed.contains(&v.vr) {
-                    return Err(Error::invalid(
-                        path,
-                        format!("FMU input '{}' is mapped twice (by its name or an alias)", v.name),
-                    ));
+                    let why = if v.len > 1 {
+                        "another element of the same array input is mapped too (one element per array input)"
+                    } else {
+                        "by its name or an alias"
+                    };
+                    return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice ({why})", v.name)));
                 }
                 fed.push(v.vr);
             }
@@ -262,12 +264,11 @@ fn var_ref(
                     format!("'{name}' is an array of {n} elements; a port maps one of them: '{vname}[0]' .. '{vname}[{}]'", n.saturating_sub(1)),
                 ))
             }
-            Some(_) if input || (interface == Interface::ModelExchange && role == Role::Admittance) => {
+            Some(_) if !input && interface == Interface::ModelExchange && role == Role::Admittance => {
                 return Err(Error::invalid(
                     path,
                     format!(
-                        "'{name}': an element of the array '{vname}' can be mapped only where the port reads an FMU output \
-                         (setting one element would set the whole array)"
+                        "'{name}': a Model Exchange admittance reads its motion from continuous states, not array elements"
                     ),
                 ))
             }

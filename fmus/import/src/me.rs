@@ -144,6 +144,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         out_vrs.clear();
         out_kinds.clear();
     }
+    let in_vals = crate::cs::input_values(&mut fmu, &in_vrs, &in_kinds)?;
     let (label, version) = (fmu.label.clone(), fmu.version);
     let rt = Runtime {
         fmu,
@@ -158,7 +159,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         next_time_event,
         failed: None,
         stop: None,
-        in_vals: vec![0.0; in_vrs.len()],
+        in_vals,
         in_vrs,
         in_kinds,
         out_kinds,
@@ -210,8 +211,9 @@ impl ModelEx {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    rt.in_vals[i] = r.sign * input(p, *q);
-                    i += 1;
+                    // An element of an array input: the other elements keep their values.
+                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
+                    i += r.len;
                 }
             }
         }
@@ -369,7 +371,7 @@ impl ModelEx {
     }
 
     fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
-        if let Some(x) = self.signals.fed(which, probe) {
+        if let Some(x) = self.signals.fed(which, elem, probe) {
             return x;
         }
         let Ok(mut rt) = self.rt.lock() else { return f64::NAN };
