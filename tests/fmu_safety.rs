@@ -274,6 +274,18 @@ fn crafted_archives_are_refused_cleanly() {
             true,
         ),
         (
+            "duplicate-entry",
+            RawZip::default().file("modelDescription.xml", &md).file("resources/a", "1").file("resources/a", "2"),
+            "a name appears twice",
+            true,
+        ),
+        (
+            "duplicate-description",
+            RawZip::default().file("modelDescription.xml", &md).file("modelDescription.xml", description("Other")),
+            "a name appears twice",
+            true,
+        ),
+        (
             "identifier-with-path",
             RawZip::default()
                 .file("modelDescription.xml", description("../../../../../../../../../../.."))

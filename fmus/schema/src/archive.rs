@@ -168,6 +168,20 @@ fn bad_name(name: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// The entry count of the end-of-central-directory record (None if it is not found within
+/// the last 64 KiB + 22 bytes, or is a Zip64 placeholder).
+fn declared_entries(file: &mut std::fs::File, len: u64) -> Option<u64> {
+    use std::io::Seek;
+    let tail = len.min(22 + 0xffff);
+    let mut buf = vec![0u8; tail as usize];
+    file.seek(std::io::SeekFrom::Start(len - tail)).ok()?;
+    file.read_exact(&mut buf).ok()?;
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let at = (0..buf.len().saturating_sub(21)).rev().find(|&i| buf[i..i + 4] == [0x50, 0x4b, 0x05, 0x06])?;
+    let total = u16::from_le_bytes([buf[at + 10], buf[at + 11]]);
+    (total != 0xffff).then_some(u64::from(total))
+}
+
 /// The Unix file type bits of a mode.
 const S_IFMT: u32 = 0o170000;
 const S_IFREG: u32 = 0o100000;
@@ -279,9 +293,19 @@ impl Archive {
         if !meta.is_file() {
             return Err(fail("is not a file (an .fmu is a zip archive)".to_string()));
         }
-        let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
+        let mut file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
+        let declared = declared_entries(&mut file, meta.len());
         let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
             .map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
+        // The zip crate keeps one entry per name: more records than names means a name
+        // appears twice (which copy an unpacker keeps differs between tools).
+        if declared.is_some_and(|n| n != zip.len() as u64) {
+            return Err(fail(format!(
+                "refused: the archive's directory lists {} entries under {} names (a name appears twice)",
+                declared.unwrap_or(0),
+                zip.len()
+            )));
+        }
         if zip.len() as u64 > limits.entries {
             return Err(fail(format!(
                 "the archive has {} entries, more than the limit of {} (raise it with {}=<count>)",
