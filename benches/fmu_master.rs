@@ -72,7 +72,7 @@ fn direct(fmu: &Path, k: usize, steps: usize) -> (f64, f64) {
         .map(|i| {
             let shown = fmu.display().to_string();
             let a = Archive::open(fmu, &shown).unwrap();
-            let mut inst = Instance::new(a, Interface::CoSimulation, &format!("m{i}")).unwrap();
+            let mut inst = Instance::new(std::sync::Arc::new(a), Interface::CoSimulation, &format!("m{i}")).unwrap();
             inst.enter_initialization(0.0).unwrap();
             inst.exit_initialization().unwrap();
             inst

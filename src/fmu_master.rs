@@ -58,6 +58,10 @@ pub fn run(
     };
     let shown = super::shown(&out_path);
     let summary = super::finish_run(result, bar, &shown, file, &rec, &name, plot_to.as_deref())?;
+    if let Some(why) = &summary.stopped {
+        // A component (an FMU) asked to end the run: a normal end at its last row.
+        eprintln!("{name}: stopped at {why}");
+    }
     if !quiet {
         // Gauss-Seidel steps the FMUs one after the other.
         let threads = if system.algorithm == Algorithm::Jacobi { threads } else { 1 };

@@ -284,6 +284,10 @@ fn run(
     });
     let shown = shown(&out_path);
     let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_deref())?;
+    if let Some(why) = &summary.stopped {
+        // A component (an FMU) asked to end the run: a normal end at its last row.
+        eprintln!("{name}: stopped at {why}");
+    }
     if !quiet {
         eprintln!(
             "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s), {phases}; {} rows -> {shown}{}",

@@ -130,6 +130,17 @@ pub trait Admittance: Send + Sync {
     /// `None` (the default): one dynamic call per component and stage.
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         None
+    }    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
+    /// asked once per run, so that the run loop polls only those that may.
+    fn may_request_stop(&self) -> bool {
+        false
+    }
+    /// A request to end the run (an imported FMU's terminateSimulation): the time from which
+    /// on the component cannot go on and what to report. The run ends normally once the
+    /// network reaches that time (its last row is then), or at the last row written when a
+    /// step fails after the request.
+    fn stop_request(&self) -> Option<(f64, String)> {
+        None
     }
 }
 
@@ -186,6 +197,17 @@ pub trait Impedance: Send + Sync {
     /// (of up to 1024, see [`crate::schedule`]). `None` (the default): one dynamic call per
     /// component and stage.
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        None
+    }    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
+    /// asked once per run, so that the run loop polls only those that may.
+    fn may_request_stop(&self) -> bool {
+        false
+    }
+    /// A request to end the run (an imported FMU's terminateSimulation): the time from which
+    /// on the component cannot go on and what to report. The run ends normally once the
+    /// network reaches that time (its last row is then), or at the last row written when a
+    /// step fails after the request.
+    fn stop_request(&self) -> Option<(f64, String)> {
         None
     }
 }

@@ -719,13 +719,13 @@ impl System {
         let sim = Simulator::new(sched, self.method, self.step, threads)?;
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {
-            let r = sim.resolve(sig).map_err(|e| match e {
+            let refs = sim.resolve_columns(sig).map_err(|e| match e {
                 Error::Invalid { message, .. } => {
                     Error::invalid(format!("output.signals.{label}"), format!("'{sig}': {message}"))
                 }
                 other => other,
             })?;
-            columns.push((label.clone(), r));
+            columns.extend(refs.into_iter().map(|(suffix, r)| (format!("{label}{suffix}"), r)));
         }
         Ok((sim, RunPlan { stop_time: self.stop_time, interval: self.interval, columns }))
     }

@@ -76,7 +76,7 @@ impl Export {
                 .parse::<i32>()
                 .map(f64::from)
                 .map_err(|_| format!("--param {name}: expected an integer, got {value:?}"))?,
-            VarType::Float64 | VarType::Other => match value.parse::<f64>() {
+            _ => match value.parse::<f64>() {
                 Ok(x) if x.is_finite() => x,
                 _ => return Err(format!("--param {name}: expected a finite number, got {value:?}")),
             },

@@ -21,6 +21,7 @@
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::sync::Mutex;
 use stiction_fmi_schema::{Archive, FmiError, FmiVersion, Interface, VarType};
 use stiction_fmi_sys::{fmi2, fmi3};
@@ -247,6 +248,9 @@ pub struct EventInfo {
 enum Phase {
     Instantiated,
     Initialized,
+    /// A call returned Error: the instance is never called again except to free it (or to
+    /// restore a saved FMU state, which FMI 2.0 and 3.0 allow after Error).
+    Failed,
     /// A call returned Fatal: only FreeInstance is allowed.
     Fatal,
 }
@@ -293,6 +297,41 @@ fn file_uri(path: &std::path::Path) -> String {
     out
 }
 
+/// The binaries loaded so far in this process (by path): the first instance of a binary
+/// loads the unpacked file itself, every further one a copy next to it.
+static LOADED: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// `path` if no instance loaded it yet, else a fresh copy `<path>.<n>` in the same (private)
+/// directory, removed with the directory.
+fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let n = loaded.iter().filter(|p| p.as_path() == path).count();
+    loaded.push(path.to_path_buf());
+    if n == 0 {
+        return Ok(path.to_path_buf());
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    let copy = std::path::PathBuf::from(name);
+    std::fs::copy(path, &copy)?;
+    Ok(copy)
+}
+
+/// The Float32 and Float64 value references of a mixed list and their numbers of values.
+fn split_reals(vrs: &[u32], kinds: &[(bool, usize)]) -> (Vec<u32>, usize, Vec<u32>, usize) {
+    let (mut v32, mut n32, mut v64, mut n64) = (Vec::new(), 0, Vec::new(), 0);
+    for (&vr, &(is32, len)) in vrs.iter().zip(kinds) {
+        if is32 {
+            v32.push(vr);
+            n32 += len;
+        } else {
+            v64.push(vr);
+            n64 += len;
+        }
+    }
+    (v32, n32, v64, n64)
+}
+
 /// One instance of an FMU, with its library and unpacked archive. Dropping it terminates
 /// and frees the instance, then unloads the library, then removes the temporary directory
 /// (fields drop in declaration order after `Drop::drop`).
@@ -300,6 +339,10 @@ pub struct Instance {
     raw: Handle,
     api: Api,
     phase: Phase,
+    /// The phase to return to when a saved state is restored after Error.
+    resume: Phase,
+    /// The function that returned Error or Fatal.
+    failed_in: &'static str,
     /// "FMU 'StictionGear' (path.fmu)", for messages.
     pub label: String,
     pub version: FmiVersion,
@@ -310,7 +353,8 @@ pub struct Instance {
     state_fns: bool,
     /// The one saved FMU state ([`Instance::save_state`]), NULL if none; freed on drop.
     saved: Handle,
-    pub archive: Archive,
+    /// Shared by every instance of the same .fmu file ([`Archive::shared`]).
+    pub archive: Arc<Archive>,
     /// The key under which this instance is registered in [`ONCE_PER_PROCESS`], if its FMU
     /// may be instantiated only once per process.
     once: Option<String>,
@@ -326,7 +370,7 @@ impl Instance {
     /// Load the binary of `interface` from `archive`, resolve the functions that interface
     /// needs and instantiate it as `name`. Missing binaries and symbols are errors naming
     /// the file; a NULL instance is an error carrying the FMU's log.
-    pub fn new(archive: Archive, interface: Interface, name: &str) -> Result<Instance, FmiError> {
+    pub fn new(archive: Arc<Archive>, interface: Interface, name: &str) -> Result<Instance, FmiError> {
         let md = &archive.description;
         let id = md.identifier(interface).unwrap_or(&md.model_name).to_string();
         let label = format!("FMU '{id}' ({})", archive.file);
@@ -372,6 +416,13 @@ impl Instance {
         let mut guard = Unregister(once);
         let path = archive.binary(interface)?;
         let rel = format!("binaries/{}/{id}.so", version.platform());
+        // Refuse what the dynamic loader would choke on (a truncated ELF file can crash the
+        // process inside dlopen) before loading it.
+        crate::elf::check(&path).map_err(|e| FmiError::new(&label, None, format!("refused: {rel} {e}")))?;
+        // Instances of one FMU share its unpacked archive; the dynamic loader would hand a
+        // second instance the first one's copy of the library (and its globals), so every
+        // further instance loads a private copy of the binary.
+        let path = private_copy(&path).map_err(|e| FmiError::new(&label, None, format!("cannot copy {rel}: {e}")))?;
         // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by
         // the nature of FMI (the user chose to run it). RTLD_NOW reports unresolved
         // dependencies here rather than at the first call.
@@ -498,6 +549,8 @@ impl Instance {
             raw,
             api,
             phase: Phase::Instantiated,
+            resume: Phase::Instantiated,
+            failed_in: "",
             label,
             version,
             interface,
@@ -516,10 +569,49 @@ impl Instance {
         if status == 0 {
             return Ok(());
         }
-        if status == 4 {
-            self.phase = Phase::Fatal;
+        match status {
+            4 => self.phase = Phase::Fatal,
+            3 if !matches!(self.phase, Phase::Fatal | Phase::Failed) => {
+                self.resume = self.phase;
+                self.phase = Phase::Failed;
+            }
+            _ => {}
+        }
+        if matches!(status, 3 | 4) {
+            self.failed_in = function;
         }
         Err(self.error(function, format!("returned {}", status_name(status))))
+    }
+
+    /// Refuse to call `function` once a call returned Error or Fatal: the standard allows no
+    /// further calls then (but FreeInstance, and SetFMUstate after Error).
+    fn usable(&self, function: &str) -> Result<(), FmiError> {
+        match self.phase {
+            Phase::Failed | Phase::Fatal => Err(FmiError::new(
+                &self.label,
+                Some(function),
+                format!(
+                    "not called: {} returned {} earlier, after which the FMI standard allows no further calls to the instance",
+                    self.failed_in,
+                    if self.phase == Phase::Fatal { "Fatal" } else { "Error" }
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The names of the variables with value references `vrs` (for messages).
+    pub fn names_of(&self, vrs: &[u32]) -> String {
+        let md = &self.archive.description;
+        let mut names: Vec<String> = vrs
+            .iter()
+            .take(8)
+            .map(|&vr| md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name)))
+            .collect();
+        if vrs.len() > 8 {
+            names.push(format!("and {} more", vrs.len() - 8));
+        }
+        names.join(", ")
     }
 
     /// An error of `function` with the FMU's log so far.
@@ -536,7 +628,7 @@ impl Instance {
     }
 
     /// The name of an ME function in this instance's FMI version.
-    fn me_name(&self, fmi2: &'static str, fmi3: &'static str) -> &'static str {
+    pub fn me_name(&self, fmi2: &'static str, fmi3: &'static str) -> &'static str {
         match self.version {
             FmiVersion::V2 => fmi2,
             FmiVersion::V3 => fmi3,
@@ -549,6 +641,7 @@ impl Instance {
 
     /// SetupExperiment (FMI 2.0) and EnterInitializationMode at `start` (no tolerance, no stop time).
     pub fn enter_initialization(&mut self, start: f64) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2EnterInitializationMode", "fmi3EnterInitializationMode"))?;
         if let Api::Fmi2(b) = &self.api {
             // SAFETY: a live instance handle; plain values.
             let s = unsafe { b.fmi2SetupExperiment(self.raw, 0, 0.0, start, 0, 0.0) };
@@ -567,6 +660,7 @@ impl Instance {
 
     /// ExitInitializationMode.
     pub fn exit_initialization(&mut self) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2ExitInitializationMode", "fmi3ExitInitializationMode"))?;
         // SAFETY: a live instance handle.
         let (s, name) = match &self.api {
             Api::Fmi2(b) => (unsafe { b.fmi2ExitInitializationMode(self.raw) }, "fmi2ExitInitializationMode"),
@@ -579,6 +673,7 @@ impl Instance {
 
     /// Get Float64 (fmi2GetReal / fmi3GetFloat64) values.
     pub fn get_f64(&mut self, vrs: &[u32], out: &mut [f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2GetReal", "fmi3GetFloat64"))?;
         let (name, s) = match &self.api {
             Api::Fmi2(b) => {
                 if vrs.len() != out.len() {
@@ -597,6 +692,7 @@ impl Instance {
 
     /// Set Float64 (fmi2SetReal / fmi3SetFloat64) values.
     pub fn set_f64(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2SetReal", "fmi3SetFloat64"))?;
         let (name, s) = match &self.api {
             Api::Fmi2(b) => {
                 if vrs.len() != values.len() {
@@ -613,6 +709,50 @@ impl Instance {
         self.check(name, s)
     }
 
+    /// Get real values of Float64 and (FMI 3.0) Float32 variables in as few calls as the types
+    /// need: `kinds[k]` = (whether `vrs[k]` is Float32, its number of values). All Float64: one
+    /// fmi2GetReal / fmi3GetFloat64 call, as [`Instance::get_f64`].
+    pub fn get_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], out: &mut [f64]) -> Result<(), FmiError> {
+        if !kinds.iter().any(|k| k.0) {
+            return self.get_f64(vrs, out);
+        }
+        let (v32, n32, v64, n64) = split_reals(vrs, kinds);
+        let (mut b32, mut b64) = (vec![0.0; n32], vec![0.0; n64]);
+        self.get_f64(&v64, &mut b64)?;
+        self.get_values(VarType::Float32, &v32, &mut b32)?;
+        let (mut i32_, mut i64_, mut o) = (0, 0, 0);
+        for &(is32, len) in kinds {
+            let src = if is32 { &b32[i32_..i32_ + len] } else { &b64[i64_..i64_ + len] };
+            out[o..o + len].copy_from_slice(src);
+            if is32 {
+                i32_ += len;
+            } else {
+                i64_ += len;
+            }
+            o += len;
+        }
+        Ok(())
+    }
+
+    /// Set scalar Float64 and (FMI 3.0) Float32 variables: `kinds` as in [`Instance::get_reals`].
+    pub fn set_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], values: &[f64]) -> Result<(), FmiError> {
+        if !kinds.iter().any(|k| k.0) {
+            return self.set_f64(vrs, values);
+        }
+        let (mut v32, mut x32, mut v64, mut x64) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for ((&vr, &(is32, _)), &x) in vrs.iter().zip(kinds).zip(values) {
+            if is32 {
+                v32.push(vr);
+                x32.push(x);
+            } else {
+                v64.push(vr);
+                x64.push(x);
+            }
+        }
+        self.set_f64(&v64, &x64)?;
+        self.set_values(VarType::Float32, &v32, &x32)
+    }
+
     /// Read one variable of type `ty` as f64 (Boolean: 0 or 1).
     pub fn get_value(&mut self, ty: VarType, vr: u32) -> Result<f64, FmiError> {
         let mut out = [0.0];
@@ -620,99 +760,172 @@ impl Instance {
         Ok(out[0])
     }
 
-    /// Read variables of one type `ty` in one call, as f64 (Boolean: 0 or 1).
+    /// Read variables of one type `ty` in one call, as f64 (Boolean: 0 or 1; integers
+    /// exactly up to 2^53). FMI 3.0: `out` holds every element of the variables (arrays in
+    /// row-major order), so it may be longer than `vrs`; FMI 2.0: one value per reference.
     pub fn get_values(&mut self, ty: VarType, vrs: &[u32], out: &mut [f64]) -> Result<(), FmiError> {
-        if vrs.len() != out.len() {
+        self.usable(self.me_name("fmi2Get*", "fmi3Get*"))?;
+        let arrays_ok = self.version == FmiVersion::V3 && out.len() >= vrs.len();
+        if vrs.len() != out.len() && !arrays_ok {
             return Err(self.mismatch("get", vrs.len(), out.len()));
         }
         if vrs.is_empty() {
             return Ok(());
         }
-        let n = vrs.len();
-        match ty {
-            VarType::Float64 => self.get_f64(vrs, out),
-            VarType::Int32 | VarType::Boolean => {
-                let (name, s, ints) = match (&self.api, ty) {
-                    (Api::Fmi2(b), VarType::Int32) => {
-                        let mut v: Vec<fmi2::fmi2Integer> = vec![0; n];
-                        // SAFETY: n value references, n outputs.
-                        let s = unsafe { b.fmi2GetInteger(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
-                        ("fmi2GetInteger", s, v)
-                    }
-                    (Api::Fmi2(b), _) => {
-                        let mut v: Vec<fmi2::fmi2Boolean> = vec![0; n];
-                        // SAFETY: n value references, n outputs (fmi2Boolean is an int).
-                        let s = unsafe { b.fmi2GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) };
-                        ("fmi2GetBoolean", s, v)
-                    }
-                    (Api::Fmi3(b), VarType::Int32) => {
-                        let mut v: Vec<i32> = vec![0; n];
-                        // SAFETY: n value references, n outputs.
-                        let s = unsafe { b.fmi3GetInt32(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
-                        ("fmi3GetInt32", s, v)
-                    }
-                    (Api::Fmi3(b), _) => {
-                        let mut v = vec![false; n];
-                        // SAFETY: n value references, n outputs (fmi3Boolean is C bool).
-                        let s = unsafe { b.fmi3GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), n) };
-                        ("fmi3GetBoolean", s, v.into_iter().map(i32::from).collect())
-                    }
+        let (n, nv) = (vrs.len(), out.len());
+        /// One typed FMI 3.0 getter into `out` (converted with `as f64`).
+        macro_rules! get3 {
+            ($b:expr, $field:ident, $t:ty) => {{
+                let Ok(f) = &$b.$field else {
+                    return Err(self.error(stringify!($field), "is not exported by the binary"));
                 };
-                self.check(name, s)?;
-                for (o, i) in out.iter_mut().zip(ints) {
+                let mut v: Vec<$t> = vec![<$t>::default(); nv];
+                // SAFETY: n value references and nv writable values of the function's type.
+                let s = unsafe { f(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), nv) };
+                self.check_vars(stringify!($field), s, vrs)?;
+                for (o, x) in out.iter_mut().zip(v) {
+                    *o = x as f64;
+                }
+                Ok(())
+            }};
+        }
+        match (&self.api, ty) {
+            (_, VarType::Float64) => self.get_f64(vrs, out),
+            (Api::Fmi2(b), VarType::Int32 | VarType::Boolean) => {
+                let mut v: Vec<fmi2::fmi2Integer> = vec![0; n];
+                // SAFETY: n value references, n outputs (fmi2Boolean is an int too).
+                let (name, s) = if ty == VarType::Int32 {
+                    ("fmi2GetInteger", unsafe { b.fmi2GetInteger(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) })
+                } else {
+                    ("fmi2GetBoolean", unsafe { b.fmi2GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr()) })
+                };
+                self.check_vars(name, s, vrs)?;
+                for (o, i) in out.iter_mut().zip(v) {
                     *o = if ty == VarType::Boolean { f64::from(u8::from(i != 0)) } else { f64::from(i) };
                 }
                 Ok(())
             }
-            VarType::Other => {
-                Err(self.error("get", format!("value references {vrs:?} have a type this importer cannot read")))
-            }
-        }
-    }
-
-    /// Set one variable of type `ty` from an f64 (Int32: must be a whole number in range;
-    /// Boolean: non-zero is true).
-    pub fn set_value(&mut self, ty: VarType, vr: u32, x: f64) -> Result<(), FmiError> {
-        let vrs = [vr];
-        match ty {
-            VarType::Float64 => self.set_f64(&vrs, &[x]),
-            VarType::Int32 => {
-                if x.fract() != 0.0 || x < f64::from(i32::MIN) || x > f64::from(i32::MAX) {
-                    return Err(self.error("set", format!("{x} is not a 32-bit integer (value reference {vr})")));
+            (Api::Fmi3(b), VarType::Boolean) => {
+                let mut v = vec![false; nv];
+                // SAFETY: n value references, nv outputs (fmi3Boolean is C bool); the
+                // function was checked to resolve when the binary was loaded.
+                let s = unsafe { b.fmi3GetBoolean(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), nv) };
+                self.check_vars("fmi3GetBoolean", s, vrs)?;
+                for (o, x) in out.iter_mut().zip(v) {
+                    *o = f64::from(u8::from(x));
                 }
-                let v = x as i32;
-                let (name, s) = match &self.api {
-                    // SAFETY: one value reference, one value.
-                    Api::Fmi2(b) => ("fmi2SetInteger", unsafe { b.fmi2SetInteger(self.raw, vrs.as_ptr(), 1, &v) }),
-                    // SAFETY: one value reference, one value.
-                    Api::Fmi3(b) => ("fmi3SetInt32", unsafe { b.fmi3SetInt32(self.raw, vrs.as_ptr(), 1, &v, 1) }),
-                };
-                self.check(name, s)
+                Ok(())
             }
-            VarType::Boolean => {
-                let (name, s) = match &self.api {
-                    Api::Fmi2(b) => {
-                        let v = fmi2::fmi2Boolean::from(x != 0.0);
-                        // SAFETY: one value reference, one value.
-                        ("fmi2SetBoolean", unsafe { b.fmi2SetBoolean(self.raw, vrs.as_ptr(), 1, &v) })
-                    }
-                    Api::Fmi3(b) => {
-                        let v = x != 0.0;
-                        // SAFETY: one value reference, one value.
-                        ("fmi3SetBoolean", unsafe { b.fmi3SetBoolean(self.raw, vrs.as_ptr(), 1, &v, 1) })
-                    }
-                };
-                self.check(name, s)
-            }
-            VarType::Other => {
-                Err(self.error("set", format!("value reference {vr} has a type this importer cannot set")))
-            }
+            (Api::Fmi3(b), VarType::Float32) => get3!(b, fmi3GetFloat32, f32),
+            (Api::Fmi3(b), VarType::Int8) => get3!(b, fmi3GetInt8, i8),
+            (Api::Fmi3(b), VarType::UInt8) => get3!(b, fmi3GetUInt8, u8),
+            (Api::Fmi3(b), VarType::Int16) => get3!(b, fmi3GetInt16, i16),
+            (Api::Fmi3(b), VarType::UInt16) => get3!(b, fmi3GetUInt16, u16),
+            (Api::Fmi3(b), VarType::Int32) => get3!(b, fmi3GetInt32, i32),
+            (Api::Fmi3(b), VarType::UInt32) => get3!(b, fmi3GetUInt32, u32),
+            (Api::Fmi3(b), VarType::Int64) => get3!(b, fmi3GetInt64, i64),
+            (Api::Fmi3(b), VarType::UInt64) => get3!(b, fmi3GetUInt64, u64),
+            _ => Err(self.error(
+                "get",
+                format!(
+                    "{} have a type this importer cannot read with FMI {}",
+                    self.names_of(vrs),
+                    self.version.label()
+                ),
+            )),
         }
     }
 
-    /// Co-Simulation: DoStep from `t` over `h`. FMI 3.0: a requested termination or an
-    /// early return is an error too.
-    pub fn do_step(&mut self, t: f64, h: f64) -> Result<(), FmiError> {
+    /// [`Instance::check`], naming the variables of the call in the error.
+    fn check_vars(&mut self, function: &'static str, status: Status, vrs: &[u32]) -> Result<(), FmiError> {
+        self.check(function, status).map_err(|mut e| {
+            e.message = format!("{} (variables {})", e.message, self.names_of(vrs));
+            e
+        })
+    }
+
+    /// Set one variable of type `ty` from an f64 (integers: must be a whole number in the
+    /// type's range; Boolean: non-zero is true).
+    pub fn set_value(&mut self, ty: VarType, vr: u32, x: f64) -> Result<(), FmiError> {
+        self.set_values(ty, &[vr], &[x])
+    }
+
+    /// Set variables of one type in one call (FMI 3.0: `values` holds every element of the
+    /// variables, arrays in row-major order).
+    pub fn set_values(&mut self, ty: VarType, vrs: &[u32], values: &[f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2Set*", "fmi3Set*"))?;
+        let arrays_ok = self.version == FmiVersion::V3 && values.len() >= vrs.len();
+        if vrs.len() != values.len() && !arrays_ok {
+            return Err(self.mismatch("set", vrs.len(), values.len()));
+        }
+        if let Some((lo, hi)) = ty.integer_range() {
+            if let Some(x) = values.iter().find(|x| x.fract() != 0.0 || **x < lo || **x > hi || !x.is_finite()) {
+                return Err(
+                    self.error("set", format!("{x} is not a value of type {ty:?} (variables {})", self.names_of(vrs)))
+                );
+            }
+        }
+        let (n, nv) = (vrs.len(), values.len());
+        /// One typed FMI 3.0 setter from `values` (converted with `as`).
+        macro_rules! set3 {
+            ($b:expr, $field:ident, $t:ty) => {{
+                let Ok(f) = &$b.$field else {
+                    return Err(self.error(stringify!($field), "is not exported by the binary"));
+                };
+                let v: Vec<$t> = values.iter().map(|&x| x as $t).collect();
+                // SAFETY: n value references and nv values of the function's type.
+                let s = unsafe { f(self.raw, vrs.as_ptr(), n, v.as_ptr(), nv) };
+                self.check_vars(stringify!($field), s, vrs)
+            }};
+        }
+        match (&self.api, ty) {
+            (_, VarType::Float64) => self.set_f64(vrs, values),
+            (Api::Fmi2(b), VarType::Int32) => {
+                let v: Vec<fmi2::fmi2Integer> = values.iter().map(|&x| x as i32).collect();
+                // SAFETY: n value references, n values.
+                let s = unsafe { b.fmi2SetInteger(self.raw, vrs.as_ptr(), n, v.as_ptr()) };
+                self.check_vars("fmi2SetInteger", s, vrs)
+            }
+            (Api::Fmi2(b), VarType::Boolean) => {
+                let v: Vec<fmi2::fmi2Boolean> = values.iter().map(|&x| fmi2::fmi2Boolean::from(x != 0.0)).collect();
+                // SAFETY: n value references, n values.
+                let s = unsafe { b.fmi2SetBoolean(self.raw, vrs.as_ptr(), n, v.as_ptr()) };
+                self.check_vars("fmi2SetBoolean", s, vrs)
+            }
+            (Api::Fmi3(b), VarType::Boolean) => {
+                let v: Vec<bool> = values.iter().map(|&x| x != 0.0).collect();
+                // SAFETY: n value references, nv values (fmi3Boolean is C bool); the
+                // function was checked to resolve when the binary was loaded.
+                let s = unsafe { b.fmi3SetBoolean(self.raw, vrs.as_ptr(), n, v.as_ptr(), nv) };
+                self.check_vars("fmi3SetBoolean", s, vrs)
+            }
+            (Api::Fmi3(b), VarType::Float32) => set3!(b, fmi3SetFloat32, f32),
+            (Api::Fmi3(b), VarType::Int8) => set3!(b, fmi3SetInt8, i8),
+            (Api::Fmi3(b), VarType::UInt8) => set3!(b, fmi3SetUInt8, u8),
+            (Api::Fmi3(b), VarType::Int16) => set3!(b, fmi3SetInt16, i16),
+            (Api::Fmi3(b), VarType::UInt16) => set3!(b, fmi3SetUInt16, u16),
+            (Api::Fmi3(b), VarType::Int32) => set3!(b, fmi3SetInt32, i32),
+            (Api::Fmi3(b), VarType::UInt32) => set3!(b, fmi3SetUInt32, u32),
+            (Api::Fmi3(b), VarType::Int64) => set3!(b, fmi3SetInt64, i64),
+            (Api::Fmi3(b), VarType::UInt64) => set3!(b, fmi3SetUInt64, u64),
+            _ => Err(self.error(
+                "set",
+                format!(
+                    "{} have a type this importer cannot set with FMI {}",
+                    self.names_of(vrs),
+                    self.version.label()
+                ),
+            )),
+        }
+    }
+
+    /// Co-Simulation: DoStep from `t` over `h`. `Ok(None)`: the step was made; `Ok(Some(t))`:
+    /// the FMU asked to end the simulation, its last successful time being `t` (FMI 2.0:
+    /// fmi2DoStep returned Discard and fmi2GetBooleanStatus(fmi2Terminated) is true, the time
+    /// from fmi2GetRealStatus(fmi2LastSuccessfulTime); FMI 3.0: terminateSimulation, with
+    /// lastSuccessfulTime). An early return that was not requested is an error.
+    pub fn do_step(&mut self, t: f64, h: f64) -> Result<Option<f64>, FmiError> {
+        self.usable(self.me_name("fmi2DoStep", "fmi3DoStep"))?;
         if self.interface != Interface::CoSimulation {
             let name = self.me_name("fmi2DoStep", "fmi3DoStep");
             return Err(self.error(name, "this instance is not a Co-Simulation instance"));
@@ -721,27 +934,47 @@ impl Instance {
             Api::Fmi2(b) => {
                 // SAFETY: a live instance handle; plain values.
                 let s = unsafe { b.fmi2DoStep(self.raw, t, h, 1) };
-                self.check("fmi2DoStep", s)
+                if s != 2 {
+                    return self.check("fmi2DoStep", s).map(|()| None);
+                }
+                // Discard: a termination request, if fmi2Terminated says so.
+                let (Ok(get_bool), Ok(get_real)) = (&b.fmi2GetBooleanStatus, &b.fmi2GetRealStatus) else {
+                    return self.check("fmi2DoStep", s).map(|()| None);
+                };
+                let mut terminated: fmi2::fmi2Boolean = 0;
+                // SAFETY: a live instance handle, a valid out-pointer.
+                let q = unsafe { get_bool(self.raw, fmi2::fmi2StatusKind_fmi2Terminated, &mut terminated) };
+                if q != 0 || terminated == 0 {
+                    return self.check("fmi2DoStep", s).map(|()| None);
+                }
+                let mut last = t;
+                // SAFETY: as above.
+                let q = unsafe { get_real(self.raw, fmi2::fmi2StatusKind_fmi2LastSuccessfulTime, &mut last) };
+                if q != 0 || !last.is_finite() {
+                    last = t;
+                }
+                Ok(Some(last))
             }
             Api::Fmi3(b) => {
                 let (mut event, mut terminate, mut early, mut last) = (false, false, false, t);
                 // SAFETY: a live instance handle; the four out-pointers are valid locals.
                 let s =
                     unsafe { b.fmi3DoStep(self.raw, t, h, true, &mut event, &mut terminate, &mut early, &mut last) };
-                self.check("fmi3DoStep", s)?;
-                if terminate {
-                    return Err(self.error("fmi3DoStep", format!("requested termination at t = {last}")));
+                if terminate && matches!(s, 0..=2) {
+                    return Ok(Some(if last.is_finite() { last } else { t }));
                 }
+                self.check("fmi3DoStep", s)?;
                 if early {
                     return Err(self.error("fmi3DoStep", format!("returned early at t = {last} (not requested)")));
                 }
-                Ok(())
+                Ok(None)
             }
         }
     }
 
     /// Model Exchange: fmi2SetTime / fmi3SetTime.
     pub fn set_time(&mut self, t: f64) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2SetTime", "fmi3SetTime"))?;
         let name = self.me_name("fmi2SetTime", "fmi3SetTime");
         self.me(name)?;
         // SAFETY: a live instance handle.
@@ -754,6 +987,7 @@ impl Instance {
 
     /// Model Exchange: fmi2SetContinuousStates / fmi3SetContinuousStates.
     pub fn set_states(&mut self, x: &[f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2SetContinuousStates", "fmi3SetContinuousStates"))?;
         let name = self.me_name("fmi2SetContinuousStates", "fmi3SetContinuousStates");
         self.me(name)?;
         // SAFETY: x.len() values.
@@ -766,6 +1000,7 @@ impl Instance {
 
     /// Model Exchange: fmi2GetContinuousStates / fmi3GetContinuousStates.
     pub fn get_states(&mut self, x: &mut [f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2GetContinuousStates", "fmi3GetContinuousStates"))?;
         let name = self.me_name("fmi2GetContinuousStates", "fmi3GetContinuousStates");
         self.me(name)?;
         // SAFETY: x.len() writable values.
@@ -778,6 +1013,7 @@ impl Instance {
 
     /// Model Exchange: fmi2GetDerivatives / fmi3GetContinuousStateDerivatives.
     pub fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives"))?;
         let name = self.me_name("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives");
         self.me(name)?;
         // SAFETY: dx.len() writable values.
@@ -790,6 +1026,7 @@ impl Instance {
 
     /// Model Exchange: fmi2GetEventIndicators / fmi3GetEventIndicators.
     pub fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2GetEventIndicators", "fmi3GetEventIndicators"))?;
         if z.is_empty() {
             return Ok(());
         }
@@ -805,6 +1042,7 @@ impl Instance {
 
     /// Model Exchange: fmi2EnterEventMode / fmi3EnterEventMode.
     pub fn enter_event_mode(&mut self) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2EnterEventMode", "fmi3EnterEventMode"))?;
         let name = self.me_name("fmi2EnterEventMode", "fmi3EnterEventMode");
         self.me(name)?;
         // SAFETY: a live instance handle.
@@ -817,6 +1055,7 @@ impl Instance {
 
     /// Model Exchange: fmi2EnterContinuousTimeMode / fmi3EnterContinuousTimeMode.
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2EnterContinuousTimeMode", "fmi3EnterContinuousTimeMode"))?;
         let name = self.me_name("fmi2EnterContinuousTimeMode", "fmi3EnterContinuousTimeMode");
         self.me(name)?;
         // SAFETY: a live instance handle.
@@ -834,6 +1073,7 @@ impl Instance {
 
     /// Model Exchange: one fmi2NewDiscreteStates / fmi3UpdateDiscreteStates call.
     pub fn new_discrete_states(&mut self) -> Result<EventInfo, FmiError> {
+        self.usable(self.me_name("fmi2NewDiscreteStates", "fmi3UpdateDiscreteStates"))?;
         let name = self.new_discrete_states_name();
         self.me(name)?;
         let (s, info) = match &self.api {
@@ -885,6 +1125,7 @@ impl Instance {
     /// Model Exchange: fmi2CompletedIntegratorStep / fmi3CompletedIntegratorStep →
     /// (enterEventMode, terminateSimulation).
     pub fn completed_integrator_step(&mut self) -> Result<(bool, bool), FmiError> {
+        self.usable(self.me_name("fmi2CompletedIntegratorStep", "fmi3CompletedIntegratorStep"))?;
         let name = self.completed_integrator_step_name();
         self.me(name)?;
         let (s, enter, terminate) = match &self.api {
@@ -922,6 +1163,7 @@ impl Instance {
     /// GetFMUstate into the instance's one saved-state slot (the FMU reuses the previous
     /// state's memory when there is one). The state is freed when the instance is dropped.
     pub fn save_state(&mut self) -> Result<(), FmiError> {
+        self.usable(self.me_name("fmi2GetFMUstate", "fmi3GetFMUState"))?;
         let name = self.state_names()[0];
         if !self.state_fns {
             return Err(self.error(name, "is not exported by the binary (no FMU state rollback)"));
@@ -948,18 +1190,27 @@ impl Instance {
         if self.saved.is_null() {
             return Err(self.error(name, "no FMU state was saved"));
         }
+        if self.phase == Phase::Fatal {
+            return self.usable(name);
+        }
         // SAFETY: a live instance handle and a non-NULL state returned by this instance.
         let s = match &self.api {
             Api::Fmi2(b) => unsafe { b.fmi2SetFMUstate(self.raw, self.saved) },
             Api::Fmi3(b) => unsafe { b.fmi3SetFMUState(self.raw, self.saved) },
         };
-        self.check(name, s)
+        let failed = self.phase == Phase::Failed;
+        self.check(name, s)?;
+        if failed {
+            // Back to the state saved before the failing call.
+            self.phase = self.resume;
+        }
+        Ok(())
     }
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        if self.state_fns && !self.saved.is_null() && self.phase != Phase::Fatal {
+        if self.state_fns && !self.saved.is_null() && self.phase == Phase::Initialized {
             let mut saved = self.saved;
             // SAFETY: a live instance handle and a state it returned, freed once, before
             // FreeInstance.

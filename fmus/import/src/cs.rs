@@ -26,9 +26,13 @@ struct Runtime {
     /// Values of the signal variables as presented (see [`SignalTable`]).
     shown: Vec<f64>,
     in_vrs: Vec<u32>,
+    in_kinds: Vec<(bool, usize)>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
+    out_kinds: Vec<(bool, usize)>,
     out_vals: Vec<f64>,
+    /// The FMU asked to end the simulation: (the network time of the end, message).
+    stop: Option<(f64, String)>,
 }
 
 struct Pending {
@@ -65,16 +69,17 @@ fn read_outputs(
     role: Role,
     signals: &SignalTable,
     out_vrs: &[u32],
+    out_kinds: &[(bool, usize)],
     out_vals: &mut [f64],
 ) -> Result<(Vec<f64>, Vec<f64>), FmiError> {
-    fmu.get_f64(out_vrs, out_vals)?;
+    fmu.get_reals(out_vrs, out_kinds, out_vals)?;
     let mut held = Vec::new();
     let mut k = 0;
     for p in ports {
         let mut take = |r: &Option<crate::VarRef>| {
             r.as_ref().map_or(0.0, |r| {
-                let x = r.sign * out_vals[k];
-                k += 1;
+                let x = r.sign * out_vals[k + r.elem];
+                k += r.len;
                 x
             })
         };
@@ -91,30 +96,64 @@ fn read_outputs(
     Ok((held, shown))
 }
 
-/// Value references of the inputs (fed from ports) and of the presented outputs, in port order.
-fn vrs(ports: &[PortMap], role: Role) -> (Vec<u32>, Vec<u32>) {
+/// The number of values the presented outputs return (an array output: all its elements).
+pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
+    ports
+        .iter()
+        .flat_map(|p| match role {
+            Role::Admittance => [&p.position, &p.velocity],
+            Role::Impedance => [&p.force, &None],
+        })
+        .flatten()
+        .map(|r| r.len)
+        .sum()
+}
+
+/// The values the mapped inputs start from: zeros, and for an element of an array input the
+/// array's values after initialization (setting the element sets the whole array, so the
+/// others are kept as the FMU had them).
+pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[(bool, usize)]) -> Result<Vec<f64>, FmiError> {
+    let mut vals = vec![0.0; kinds.iter().map(|k| k.1).sum()];
+    if kinds.iter().any(|k| k.1 > 1) {
+        fmu.get_reals(vrs, kinds, &mut vals)?;
+    }
+    Ok(vals)
+}
+
+/// The mapped inputs (fed from ports) and presented outputs, in port order.
+pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, Vec<&crate::VarRef>) {
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     for p in ports {
         match role {
             Role::Admittance => {
-                ins.extend(p.force.iter().map(|r| r.vr));
-                outs.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
+                ins.extend(p.force.iter());
+                outs.extend(p.position.iter().chain(&p.velocity));
             }
             Role::Impedance => {
-                ins.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
-                outs.extend(p.force.iter().map(|r| r.vr));
+                ins.extend(p.position.iter().chain(&p.velocity));
+                outs.extend(p.force.iter());
             }
         }
     }
     (ins, outs)
 }
 
+/// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
+/// port order (see [`Instance::get_reals`]).
+#[allow(clippy::type_complexity)]
+pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<(bool, usize)>), (Vec<u32>, Vec<(bool, usize)>)) {
+    let (ins, outs) = port_vars(ports, role);
+    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.f32, r.len)).collect());
+    (split(ins), split(outs))
+}
+
 /// Make the component from an initialized instance; `h` is the communication step.
 pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
-    let (in_vrs, out_vrs) = vrs(&ports, role);
-    let mut out_vals = vec![0.0; out_vrs.len()];
-    let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &mut out_vals)?;
+    let ((in_vrs, in_kinds), (out_vrs, out_kinds)) = vrs(&ports, role);
+    let in_vals = input_values(&mut fmu, &in_vrs, &in_kinds)?;
+    let mut out_vals = vec![0.0; out_len(&ports, role)];
+    let (held, shown) = read_outputs(&mut fmu, &ports, role, &signals, &out_vrs, &out_kinds, &mut out_vals)?;
     let label = fmu.label.clone();
     let rt = Runtime {
         fmu,
@@ -124,10 +163,13 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         pending: None,
         held: held.clone(),
         shown,
-        in_vals: vec![0.0; in_vrs.len()],
+        in_vals,
         in_vrs,
+        in_kinds,
         out_vals,
         out_vrs,
+        out_kinds,
+        stop: None,
     };
     let c = CoSim { ports, role, label, h, signals, initial: held, notes, rt: Mutex::new(rt) };
     Ok(match role {
@@ -166,6 +208,10 @@ impl CoSim {
             .clock
             .ok_or_else(|| Fault::new(format!("{}: evaluated before Simulator::new prepared it", self.label)))?;
         let Some(k) = clock.first_stage(t, tau) else { return Ok(None) };
+        if rt.stop.is_some() {
+            // The FMU asked to end the simulation: it is not stepped again.
+            return Ok(None);
+        }
         if k < rt.next {
             return Ok(None);
         }
@@ -183,16 +229,32 @@ impl CoSim {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    rt.in_vals[i] = r.sign * input(p, *q);
-                    i += 1;
+                    // An element of an array input: the other elements keep their values.
+                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
+                    i += r.len;
                 }
             }
         }
         let h = clock.n as f64 * clock.step;
-        let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
-        fmu.set_f64(in_vrs, in_vals).map_err(|e| Fault::new(e.to_string()))?;
-        fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))?;
-        let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_vals)
+        let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
+        fmu.set_reals(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
+        if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
+            // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
+            // if the step was made, the run ends once the network reaches t + H, with these
+            // outputs; else it ends at t, the communication point, with the outputs at t.
+            let name = fmu.me_name("fmi2DoStep", "fmi3DoStep");
+            let made = last >= t + h - 1e-9 * h;
+            let msg = fmu
+                .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"))
+                .to_string();
+            if !made {
+                // The outputs at t stay presented.
+                rt.stop = Some((t, msg));
+                return Ok(Some(k));
+            }
+            rt.stop = Some((t + h, msg));
+        }
+        let (held, shown) = read_outputs(fmu, &self.ports, self.role, &self.signals, out_vrs, out_kinds, out_vals)
             .map_err(|e| Fault::new(e.to_string()))?;
         rt.next = k + clock.n;
         match self.role {
@@ -209,11 +271,11 @@ impl CoSim {
         self.signals.infos.clone()
     }
 
-    fn signal(&self, which: usize, probe: &Probe) -> f64 {
-        if let Some(x) = self.signals.fed(which, probe) {
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        if let Some(x) = self.signals.fed(which, elem, probe) {
             return x;
         }
-        self.rt.lock().ok().and_then(|rt| rt.shown.get(which).copied()).unwrap_or(f64::NAN)
+        self.rt.lock().map(|rt| self.signals.pick(&rt.shown, which, elem)).unwrap_or(f64::NAN)
     }
 
     fn diagnose(&self) -> Vec<Diagnostic> {
@@ -271,11 +333,17 @@ impl Admittance for CsAdmittance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }
 
@@ -310,10 +378,16 @@ impl Impedance for CsImpedance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }

@@ -52,6 +52,7 @@
 
 mod binary;
 mod cs;
+mod elf;
 pub mod mapping;
 mod me;
 
@@ -117,8 +118,8 @@ impl Clock {
     }
 }
 
-/// A mapped FMU input: its port, the quantity and the sign.
-pub(crate) type Fed = (usize, Quantity, f64);
+/// A mapped FMU input: its port, the quantity, the sign and the element (of an array input).
+pub(crate) type Fed = (usize, Quantity, f64, usize);
 
 /// The FMU variables a component offers as signals, and how each is read.
 pub(crate) struct SignalTable {
@@ -126,32 +127,71 @@ pub(crate) struct SignalTable {
     /// Per signal: the variable index and, if the variable is a mapped FMU input, the port,
     /// the quantity and the sign (its value is then computed from the probe).
     pub vars: Vec<(usize, Option<Fed>)>,
+    /// Per signal: where its elements start in the values [`SignalTable::read`] returns
+    /// (one more entry: the total).
+    offsets: Vec<usize>,
     /// The signal variables by type, for one get call per type: (type, value references,
-    /// positions in `vars`).
+    /// signals).
     groups: Vec<(VarType, Vec<u32>, Vec<usize>)>,
 }
 
+/// Whether variable `i` can be read by an instance of `interface`, decided from the model
+/// description alone (no trial calls: an FMU that answers a call with Error may not be
+/// called again), and its number of elements. Not offered: String, Binary and Clock
+/// variables; FMI 2.0 names with '[' (flattened arrays, which a signal reference cannot
+/// address); arrays whose size is unknown or 0; and, for a Co-Simulation run of an FMU that
+/// also declares Model Exchange, local variables other than continuous states (the
+/// derivatives, event indicators and modes a Model Exchange description lists: FMI has no
+/// way to say which locals a Co-Simulation instance computes, and a local is not meant to be
+/// used outside the FMU anyway, FMI 2.0 section 2.2.7).
+pub fn readable(md: &ModelDescription, i: usize, interface: Interface) -> std::result::Result<usize, String> {
+    let v = &md.variables[i];
+    if v.ty == VarType::Other {
+        return Err(format!("'{}' is a {} variable, which is not a number", v.name, v.type_name));
+    }
+    if md.version == FmiVersion::V2 && v.name.contains('[') {
+        return Err(format!("'{}' has '[' in its name, which a signal reference cannot address", v.name));
+    }
+    if interface == Interface::CoSimulation
+        && md.model_exchange.is_some()
+        && v.causality == Causality::Local
+        && md.state_position(i).is_none()
+    {
+        return Err(format!(
+            "'{}' is a local variable of an FMU that also declares Model Exchange, which a Co-Simulation instance need not compute",
+            v.name
+        ));
+    }
+    let n: u64 = md.shape(i)?.iter().product();
+    if n == 0 {
+        return Err(format!("'{}' is an array with no elements", v.name));
+    }
+    Ok(n as usize)
+}
+
 impl SignalTable {
-    /// Every Float64/Int32/Boolean variable whose name a signal reference can address (no
-    /// '[' in it). Names and units are leaked: a component's signals live as long as the
-    /// program (a few bytes per variable and load).
-    pub fn new(md: &ModelDescription, ports: &[PortMap], role: Role) -> SignalTable {
+    /// Every variable [`readable`] by this interface, an array as one signal of its
+    /// elements (row-major order). Names and units are leaked: a component's signals live
+    /// as long as the program (a few bytes per variable and load).
+    pub fn new(md: &ModelDescription, ports: &[PortMap], role: Role, interface: Interface) -> SignalTable {
         let mut infos = Vec::new();
         let mut vars = Vec::new();
-        for (i, v) in md.variables.iter().enumerate() {
-            if v.ty == VarType::Other || v.name.contains('[') || v.name == "state" {
-                continue;
-            }
-            let mut fed = None;
-            for (p, port) in ports.iter().enumerate() {
-                for (q, r) in port.vars() {
-                    let is_input = (role == Role::Admittance) == (q == Quantity::Force);
-                    if is_input && r.index == i {
-                        fed = Some((p, q, r.sign));
-                    }
+        let mut offsets = vec![0];
+        let mut fed_by: std::collections::HashMap<usize, Fed> = std::collections::HashMap::new();
+        for (p, port) in ports.iter().enumerate() {
+            for (q, r) in port.vars() {
+                let is_input = (role == Role::Admittance) == (q == Quantity::Force);
+                if is_input {
+                    fed_by.insert(r.index, (p, q, r.sign, r.elem));
                 }
             }
-            let name: &'static str = Box::leak(v.name.clone().into_boxed_str());
+        }
+        for (i, v) in md.variables.iter().enumerate() {
+            if v.name == "state" {
+                continue;
+            }
+            let Ok(len) = readable(md, i, interface) else { continue };
+            let fed = fed_by.get(&i).copied();
             let unit: &'static str = Box::leak(v.unit.clone().unwrap_or_default().into_boxed_str());
             let doc = match (v.causality, fed.is_some()) {
                 (_, true) => "FMU input fed from a port (at an output instant: the value the port gives now)",
@@ -160,60 +200,67 @@ impl SignalTable {
                 (Causality::Parameter, false) => "FMU parameter",
                 _ => "FMU variable",
             };
-            infos.push(SignalInfo::new(name, 1, unit, doc));
-            vars.push((i, fed));
-        }
-        let mut t = SignalTable { infos, vars, groups: Vec::new() };
-        t.regroup(md);
-        t
-    }
-
-    fn regroup(&mut self, md: &ModelDescription) {
-        self.groups.clear();
-        for ty in [VarType::Float64, VarType::Int32, VarType::Boolean] {
-            let pos: Vec<usize> = (0..self.vars.len()).filter(|&k| md.variables[self.vars[k].0].ty == ty).collect();
-            if !pos.is_empty() {
-                let vrs = pos.iter().map(|&k| md.variables[self.vars[k].0].vr).collect();
-                self.groups.push((ty, vrs, pos));
+            // The variable under its name and every FMI 3.0 alias.
+            for n in std::iter::once(&v.name).chain(&v.aliases) {
+                let name: &'static str = Box::leak(n.clone().into_boxed_str());
+                infos.push(SignalInfo::new(name, len, unit, doc));
+                vars.push((i, fed));
+                offsets.push(offsets[offsets.len() - 1] + len);
             }
         }
+        let mut groups = Vec::new();
+        for ty in VarType::NUMERIC {
+            let pos: Vec<usize> = (0..vars.len()).filter(|&k| md.variables[vars[k].0].ty == ty).collect();
+            if !pos.is_empty() {
+                let vrs = pos.iter().map(|&k| md.variables[vars[k].0].vr).collect();
+                groups.push((ty, vrs, pos));
+            }
+        }
+        SignalTable { infos, vars, offsets, groups }
     }
 
-    /// The current values of every signal variable (one get call per type).
+    /// The current values of every signal variable (one get call per type), every element
+    /// of an array in turn.
     pub fn read(&self, fmu: &mut Instance) -> std::result::Result<Vec<f64>, FmiError> {
-        let mut out = vec![0.0; self.vars.len()];
+        let mut out = vec![0.0; self.offsets[self.offsets.len() - 1]];
         let mut buf = Vec::new();
         for (ty, vrs, pos) in &self.groups {
-            buf.resize(vrs.len(), 0.0);
+            let n: usize = pos.iter().map(|&k| self.offsets[k + 1] - self.offsets[k]).sum();
+            buf.resize(n, 0.0);
             fmu.get_values(*ty, vrs, &mut buf)?;
-            for (&k, &x) in pos.iter().zip(&buf) {
-                out[k] = x;
+            let mut at = 0;
+            for &k in pos {
+                let len = self.offsets[k + 1] - self.offsets[k];
+                out[self.offsets[k]..self.offsets[k + 1]].copy_from_slice(&buf[at..at + len]);
+                at += len;
             }
         }
         Ok(out)
     }
 
-    /// Drop the variables the instance refuses to read (e.g. the Model-Exchange-only
-    /// variables of an FMU that declares both interfaces, run as Co-Simulation).
-    pub fn retain_readable(&mut self, fmu: &mut Instance) {
-        let md = fmu.archive.description.clone();
-        let mut keep = Vec::with_capacity(self.vars.len());
-        for (i, _) in &self.vars {
-            let v = &md.variables[*i];
-            let ok = fmu.get_value(v.ty, v.vr).is_ok();
-            keep.push(ok);
-        }
-        let mut k = keep.iter();
-        self.vars.retain(|_| k.next().copied().unwrap_or(false));
-        let mut k = keep.iter();
-        self.infos.retain(|_| k.next().copied().unwrap_or(false));
-        self.regroup(&md);
+    /// Element `elem` of signal `which` among values returned by [`SignalTable::read`].
+    pub fn pick(&self, values: &[f64], which: usize, elem: usize) -> f64 {
+        self.offsets.get(which).and_then(|o| values.get(o + elem)).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Read element `elem` of signal `which` from the instance now.
+    pub fn read_one(&self, fmu: &mut Instance, which: usize, elem: usize) -> std::result::Result<f64, FmiError> {
+        let Some(&(i, _)) = self.vars.get(which) else { return Ok(f64::NAN) };
+        let len = self.offsets[which + 1] - self.offsets[which];
+        let v = &fmu.archive.description.variables[i];
+        let (ty, vr) = (v.ty, v.vr);
+        let mut buf = vec![0.0; len];
+        fmu.get_values(ty, &[vr], &mut buf)?;
+        Ok(buf.get(elem).copied().unwrap_or(f64::NAN))
     }
 
     /// The live value of a mapped input from the probe, if signal `which` is one.
-    pub fn fed(&self, which: usize, probe: &Probe) -> Option<f64> {
+    pub fn fed(&self, which: usize, elem: usize, probe: &Probe) -> Option<f64> {
         let (_, fed) = self.vars.get(which)?;
-        let (p, q, sign) = (*fed)?;
+        let (p, q, sign, e) = (*fed)?;
+        if e != elem {
+            return None;
+        }
         let x = match q {
             Quantity::Force => probe.forces.get(p)?.value(),
             Quantity::Position => probe.motions.get(p)?.q(),
@@ -221,6 +268,51 @@ impl SignalTable {
         };
         Some(sign * x + 0.0)
     }
+}
+
+/// The start value(s) JSON value `v` gives variable `i` (at JSON path `at`): a number or a
+/// boolean, or for an FMI 3.0 array a list of its elements (row-major). Refused before any
+/// FMU call: String/Binary/Clock variables, structural parameters that size arrays (stiction
+/// reads array sizes from the description and does not follow a change), non-integers and
+/// values out of range for integer types.
+pub fn start_values(md: &ModelDescription, i: usize, v: &serde_json::Value, at: &str) -> Result<Vec<f64>> {
+    let var = &md.variables[i];
+    let k = &var.name;
+    if var.ty == VarType::Other {
+        return Err(Error::invalid(at, format!("'{k}' is a {} variable, which cannot be set", var.type_name)));
+    }
+    let sized = md.sized_by(i);
+    if !sized.is_empty() {
+        let names: Vec<&str> = sized.iter().take(5).map(|&j| md.variables[j].name.as_str()).collect();
+        return Err(Error::invalid(
+            at,
+            format!(
+                "'{k}' is a structural parameter giving the size of {}; stiction does not change array sizes",
+                names.join(", ")
+            ),
+        ));
+    }
+    let n: u64 = md.shape(i).map_err(|e| Error::invalid(at, e))?.iter().product();
+    let values: Vec<f64> = match (var.dimensions.is_empty(), v) {
+        (true, _) => vec![json_number(v)
+            .ok_or_else(|| Error::invalid(at, format!("expected a finite number or a boolean, got {v}")))?],
+        (false, serde_json::Value::Array(items)) if items.len() as u64 == n => items
+            .iter()
+            .map(|x| json_number(x).ok_or_else(|| Error::invalid(at, format!("expected finite numbers, got {x}"))))
+            .collect::<Result<_>>()?,
+        (false, _) => {
+            return Err(Error::invalid(at, format!("'{k}' is an array of {n} elements: give a list of {n} numbers")))
+        }
+    };
+    if let Some((lo, hi)) = var.ty.integer_range() {
+        if let Some(x) = values.iter().find(|x| x.fract() != 0.0 || **x < lo || **x > hi) {
+            return Err(Error::invalid(
+                at,
+                format!("{x} is not a value of '{k}', a {} variable ({lo} to {hi})", var.type_name),
+            ));
+        }
+    }
+    Ok(values)
 }
 
 /// Read a start value from JSON: a finite number, or a boolean.
@@ -300,7 +392,7 @@ fn build(p: &mut Params) -> Result<Built> {
     };
     let full = p.base().join(&file);
     let shown = full.display().to_string();
-    let archive = archive::Archive::open(&full, &shown).map_err(|e| p.err("path", e.to_string()))?;
+    let archive = archive::Archive::shared(&full, &shown).map_err(|e| p.err("path", e.to_string()))?;
     let md = archive.description.clone();
     let interface = match p.get("interface").map(|v| v.as_str()) {
         None if md.co_simulation.is_some() => Interface::CoSimulation,
@@ -352,13 +444,9 @@ fn build(p: &mut Params) -> Result<Built> {
                 ),
             ));
         };
+        let values = start_values(&md, i, v, &at)?;
         let var = &md.variables[i];
-        if var.ty == VarType::Other {
-            return Err(Error::invalid(at, format!("'{k}' is a {} variable, which cannot be set", var.type_name)));
-        }
-        let x = json_number(v)
-            .ok_or_else(|| Error::invalid(&at, format!("expected a finite number or a boolean, got {v}")))?;
-        starts.push((at, var.ty, var.vr, x));
+        starts.push((at, var.ty, var.vr, values));
     }
     let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
     let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
@@ -366,12 +454,11 @@ fn build(p: &mut Params) -> Result<Built> {
     let notes = notes(&md, interface);
     let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
     for (at, ty, vr, x) in starts {
-        fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(at, e.to_string()))?;
+        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
     }
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
     fmu.exit_initialization().map_err(fmu_err)?;
-    let mut signals = SignalTable::new(&md, &ports, role);
-    signals.retain_readable(&mut fmu);
+    let signals = SignalTable::new(&md, &ports, role, interface);
     let loaded = Loaded { fmu, ports, role, signals, notes };
     match interface {
         Interface::CoSimulation => cs::build(loaded, h).map_err(fmu_err),
@@ -463,12 +550,15 @@ pub fn register(r: &mut Registry) {
     });
 }
 
+/// The widest column of `stiction fmu info`'s variable table.
+const INFO_WIDTH: usize = 40;
+
 /// `stiction fmu info`: a description of an .fmu (FMI version, interfaces with their model
 /// identifiers, platform binaries, default experiment and every variable).
 pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
     use std::fmt::Write;
     let shown = path.display().to_string();
-    let a = archive::Archive::open(path, &shown)?;
+    let a = archive::Archive::describe(path, &shown)?;
     let md = &a.description;
     let mut s = String::new();
     let _ = writeln!(
@@ -523,31 +613,57 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
         md.event_indicators
     );
     let _ = writeln!(s, "  variables ({}):", md.variables.len());
-    let rows: Vec<[String; 7]> = md
-        .variables
-        .iter()
-        .map(|v| {
-            [
-                v.name.clone(),
-                v.vr.to_string(),
-                v.causality.to_string(),
-                v.variability.to_string(),
-                v.type_name.clone(),
-                v.start.clone().unwrap_or_else(|| "-".into()),
-                v.unit.clone().unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
+    let mut rows: Vec<[String; 7]> = Vec::with_capacity(md.variables.len());
+    for (i, v) in md.variables.iter().enumerate() {
+        // FMI 3.0 arrays show their dimensions: Float64[3], Float64[n].
+        let mut ty = v.type_name.clone();
+        for d in &v.dimensions {
+            let size = match *d {
+                stiction_fmi_schema::Dimension::Fixed(n) => n.to_string(),
+                stiction_fmi_schema::Dimension::Parameter(vr) => {
+                    md.variable_with_vr(vr).map_or(format!("vr {vr}"), |p| p.name.clone())
+                }
+            };
+            ty.push_str(&format!("[{size}]"));
+        }
+        rows.push([
+            v.name.clone(),
+            v.vr.to_string(),
+            v.causality.to_string(),
+            v.variability.to_string(),
+            ty,
+            v.start.clone().unwrap_or_else(|| "-".into()),
+            v.unit.clone().unwrap_or_else(|| "-".into()),
+        ]);
+        for a in &md.variables[i].aliases {
+            let of = format!("alias of {}", v.name);
+            rows.push([a.clone(), v.vr.to_string(), "-".into(), "-".into(), of, "-".into(), "-".into()]);
+        }
+    }
     let head = ["name", "vr", "causality", "variability", "type", "start", "unit"].map(str::to_string);
+    // Columns are as wide as their widest cell up to INFO_WIDTH characters; longer cells
+    // are shown whole and push the rest of their row (a format width is at most 65 535).
     let mut width = head.clone().map(|h| h.chars().count());
     for r in &rows {
         for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+            *w = (*w).max(c.chars().count().min(INFO_WIDTH));
         }
     }
+    s.reserve(rows.len() * (width.iter().sum::<usize>() + 20));
     for r in std::iter::once(&head).chain(&rows) {
-        let cells: Vec<String> = r.iter().zip(&width).map(|(c, w)| format!("{c:<w$}")).collect();
-        let _ = writeln!(s, "    {}", cells.join("  ").trim_end());
+        let start = s.len();
+        s.push_str("    ");
+        for (k, (c, &w)) in r.iter().zip(&width).enumerate() {
+            if k > 0 {
+                s.push_str("  ");
+            }
+            s.push_str(c);
+            let n = c.chars().count();
+            s.extend(std::iter::repeat(' ').take(w.saturating_sub(n)));
+        }
+        let end = s[start..].trim_end().len() + start;
+        s.truncate(end);
+        s.push('\n');
     }
     Ok(s)
 }

@@ -36,6 +36,12 @@ pub struct VarRef {
     pub name: String,
     /// Model Exchange admittance: the position of this variable in the state vector.
     pub state: Option<usize>,
+    /// For an element `name[e]` of an FMI 3.0 array output: e (row-major); else 0.
+    pub elem: usize,
+    /// The number of values a get of `vr` returns: the array's elements, or 1.
+    pub len: usize,
+    /// An FMI 3.0 Float32 variable (else Float64).
+    pub f32: bool,
 }
 
 /// The variables behind one scalar port.
@@ -174,7 +180,8 @@ pub fn parse(
         }
     }
     // Every port carries a force; an FMU input is fed from one place only.
-    let mut fed: Vec<&str> = Vec::new();
+    // By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
+    let mut fed: Vec<u32> = Vec::new();
     for p in &ports {
         if p.force.is_none() {
             return Err(Error::invalid(
@@ -185,10 +192,15 @@ pub fn parse(
         for (q, v) in p.vars() {
             let is_input = (role == Role::Admittance) == (q == Quantity::Force);
             if is_input {
-                if fed.contains(&v.name.as_str()) {
-                    return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice", v.name)));
+                if fed.contains(&v.vr) {
+                    let why = if v.len > 1 {
+                        "another element of the same array input is mapped too (one element per array input)"
+                    } else {
+                        "by its name or an alias"
+                    };
+                    return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice ({why})", v.name)));
                 }
-                fed.push(&v.name);
+                fed.push(v.vr);
             }
         }
     }
@@ -218,7 +230,19 @@ fn var_ref(
         Some(rest) => (-1.0, rest.trim()),
         None => (1.0, s.trim()),
     };
-    let Some(index) = md.find(name) else {
+    // An element of an FMI 3.0 array output: "y[2]" (0-based, row-major).
+    let element = match md.find(name) {
+        Some(_) => None,
+        None => name.strip_suffix(']').and_then(|x| x.split_once('[')).and_then(|(base, idx)| {
+            let i = md.find(base.trim())?;
+            Some((i, idx.trim().parse::<usize>().ok()))
+        }),
+    };
+    let (found, elem) = match element {
+        Some((i, e)) => (Some(i), Some(e)),
+        None => (md.find(name), None),
+    };
+    let Some(index) = found else {
         let want = if input { Causality::Input } else { Causality::Output };
         return Err(Error::invalid(
             path,
@@ -230,11 +254,47 @@ fn var_ref(
         ));
     };
     let var = &md.variables[index];
-    if var.ty != VarType::Float64 {
+    let (mut elem_at, mut len) = (0, 1);
+    if !var.dimensions.is_empty() {
+        let n = md.shape(index).map_err(|e| Error::invalid(path, e))?.iter().product::<u64>() as usize;
+        let vname = &var.name;
+        match elem {
+            None => {
+                return Err(Error::invalid(
+                    path,
+                    format!("'{name}' is an array of {n} elements; a port maps one of them: '{vname}[0]' .. '{vname}[{}]'", n.saturating_sub(1)),
+                ))
+            }
+            Some(_) if !input && interface == Interface::ModelExchange && role == Role::Admittance => {
+                return Err(Error::invalid(
+                    path,
+                    format!(
+                        "'{name}': a Model Exchange admittance reads its motion from continuous states, not array elements"
+                    ),
+                ))
+            }
+            Some(Some(e)) if e < n => (elem_at, len) = (e, n),
+            Some(_) => {
+                return Err(Error::invalid(
+                    path,
+                    format!("'{name}': '{vname}' has {n} elements (indices 0 to {})", n.saturating_sub(1)),
+                ))
+            }
+        }
+    } else if elem.is_some() {
+        return Err(Error::invalid(path, format!("'{name}': '{}' is not an array", var.name)));
+    }
+    if !var.ty.is_real() {
         return Err(Error::invalid(
             path,
-            format!("'{name}' is a {} variable; ports map Real (Float64) variables", var.type_name),
+            format!(
+                "'{name}' is a {} variable; ports map real (Float64 or Float32) variables (read it as a signal instead)",
+                var.type_name
+            ),
         ));
+    }
+    if var.ty == VarType::Float32 && !var.dimensions.is_empty() {
+        return Err(Error::invalid(path, format!("'{name}': an element of a Float32 array cannot be a port")));
     }
     let mut state = None;
     if input {
@@ -271,5 +331,14 @@ fn var_ref(
             ),
         ));
     }
-    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state })
+    Ok(VarRef {
+        index,
+        vr: var.vr,
+        sign,
+        name: name.to_string(),
+        state,
+        elem: elem_at,
+        len,
+        f32: var.ty == VarType::Float32,
+    })
 }

@@ -66,9 +66,13 @@ struct Runtime {
     next_time_event: Option<f64>,
     /// An error of `post_step` (which cannot return one), reported by the next evaluation.
     failed: Option<FmiError>,
+    /// The FMU asked to end the simulation: (the network time of the end, message).
+    stop: Option<(f64, String)>,
     in_vrs: Vec<u32>,
+    in_kinds: Vec<(bool, usize)>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
+    out_kinds: Vec<(bool, usize)>,
     out_vals: Vec<f64>,
 }
 
@@ -92,20 +96,20 @@ pub(crate) struct MeAdmittance(ModelEx);
 pub(crate) struct MeImpedance(ModelEx);
 
 /// The event iteration after initialization or at an event: NewDiscreteStates until no
-/// more are needed, then continuous-time mode. Returns whether the states changed.
-fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Result<bool, FmiError> {
+/// more are needed, then continuous-time mode. Returns whether the states changed, or `None`
+/// if the FMU asked to end the simulation (terminateSimulation).
+fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Result<Option<bool>, FmiError> {
     let mut changed = false;
     for _ in 0..MAX_EVENT_ITERATIONS {
         let info = fmu.new_discrete_states()?;
         if info.terminate_simulation {
-            let name = fmu.new_discrete_states_name();
-            return Err(fmu.error(name, "requested the end of the simulation (terminateSimulation)"));
+            return Ok(None);
         }
         changed |= info.values_of_continuous_states_changed;
         *next_time_event = info.next_event_time;
         if !info.new_discrete_states_needed {
             fmu.enter_continuous_time_mode()?;
-            return Ok(changed);
+            return Ok(Some(changed));
         }
     }
     Err(fmu.error(
@@ -120,7 +124,10 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
     let md = fmu.archive.description.clone();
     let mut next_time_event = None;
-    event_iteration(&mut fmu, &mut next_time_event)?;
+    if event_iteration(&mut fmu, &mut next_time_event)?.is_none() {
+        let name = fmu.new_discrete_states_name();
+        return Err(fmu.error(name, "requested the end of the simulation (terminateSimulation) at initialization"));
+    }
     let mut x0 = vec![0.0; md.states.len()];
     if !x0.is_empty() {
         fmu.get_states(&mut x0)?;
@@ -131,16 +138,13 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
     if !dx0.is_empty() {
         fmu.get_derivatives(&mut dx0)?;
     }
-    let (mut in_vrs, mut out_vrs) = (Vec::new(), Vec::new());
-    for p in &ports {
-        match role {
-            Role::Admittance => in_vrs.extend(p.force.iter().map(|r| r.vr)),
-            Role::Impedance => {
-                in_vrs.extend(p.position.iter().chain(&p.velocity).map(|r| r.vr));
-                out_vrs.extend(p.force.iter().map(|r| r.vr));
-            }
-        }
+    // The mapped inputs and (impedance) force outputs; an admittance's motion is its states.
+    let ((in_vrs, in_kinds), (mut out_vrs, mut out_kinds)) = crate::cs::vrs(&ports, role);
+    if role == Role::Admittance {
+        out_vrs.clear();
+        out_kinds.clear();
     }
+    let in_vals = crate::cs::input_values(&mut fmu, &in_vrs, &in_kinds)?;
     let (label, version) = (fmu.label.clone(), fmu.version);
     let rt = Runtime {
         fmu,
@@ -154,9 +158,12 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         scratch: Vec::new(),
         next_time_event,
         failed: None,
-        in_vals: vec![0.0; in_vrs.len()],
+        stop: None,
+        in_vals,
         in_vrs,
-        out_vals: vec![0.0; out_vrs.len()],
+        in_kinds,
+        out_kinds,
+        out_vals: vec![0.0; crate::cs::out_len(&ports, role)],
         out_vrs,
     };
     let c = ModelEx { ports, role, label, version, signals, x0, notes, rt: Mutex::new(rt) };
@@ -204,22 +211,23 @@ impl ModelEx {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    rt.in_vals[i] = r.sign * input(p, *q);
-                    i += 1;
+                    // An element of an array input: the other elements keep their values.
+                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
+                    i += r.len;
                 }
             }
         }
-        let Runtime { fmu, in_vrs, in_vals, out_vrs, out_vals, .. } = rt;
+        let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
         }
-        fmu.set_f64(in_vrs, in_vals)?;
+        fmu.set_reals(in_vrs, in_kinds, in_vals)?;
         if !dx.is_empty() {
             fmu.get_derivatives(dx)?;
         }
         if !out_vrs.is_empty() {
-            fmu.get_f64(out_vrs, out_vals)?;
+            fmu.get_reals(out_vrs, out_kinds, out_vals)?;
         }
         Ok(())
     }
@@ -237,15 +245,25 @@ impl ModelEx {
     /// the search repeats on [t*, t] for further events (at most [`MAX_EVENTS_PER_STEP`]).
     /// With h = 0 (an impedance) the events are handled at t. Returns whether `x` changed.
     fn step_end(&self, rt: &mut Runtime, t: f64, h: f64, x: &mut [f64]) -> Result<bool, FmiError> {
-        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, dx_end: dx, .. } = rt;
+        let Runtime { fmu, z, z_new, next_time_event, x_prev, dx_prev, dx_end: dx, stop, .. } = rt;
+        if stop.is_some() {
+            return Ok(false);
+        }
         fmu.set_time(t)?;
         if !x.is_empty() {
             fmu.set_states(x)?;
         }
+        // A termination request ends the run at the end of this step (FMPy ends at the
+        // time of the request too).
+        let mut request = |fmu: &mut Instance, name: &'static str| {
+            let msg = fmu.error(name, format!("asked to end the simulation at t = {t} s (terminateSimulation)"));
+            *stop = Some((t, msg.to_string()));
+        };
         let (enter, terminate) = fmu.completed_integrator_step()?;
         if terminate {
             let name = fmu.completed_integrator_step_name();
-            return Err(fmu.error(name, format!("requested the end of the simulation at t = {t}")));
+            request(fmu, name);
+            return Ok(false);
         }
         fmu.get_event_indicators(z_new)?;
         let crosses = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(a, b)| (*a > 0.0) != (*b > 0.0));
@@ -311,7 +329,11 @@ impl ModelEx {
                 fmu.set_time(t_event)?;
                 fmu.set_states(&xs)?;
                 fmu.enter_event_mode()?;
-                event_iteration(fmu, next_time_event)?;
+                if event_iteration(fmu, next_time_event)?.is_none() {
+                    let name = fmu.new_discrete_states_name();
+                    request(fmu, name);
+                    return Ok(false);
+                }
                 fmu.get_states(&mut xs)?;
                 // The rest of the step in the new mode: x_prev/dx_prev become the event point.
                 x_prev.copy_from_slice(&xs);
@@ -329,7 +351,11 @@ impl ModelEx {
         let timed = next_time_event.is_some_and(|te| t >= te);
         if crosses(z, z_new) || enter || timed {
             fmu.enter_event_mode()?;
-            let c = event_iteration(fmu, next_time_event)?;
+            let Some(c) = event_iteration(fmu, next_time_event)? else {
+                let name = fmu.new_discrete_states_name();
+                request(fmu, name);
+                return Ok(false);
+            };
             if c && !x.is_empty() {
                 fmu.get_states(x)?;
             }
@@ -344,16 +370,13 @@ impl ModelEx {
         Ok(changed)
     }
 
-    fn signal(&self, which: usize, probe: &Probe) -> f64 {
-        if let Some(x) = self.signals.fed(which, probe) {
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        if let Some(x) = self.signals.fed(which, elem, probe) {
             return x;
         }
-        let Some(&(i, _)) = self.signals.vars.get(which) else { return f64::NAN };
         let Ok(mut rt) = self.rt.lock() else { return f64::NAN };
-        let v = &rt.fmu.archive.description.variables[i];
-        let (ty, vr) = (v.ty, v.vr);
         // The FMU holds the probe's evaluation (the last one before signals are read).
-        rt.fmu.get_value(ty, vr).unwrap_or(f64::NAN)
+        self.signals.read_one(&mut rt.fmu, which, elem).unwrap_or(f64::NAN)
     }
 
     fn diagnose(&self) -> Vec<Diagnostic> {
@@ -417,11 +440,17 @@ impl Admittance for MeAdmittance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals.infos.clone()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _x: &[f64], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }
 
@@ -476,8 +505,8 @@ impl Impedance for MeImpedance {
         let mut k = 0;
         for (f, port) in force.iter_mut().zip(&self.0.ports) {
             let value = port.force.as_ref().map_or(0.0, |r| {
-                let v = r.sign * rt.out_vals[k];
-                k += 1;
+                let v = r.sign * rt.out_vals[k + r.elem];
+                k += r.len;
                 v
             });
             *f = Force::scalar(value);
@@ -490,10 +519,16 @@ impl Impedance for MeImpedance {
     fn signals(&self) -> Vec<SignalInfo> {
         self.0.signals.infos.clone()
     }
-    fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
-        self.0.signal(which, probe)
+    fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
+        self.0.signal(which, elem, probe)
     }
     fn diagnose(&self, _inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {
         self.0.diagnose()
+    }
+    fn may_request_stop(&self) -> bool {
+        true
+    }
+    fn stop_request(&self) -> Option<(f64, String)> {
+        self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
 }

@@ -52,7 +52,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use stiction_fmi_import::{interfaces, json_number, notes, preload_list, Instance};
+use stiction_fmi_import::{interfaces, notes, preload_list, Instance};
 use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
 use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
 use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
@@ -99,6 +99,9 @@ struct Unit {
     in_loop: bool,
     /// The error of the last step, if it failed.
     failed: Option<FmiError>,
+    /// The FMU asked to end the simulation: (its last successful time, whether the step
+    /// that asked was made, message).
+    stop: Option<(f64, bool, String)>,
 }
 
 impl Unit {
@@ -109,7 +112,17 @@ impl Unit {
             if !self.in_vrs.is_empty() {
                 self.fmu.set_f64(&self.in_vrs, &self.in_vals)?;
             }
-            self.fmu.do_step(t, h)?;
+            if let Some(last) = self.fmu.do_step(t, h)? {
+                let made = last >= t + h - 1e-9 * h;
+                let name = self.fmu.me_name("fmi2DoStep", "fmi3DoStep");
+                let msg = self
+                    .fmu
+                    .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"));
+                self.stop = Some((last, made, format!("asked by FMU '{}': {msg}", self.name)));
+                if !made {
+                    return Ok(());
+                }
+            }
             if !self.out_vrs.is_empty() {
                 self.fmu.get_f64(&self.out_vrs, &mut self.out_vals)?;
             }
@@ -197,7 +210,7 @@ pub struct FmuSystem {
     labels: Vec<String>,
     columns: Vec<Column>,
     /// Columns read from FMUs: (unit, type, value references, column positions).
-    groups: Vec<(usize, VarType, Vec<u32>, Vec<usize>)>,
+    groups: Vec<(usize, VarType, Vec<u32>, Vec<Option<usize>>)>,
     tolerance: f64,
     max_iterations: usize,
     /// Communication steps taken.
@@ -297,6 +310,9 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
                 md.names_with(want)
             ),
         ));
+    }
+    if !v.dimensions.is_empty() {
+        return Err(Error::invalid(at, format!("'{text}' is an array; a connection joins scalar Float64 variables")));
     }
     if v.ty != VarType::Float64 {
         return Err(Error::invalid(
@@ -903,13 +919,34 @@ impl FmuSystem {
             rows += 1;
         }
         let report_every = (total / 200).max(1);
+        let mut stopped = None;
+        let mut last_row = self.time();
         while self.k < total && !stop() {
             self.step_once(parallel)?;
+            // The earliest termination request ends the whole system: with a row at the new
+            // time if the requesting FMUs made the step, else at the last row written.
+            let request = self
+                .units
+                .iter()
+                .filter_map(|u| u.stop.as_ref())
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, _, m)| m.clone());
+            if let Some(why) = request {
+                if self.units.iter().all(|u| u.stop.as_ref().is_none_or(|s| s.1)) {
+                    self.row(&mut values)?;
+                    sink.row(self.time(), &values).map_err(io)?;
+                    rows += 1;
+                    last_row = self.time();
+                }
+                stopped = Some(format!("t = {last_row} s, {why}"));
+                break;
+            }
             // A shortened last step ends the run at stop_time: its row is written too.
             if self.k % self.every == 0 || (self.k == total && self.last_step.is_some()) {
                 self.row(&mut values)?;
                 sink.row(self.time(), &values).map_err(io)?;
                 rows += 1;
+                last_row = self.time();
             }
             if self.k % report_every == 0 {
                 progress(self.k as f64 / total as f64);
@@ -918,7 +955,8 @@ impl FmuSystem {
         if self.k >= total {
             progress(1.0);
         }
-        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
+        let final_time = if stopped.is_some() { last_row } else { self.time() };
+        Ok(RunSummary { steps: self.k - start, rows, final_time, stopped })
     }
 
     /// The output values at the current time.
@@ -931,11 +969,13 @@ impl FmuSystem {
         let t = self.time();
         let mut buf = Vec::new();
         for (u, ty, vrs, pos) in &self.groups {
-            buf.resize(vrs.len(), 0.0);
+            buf.resize(pos.len(), 0.0);
             let unit = &mut self.units[*u];
             unit.fmu.get_values(*ty, vrs, &mut buf).map_err(|e| fail(t, &unit.name, e))?;
-            for (&p, &x) in pos.iter().zip(&buf) {
-                values[p] = x;
+            for (p, &x) in pos.iter().zip(&buf) {
+                if let Some(p) = p {
+                    values[*p] = x;
+                }
             }
         }
         Ok(())
@@ -1205,7 +1245,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     };
     let full = base.join(&file);
     let shown = full.display().to_string();
-    let archive = Archive::open(&full, &shown).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
+    let archive = Archive::shared(&full, &shown).map_err(|e| Error::invalid(format!("{at}.path"), e.to_string()))?;
     let md = archive.description.clone();
     if md.co_simulation.is_none() {
         return Err(Error::invalid(
@@ -1216,9 +1256,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
             ),
         ));
     }
-    let text = std::fs::read_to_string(archive.dir().join("modelDescription.xml")).unwrap_or_default();
     let structure =
-        read_structure(&text, &md).map_err(|e| Error::invalid(format!("{at}.path"), format!("{shown}: {e}")))?;
+        read_structure(&archive.xml, &md).map_err(|e| Error::invalid(format!("{at}.path"), format!("{shown}: {e}")))?;
     let mut starts = Vec::new();
     match m.get("parameters") {
         None => {}
@@ -1236,16 +1275,9 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
                         ),
                     ));
                 };
+                let values = stiction_fmi_import::start_values(&md, i, v, &pat)?;
                 let var = &md.variables[i];
-                if var.ty == VarType::Other {
-                    return Err(Error::invalid(
-                        pat,
-                        format!("'{k}' is a {} variable, which cannot be set", var.type_name),
-                    ));
-                }
-                let x = json_number(v)
-                    .ok_or_else(|| Error::invalid(&pat, format!("expected a finite number or a boolean, got {v}")))?;
-                starts.push((pat, var.ty, var.vr, x));
+                starts.push((pat, var.ty, var.vr, values));
             }
         }
         Some(v) => {
@@ -1260,7 +1292,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     stiction_fmi_import::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
     let mut fmu = Instance::new(archive, Interface::CoSimulation, name).map_err(err)?;
     for (pat, ty, vr, x) in starts {
-        fmu.set_value(ty, vr, x).map_err(|e| Error::invalid(pat, e.to_string()))?;
+        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(pat, e.to_string()))?;
     }
     fmu.enter_initialization(0.0).map_err(err)?;
     Ok(Unit {
@@ -1276,10 +1308,11 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
         out_vals: Vec::new(),
         in_loop: false,
         failed: None,
+        stop: None,
     })
 }
 
-type Columns = (f64, Vec<String>, Vec<Column>, Vec<(usize, VarType, Vec<u32>, Vec<usize>)>);
+type Columns = (f64, Vec<String>, Vec<Column>, Vec<(usize, VarType, Vec<u32>, Vec<Option<usize>>)>);
 
 /// `"output"`: the interval (≥ the step, default every step) and the signals
 /// (`["fmu.var", ...]` or `{"label": "fmu.var"}`), checked against the FMUs.
@@ -1318,8 +1351,8 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
     };
     let mut labels = Vec::new();
     let mut columns = Vec::new();
-    let mut groups: Vec<(usize, VarType, Vec<u32>, Vec<usize>)> = Vec::new();
-    for (p, (label, r, at)) in signals.into_iter().enumerate() {
+    let mut groups: Vec<(usize, VarType, Vec<u32>, Vec<Option<usize>>)> = Vec::new();
+    for (label, r, at) in signals {
         let Some((fmu, var)) = r.split_once('.') else {
             return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{r}\"")));
         };
@@ -1328,7 +1361,15 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
             return Err(Error::invalid(at, format!("unknown FMU '{fmu}' (the FMUs: {})", names.join(", "))));
         };
         let md = &units[u].fmu.archive.description;
-        let Some(i) = md.find(var) else {
+        // "y" or, for an FMI 3.0 array, "y[i]" (0-based) or "y" for every element.
+        let (i, elem) = match md.find(var) {
+            Some(i) => (Some(i), None),
+            None => match var.strip_suffix(']').and_then(|x| x.split_once('[')) {
+                Some((base, idx)) => (md.find(base), Some(idx.trim().parse::<usize>().ok())),
+                None => (None, None),
+            },
+        };
+        let Some(i) = i else {
             return Err(Error::invalid(
                 at,
                 format!(
@@ -1339,26 +1380,53 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
                 ),
             ));
         };
+        let n = stiction_fmi_import::readable(md, i, Interface::CoSimulation)
+            .map_err(|e| Error::invalid(&at, format!("{e}: it cannot be read")))?;
         let v = &md.variables[i];
-        if v.ty == VarType::Other {
-            return Err(Error::invalid(at, format!("'{r}' is a {} variable, which cannot be read", v.type_name)));
-        }
+        let elems: Vec<usize> = match elem {
+            None if v.dimensions.is_empty() => vec![0],
+            None => (0..n).collect(),
+            Some(Some(e)) if e < n && !v.dimensions.is_empty() => vec![e],
+            Some(_) => {
+                return Err(Error::invalid(
+                    at,
+                    format!(
+                        "'{var}': '{}' is {}",
+                        v.name,
+                        if v.dimensions.is_empty() {
+                            "not an array".to_string()
+                        } else {
+                            format!("an array of {n} elements (indices 0 to {})", n - 1)
+                        }
+                    ),
+                ))
+            }
+        };
         let conn =
             units[u].in_vars.iter().position(|&x| x == i).and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
-        match conn {
-            Some(c) => columns.push(Column::Conn { from: c.from, gain: c.gain }),
-            None => {
-                columns.push(Column::Read);
-                match groups.iter_mut().find(|g| g.0 == u && g.1 == v.ty) {
-                    Some(g) => {
-                        g.2.push(v.vr);
-                        g.3.push(p);
+        for &e in &elems {
+            let col = columns.len();
+            match conn {
+                Some(c) => columns.push(Column::Conn { from: c.from, gain: c.gain }),
+                None => {
+                    columns.push(Column::Read);
+                    let mut pos = vec![None; if v.dimensions.is_empty() { 1 } else { n }];
+                    pos[e] = Some(col);
+                    match groups.iter_mut().find(|g| g.0 == u && g.1 == v.ty) {
+                        Some(g) => {
+                            g.2.push(v.vr);
+                            g.3.extend(pos);
+                        }
+                        None => groups.push((u, v.ty, vec![v.vr], pos)),
                     }
-                    None => groups.push((u, v.ty, vec![v.vr], vec![p])),
                 }
             }
+            labels.push(if elem.is_none() && !v.dimensions.is_empty() {
+                format!("{label}[{e}]")
+            } else {
+                label.clone()
+            });
         }
-        labels.push(label);
     }
     Ok((interval, labels, columns, groups))
 }

@@ -33,7 +33,26 @@ pub struct Variable {
     pub description: Option<String>,
     /// For a derivative: the index (into [`ModelDescription::variables`]) of its state.
     pub derivative_of: Option<usize>,
+    /// FMI 3.0 `<Alias name=...>` names of this variable.
+    pub aliases: Vec<String>,
+    /// FMI 3.0 `<Dimension>`s: empty for a scalar.
+    pub dimensions: Vec<Dimension>,
 }
+
+/// One FMI 3.0 `<Dimension>` of an array variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dimension {
+    /// `start="n"`: a fixed size.
+    Fixed(u64),
+    /// `valueReference="vr"`: the size is the value of this (structural parameter) variable.
+    Parameter(u32),
+}
+
+/// Most event indicators an FMU may declare (stiction allocates them per instance).
+pub const MAX_EVENT_INDICATORS: usize = 1 << 24;
+
+/// Most elements an array variable may have (its values are read at every output).
+pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 20;
 
 /// A parsed modelDescription.xml.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +83,35 @@ pub struct ModelDescription {
     /// What the description lacks that the standard requires but an importer can do
     /// without (see the module documentation); `stiction check` shows them as warnings.
     pub warnings: Vec<String>,
+    /// Names and FMI 3.0 alias names → index into `variables` (the first variable of a
+    /// name), built on the first [`ModelDescription::find`] (`fmu info` never needs it).
+    by_name: Cache<String>,
+    /// Value reference → index of the first variable with it (any type), built on first use.
+    by_vr_any: Cache<u32>,
+    /// Variable index of a continuous state → its position in `states`, built on first use.
+    state_pos: Cache<usize>,
+}
+
+/// A cache derived from the variables: equal for any two descriptions, not shown by Debug.
+#[derive(Clone)]
+struct Cache<K>(std::sync::OnceLock<std::collections::HashMap<K, usize>>);
+
+impl<K> Default for Cache<K> {
+    fn default() -> Self {
+        Cache(std::sync::OnceLock::new())
+    }
+}
+
+impl<K> PartialEq for Cache<K> {
+    fn eq(&self, _: &Cache<K>) -> bool {
+        true
+    }
+}
+
+impl<K> fmt::Debug for Cache<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NameIndex")
+    }
 }
 
 /// Why a modelDescription.xml was rejected.
@@ -109,14 +157,115 @@ fn enum_attr<T>(
     }
 }
 
-fn line_of(doc: &roxmltree::Document, node: roxmltree::Node) -> u32 {
-    doc.text_pos_at(node.range().start).row
+/// Line numbers of byte offsets: the offsets of the line starts, searched by bisection
+/// (roxmltree's `text_pos_at` scans from the start of the text on every call, which made
+/// 300 000 variables quadratic).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    /// The 1-based line of byte offset `pos`.
+    fn of(&self, node: roxmltree::Node) -> u32 {
+        let pos = node.range().start;
+        u32::try_from(self.0.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
+    }
+}
+
+/// The default cap on the nesting depth of elements ([`ModelDescription::parse`]).
+pub const MAX_DEPTH: u64 = 64;
+
+/// Most nodes roxmltree may build (elements, attributes' owners, text): bounds the memory of
+/// a parse whatever the file size cap.
+const MAX_NODES: u32 = 50_000_000;
+
+/// Check that elements nest at most `max` deep, in one pass over the text, before roxmltree
+/// (whose element parser recurses once per level) sees it. Comments, CDATA sections,
+/// processing instructions and declarations are skipped; quoted attribute values may hold
+/// '>'. Malformed text that this scan misreads is rejected by roxmltree afterwards; the
+/// depth it counts is never below roxmltree's recursion depth.
+fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
+    let b = text.as_bytes();
+    let skip_to = |from: usize, end: &[u8]| -> usize {
+        b[from..].windows(end.len()).position(|w| w == end).map_or(b.len(), |p| from + p + end.len())
+    };
+    let (mut i, mut depth) = (0usize, 0u64);
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"<!--") {
+            i = skip_to(i + 4, b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = skip_to(i + 9, b"]]>");
+        } else if rest.starts_with(b"<?") {
+            i = skip_to(i + 2, b"?>");
+        } else if rest.starts_with(b"<!") || rest.starts_with(b"</") {
+            if rest.starts_with(b"</") {
+                depth = depth.saturating_sub(1);
+            }
+            i = skip_to(i + 2, b">");
+        } else {
+            // A start tag: to its '>', outside quotes.
+            let mut j = i + 1;
+            let mut quote = 0u8;
+            while j < b.len() {
+                let c = b[j];
+                if quote != 0 {
+                    if c == quote {
+                        quote = 0;
+                    }
+                } else if c == b'"' || c == b'\'' {
+                    quote = c;
+                } else if c == b'>' {
+                    break;
+                }
+                j += 1;
+            }
+            if j >= b.len() || b[j - 1] != b'/' {
+                depth += 1;
+                if depth > max {
+                    return err(format!(
+                        "elements nest more than {max} levels deep, the limit (raise it with STICTION_FMU_MAX_XML_DEPTH=<levels>)"
+                    ));
+                }
+            }
+            i = j + 1;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a modelIdentifier can name the binary `<modelIdentifier>.so` inside
+/// `binaries/<platform>/`: a plain file name (no path separator, no NUL or control
+/// character, not "." or "..", not starting with '.').
+fn plain_file_name(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id.len() <= 200
+        && !id.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 impl ModelDescription {
     /// Parse the text of a modelDescription.xml. Errors name the line of the offending element.
     pub fn parse(text: &str) -> Result<ModelDescription, DescriptionError> {
-        let doc = roxmltree::Document::parse(text).map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        ModelDescription::parse_with(text, MAX_DEPTH)
+    }
+
+    /// [`ModelDescription::parse`] with a cap of `max_depth` levels of nested elements.
+    pub fn parse_with(text: &str, max_depth: u64) -> Result<ModelDescription, DescriptionError> {
+        check_depth(text, max_depth)?;
+        let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES };
+        let doc = roxmltree::Document::parse_with_options(text, options)
+            .map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        let lines = Lines::new(text);
+        let line_of = |_: &roxmltree::Document, n: roxmltree::Node| lines.of(n);
         let root = doc.root_element();
         if root.tag_name().name() != "fmiModelDescription" {
             return err(format!("the root element is <{}>, expected <fmiModelDescription>", root.tag_name().name()));
@@ -138,7 +287,13 @@ impl ModelDescription {
             match root.children().find(|n| n.has_tag_name(tag)) {
                 None => Ok(None),
                 Some(n) => match n.attribute("modelIdentifier") {
-                    Some(id) if !id.is_empty() => Ok(Some(id.to_string())),
+                    Some(id) if plain_file_name(id) => Ok(Some(id.to_string())),
+                    Some(id) if !id.is_empty() => err(format!(
+                        "<{tag}> (line {}) has modelIdentifier={:?}, which is not a plain file name \
+                         (the binary is binaries/<platform>/<modelIdentifier>.so)",
+                        line_of(&doc, n),
+                        id.chars().take(80).collect::<String>()
+                    )),
                     _ => err(format!("<{tag}> (line {}) has no modelIdentifier", line_of(&doc, n))),
                 },
             }
@@ -196,6 +351,9 @@ impl ModelDescription {
             cs_capabilities,
             me_capabilities,
             warnings: Vec::new(),
+            by_name: Cache::default(),
+            by_vr_any: Cache::default(),
+            state_pos: Cache::default(),
         };
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
@@ -213,12 +371,7 @@ impl ModelDescription {
                 }
                 FmiVersion::V3 => (node, node.tag_name().name().to_string()),
             };
-            let ty = match type_name.as_str() {
-                "Real" | "Float64" => VarType::Float64,
-                "Integer" | "Enumeration" | "Int32" => VarType::Int32,
-                "Boolean" => VarType::Boolean,
-                _ => VarType::Other,
-            };
+            let ty = VarType::from_element(version, &type_name);
             let Some(name) = node.attribute("name") else {
                 return err(format!("variable on line {line} has no name"));
             };
@@ -237,6 +390,31 @@ impl ModelDescription {
             let variability =
                 enum_attr(node, "variability", name, line, Variability::parse)?.unwrap_or(Variability::Continuous);
             let initial = enum_attr(node, "initial", name, line, Initial::parse)?;
+            let (mut aliases, mut dimensions) = (Vec::new(), Vec::new());
+            if version == FmiVersion::V3 {
+                for c in node.children().filter(|c| c.is_element()) {
+                    match c.tag_name().name() {
+                        "Alias" => match c.attribute("name") {
+                            Some(a) if !a.is_empty() => aliases.push(a.to_string()),
+                            _ => return err(format!("<Alias> on line {} of '{name}' has no name", line_of(&doc, c))),
+                        },
+                        "Dimension" => {
+                            let at = line_of(&doc, c);
+                            let num = |k: &str| c.attribute(k).map(|s| (s, s.trim().parse::<u64>()));
+                            dimensions.push(match (num("start"), num("valueReference")) {
+                                (Some((_, Ok(n))), None) => Dimension::Fixed(n),
+                                (None, Some((_, Ok(vr)))) if vr <= u64::from(u32::MAX) => Dimension::Parameter(vr as u32),
+                                _ => {
+                                    return err(format!(
+                                        "<Dimension> on line {at} of '{name}' needs either start=\"<size>\" or valueReference=\"<vr>\""
+                                    ))
+                                }
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
             md.variables.push(Variable {
                 name: name.to_string(),
                 vr,
@@ -249,14 +427,21 @@ impl ModelDescription {
                 unit: type_node.attribute("unit").map(str::to_string),
                 description: node.attribute("description").map(str::to_string),
                 derivative_of: None,
+                aliases,
+                dimensions,
             });
         }
         // Resolve `derivative`: FMI 2.0 gives the 1-based index of the state in
         // ModelVariables, FMI 3.0 its value reference.
+        let by_vr = if version == FmiVersion::V3 && !derivative_refs.is_empty() {
+            md.vr_index()
+        } else {
+            std::collections::HashMap::new()
+        };
         for &(i, d) in &derivative_refs {
             let state = match version {
                 FmiVersion::V2 => (d as usize).checked_sub(1).filter(|&s| s < md.variables.len()),
-                FmiVersion::V3 => md.variables.iter().position(|v| u64::from(v.vr) == d && v.ty != VarType::Other),
+                FmiVersion::V3 => u32::try_from(d).ok().and_then(|d| by_vr.get(&d).copied()),
             };
             let Some(s) = state else {
                 return err(format!(
@@ -290,7 +475,7 @@ impl ModelDescription {
                 FmiVersion::V3 => {
                     for u in st.children().filter(|n| n.has_tag_name("ContinuousStateDerivative")) {
                         let vr = u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok());
-                        match vr.and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other)) {
+                        match vr.and_then(|vr| by_vr.get(&vr).copied()) {
                             Some(i) => order.push(i),
                             None => {
                                 return err(format!(
@@ -321,7 +506,12 @@ impl ModelDescription {
             md.event_indicators = match root.attribute("numberOfEventIndicators") {
                 None => 0,
                 Some(s) => match s.trim().parse::<usize>() {
-                    Ok(n) => n,
+                    Ok(n) if n <= MAX_EVENT_INDICATORS => n,
+                    Ok(n) => {
+                        return err(format!(
+                            "numberOfEventIndicators=\"{n}\" is more than the {MAX_EVENT_INDICATORS} stiction supports"
+                        ))
+                    }
                     Err(_) => return err(format!("numberOfEventIndicators=\"{s}\" is not a count")),
                 },
             };
@@ -338,9 +528,88 @@ impl ModelDescription {
         }
     }
 
-    /// The variable called `name`.
+    /// Value reference → index of the first variable of a type stiction can read with it.
+    pub fn vr_index(&self) -> std::collections::HashMap<u32, usize> {
+        let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+        for (i, v) in self.variables.iter().enumerate() {
+            if v.ty != VarType::Other {
+                m.entry(v.vr).or_insert(i);
+            }
+        }
+        m
+    }
+
+    /// The variable called `name` (by its name or an FMI 3.0 alias).
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.variables.iter().position(|v| v.name == name)
+        let names = self.by_name.0.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+            for (i, v) in self.variables.iter().enumerate() {
+                for n in std::iter::once(&v.name).chain(&v.aliases) {
+                    m.entry(n.clone()).or_insert(i);
+                }
+            }
+            m
+        });
+        names.get(name).copied()
+    }
+
+    /// The sizes of the dimensions of variable `i` (empty for a scalar), structural
+    /// parameters read from their start values; an error says why a size is unknown.
+    pub fn shape(&self, i: usize) -> Result<Vec<u64>, String> {
+        let v = &self.variables[i];
+        let mut out = Vec::with_capacity(v.dimensions.len());
+        let mut total: u64 = 1;
+        for d in &v.dimensions {
+            let n = match *d {
+                Dimension::Fixed(n) => n,
+                Dimension::Parameter(vr) => {
+                    let p = self.variable_with_vr(vr).ok_or_else(|| {
+                        format!("a <Dimension> of '{}' names value reference {vr}, which no variable has", v.name)
+                    })?;
+                    p.start.as_deref().and_then(|s| s.trim().parse::<u64>().ok()).ok_or_else(|| {
+                        format!(
+                            "a <Dimension> of '{}' is the structural parameter '{}', which has no whole-number start value",
+                            v.name, p.name
+                        )
+                    })?
+                }
+            };
+            total = total.saturating_mul(n);
+            out.push(n);
+        }
+        if total > MAX_ARRAY_ELEMENTS {
+            return Err(format!(
+                "'{}' has {total} elements, more than the {MAX_ARRAY_ELEMENTS} stiction reads",
+                v.name
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The position in the state vector of variable `i`, if it is a continuous state.
+    pub fn state_position(&self, i: usize) -> Option<usize> {
+        let index = self.state_pos.0.get_or_init(|| self.states.iter().enumerate().map(|(p, &s)| (s, p)).collect());
+        index.get(&i).copied()
+    }
+
+    /// The first variable with value reference `vr` (of any type).
+    pub fn variable_with_vr(&self, vr: u32) -> Option<&Variable> {
+        let index = self.by_vr_any.0.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.variables.len());
+            for (i, v) in self.variables.iter().enumerate() {
+                m.entry(v.vr).or_insert(i);
+            }
+            m
+        });
+        index.get(&vr).map(|&i| &self.variables[i])
+    }
+
+    /// The variables whose array sizes depend on the structural parameter `i`.
+    pub fn sized_by(&self, i: usize) -> Vec<usize> {
+        let vr = self.variables[i].vr;
+        (0..self.variables.len())
+            .filter(|&k| self.variables[k].dimensions.contains(&Dimension::Parameter(vr)))
+            .collect()
     }
 
     /// `modelIdentifier` of `interface`, if declared.
@@ -375,9 +644,11 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
     let outputs: Vec<usize> =
         (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
     let names = |set: &[usize]| -> String {
-        let v: Vec<&str> = set.iter().map(|&i| md.variables[i].name.as_str()).collect();
-        v.join(", ")
+        let v: Vec<&str> = set.iter().take(20).map(|&i| md.variables[i].name.as_str()).collect();
+        let more = if set.len() > 20 { format!(" and {} more", set.len() - 20) } else { String::new() };
+        format!("{}{more}", v.join(", "))
     };
+    let by_vr = if md.version == FmiVersion::V3 { md.vr_index() } else { std::collections::HashMap::new() };
     let Some(st) = structure else {
         out.push(format!(
             "modelDescription.xml has no <ModelStructure> (FMI {} requires it): the outputs' dependencies on inputs \
@@ -399,9 +670,10 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
             .children()
             .filter(|n| n.has_tag_name("Output"))
             .filter_map(|u| u.attribute("valueReference").and_then(|s| s.trim().parse::<u32>().ok()))
-            .filter_map(|vr| md.variables.iter().position(|v| v.vr == vr && v.causality == Causality::Output))
+            .filter_map(|vr| by_vr.get(&vr).copied().filter(|&i| md.variables[i].causality == Causality::Output))
             .collect(),
     };
+    let listed: std::collections::HashSet<usize> = listed.into_iter().collect();
     let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
     if !unlisted.is_empty() {
         out.push(format!(
@@ -412,7 +684,9 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
         ));
     }
     if md.version == FmiVersion::V2 {
-        let is_state = |i: usize| md.states.contains(&i) || md.variables.iter().any(|v| v.derivative_of == Some(i));
+        let states: std::collections::HashSet<usize> =
+            md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)).collect();
+        let is_state = |i: usize| states.contains(&i);
         let is_derivative = |i: usize| md.variables[i].derivative_of.is_some();
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
@@ -421,7 +695,7 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
                 is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
-        let initial_unknowns: Vec<usize> = st
+        let initial_unknowns: std::collections::HashSet<usize> = st
             .children()
             .filter(|n| n.has_tag_name("InitialUnknowns"))
             .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
@@ -542,6 +816,49 @@ mod tests {
         let md = ModelDescription::parse(&bare).unwrap();
         assert_eq!(md.warnings.len(), 1);
         assert!(md.warnings[0].contains("has no <ModelStructure>"), "{:?}", md.warnings);
+    }
+
+    /// Hostile attribute values (huge, negative, fractional, non-numeric, very long) give a
+    /// description or an error, never a panic.
+    #[test]
+    fn no_attribute_value_panics() {
+        let long = "9".repeat(70_000);
+        let values =
+            ["", "-1", "1e400", "NaN", "inf", "0x10", "18446744073709551616", "4294967296", "1.5", long.as_str()];
+        let attrs = [
+            ("fmiModelDescription", "numberOfEventIndicators"),
+            ("ScalarVariable", "valueReference"),
+            ("Real", "derivative"),
+            ("Real", "start"),
+            ("DefaultExperiment", "stepSize"),
+            ("Unknown", "index"),
+            ("ScalarVariable", "causality"),
+            ("ScalarVariable", "name"),
+        ];
+        for (tag, attr) in attrs {
+            for v in values {
+                let text = FMI2.replacen(&format!("<{tag} "), &format!("<{tag} {attr}=\"{v}\" "), 1);
+                let _ = ModelDescription::parse(&text);
+            }
+        }
+        let fmi3 = r#"<fmiModelDescription fmiVersion="3.0" instantiationToken="t"><CoSimulation modelIdentifier="M"/>
+  <ModelVariables><Float64 name="y" valueReference="1"><Dimension start="D"/></Float64>
+  <UInt64 name="n" valueReference="2" start="S" causality="structuralParameter" variability="fixed"/>
+  <Float64 name="z" valueReference="3"><Dimension valueReference="2"/><Dimension valueReference="R"/></Float64></ModelVariables>
+  <ModelStructure><ContinuousStateDerivative valueReference="V"/></ModelStructure></fmiModelDescription>"#;
+        for v in values {
+            let text = fmi3.replace("\"D\"", &format!("\"{v}\"")).replace("\"S\"", &format!("\"{v}\""));
+            for r in ["2", v] {
+                for vr in ["1", v] {
+                    let text = text.replace("\"R\"", &format!("\"{r}\"")).replace("\"V\"", &format!("\"{vr}\""));
+                    if let Ok(md) = ModelDescription::parse(&text) {
+                        for i in 0..md.variables.len() {
+                            let _ = md.shape(i);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod write;
 #[cfg(feature = "read")]
 pub use archive::Archive;
 #[cfg(feature = "read")]
-pub use description::{ModelDescription, Variable};
+pub use description::{Dimension, ModelDescription, Variable};
 pub use error::FmiError;
 pub use vocab::{
     Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interface, Interfaces, VarType, Variability,

@@ -4,7 +4,7 @@
 //! algebraic loops, beyond [`ModelDescription`].
 
 use crate::description::ModelDescription;
-use crate::vocab::{FmiVersion, VarType};
+use crate::vocab::FmiVersion;
 use std::collections::HashMap;
 
 /// What ModelStructure declares about one output's dependencies.
@@ -25,6 +25,7 @@ pub struct Structure {
 }
 
 pub fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<Structure, String> {
+    // `md` was parsed from `text`, so the depth was checked there.
     let doc = roxmltree::Document::parse(text).map_err(|e| format!("XML error: {e}"))?;
     let root = doc.root_element();
     let attr = match md.version {
@@ -40,9 +41,8 @@ pub fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<
     // FMI 2.0 names variables by their 1-based position in ModelVariables (ModelDescription
     // keeps every ScalarVariable in that order), FMI 3.0 by value reference.
     let by_index = |s: &str| s.parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
-    let by_vr = |s: &str| {
-        s.parse::<u32>().ok().and_then(|vr| md.variables.iter().position(|v| v.vr == vr && v.ty != VarType::Other))
-    };
+    let vr_index = md.vr_index();
+    let by_vr = |s: &str| s.parse::<u32>().ok().and_then(|vr| vr_index.get(&vr).copied());
     let resolve: &dyn Fn(&str) -> Option<usize> = match md.version {
         FmiVersion::V2 => &by_index,
         FmiVersion::V3 => &by_vr,

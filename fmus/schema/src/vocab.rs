@@ -62,23 +62,96 @@ pub struct Interfaces {
     pub co_simulation: bool,
 }
 
-/// The base types stiction gets and sets (and exports). FMI 2.0 Real/Integer/Boolean/Enumeration
-/// map to Float64/Int32/Boolean/Int32 here (the FMI 2.0 API has one getter per type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The base types stiction gets and sets: every numeric type of FMI 3.0 and Boolean (the
+/// exporter uses Float64, Int32 and Boolean). FMI 2.0 Real/Integer/Boolean/Enumeration map to
+/// Float64/Int32/Boolean/Int32 (the FMI 2.0 API has one getter per type); an FMI 3.0
+/// Enumeration is an Int64 (fmi3GetInt64/fmi3SetInt64, FMI 3.0 section 2.4.7.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VarType {
     /// fmi2Real / fmi3Float64.
     Float64,
+    /// fmi3Float32.
+    Float32,
+    /// fmi3Int8.
+    Int8,
+    /// fmi3UInt8.
+    UInt8,
+    /// fmi3Int16.
+    Int16,
+    /// fmi3UInt16.
+    UInt16,
     /// fmi2Integer, fmi2 Enumeration / fmi3Int32.
     Int32,
+    /// fmi3UInt32.
+    UInt32,
+    /// fmi3Int64, fmi3 Enumeration.
+    Int64,
+    /// fmi3UInt64.
+    UInt64,
     /// fmi2Boolean / fmi3Boolean.
     Boolean,
-    /// Any other type (String, Binary, Float32, Int64, Clock, ...): listed, never get or set.
+    /// Any other type (String, Binary, Clock, ...): listed, never get or set.
     Other,
 }
 
 impl VarType {
+    /// Every type stiction reads, in the order of one get call per type.
+    pub const NUMERIC: [VarType; 11] = [
+        VarType::Float64,
+        VarType::Float32,
+        VarType::Int8,
+        VarType::UInt8,
+        VarType::Int16,
+        VarType::UInt16,
+        VarType::Int32,
+        VarType::UInt32,
+        VarType::Int64,
+        VarType::UInt64,
+        VarType::Boolean,
+    ];
+
+    /// The type of a variable element (FMI 3.0) or type element (FMI 2.0) called `name`.
+    pub fn from_element(version: FmiVersion, name: &str) -> VarType {
+        match (version, name) {
+            (FmiVersion::V2, "Real") | (FmiVersion::V3, "Float64") => VarType::Float64,
+            (FmiVersion::V2, "Integer" | "Enumeration") | (FmiVersion::V3, "Int32") => VarType::Int32,
+            (_, "Boolean") => VarType::Boolean,
+            (FmiVersion::V3, "Float32") => VarType::Float32,
+            (FmiVersion::V3, "Int8") => VarType::Int8,
+            (FmiVersion::V3, "UInt8") => VarType::UInt8,
+            (FmiVersion::V3, "Int16") => VarType::Int16,
+            (FmiVersion::V3, "UInt16") => VarType::UInt16,
+            (FmiVersion::V3, "UInt32") => VarType::UInt32,
+            (FmiVersion::V3, "Int64" | "Enumeration") => VarType::Int64,
+            (FmiVersion::V3, "UInt64") => VarType::UInt64,
+            _ => VarType::Other,
+        }
+    }
+
+    /// The range of an integer type as f64 (`None` for floating point, Boolean and Other).
+    /// Int64/UInt64 values beyond ±2^53 are not all representable as f64.
+    pub fn integer_range(self) -> Option<(f64, f64)> {
+        Some(match self {
+            VarType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+            VarType::UInt8 => (0.0, u8::MAX.into()),
+            VarType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+            VarType::UInt16 => (0.0, u16::MAX.into()),
+            VarType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+            VarType::UInt32 => (0.0, u32::MAX.into()),
+            VarType::Int64 => (i64::MIN as f64, i64::MAX as f64),
+            VarType::UInt64 => (0.0, u64::MAX as f64),
+            _ => return None,
+        })
+    }
+
+    /// Whether values of this type are real numbers (Float64, Float32): what a port carries.
+    pub fn is_real(self) -> bool {
+        matches!(self, VarType::Float64 | VarType::Float32)
+    }
+
     /// The element name of the type in `version`'s modelDescription.xml (FMI 2.0: the child
-    /// of `<ScalarVariable>`; FMI 3.0: the variable element); `None` for [`VarType::Other`].
+    /// of `<ScalarVariable>`; FMI 3.0: the variable element); `None` for [`VarType::Other`]
+    /// and the FMI 3.0-only types in FMI 2.0.
     pub fn element(self, version: FmiVersion) -> Option<&'static str> {
         match (self, version) {
             (VarType::Float64, FmiVersion::V2) => Some("Real"),
@@ -86,7 +159,15 @@ impl VarType {
             (VarType::Int32, FmiVersion::V2) => Some("Integer"),
             (VarType::Int32, FmiVersion::V3) => Some("Int32"),
             (VarType::Boolean, _) => Some("Boolean"),
-            (VarType::Other, _) => None,
+            (VarType::Float32, FmiVersion::V3) => Some("Float32"),
+            (VarType::Int8, FmiVersion::V3) => Some("Int8"),
+            (VarType::UInt8, FmiVersion::V3) => Some("UInt8"),
+            (VarType::Int16, FmiVersion::V3) => Some("Int16"),
+            (VarType::UInt16, FmiVersion::V3) => Some("UInt16"),
+            (VarType::UInt32, FmiVersion::V3) => Some("UInt32"),
+            (VarType::Int64, FmiVersion::V3) => Some("Int64"),
+            (VarType::UInt64, FmiVersion::V3) => Some("UInt64"),
+            _ => None,
         }
     }
 }

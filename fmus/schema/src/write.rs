@@ -85,9 +85,9 @@ pub fn number(x: f64) -> String {
 
 fn start_text(ty: VarType, start: f64) -> String {
     match ty {
-        VarType::Float64 | VarType::Other => number(start),
-        VarType::Int32 => format!("{}", start as i64),
         VarType::Boolean => (if start != 0.0 { "true" } else { "false" }).to_string(),
+        t if t.integer_range().is_some() => format!("{}", start as i64),
+        _ => number(start),
     }
 }
 

@@ -20,6 +20,9 @@ pub struct RunSummary {
     pub steps: u64,
     pub rows: u64,
     pub final_time: f64,
+    /// Why the run ended before the stop time: a component's stop request
+    /// ([`crate::Admittance::stop_request`]).
+    pub stopped: Option<String>,
 }
 
 impl Simulator {
@@ -79,10 +82,42 @@ impl Simulator {
             emit(self, &mut values)?;
         }
         let report_every = (total / 200).max(1);
+        let stoppers = self.stop_sources();
+        let mut stopped = None;
+        let now = |sim: &Simulator| sim.time() + 1e-9 * sim.step_size();
         while self.k < total && !stop() {
-            self.step()?;
+            // A request made while sampling the last row (or due now) ends the run here.
+            if !stoppers.is_empty() {
+                if let Some(why) = self.stop_due(&stoppers, now(self)) {
+                    stopped = Some(why);
+                    break;
+                }
+            }
+            if let Err(e) = self.step() {
+                // A failure after a component asked to stop ends the run at the last row.
+                match self.stop_due(&stoppers, f64::INFINITY) {
+                    Some(why) => {
+                        stopped = Some(why);
+                        break;
+                    }
+                    None => return Err(e),
+                }
+            }
+            // A request due before this step's end: its row is not written.
+            if !stoppers.is_empty() {
+                if let Some(why) = self.stop_due(&stoppers, self.time() - 0.5 * self.step_size()) {
+                    stopped = Some(why);
+                    break;
+                }
+            }
             if self.k % every == 0 {
                 emit(self, &mut values)?;
+            }
+            if !stoppers.is_empty() {
+                if let Some(why) = self.stop_due(&stoppers, now(self)) {
+                    stopped = Some(why);
+                    break;
+                }
             }
             if self.k % report_every == 0 {
                 progress(self.k as f64 / total as f64);
@@ -91,6 +126,32 @@ impl Simulator {
         if self.k >= total {
             progress(1.0);
         }
-        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time() })
+        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time(), stopped })
+    }
+
+    /// The components that may ask to stop: (admittance?, index).
+    fn stop_sources(&self) -> Vec<(bool, usize)> {
+        let s = &self.sched;
+        let adm = (0..s.adm.len()).filter(|&i| s.adm[i].may_request_stop()).map(|i| (true, i));
+        let imp = (0..s.imp.len()).filter(|&i| s.imp[i].may_request_stop()).map(|i| (false, i));
+        adm.chain(imp).collect()
+    }
+
+    /// The earliest stop request of `sources` due by time `by`, as "t = .. s, asked by
+    /// component '..': message".
+    fn stop_due(&self, sources: &[(bool, usize)], by: f64) -> Option<String> {
+        let s = &self.sched;
+        sources
+            .iter()
+            .filter_map(|&(adm, i)| {
+                let (name, req) = if adm {
+                    (&s.adm_names[i], s.adm[i].stop_request())
+                } else {
+                    (&s.imp_names[i], s.imp[i].stop_request())
+                };
+                req.filter(|(t, _)| *t <= by).map(|(t, m)| (t, format!("t = {t} s, asked by component '{name}': {m}")))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, m)| m)
     }
 }

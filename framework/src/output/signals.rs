@@ -78,6 +78,29 @@ impl Simulator {
         Ok(SignalRef { name: name.to_string(), source })
     }
 
+    /// [`resolve`](Self::resolve), except that a signal of several elements named without
+    /// an index (`component.signal`) gives one column per element, `[0]`, `[1]`, ...: the
+    /// suffix to append to the column's label, with each reference.
+    pub fn resolve_columns(&self, name: &str) -> Result<Vec<(String, SignalRef)>> {
+        if !name.contains('[') {
+            if let Some((comp, sig)) = name.split_once('.') {
+                let s = &self.sched;
+                let signals = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
+                    Some(s.adm[i].signals())
+                } else {
+                    s.imp_names.iter().position(|n| n == comp).map(|i| s.imp[i].signals())
+                };
+                let len = signals.and_then(|l| l.iter().find(|x| x.name == sig).map(|x| x.len)).unwrap_or(1);
+                if len > 1 && sig != "state" {
+                    return (0..len)
+                        .map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?)))
+                        .collect();
+                }
+            }
+        }
+        Ok(vec![(String::new(), self.resolve(name)?)])
+    }
+
     /// Value of a resolved signal; call [`probe`](Self::probe) first at this state.
     pub fn value(&self, r: &SignalRef) -> f64 {
         let s = &self.sched;
