@@ -498,7 +498,8 @@ fn expressions() {
             Ok(Err(m)) => assert!(m.contains("column") || m.contains("not finite"), "{bad:?}: {m}"),
             Ok(Ok(_)) => {}
         }
-        assert!(t.elapsed() < Duration::from_millis(200), "{bad:?} took {:?}", t.elapsed());
+        // A hang, not a slow machine: the linear parse time is tested in hardening.rs.
+        assert!(t.elapsed() < SLOW, "{bad:?} took {:?}", t.elapsed());
         inputs += 2;
         let done = if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 100_000 };
         if done {
