@@ -518,7 +518,7 @@ fn regression_expressions_from_the_issue() {
     let deep = format!("{}t{}", "sin(".repeat(100_000), ")".repeat(100_000));
     let t = Instant::now();
     let e = TimeFunction::expression(&deep).unwrap_err();
-    assert!(t.elapsed() < Duration::from_millis(100) && e.contains("column"), "{:?} {e}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(1) && e.contains("column"), "{:?} {e}", t.elapsed());
     let e = TimeFunction::expression(&format!("{}t{}", "(".repeat(500), ")".repeat(500))).unwrap_err();
     assert!(e.contains("nested"), "{e}");
 }
