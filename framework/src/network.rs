@@ -340,13 +340,8 @@ impl Network {
                 }
             };
             let label = format!("{iport} / {oport}");
-            let _ = writeln!(
-                s,
-                "  {} -- {} [label={}];",
-                dot_quote(self.name(imp)),
-                dot_quote(&oname),
-                dot_quote(&label)
-            );
+            let _ =
+                writeln!(s, "  {} -- {} [label={}];", dot_quote(self.name(imp)), dot_quote(&oname), dot_quote(&label));
         }
         if ground_used {
             let _ = writeln!(s, "  \"ground\" [shape=plaintext];");

@@ -31,7 +31,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 mod limits;
-pub use limits::{check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN, MAX_SYSTEM_BYTES, THREADS_PER_CORE};
+pub use limits::{
+    check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN,
+    MAX_SYSTEM_BYTES, THREADS_PER_CORE,
+};
 
 /// The top level of a system file.
 #[derive(Debug, Deserialize)]

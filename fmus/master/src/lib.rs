@@ -309,7 +309,8 @@ impl FmuSystem {
     /// Errors name the file and the JSON path.
     pub fn load(path: &Path) -> Result<FmuSystem> {
         let shown = path.display().to_string();
-        let text = stiction_framework::system::read_system_file(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
+        let text = stiction_framework::system::read_system_file(path)
+            .map_err(|e| Error::Io { path: shown.clone(), error: e })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| ".".into());
         let default_name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Self::from_str(&text, &default_name, &base).map_err(|e| e.in_file(shown))
