@@ -335,6 +335,17 @@ fn regression_geared_robot_com_1e308() {
     check_system("geared_robot_fig11_a.json", &v.to_string(), &pools);
 }
 
+/// Found by the campaign: a link origin of 1e15 m makes M̂ numerically singular; the
+/// diagonal axproj got lo > hi and `f64::clamp` panicked during the run.
+#[test]
+fn regression_geared_robot_origin_1e15() {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("geared_robot_fig11_b.json")).unwrap()).unwrap();
+    v["components"]["robot"]["links"][0]["origin"] = json!([1e15, 0, 0]);
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    check_system("geared_robot_fig11_b.json", &v.to_string(), &pools);
+}
+
 /// Deep nesting anywhere is an error, not a stack overflow.
 #[test]
 fn regression_deep_nesting() {

@@ -152,6 +152,11 @@ pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p
         let (aii, rho) = (a[(i, i)], p[(i, i)]);
         let lo = aii * -lambda_s(phi[i], -rho).abs();
         let hi = aii * lambda_s(phi[i], rho).abs();
+        // A = h M̂⁻¹ is positive definite in theory; garbage from a numerically singular M̂
+        // (e.g. link positions ~1e15 m) must not reach `clamp`, which panics if lo > hi.
+        if !(lo <= hi) {
+            return None;
+        }
         y[i] = v[i].clamp(lo, hi);
         stuck[i] = y[i] == v[i];
         f[i] = y[i] / aii;
