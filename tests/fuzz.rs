@@ -335,6 +335,17 @@ fn regression_geared_robot_com_1e308() {
     check_system("geared_robot_fig11_a.json", &v.to_string(), &pools);
 }
 
+/// Found by the campaign: a link origin of 1e15 m makes M̂ numerically singular; the
+/// diagonal axproj got lo > hi and `f64::clamp` panicked during the run.
+#[test]
+fn regression_geared_robot_origin_1e15() {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("geared_robot_fig11_b.json")).unwrap()).unwrap();
+    v["components"]["robot"]["links"][0]["origin"] = json!([1e15, 0, 0]);
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    check_system("geared_robot_fig11_b.json", &v.to_string(), &pools);
+}
+
 /// Deep nesting anywhere is an error, not a stack overflow.
 #[test]
 fn regression_deep_nesting() {
@@ -498,7 +509,8 @@ fn expressions() {
             Ok(Err(m)) => assert!(m.contains("column") || m.contains("not finite"), "{bad:?}: {m}"),
             Ok(Ok(_)) => {}
         }
-        assert!(t.elapsed() < Duration::from_millis(200), "{bad:?} took {:?}", t.elapsed());
+        // A hang, not a slow machine: the linear parse time is tested in hardening.rs.
+        assert!(t.elapsed() < SLOW, "{bad:?} took {:?}", t.elapsed());
         inputs += 2;
         let done = if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 100_000 };
         if done {
@@ -517,7 +529,7 @@ fn regression_expressions_from_the_issue() {
     let deep = format!("{}t{}", "sin(".repeat(100_000), ")".repeat(100_000));
     let t = Instant::now();
     let e = TimeFunction::expression(&deep).unwrap_err();
-    assert!(t.elapsed() < Duration::from_millis(100) && e.contains("column"), "{:?} {e}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(1) && e.contains("column"), "{:?} {e}", t.elapsed());
     let e = TimeFunction::expression(&format!("{}t{}", "(".repeat(500), ")".repeat(500))).unwrap_err();
     assert!(e.contains("nested"), "{e}");
 }

@@ -427,3 +427,34 @@ fn an_output_that_cannot_be_written_is_exit_4() {
         assert!(err.contains("output") || err.contains("No space"), "{err}");
     }
 }
+
+#[test]
+fn an_interrupted_fmu_only_run_stops_at_a_communication_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = load("fmu_only_gear_contact.json");
+    v["fmus"]["gear"]["path"] = json!(export_fmu(dir.path(), "gear", "2", "cs", &[]).to_str().unwrap());
+    v["fmus"]["contact"]["path"] = json!(export_fmu(dir.path(), "friction", "2", "cs", &[]).to_str().unwrap());
+    v["master"]["stop_time"] = json!(100000.0);
+    let path = dir.path().join("system.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let csv = dir.path().join("out.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while std::fs::metadata(&csv).map(|m| m.len()).unwrap_or(0) < 2000 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(143), "{err}");
+    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    assert!(std::fs::read_dir(&tmp).unwrap().next().is_none(), "temporary directories left");
+    assert_whole_rows(&std::fs::read_to_string(&csv).unwrap(), "FMU-only run");
+}

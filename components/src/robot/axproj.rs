@@ -152,8 +152,8 @@ pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p
         let (aii, rho) = (a[(i, i)], p[(i, i)]);
         let lo = aii * -lambda_s(phi[i], -rho).abs();
         let hi = aii * lambda_s(phi[i], rho).abs();
-        // A mobility that is not positive (an ill-conditioned mass matrix) has no box:
-        // leave it to the general iteration, whose result the stepper checks for finiteness.
+        // A = h M̂⁻¹ is positive definite in theory; garbage from a numerically singular M̂
+        // (e.g. link positions ~1e15 m) must not reach `clamp`, which panics if lo > hi.
         if !(lo <= hi) {
             return None;
         }

@@ -450,6 +450,8 @@ pub unsafe fn deserialize(
     // SAFETY: forwarded; handles are checked.
     unsafe {
         with_instance(function, c, |i| {
+            // A state is 40 bytes of header and 8 per value: refuse larger sizes unread.
+            check_count(i, function, "size", size.saturating_sub(40) / 8)?;
             let Some(data) = slice(bytes, size) else { return Err(null(i, function, "serializedState")) };
             if state.is_null() {
                 return Err(null(i, function, state_arg));

@@ -694,6 +694,12 @@ fn fmi2_get_real_with_2_pow_40_references_is_an_error_not_an_abort() {
     // SAFETY: as above.
     let st = unsafe { (f3.api.fmi3GetFloat64)(f3.c, vr.as_ptr(), usize::MAX, out.as_mut_ptr(), usize::MAX) };
     rejected(st, Some("huge-count-3"), "fmi3GetFloat64", "nValueReferences = usize::MAX");
+    // A serialized state claimed to be 2^40 bytes long is refused before it is read.
+    let mut s = null_mut();
+    // SAFETY: the size is refused before the buffer is read.
+    let st = unsafe { (f.api.fmi2DeSerializeFMUstate)(f.c, [0u8; 8].as_ptr(), 1 << 40, &mut s) };
+    rejected(st, Some("huge-count"), "fmi2DeSerializeFMUstate", "size = 2^40");
+    assert!(s.is_null());
 }
 
 #[test]
@@ -705,14 +711,14 @@ fn a_do_step_beyond_the_substep_budget_is_refused_at_once() {
     f.initialize();
     let t = Instant::now();
     let st = f.do_step(0.0, 1e-3);
-    assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     rejected(st, Some("tiny-substep"), "fmi2DoStep", "substep 1e-300");
     let f = Fmi2::new(&friction::INFO, CS, "small-substep");
     f.set(&[friction::vr::SUBSTEP], &[1e-12]);
     f.initialize();
     let t = Instant::now();
     let st = f.do_step(0.0, 1e-3);
-    assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     let log = take_log("small-substep");
     assert_eq!(st, ERROR);
     assert!(log.iter().any(|r| r.message.contains("budget")), "{log:#?}");
