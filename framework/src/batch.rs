@@ -38,7 +38,7 @@ use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
 pub use crate::views::{
-    sum_slots, AdmittanceBatch, FrameMotion, ImpedanceBatch, PointMotion, PortMotions, PortStates, SlotForces, Tap,
+    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortMotions, PortStates, SlotForces, SlotMotion, Tap,
 };
 use nalgebra::Vector3;
 use std::any::Any;
@@ -136,7 +136,7 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
         // The port count as a constant, so that the motions stay in registers.
-        let (m, f) = (motions.points, &mut *forces.force);
+        let (m, f) = (motions, &mut *forces.force);
         match self.ports {
             1 => self.run::<1>(members, m, y, t, tau, f, dy),
             2 => self.run::<2>(members, m, y, t, tau, f, dy),
@@ -153,7 +153,7 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     fn run<const P: usize>(
         &self,
         members: Range<usize>,
-        motions: &[PointMotion],
+        motions: &PortMotions<'_>,
         y: &[f64],
         t: f64,
         tau: f64,
@@ -162,10 +162,11 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     ) -> Result<(), (usize, Fault)> {
         debug_assert_eq!(P, self.ports);
         let ny = self.states;
-        let members_and_ports = self.members[members.clone()].iter().zip(motions.chunks_exact(P));
-        for (k, ((c, mk), f)) in members_and_ports.zip(force.chunks_exact_mut(P)).enumerate() {
+        for (k, (c, f)) in self.members[members.clone()].iter().zip(force.chunks_exact_mut(P)).enumerate() {
             let mut m = [PointMotion::default(); P];
-            m.copy_from_slice(mk);
+            for (i, mi) in m.iter_mut().enumerate() {
+                *mi = motions.point(k * P + i);
+            }
             let ys = k * ny..(k + 1) * ny;
             c.evaluate_points(&m, &y[ys.clone()], t, tau, f, &mut dy[ys]).map_err(|e| (members.start + k, e))?;
         }
