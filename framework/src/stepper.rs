@@ -49,9 +49,9 @@ pub(crate) struct Work {
     /// Σ w_r·ξ_r of (13j), accumulated stage by stage.
     acc: Vec<f64>,
     /// Force of every slot, as the impedance produced it.
-    force: Vec<Vector3<f64>>,
+    pub(crate) force: Vec<Vector3<f64>>,
     /// Moment of every slot; empty when no impedance port is a frame port.
-    moment: Vec<Vector3<f64>>,
+    pub(crate) moment: Vec<Vector3<f64>>,
     /// Φ (13f): the total force on every admittance port, as the last stage delivered it.
     pub(crate) adm_forces: Vec<Force>,
 }

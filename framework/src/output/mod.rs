@@ -3,10 +3,12 @@
 //! steps a [`Simulator`](crate::Simulator) and writes a row every output interval.
 
 mod csv_sink;
+mod probe;
 mod run;
 mod signals;
 
 pub use csv_sink::CsvSink;
+pub use probe::ProbeTargets;
 pub use run::{RunPlan, RunSummary};
 pub use signals::SignalRef;
 
