@@ -54,7 +54,11 @@ impl Simulator {
     pub fn probe_only(&mut self, targets: &ProbeTargets) -> Result<()> {
         let (t, h) = (self.time(), self.step_size());
         let Simulator { sched: s, x, work, .. } = self;
-        let fail = |name: &String, f: crate::error::Fault| Error::Simulation { time: t, component: name.clone(), message: f.0 };
+        let fail = |name: &String, f: crate::error::Fault| Error::Simulation {
+            time: t,
+            component: name.clone(),
+            message: f.0,
+        };
         let xa = &x[..s.nx];
         for &i in &targets.imp {
             let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
@@ -64,7 +68,14 @@ impl Simulator {
             for (p, m) in motions[..sb - sa].iter_mut().enumerate() {
                 *m = s.motion(xa, sa + p);
             }
-            let r = s.imp[i].evaluate(&motions[..sb - sa], &x[ya..yb], t, h, &mut forces[..sb - sa], &mut work.rate[ya..yb]);
+            let r = s.imp[i].evaluate(
+                &motions[..sb - sa],
+                &x[ya..yb],
+                t,
+                h,
+                &mut forces[..sb - sa],
+                &mut work.rate[ya..yb],
+            );
             for (p, f) in forces[..sb - sa].iter().enumerate() {
                 work.force[sa + p] = f.f;
                 if let Some(m) = work.moment.get_mut(sa + p) {
