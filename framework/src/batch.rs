@@ -38,7 +38,8 @@ use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
 pub use crate::views::{
-    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortMotions, PortStates, SlotForces, SlotMotion, Tap,
+    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotForces, SlotMotion,
+    Tap,
 };
 use nalgebra::Vector3;
 use std::any::Any;
@@ -242,11 +243,15 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
         self
     }
 
+    fn sums_points(&self) -> bool {
+        true
+    }
+
     fn derivative(
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -274,7 +279,7 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -282,8 +287,8 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         let (np, nx) = (self.ports, self.states);
         for (k, c) in self.members[members.clone()].iter().enumerate() {
             let mut f = [Vector3::zeros(); P];
-            for (fi, phi) in f[..np].iter_mut().zip(&forces[k * np..(k + 1) * np]) {
-                *fi = phi.f;
+            for (i, fi) in f[..np].iter_mut().enumerate() {
+                *fi = forces.point(k * np + i);
             }
             let xs = k * nx..(k + 1) * nx;
             c.derivative_points(&x[xs.clone()], &f[..np], t, tau, &mut dx[xs]).map_err(|e| (members.start + k, e))?;
@@ -402,7 +407,7 @@ impl AdmittanceBatch for EachAdmittance {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -411,7 +416,8 @@ impl AdmittanceBatch for EachAdmittance {
         for k in members {
             let (pa, pb) = (self.ports[k] - p0, self.ports[k + 1] - p0);
             let (xa, xb) = (self.states[k] - x0, self.states[k + 1] - x0);
-            self.members[k].derivative(&x[xa..xb], &forces[pa..pb], t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
+            let f = forces.kept(pa..pb);
+            self.members[k].derivative(&x[xa..xb], f, t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
-use crate::views::{AdmittanceBatch, ImpedanceBatch, PortMotions, SlotMotion, Tap};
+use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
@@ -383,6 +383,12 @@ impl Schedule {
     #[inline]
     pub(crate) fn port_motions<'a>(&'a self, xa: &'a [f64], base: usize) -> PortMotions<'a> {
         PortMotions::new(&self.taps, xa, base, self)
+    }
+
+    /// The Φ view of the admittance ports from global port `base` on, kept in `phi`.
+    #[inline]
+    pub(crate) fn port_forces<'a>(&'a self, force: &'a [Vector3<f64>], base: usize, phi: &'a mut [Force]) -> PortForces<'a> {
+        PortForces::new(&self.in_off, &self.incoming, force, base, phi)
     }
 
     /// Φ (13f) on the ports of admittances `adms` at the admittance states `xa`, from the

@@ -346,12 +346,15 @@ impl Simulator {
                     let (pa, pb) = (sched.adm_ports[chunk.start], sched.adm_ports[chunk.end]);
                     let (xa0, xb0) = (sched.adm_x[chunk.start], sched.adm_x[chunk.end]);
                     let phi = &mut phi.buf[pa - p0..pb - p0];
-                    sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
+                    if !group.batch.sums_points() {
+                        sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
+                    }
+                    let mut forces = sched.port_forces(force, pa, phi);
                     let members = chunk.start - group.start..chunk.end - group.start;
                     let rate = &mut rate.buf[xa0 - x0..xb0 - x0];
                     group
                         .batch
-                        .derivative(members.clone(), &xa[xa0..xb0], phi, t, tau, rate)
+                        .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, rate)
                         .map_err(|(k, f)| (group.start + k, f))?;
                     let next = &mut next.buf[xa0 - x0..xb0 - x0];
                     combine.apply(&x_a[xa0..xb0], rate, &mut acc.buf[xa0 - x0..xb0 - x0], next);

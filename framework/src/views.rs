@@ -142,6 +142,49 @@ pub fn sum_slots(slots: &[u32], force: &[Vector3<f64>]) -> Vector3<f64> {
     sum
 }
 
+/// Φ (13f) on the admittance ports of a range of batch members: port `k·P + i` is port i
+/// of the k-th member (members' ports back to back). Every sum is kept in `phi` (for
+/// signals). A batch of point-port members sums its ports itself, in its loop
+/// ([`point`](Self::point): the forces stay in registers); for the others the stepper has
+/// summed every port in full (moments of offset attachments included) before the call and
+/// they read [`kept`](Self::kept).
+pub struct PortForces<'a> {
+    /// Admittance port p receives the slots `incoming[in_off[p]..in_off[p + 1]]`.
+    in_off: &'a [usize],
+    incoming: &'a [u32],
+    force: &'a [Vector3<f64>],
+    /// Global index of port 0 of the view.
+    base: usize,
+    phi: &'a mut [Force],
+}
+
+impl<'a> PortForces<'a> {
+    /// The ports from global admittance port `base` on: the CSR lists of the slots pushing
+    /// on each port, the slot forces, and where the sums are kept.
+    pub fn new(in_off: &'a [usize], incoming: &'a [u32], force: &'a [Vector3<f64>], base: usize, phi: &'a mut [Force]) -> Self {
+        PortForces { in_off, incoming, force, base, phi }
+    }
+
+    /// Total force on scalar or point port `port`, summed in the schedule's order and kept.
+    #[inline(always)]
+    pub fn point(&mut self, port: usize) -> Vector3<f64> {
+        let gp = self.base + port;
+        let f = sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], self.force);
+        // Field by field: a whole `Force` built on the stack and copied stalls store
+        // forwarding when it is read back.
+        let kept = &mut self.phi[port];
+        kept.f = f;
+        kept.m = Vector3::zeros();
+        f
+    }
+
+    /// The kept sums of ports `ports`.
+    #[inline]
+    pub fn kept(&self, ports: Range<usize>) -> &[Force] {
+        &self.phi[ports]
+    }
+}
+
 /// Impedances of one kind evaluated together (see [`crate::batch`]).
 pub trait ImpedanceBatch: Send + Sync {
     /// Append the members of `other` if it is a batch of the same kind (concrete type and
@@ -172,14 +215,19 @@ pub trait AdmittanceBatch: Send + Sync {
     fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool;
     /// `self` as `Any`, for [`merge`](Self::merge).
     fn as_any(&self) -> &dyn Any;
+    /// Whether the batch sums the forces on its ports itself ([`PortForces::point`]); if
+    /// not (the default), the stepper sums them in full before [`derivative`](Self::derivative).
+    fn sums_points(&self) -> bool {
+        false
+    }
     /// Rates ξ (13g) of members `members`. `x` and `dx` hold their states and rates back to
-    /// back; `forces` the total forces Φ on their ports, back to back. On failure, returns
-    /// the index (within the batch) of the failing member.
+    /// back; `forces` the total forces Φ on their ports. On failure, returns the index
+    /// (within the batch) of the failing member.
     fn derivative(
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
