@@ -38,8 +38,8 @@ use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
 pub use crate::views::{
-    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotForces, SlotMotion,
-    Tap,
+    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotForces,
+    SlotMotion, Tap,
 };
 use nalgebra::Vector3;
 use std::any::Any;
@@ -310,7 +310,7 @@ pub struct EachImpedance {
 
 impl EachImpedance {
     /// A batch holding `members`, in this order.
-    pub fn new(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
+    pub fn batch(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
         let (mut slots, mut states) = (vec![0], vec![0]);
         for c in &members {
             let l = c.layout();
@@ -377,7 +377,7 @@ pub struct EachAdmittance {
 
 impl EachAdmittance {
     /// A batch holding `members`, in this order.
-    pub fn new(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
+    pub fn batch(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
         let (mut ports, mut states) = (vec![0], vec![0]);
         for c in &members {
             let l = c.layout();

@@ -187,7 +187,7 @@ impl Schedule {
                 imp_layouts.push(layout);
                 imp_network_index.push(k);
             }
-            let batch = batch.unwrap_or_else(|| EachImpedance::new(imp[start..].to_vec()));
+            let batch = batch.unwrap_or_else(|| EachImpedance::batch(imp[start..].to_vec()));
             imp_groups.push(Group { start, end: imp.len(), batch });
         }
         let mut schedule_index = vec![0; imp.len()];
@@ -197,7 +197,8 @@ impl Schedule {
 
         // Admittance groups: runs of consecutive admittances of one batch kind (None: the
         // per-component kind).
-        let mut runs: Vec<(Range<usize>, Option<Box<dyn AdmittanceBatch>>)> = Vec::new();
+        type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
+        let mut runs: Vec<Run> = Vec::new();
         for (j, a) in adm.iter().enumerate() {
             let b = a.batch();
             let joined = match (runs.last_mut(), &b) {
@@ -213,7 +214,7 @@ impl Schedule {
         let adm_groups: Vec<Group<dyn AdmittanceBatch>> = runs
             .into_iter()
             .map(|(r, b)| {
-                let batch = b.unwrap_or_else(|| EachAdmittance::new(adm[r.clone()].to_vec()));
+                let batch = b.unwrap_or_else(|| EachAdmittance::batch(adm[r.clone()].to_vec()));
                 Group { start: r.start, end: r.end, batch }
             })
             .collect();
@@ -387,7 +388,12 @@ impl Schedule {
 
     /// The Φ view of the admittance ports from global port `base` on, kept in `phi`.
     #[inline]
-    pub(crate) fn port_forces<'a>(&'a self, force: &'a [Vector3<f64>], base: usize, phi: &'a mut [Force]) -> PortForces<'a> {
+    pub(crate) fn port_forces<'a>(
+        &'a self,
+        force: &'a [Vector3<f64>],
+        base: usize,
+        phi: &'a mut [Force],
+    ) -> PortForces<'a> {
         PortForces::new(&self.in_off, &self.incoming, force, base, phi)
     }
 

@@ -161,7 +161,13 @@ pub struct PortForces<'a> {
 impl<'a> PortForces<'a> {
     /// The ports from global admittance port `base` on: the CSR lists of the slots pushing
     /// on each port, the slot forces, and where the sums are kept.
-    pub fn new(in_off: &'a [usize], incoming: &'a [u32], force: &'a [Vector3<f64>], base: usize, phi: &'a mut [Force]) -> Self {
+    pub fn new(
+        in_off: &'a [usize],
+        incoming: &'a [u32],
+        force: &'a [Vector3<f64>],
+        base: usize,
+        phi: &'a mut [Force],
+    ) -> Self {
         PortForces { in_off, incoming, force, base, phi }
     }
 
