@@ -98,3 +98,28 @@ fn frictionless_undamped_chain_conserves_energy() {
     fused.x[0] -= 0.02;
     assert!((fused.energy() - e0).abs() < 1e-12 * e0, "{} vs {e0}", fused.energy());
 }
+
+/// An output row evaluates only the components its signals read (`probe_only`): the values
+/// are those of the full probe, bit for bit, and the total force on a mass is m (a − g).
+#[test]
+fn targeted_probe_reads_what_the_full_probe_reads() {
+    let n = 300;
+    let mut sim = framework_chain(n, false, 1);
+    for _ in 0..50 {
+        sim.step().unwrap();
+    }
+    let names = ["m0.f[0]", "m0.a[0]", "m7.f[2]", "m7.a[2]", "s8.f[0]", "c9.penetration", "m299.v[1]"];
+    let refs: Vec<_> = names.iter().map(|s| sim.resolve(s).unwrap()).collect();
+    let targets = sim.probe_targets(&refs);
+    sim.probe_only(&targets).unwrap();
+    let only: Vec<f64> = refs.iter().map(|r| sim.value(r)).collect();
+    sim.probe().unwrap();
+    let full: Vec<f64> = refs.iter().map(|r| sim.value(r)).collect();
+    for ((name, a), b) in names.iter().zip(&only).zip(&full) {
+        assert_eq!(a.to_bits(), b.to_bits(), "{name}: {a} (targeted) vs {b} (full)");
+    }
+    // Newton for a 1 kg mass under gravity −9.81 z: f = m (a − g).
+    assert!((only[0] - only[1]).abs() < 1e-9 * (1.0 + only[0].abs()), "m0: f {} vs a {}", only[0], only[1]);
+    assert!((only[2] - (only[3] + 9.81)).abs() < 1e-9 * (1.0 + only[2].abs()), "m7: f {} vs a {}", only[2], only[3]);
+    assert!(only[2] > 0.0, "the contact carries m7's weight");
+}

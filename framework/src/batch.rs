@@ -38,7 +38,8 @@ use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
 use crate::port::{Domain, Force, Motion};
 pub use crate::views::{
-    sum_slots, AdmittanceBatch, FrameMotion, ImpedanceBatch, PointMotion, PortMotions, PortStates, SlotForces, Tap,
+    sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotForces,
+    SlotMotion, Tap,
 };
 use nalgebra::Vector3;
 use std::any::Any;
@@ -136,7 +137,7 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
         // The port count as a constant, so that the motions stay in registers.
-        let (m, f) = (motions.points, &mut *forces.force);
+        let (m, f) = (motions, &mut *forces.force);
         match self.ports {
             1 => self.run::<1>(members, m, y, t, tau, f, dy),
             2 => self.run::<2>(members, m, y, t, tau, f, dy),
@@ -153,7 +154,7 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     fn run<const P: usize>(
         &self,
         members: Range<usize>,
-        motions: &[PointMotion],
+        motions: &PortMotions<'_>,
         y: &[f64],
         t: f64,
         tau: f64,
@@ -162,10 +163,11 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     ) -> Result<(), (usize, Fault)> {
         debug_assert_eq!(P, self.ports);
         let ny = self.states;
-        let members_and_ports = self.members[members.clone()].iter().zip(motions.chunks_exact(P));
-        for (k, ((c, mk), f)) in members_and_ports.zip(force.chunks_exact_mut(P)).enumerate() {
+        for (k, (c, f)) in self.members[members.clone()].iter().zip(force.chunks_exact_mut(P)).enumerate() {
             let mut m = [PointMotion::default(); P];
-            m.copy_from_slice(mk);
+            for (i, mi) in m.iter_mut().enumerate() {
+                *mi = motions.point(k * P + i);
+            }
             let ys = k * ny..(k + 1) * ny;
             c.evaluate_points(&m, &y[ys.clone()], t, tau, f, &mut dy[ys]).map_err(|e| (members.start + k, e))?;
         }
@@ -241,11 +243,15 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
         self
     }
 
+    fn sums_points(&self) -> bool {
+        true
+    }
+
     fn derivative(
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -273,7 +279,7 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -281,8 +287,8 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         let (np, nx) = (self.ports, self.states);
         for (k, c) in self.members[members.clone()].iter().enumerate() {
             let mut f = [Vector3::zeros(); P];
-            for (fi, phi) in f[..np].iter_mut().zip(&forces[k * np..(k + 1) * np]) {
-                *fi = phi.f;
+            for (i, fi) in f[..np].iter_mut().enumerate() {
+                *fi = forces.point(k * np + i);
             }
             let xs = k * nx..(k + 1) * nx;
             c.derivative_points(&x[xs.clone()], &f[..np], t, tau, &mut dx[xs]).map_err(|e| (members.start + k, e))?;
@@ -304,7 +310,7 @@ pub struct EachImpedance {
 
 impl EachImpedance {
     /// A batch holding `members`, in this order.
-    pub fn new(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
+    pub fn batch(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
         let (mut slots, mut states) = (vec![0], vec![0]);
         for c in &members {
             let l = c.layout();
@@ -371,7 +377,7 @@ pub struct EachAdmittance {
 
 impl EachAdmittance {
     /// A batch holding `members`, in this order.
-    pub fn new(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
+    pub fn batch(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
         let (mut ports, mut states) = (vec![0], vec![0]);
         for c in &members {
             let l = c.layout();
@@ -401,7 +407,7 @@ impl AdmittanceBatch for EachAdmittance {
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],
@@ -410,7 +416,8 @@ impl AdmittanceBatch for EachAdmittance {
         for k in members {
             let (pa, pb) = (self.ports[k] - p0, self.ports[k + 1] - p0);
             let (xa, xb) = (self.states[k] - x0, self.states[k + 1] - x0);
-            self.members[k].derivative(&x[xa..xb], &forces[pa..pb], t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
+            let f = forces.kept(pa..pb);
+            self.members[k].derivative(&x[xa..xb], f, t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
         }
         Ok(())
     }

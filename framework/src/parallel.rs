@@ -35,45 +35,6 @@ impl<T: Send> Parts for Cut<'_, T> {
     }
 }
 
-/// A read-only buffer cut by absolute offsets, as [`Cut`].
-pub(crate) struct CutRef<'a, T> {
-    pub buf: &'a [T],
-    offs: &'a [usize],
-}
-
-impl<'a, T> CutRef<'a, T> {
-    pub(crate) fn new(buf: &'a [T], offs: &'a [usize]) -> Self {
-        CutRef { buf, offs }
-    }
-}
-
-impl<T: Sync> Parts for CutRef<'_, T> {
-    fn split(self, start: usize, mid: usize) -> (Self, Self) {
-        let (l, r) = self.buf.split_at(self.offs[mid] - self.offs[start]);
-        (CutRef { buf: l, offs: self.offs }, CutRef { buf: r, offs: self.offs })
-    }
-}
-
-/// A buffer of one element per index (a state vector for an element-wise operation).
-pub(crate) struct Flat<'a, T>(pub &'a mut [T]);
-
-impl<T: Send> Parts for Flat<'_, T> {
-    fn split(self, start: usize, mid: usize) -> (Self, Self) {
-        let (l, r) = self.0.split_at_mut(mid - start);
-        (Flat(l), Flat(r))
-    }
-}
-
-/// A read-only buffer of one element per index.
-pub(crate) struct Shared<'a, T>(pub &'a [T]);
-
-impl<T: Sync> Parts for Shared<'_, T> {
-    fn split(self, start: usize, mid: usize) -> (Self, Self) {
-        let (l, r) = self.0.split_at(mid - start);
-        (Shared(l), Shared(r))
-    }
-}
-
 macro_rules! tuple_parts {
     ($($t:ident $v:ident $i:tt),+) => {
         impl<$($t: Parts),+> Parts for ($($t,)+) {
@@ -91,12 +52,19 @@ tuple_parts!(A a 0, B b 1, C c 2, D d 3, E e 4);
 
 /// Run `leaf(range, parts)` over parts of `range` no larger than `grain`, in parallel
 /// when `parallel` is set. In each call the buffers start at component `range.start`.
-/// The error of the lowest-indexed failing part is returned.
-pub(crate) fn split_run<P, E, F>(range: Range<usize>, parts: P, grain: usize, parallel: bool, leaf: &F) -> Result<(), E>
+/// The error of the lowest-indexed failing part is returned, else whether every part
+/// returned true.
+pub(crate) fn split_run<P, E, F>(
+    range: Range<usize>,
+    parts: P,
+    grain: usize,
+    parallel: bool,
+    leaf: &F,
+) -> Result<bool, E>
 where
     P: Parts,
     E: Send,
-    F: Fn(Range<usize>, P) -> Result<(), E> + Sync,
+    F: Fn(Range<usize>, P) -> Result<bool, E> + Sync,
 {
     if !parallel || range.len() <= grain.max(1) {
         return leaf(range, parts);
@@ -107,5 +75,5 @@ where
         || split_run(range.start..mid, p1, grain, parallel, leaf),
         || split_run(mid..range.end, p2, grain, parallel, leaf),
     );
-    r1.and(r2)
+    Ok(r1? & r2?)
 }

@@ -1,12 +1,12 @@
-//! What a batch sees: the port motions Ψ (13d) of its members' impedance ports, gathered
-//! into plain slices ([`PortMotions`]), the slots their forces go to ([`SlotForces`]), the
+//! What a batch sees: the port motions Ψ (13d) of its members' impedance ports
+//! ([`PortMotions`]), the slots their forces go to ([`SlotForces`]), the
 //! summed forces Φ (13f) on its members' admittance ports (a slice of [`Force`]), and the
 //! two batch traits ([`ImpedanceBatch`], [`AdmittanceBatch`]). The batches themselves are in
 //! [`crate::batch`]; the schedule forms them and the stepper fills the views.
 
 use crate::error::Fault;
 use crate::port::{Force, Motion};
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::Vector3;
 use std::any::Any;
 use std::ops::Range;
 
@@ -24,20 +24,6 @@ impl PointMotion {
     pub fn of(m: &Motion) -> PointMotion {
         PointMotion { p: m.p, v: m.v }
     }
-}
-
-/// The frame fields of a [`Motion`]: orientation and angular velocity. Gathered only when
-/// some impedance port takes its motion through `Admittance::port_motion` (a frame, an
-/// offset, a port without [`PortStates`]), so that those ports see exactly that motion.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameMotion {
-    pub rot: UnitQuaternion<f64>,
-    pub w: Vector3<f64>,
-}
-
-impl FrameMotion {
-    /// Unrotated, not turning: the frame fields of a scalar or point motion.
-    pub const REST: FrameMotion = FrameMotion { rot: Motion::REST.rot, w: Motion::REST.w };
 }
 
 /// Where the motion of a scalar or point admittance port lies in the admittance's state:
@@ -61,38 +47,61 @@ pub enum Tap {
     Other,
 }
 
-/// Ψ (13d) of the impedance ports of a range of batch members, gathered: port `k·P + i` is
-/// port i of the k-th member of the range (P ports per member; for a batch of members
-/// with different port counts, the members' ports back to back).
-#[derive(Clone, Copy, Debug)]
-pub struct PortMotions<'a> {
-    /// Position and velocity of every port.
-    pub points: &'a [PointMotion],
-    /// Orientation and angular velocity of every port, or empty when every port is at
-    /// rest in those ([`FrameMotion::REST`]).
-    pub frames: &'a [FrameMotion],
+/// Ψ (13d) of one slot in full, for the slots whose [`Tap`] is `Other` (and for
+/// [`PortMotions::motion`]).
+pub trait SlotMotion: Sync {
+    /// Motion of slot `slot` for the admittance states `xa`.
+    fn motion(&self, xa: &[f64], slot: usize) -> Motion;
 }
 
-impl PortMotions<'_> {
+/// Ψ (13d) of the impedance ports of a range of batch members, gathered on demand from the
+/// stage state: port `k·P + i` is port i of the k-th member of the range (P ports per
+/// member; for a batch of members with different port counts, their ports back to back).
+/// A point or scalar port with a [`Tap`] is two reads of the state; the others go through
+/// `port_motion` ([`SlotMotion`]). Reading them in the batch loop instead of gathering
+/// them into a buffer first keeps them in registers (chain-10k, 1 thread: a gathered
+/// buffer cost 1.3× the run time, see the commit log).
+#[derive(Clone, Copy)]
+pub struct PortMotions<'a> {
+    taps: &'a [Tap],
+    xa: &'a [f64],
+    base: usize,
+    other: &'a dyn SlotMotion,
+}
+
+impl<'a> PortMotions<'a> {
+    /// The ports of the members whose first slot is `base`: `taps` of every slot, the
+    /// admittance states `xa`, and where the `Other` slots get their motion.
+    pub fn new(taps: &'a [Tap], xa: &'a [f64], base: usize, other: &'a dyn SlotMotion) -> Self {
+        PortMotions { taps, xa, base, other }
+    }
+
     /// Position and velocity of port `port`.
     #[inline(always)]
     pub fn point(&self, port: usize) -> PointMotion {
-        self.points[port]
+        let (xa, slot) = (self.xa, self.base + port);
+        match self.taps[slot] {
+            Tap::Point { p, v } => {
+                let (p, v) = (&xa[p as usize..p as usize + 3], &xa[v as usize..v as usize + 3]);
+                PointMotion { p: Vector3::new(p[0], p[1], p[2]), v: Vector3::new(v[0], v[1], v[2]) }
+            }
+            Tap::Scalar { p, v } => {
+                PointMotion { p: Vector3::new(xa[p as usize], 0.0, 0.0), v: Vector3::new(xa[v as usize], 0.0, 0.0) }
+            }
+            Tap::Other => PointMotion::of(&self.other.motion(xa, slot)),
+        }
     }
 
-    /// The full motion of port `port`.
+    /// The full motion of port `port` (frame fields included).
     #[inline]
     pub fn motion(&self, port: usize) -> Motion {
-        let PointMotion { p, v } = self.points[port];
-        let FrameMotion { rot, w } = self.frames.get(port).copied().unwrap_or(FrameMotion::REST);
-        Motion { p, v, rot, w }
+        self.other.motion(self.xa, self.base + port)
     }
 
-    /// The ports `range` of this view.
+    /// The view of the ports from `port` on.
     #[inline]
-    pub fn slice(&self, range: Range<usize>) -> PortMotions<'_> {
-        let frames = if self.frames.is_empty() { self.frames } else { &self.frames[range.clone()] };
-        PortMotions { points: &self.points[range], frames }
+    pub fn from(&self, port: usize) -> PortMotions<'a> {
+        PortMotions { base: self.base + port, ..*self }
     }
 }
 
@@ -133,6 +142,55 @@ pub fn sum_slots(slots: &[u32], force: &[Vector3<f64>]) -> Vector3<f64> {
     sum
 }
 
+/// Φ (13f) on the admittance ports of a range of batch members: port `k·P + i` is port i
+/// of the k-th member (members' ports back to back). Every sum is kept in `phi` (for
+/// signals). A batch of point-port members sums its ports itself, in its loop
+/// ([`point`](Self::point): the forces stay in registers); for the others the stepper has
+/// summed every port in full (moments of offset attachments included) before the call and
+/// they read [`kept`](Self::kept).
+pub struct PortForces<'a> {
+    /// Admittance port p receives the slots `incoming[in_off[p]..in_off[p + 1]]`.
+    in_off: &'a [usize],
+    incoming: &'a [u32],
+    force: &'a [Vector3<f64>],
+    /// Global index of port 0 of the view.
+    base: usize,
+    phi: &'a mut [Force],
+}
+
+impl<'a> PortForces<'a> {
+    /// The ports from global admittance port `base` on: the CSR lists of the slots pushing
+    /// on each port, the slot forces, and where the sums are kept.
+    pub fn new(
+        in_off: &'a [usize],
+        incoming: &'a [u32],
+        force: &'a [Vector3<f64>],
+        base: usize,
+        phi: &'a mut [Force],
+    ) -> Self {
+        PortForces { in_off, incoming, force, base, phi }
+    }
+
+    /// Total force on scalar or point port `port`, summed in the schedule's order and kept.
+    #[inline(always)]
+    pub fn point(&mut self, port: usize) -> Vector3<f64> {
+        let gp = self.base + port;
+        let f = sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], self.force);
+        // Field by field: a whole `Force` built on the stack and copied stalls store
+        // forwarding when it is read back.
+        let kept = &mut self.phi[port];
+        kept.f = f;
+        kept.m = Vector3::zeros();
+        f
+    }
+
+    /// The kept sums of ports `ports`.
+    #[inline]
+    pub fn kept(&self, ports: Range<usize>) -> &[Force] {
+        &self.phi[ports]
+    }
+}
+
 /// Impedances of one kind evaluated together (see [`crate::batch`]).
 pub trait ImpedanceBatch: Send + Sync {
     /// Append the members of `other` if it is a batch of the same kind (concrete type and
@@ -163,14 +221,19 @@ pub trait AdmittanceBatch: Send + Sync {
     fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool;
     /// `self` as `Any`, for [`merge`](Self::merge).
     fn as_any(&self) -> &dyn Any;
+    /// Whether the batch sums the forces on its ports itself ([`PortForces::point`]); if
+    /// not (the default), the stepper sums them in full before [`derivative`](Self::derivative).
+    fn sums_points(&self) -> bool {
+        false
+    }
     /// Rates ξ (13g) of members `members`. `x` and `dx` hold their states and rates back to
-    /// back; `forces` the total forces Φ on their ports, back to back. On failure, returns
-    /// the index (within the batch) of the failing member.
+    /// back; `forces` the total forces Φ on their ports. On failure, returns the index
+    /// (within the batch) of the failing member.
     fn derivative(
         &self,
         members: Range<usize>,
         x: &[f64],
-        forces: &[Force],
+        forces: &mut PortForces<'_>,
         t: f64,
         tau: f64,
         dx: &mut [f64],

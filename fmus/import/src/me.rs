@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use stiction_framework::system::Built;
 use stiction_framework::{
     Admittance, Diagnostic, Domain, Fault, Force, Impedance, Layout, Method, Motion, PortInfo, Probe, SignalInfo,
+    Tableau,
 };
 
 /// Event iterations (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates calls) allowed at one event.
@@ -22,13 +23,17 @@ pub const EVENT_TOLERANCE: f64 = 1e-10;
 /// chatter (Zeno behaviour) and the run stops with an error.
 const MAX_EVENTS_PER_STEP: usize = 64;
 
-/// One classical RK4 step of the FMU's own equations from (t, x, ẋ) over `r`, its inputs
-/// held at the values last set, into `out`.
+/// One RK4 step of the FMU's own equations from (t, x, ẋ) over `r`, its inputs held at the
+/// values last set, into `out`: the stages of the framework's [`Tableau::RK4`] (offsets
+/// and weights of (13); its first rate is ẋ).
 fn rk4_rest(fmu: &mut Instance, t: f64, r: f64, x: &[f64], dx: &[f64], out: &mut [f64]) -> Result<(), FmiError> {
+    let tab = &Tableau::RK4;
     let n = x.len();
-    let (mut k, mut acc, mut xs) = (vec![0.0; n], dx.to_vec(), vec![0.0; n]);
-    for (stage, (c, w)) in [(0.5, 2.0), (0.5, 2.0), (1.0, 1.0)].into_iter().enumerate() {
-        let prev = if stage == 0 { dx } else { &k[..] };
+    let (mut k, mut xs) = (vec![0.0; n], vec![0.0; n]);
+    let mut acc: Vec<f64> = dx.iter().map(|d| tab.weight[0] * d).collect();
+    for stage in 1..tab.stages() {
+        let (c, w) = (tab.offset[stage], tab.weight[stage]);
+        let prev = if stage == 1 { dx } else { &k[..] };
         for i in 0..n {
             xs[i] = x[i] + c * r * prev[i];
         }
@@ -40,7 +45,7 @@ fn rk4_rest(fmu: &mut Instance, t: f64, r: f64, x: &[f64], dx: &[f64], out: &mut
         }
     }
     for i in 0..n {
-        out[i] = x[i] + r / 6.0 * acc[i];
+        out[i] = x[i] + r / tab.weight_sum * acc[i];
     }
     Ok(())
 }

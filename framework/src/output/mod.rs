@@ -4,10 +4,12 @@
 
 mod csv_sink;
 pub mod number;
+mod probe;
 mod run;
 mod signals;
 
 pub use csv_sink::CsvSink;
+pub use probe::ProbeTargets;
 pub use run::{RunPlan, RunSummary};
 pub use signals::SignalRef;
 

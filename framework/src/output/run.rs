@@ -68,8 +68,9 @@ impl Simulator {
         let every = ((plan.interval / self.step_size()).round() as u64).max(1);
         let mut values = vec![0.0; plan.columns.len()];
         let mut rows = 0u64;
+        let targets = self.probe_targets(plan.columns.iter().map(|c| &c.1));
         let mut emit = |sim: &mut Simulator, values: &mut Vec<f64>| -> Result<()> {
-            sim.probe()?;
+            sim.probe_only(&targets)?;
             for (v, (_, r)) in values.iter_mut().zip(&plan.columns) {
                 *v = sim.value(r);
             }

@@ -1,0 +1,103 @@
+//! Benchmark of the multibody-N system (examples/generate_multibody.rs): rigid boxes on
+//! corner contacts joined in pairs by penalty joints with friction, and six-joint geared
+//! robots holding loads. Frames, offsets, per-component batches and heavy admittances, so
+//! that it is not tuned to one component set the way chain-N is.
+//!
+//! `cargo bench --bench multibody [-- COMPONENTS ...]` (default 1000 10000 100000) prints,
+//! per size: JSON load + compile time, µs per RK4 step and per step and component on 1 and
+//! 2 threads, and two ratios to baselines measured in the same run: the 2-thread speed-up
+//! (baseline: the 1-thread run) and the growth of the per-component cost (baseline: the
+//! first size). Each size runs in its own process; times are the best of 3 repetitions
+//! (the machine may be shared). Below `PARALLEL_THRESHOLD` components the 2-thread
+//! simulator steps serially; its speed-up is then marked "(serial)".
+
+#[path = "../examples/generate_multibody.rs"]
+#[allow(dead_code)]
+mod generate_multibody;
+
+use std::time::Instant;
+
+/// Best of `reps` timings of `steps` calls of `f`, in seconds per call.
+fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        for _ in 0..steps {
+            f();
+        }
+        best = best.min(t.elapsed().as_secs_f64() / steps as f64);
+    }
+    best
+}
+
+/// Measure one size; prints a table row and returns the 1-thread µs per step and component.
+fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
+    let t = Instant::now();
+    let (mut sim1, _) = stiction::load(path).expect("load").into_simulator(1).expect("compile");
+    let load = t.elapsed().as_secs_f64();
+    let steps = (200_000 / components).clamp(5, 200);
+    let reps = 3;
+    sim1.step().expect("step");
+    let one = time_per_call(reps, steps, || sim1.step().expect("step"));
+    drop(sim1);
+    let (mut sim2, _) = stiction::load(path).expect("load").into_simulator(2).expect("compile");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let serial = if sim2.is_parallel() { "" } else { " (serial)" };
+    let two = pool.install(|| {
+        sim2.step().expect("step");
+        time_per_call(reps, steps, || sim2.step().expect("step"))
+    });
+    let per = one * 1e6 / components as f64;
+    let growth = first.map(|f| format!("{:.2}", per / f)).unwrap_or_else(|| "1 (baseline)".into());
+    println!(
+        "| {components} | {load:.3} | {:.0} | {:.3} | {:.0} | {:.3} | {:.2}{serial} | {growth} |",
+        one * 1e6,
+        per,
+        two * 1e6,
+        two * 1e6 / components as f64,
+        one / two,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(pos) = args.iter().position(|a| a == "--one") {
+        let n: usize = args.get(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE [FIRST]");
+        let file = args.get(pos + 2).expect("--one N FILE [FIRST]");
+        let first = args.get(pos + 3).and_then(|s| s.parse().ok());
+        one(n, std::path::Path::new(file), first);
+        return;
+    }
+    let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).filter_map(|a| a.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { vec![1000, 10_000, 100_000] } else { sizes };
+    println!("multibody-N, RK4, T = 1e-4 s: box pairs (11 components each) + geared robots with loads (2 each)");
+    println!("speed-up = 1 thread / 2 threads; growth = µs per step and component / that of the first size");
+    println!("| components | load + compile (s) | 1 thr (µs/step) | 1 thr (µs/step/component) | 2 thr (µs/step) | 2 thr (µs/step/component) | speed-up | growth |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let exe = std::env::current_exe().expect("exe");
+    let dir = std::env::temp_dir().join(format!("stiction-multibody-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut first: Option<f64> = None;
+    for n in sizes {
+        let (pairs, robots) = generate_multibody::split(n);
+        let components = generate_multibody::components(pairs, robots);
+        let path = dir.join(format!("multibody_{components}.json"));
+        std::fs::write(&path, generate_multibody::multibody(pairs, robots).to_string()).expect("write system");
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["--one", &components.to_string(), path.to_str().expect("utf-8 temp path")]);
+        if let Some(f) = first {
+            cmd.arg(f.to_string());
+        }
+        let out = cmd.output().expect("run");
+        let row = String::from_utf8_lossy(&out.stdout);
+        print!("{row}");
+        if !out.status.success() {
+            eprintln!("{components} components failed: {}", String::from_utf8_lossy(&out.stderr));
+        } else if first.is_none() {
+            // The 1-thread µs per step and component of the first size: the growth baseline.
+            first = row.split('|').nth(4).and_then(|v| v.trim().parse().ok());
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
