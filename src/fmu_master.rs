@@ -19,8 +19,9 @@ pub fn run(
     plot_to: Option<(PathBuf, super::plot::Options)>,
     threads: Option<usize>,
     quiet: bool,
+    sets: &[String],
 ) -> Result<(), Failure> {
-    let mut system = FmuSystem::load(path)?;
+    let mut system = stiction::set::load_fmu_system_with_sets(path, sets)?;
     if !quiet {
         for w in system.warnings() {
             eprintln!("warning: {w}");

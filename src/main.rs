@@ -233,7 +233,7 @@ fn run(
     fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
-        return fmu_master::run(path, output, plot, threads, quiet);
+        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets);
     }
     let system = if fmu_run::is_fmu(path) {
         fmu_run::system(path, fmu).map_err(Failure::Input)?
