@@ -39,7 +39,7 @@ pub fn run(
     if let Some((_, opts)) = &plot_to {
         opts.columns(system.labels()).map_err(Failure::Input)?;
     }
-    let mut csv = super::open_csv(&out_path, None, Vec::new())?;
+    let mut csv = super::open_csv(&out_path, Some(system.step), Vec::new())?;
     let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
     let mut progress = |f: f64| {
