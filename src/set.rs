@@ -264,15 +264,20 @@ pub fn apply_all(doc: &mut Value, sets: &[String]) -> Result<Vec<Assignment>, Se
 /// Name the `--set` argument behind a loader error: when the error's JSON path lies at or
 /// under (or above) a path an assignment set, the message ends with `(from --set ARG)`.
 pub fn blame(e: Error, sets: &[Assignment]) -> Error {
+    blame_as(e, sets, "--set")
+}
+
+/// [`blame`] naming another option (`--vary`).
+pub fn blame_as(e: Error, sets: &[Assignment], option: &str) -> Error {
     match e {
-        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame(*inner, sets)) },
+        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame_as(*inner, sets, option)) },
         Error::Invalid { path, message } => {
             let hit = sets.iter().rev().find(|a| {
                 let p = json_path(&a.path);
                 related(&path, &p)
             });
             match hit {
-                Some(a) => Error::Invalid { path, message: format!("{message} (from --set {})", a.arg) },
+                Some(a) => Error::Invalid { path, message: format!("{message} (from {option} {})", a.arg) },
                 None => Error::Invalid { path, message },
             }
         }
