@@ -50,10 +50,10 @@ enum Command {
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
         /// Plot only these output columns (comma-separated labels).
-        #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+        #[arg(long, value_delimiter = ',', value_name = "LABELS", requires = "plot")]
         plot_signals: Vec<String>,
         /// Plot the columns on one shared axis (with a legend) instead of one panel each.
-        #[arg(long)]
+        #[arg(long, requires = "plot")]
         plot_overlay: bool,
         /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
         #[arg(long, value_name = "SECONDS")]
