@@ -54,6 +54,12 @@ enum Command {
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// Plot only these output columns (comma-separated labels).
+        #[arg(long, value_delimiter = ',', value_name = "LABELS", requires = "plot")]
+        plot_signals: Vec<String>,
+        /// Plot the columns on one shared axis (with a legend) instead of one panel each.
+        #[arg(long, requires = "plot")]
+        plot_overlay: bool,
         /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
         #[arg(long, value_name = "SECONDS")]
         stop_time: Option<f64>,
@@ -110,13 +116,16 @@ fn main_inner() -> ExitCode {
             parallel_threshold,
             quiet,
             set,
+            plot_signals,
+            plot_overlay,
             stop_time,
             step,
             interface,
             strict,
         } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
-            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu, strict)
+            let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
+            run(&system, output, plot.map(|p| (p, opts)), threads, parallel_threshold, quiet, &fmu, strict)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system, strict } => check(&system, strict),
@@ -184,7 +193,7 @@ fn finish_run(
     file: String,
     rec: &Recorder,
     name: &str,
-    plot_to: Option<&Path>,
+    plot_to: Option<&(PathBuf, plot::Options)>,
 ) -> Result<stiction_framework::RunSummary, Failure> {
     if let Some(b) = &bar {
         b.finish_and_clear();
@@ -203,8 +212,8 @@ fn finish_run(
         );
         return Err(Failure::Interrupted(code));
     }
-    if let Some(p) = plot_to {
-        plot::plot(rec, name, p)
+    if let Some((p, opts)) = plot_to {
+        plot::plot(rec, name, p, opts)
             .with_context(|| format!("cannot write plot {}", p.display()))
             .map_err(Failure::Output)?;
     }
@@ -218,7 +227,7 @@ fn load(path: &Path) -> Result<System, Failure> {
 fn run(
     path: &Path,
     output: Option<PathBuf>,
-    plot: Option<PathBuf>,
+    mut plot: Option<(PathBuf, plot::Options)>,
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
@@ -226,7 +235,7 @@ fn run(
     strict: bool,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
-        return fmu_master::run(path, output, plot, threads, quiet);
+        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets);
     }
     interrupt::install();
     let system = if fmu_run::is_fmu(path) {
@@ -238,7 +247,7 @@ fn run(
         stiction::set::load_with_sets(path, fmu.sets)?
     };
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
-    check_out_paths(&out_path, plot.as_deref())?;
+    check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
     let step = system.step;
     let threads = match (threads, system.threads) {
         (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,
@@ -258,7 +267,13 @@ fn run(
     if strict && warned > 0 {
         return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
     }
-    let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
+    let columns = stiction::results::column_info(&sim, &plan);
+    if let Some((_, opts)) = &mut plot {
+        let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
+        opts.columns(&labels).map_err(Failure::Input)?;
+        opts.units = columns.iter().map(|c| (c.label.clone(), c.unit.clone())).collect();
+    }
+    let mut csv = open_csv(&out_path, Some(step), columns)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -283,7 +298,7 @@ fn run(
         }
     });
     let shown = shown(&out_path);
-    let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_deref())?;
+    let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_ref())?;
     if let Some(why) = &summary.stopped {
         // A component (an FMU) asked to end the run: a normal end at its last row.
         eprintln!("{name}: stopped at {why}");
@@ -295,7 +310,7 @@ fn run(
             summary.final_time,
             started.elapsed().as_secs_f64(),
             summary.rows,
-            plot.map(|p| format!(", plot -> {}", p.display())).unwrap_or_default()
+            plot.map(|p| format!(", plot -> {}", p.0.display())).unwrap_or_default()
         );
     }
     Ok(())
