@@ -16,11 +16,12 @@ pub fn detect(path: &Path) -> bool {
 pub fn run(
     path: &Path,
     output: Option<PathBuf>,
-    plot_to: Option<PathBuf>,
+    plot_to: Option<(PathBuf, super::plot::Options)>,
     threads: Option<usize>,
     quiet: bool,
+    sets: &[String],
 ) -> Result<(), Failure> {
-    let mut system = FmuSystem::load(path)?;
+    let mut system = stiction::set::load_fmu_system_with_sets(path, sets)?;
     if !quiet {
         for w in system.warnings() {
             eprintln!("warning: {w}");
@@ -34,8 +35,11 @@ pub fn run(
     let name = system.name.clone();
     let file = path.display().to_string();
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{name}.csv")));
-    super::check_out_paths(&out_path, plot_to.as_deref())?;
-    let mut csv = super::open_csv(&out_path, None, Vec::new())?;
+    super::check_out_paths(&out_path, plot_to.as_ref().map(|p| p.0.as_path()))?;
+    if let Some((_, opts)) = &plot_to {
+        opts.columns(system.labels()).map_err(Failure::Input)?;
+    }
+    let mut csv = super::open_csv(&out_path, Some(system.step), Vec::new())?;
     let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
     let mut progress = |f: f64| {
@@ -53,7 +57,7 @@ pub fn run(
         system.run(threads, csv.as_mut(), &mut progress)
     };
     let shown = super::shown(&out_path);
-    let summary = super::finish_run(result, bar, &shown, file, &rec, &name, plot_to.as_deref())?;
+    let summary = super::finish_run(result, bar, &shown, file, &rec, &name, plot_to.as_ref())?;
     if !quiet {
         // Gauss-Seidel steps the FMUs one after the other.
         let threads = if system.algorithm == Algorithm::Jacobi { threads } else { 1 };
@@ -64,7 +68,7 @@ pub fn run(
             summary.final_time,
             started.elapsed().as_secs_f64(),
             summary.rows,
-            plot_to.map(|p| format!(", plot -> {}", p.display())).unwrap_or_default()
+            plot_to.map(|p| format!(", plot -> {}", p.0.display())).unwrap_or_default()
         );
     }
     Ok(())

@@ -49,6 +49,12 @@ enum Command {
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// Plot only these output columns (comma-separated labels).
+        #[arg(long, value_delimiter = ',', value_name = "LABELS", requires = "plot")]
+        plot_signals: Vec<String>,
+        /// Plot the columns on one shared axis (with a legend) instead of one panel each.
+        #[arg(long, requires = "plot")]
+        plot_overlay: bool,
         /// X.fmu only: stop time in s (default: the FMU's DefaultExperiment, else 1).
         #[arg(long, value_name = "SECONDS")]
         stop_time: Option<f64>,
@@ -96,9 +102,23 @@ impl From<Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { system, output, plot, threads, parallel_threshold, quiet, set, stop_time, step, interface } => {
+        Command::Run {
+            system,
+            output,
+            plot,
+            threads,
+            parallel_threshold,
+            quiet,
+            set,
+            plot_signals,
+            plot_overlay,
+            stop_time,
+            step,
+            interface,
+        } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
-            run(&system, output, plot, threads, parallel_threshold, quiet, &fmu)
+            let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
+            run(&system, output, plot.map(|p| (p, opts)), threads, parallel_threshold, quiet, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system } => check(&system),
@@ -179,7 +199,7 @@ fn finish_run<S>(
     file: String,
     rec: &Recorder,
     name: &str,
-    plot_to: Option<&Path>,
+    plot_to: Option<&(PathBuf, plot::Options)>,
 ) -> Result<S, Failure> {
     if let Some(b) = &bar {
         b.finish_and_clear();
@@ -191,8 +211,8 @@ fn finish_run<S>(
             return Err(Failure::from(e.in_file(file)).context(note));
         }
     };
-    if let Some(p) = plot_to {
-        plot::plot(rec, name, p)
+    if let Some((p, opts)) = plot_to {
+        plot::plot(rec, name, p, opts)
             .with_context(|| format!("cannot write plot {}", p.display()))
             .map_err(Failure::Simulation)?;
     }
@@ -206,14 +226,14 @@ fn load(path: &Path) -> Result<System, Failure> {
 fn run(
     path: &Path,
     output: Option<PathBuf>,
-    plot: Option<PathBuf>,
+    mut plot: Option<(PathBuf, plot::Options)>,
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
     quiet: bool,
     fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
-        return fmu_master::run(path, output, plot, threads, quiet);
+        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets);
     }
     let system = if fmu_run::is_fmu(path) {
         fmu_run::system(path, fmu).map_err(Failure::Input)?
@@ -224,7 +244,7 @@ fn run(
         stiction::set::load_with_sets(path, fmu.sets)?
     };
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
-    check_out_paths(&out_path, plot.as_deref())?;
+    check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
     let step = system.step;
     let threads = match threads.or(system.threads) {
         Some(0) => return Err(Failure::Input(anyhow::anyhow!("--threads must be at least 1"))),
@@ -250,7 +270,13 @@ fn run(
             }
         }
     }
-    let mut csv = open_csv(&out_path, Some(step), stiction::results::column_info(&sim, &plan))?;
+    let columns = stiction::results::column_info(&sim, &plan);
+    if let Some((_, opts)) = &mut plot {
+        let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
+        opts.columns(&labels).map_err(Failure::Input)?;
+        opts.units = columns.iter().map(|c| (c.label.clone(), c.unit.clone())).collect();
+    }
+    let mut csv = open_csv(&out_path, Some(step), columns)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -275,7 +301,7 @@ fn run(
         }
     });
     let shown = shown(&out_path);
-    let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_deref())?;
+    let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_ref())?;
     if !quiet {
         eprintln!(
             "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s), {phases}; {} rows -> {shown}{}",
@@ -283,7 +309,7 @@ fn run(
             summary.final_time,
             started.elapsed().as_secs_f64(),
             summary.rows,
-            plot.map(|p| format!(", plot -> {}", p.display())).unwrap_or_default()
+            plot.map(|p| format!(", plot -> {}", p.0.display())).unwrap_or_default()
         );
     }
     Ok(())

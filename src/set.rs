@@ -118,7 +118,7 @@ fn resolve(doc: &Value, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, 
     let Some(Segment::Key(first)) = segs.first() else { return Err(format!("'{name}' names nothing")) };
     let top = |k: &str| doc.get(k).is_some();
     match first.as_str() {
-        "solver" | "output" => {
+        "solver" | "output" | "master" => {
             if segs.len() < 2 {
                 return Err(format!("give a key of '{first}', e.g. solver.step or output.interval"));
             }
@@ -144,7 +144,15 @@ fn resolve(doc: &Value, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, 
         return Err(format!("give a parameter of '{first}', e.g. {first}.mass"));
     }
     let mut path = vec![Segment::Key(section.to_string())];
-    path.extend(segs);
+    // An FMU of an FMU-only system: `gear.fu` is the start value `fmus.gear.parameters.fu`.
+    let own = matches!(&segs[1], Segment::Key(k) if ["path", "parameters", "preload"].contains(&k.as_str()));
+    if section == "fmus" && !own {
+        path.push(segs[0].clone());
+        path.push(Segment::Key("parameters".into()));
+        path.extend(segs.into_iter().skip(1));
+    } else {
+        path.extend(segs);
+    }
     Ok(path)
 }
 
@@ -256,15 +264,20 @@ pub fn apply_all(doc: &mut Value, sets: &[String]) -> Result<Vec<Assignment>, Se
 /// Name the `--set` argument behind a loader error: when the error's JSON path lies at or
 /// under (or above) a path an assignment set, the message ends with `(from --set ARG)`.
 pub fn blame(e: Error, sets: &[Assignment]) -> Error {
+    blame_as(e, sets, "--set")
+}
+
+/// [`blame`] naming another option (`--vary`).
+pub fn blame_as(e: Error, sets: &[Assignment], option: &str) -> Error {
     match e {
-        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame(*inner, sets)) },
+        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame_as(*inner, sets, option)) },
         Error::Invalid { path, message } => {
             let hit = sets.iter().rev().find(|a| {
                 let p = json_path(&a.path);
                 related(&path, &p)
             });
             match hit {
-                Some(a) => Error::Invalid { path, message: format!("{message} (from --set {})", a.arg) },
+                Some(a) => Error::Invalid { path, message: format!("{message} (from {option} {})", a.arg) },
                 None => Error::Invalid { path, message },
             }
         }
@@ -278,6 +291,24 @@ fn related(a: &str, b: &str) -> bool {
         long.starts_with(short) && matches!(long.as_bytes().get(short.len()), None | Some(b'.') | Some(b'['))
     };
     within(a, b) || within(b, a)
+}
+
+/// Load an FMU-only system file (top-level `"fmus"`) with `--set` overrides (`gear.fu=3`
+/// sets a start value, `master.step=1e-3` the master).
+pub fn load_fmu_system_with_sets(
+    path: &Path,
+    sets: &[String],
+) -> stiction_framework::Result<crate::fmi_master::FmuSystem> {
+    use crate::fmi_master::FmuSystem;
+    if sets.is_empty() {
+        return FmuSystem::load(path);
+    }
+    let shown = path.display().to_string();
+    let mut doc = read_json(path)?;
+    let applied = apply_all(&mut doc, sets)
+        .map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(shown.clone()))?;
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    FmuSystem::from_value(&doc, &name, &base_dir(path)).map_err(|e| blame(e.in_file(shown), &applied))
 }
 
 /// Load a system file with `--set` overrides, checked exactly like the file. Without

@@ -282,10 +282,23 @@ impl Study {
         let mut doc = base.clone();
         for (v, x) in self.vary.iter().zip(self.values(0)) {
             let arg = format!("{}={}", v.name, json_number(x));
-            let a = set::parse_assignment(&doc, &arg)?;
-            set::apply(&mut doc, &a)?;
+            let vary_err = |e: SetError| StudyError(format!("--vary {}: {}", v.name, e.message));
+            let a = set::parse_assignment(&doc, &arg).map_err(vary_err)?;
+            set::apply(&mut doc, &a).map_err(vary_err)?;
         }
-        let mut system = set::system_from_value(doc, file, base_dir).map_err(|e| StudyError(format!("run 0: {e}")))?;
+        // A misspelt name fails the study here; a bad value of run 0 only fails that run (its
+        // row), so the outputs are then taken from the base system.
+        let mut system = match set::system_from_value(doc, file, base_dir) {
+            Ok(s) => s,
+            Err(e) => {
+                let msg = e.to_string();
+                let base_sys = set::system_from_value(base.clone(), file, base_dir);
+                match base_sys {
+                    Ok(s) if !msg.contains("unknown") => s,
+                    _ => return Err(StudyError(format!("{msg} (with the values of run 0)"))),
+                }
+            }
+        };
         let labels: Vec<String> = system.columns.iter().map(|c| c.0.clone()).collect();
         if self.outputs.is_empty() {
             if labels.is_empty() {
@@ -409,12 +422,13 @@ impl Study {
         let mut applied = Vec::new();
         for (v, x) in self.vary.iter().zip(varied) {
             let arg = format!("{}={}", v.name, json_number(*x));
-            let a = set::parse_assignment(&doc, &arg).map_err(|e| e.to_string())?;
-            set::apply(&mut doc, &a).map_err(|e| e.to_string())?;
+            let vary_err = |e: SetError| format!("--vary {}: {}", v.name, e.message);
+            let a = set::parse_assignment(&doc, &arg).map_err(vary_err)?;
+            set::apply(&mut doc, &a).map_err(vary_err)?;
             applied.push(a);
         }
-        let mut system =
-            set::system_from_value(doc, file, base_dir).map_err(|e| set::blame(e, &applied).to_string())?;
+        let mut system = set::system_from_value(doc, file, base_dir)
+            .map_err(|e| set::blame_as(e, &applied, "--vary").to_string())?;
         let labels: Vec<String> = system.columns.iter().map(|c| c.0.clone()).collect();
         let mut index = Vec::new();
         for o in &self.outputs {

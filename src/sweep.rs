@@ -57,7 +57,13 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
     let name = system.name.clone();
     drop(system);
     let mut st = Study::parse(&a.vary, a.samples, a.seed, &a.outputs).map_err(|e| input(e.into()))?;
-    st.prepare(&base, &a.system, &base_dir).map_err(|e| input(anyhow!("{shown}: {e}")))?;
+    st.prepare(&base, &a.system, &base_dir).map_err(|e| {
+        if e.0.starts_with(&shown) {
+            input(anyhow!("{e}"))
+        } else {
+            input(anyhow!("{shown}: {e}"))
+        }
+    })?;
     let out = a.output.unwrap_or_else(|| PathBuf::from(format!("{name}-study.csv")));
     check_table_path(&out).map_err(input)?;
     if let Some(dir) = &a.save_runs {

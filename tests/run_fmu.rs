@@ -68,3 +68,40 @@ fn fmu_run_errors_suggest_and_no_utf8_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(e.contains("hint: StictionGear.fmu is made by `stiction fmu export gear"), "{e}");
 }
+
+#[test]
+fn set_reaches_the_fmus_of_an_fmu_only_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let gear = export_fmu(dir.path(), "gear", "2", "cs", &[]);
+    let friction = export_fmu(dir.path(), "friction", "2", "cs", &[]);
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example("fmu_only_gear_contact.json")).unwrap()).unwrap();
+    s["fmus"]["gear"]["path"] = serde_json::json!(gear.to_str().unwrap());
+    s["fmus"]["contact"]["path"] = serde_json::json!(friction.to_str().unwrap());
+    let p = dir.path().join("fmu_only.json");
+    std::fs::write(&p, s.to_string()).unwrap();
+    let run = |sets: &[&str]| {
+        let mut a = vec!["run", p.to_str().unwrap(), "-o", "-", "--quiet", "--set", "master.stop_time=0.2"];
+        for x in sets {
+            a.extend(["--set", x]);
+        }
+        cli(&a)
+    };
+    let base = run(&[]);
+    assert!(base.status.success(), "{}", String::from_utf8_lossy(&base.stderr));
+    let (h, rows0) = rows(&String::from_utf8_lossy(&base.stdout));
+    assert_eq!(h, ["time", "q", "v", "f", "stuck"]);
+    assert_eq!(rows0.last().unwrap()[0], 0.2, "master.stop_time=0.2 was taken");
+    // Launched at 0 instead of 2 rad/s, with fu = 3 N·m below the contact's 5 N·m, it only
+    // creeps within the contact's presliding compliance (|v| < 0.01 rad/s, against > 1).
+    let held = run(&["gear.v=0"]);
+    assert!(held.status.success(), "{}", String::from_utf8_lossy(&held.stderr));
+    let (_, rows1) = rows(&String::from_utf8_lossy(&held.stdout));
+    assert_eq!(rows1[0][2], 0.0, "gear.v=0 did not reach the FMU");
+    assert!(rows1.iter().all(|r| r[2].abs() < 0.01));
+    assert_eq!(rows0[0][2], 2.0);
+    let bad = run(&["gear.vv=0"]);
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{e}");
+    assert!(e.contains("fmus.gear.parameters.vv") && e.contains("(from --set gear.vv=0)"), "{e}");
+}

@@ -234,3 +234,16 @@ fn library_run_range_equals_run_one() {
     stiction::study::write_csv(&st, &rows, &mut out).unwrap();
     assert_eq!(String::from_utf8(out).unwrap().lines().count(), 7);
 }
+
+#[test]
+fn a_bad_value_in_the_first_run_fails_only_that_run() {
+    let e = example(MODEL_A);
+    let out = cli(&["sweep", e.to_str().unwrap(), "--vary", "block.mass=-1,2", "-o", "-", "--quiet"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let rows = csv_rows(&stdout);
+    assert_eq!(rows[1][5], "failed");
+    assert!(rows[1][6].contains("must be > 0, got -1 (from --vary block.mass="), "{:?}", rows[1]);
+    assert_eq!(rows[2][5], "ok");
+    assert_eq!(rows[2][2].parse::<f64>().unwrap(), model_a_v(0.7, 8.0, 2.0, 0.2));
+}

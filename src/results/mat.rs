@@ -1,5 +1,5 @@
-//! MATLAB v4 results in the "binTrans" layout of OpenModelica and Dymola, the format OMEdit,
-//! FMPy, DyMat and `scipy.io.loadmat` read:
+//! MATLAB v4 results in the "binTrans" layout of OpenModelica and Dymola (what their result
+//! readers expect; tested with `scipy.io.loadmat`):
 //!
 //! | matrix | MATLAB size | contents |
 //! |---|---|---|

@@ -1,6 +1,6 @@
 //! Result files chosen by the extension of `-o`: `.csv` (shortest round-trip numbers, times
-//! as exact k·T), `.mat` (the MATLAB v4 "binTrans" layout OpenModelica and Dymola write, read
-//! by OMEdit, FMPy, DyMat and `scipy.io.loadmat`), or `-` for CSV on standard output.
+//! as exact k·T), `.mat` (the MATLAB v4 "binTrans" layout OpenModelica and Dymola write, as
+//! their result readers expect; tested with `scipy.io.loadmat`), or `-` for CSV on standard output.
 //! The format is decided from the path before a run starts.
 
 pub mod mat;
