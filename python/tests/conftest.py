@@ -12,18 +12,17 @@ EXAMPLES = REPO / "examples"
 
 
 def _cli() -> Path:
-    """The CLI binary of this checkout: $STICTION_CLI, else target/release/stiction (built
-    with cargo when missing)."""
+    """The CLI binary of this checkout: $STICTION_CLI, else target/release/stiction, brought
+    up to date by cargo (a no-op after `cargo test --release --workspace`; a stale binary
+    would compare against an older CLI)."""
     env = os.environ.get("STICTION_CLI")
     if env:
         return Path(env)
+    subprocess.run(
+        ["cargo", "build", "--release", "--quiet", "--bin", "stiction"], cwd=REPO, check=True, timeout=1800
+    )
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    exe = target / "release" / "stiction"
-    if not exe.exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "--bin", "stiction"], cwd=REPO, check=True, timeout=1800
-        )
-    return exe
+    return target / "release" / "stiction"
 
 
 @pytest.fixture(scope="session")
