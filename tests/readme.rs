@@ -124,7 +124,15 @@ fn every_readme_command_and_json_snippet_works() {
                         None => (line, None),
                     };
                     let Some(args) = stiction_args(line) else {
-                        let known = ["cargo build", "cargo test", "cargo bench", "cargo run", "python3 ", ".venv/bin/pip ", ".venv/bin/python "];
+                        let known = [
+                            "cargo build",
+                            "cargo test",
+                            "cargo bench",
+                            "cargo run",
+                            "python3 ",
+                            ".venv/bin/pip ",
+                            ".venv/bin/python ",
+                        ];
                         // Leading environment assignments (`STICTION_FUZZ_SECS=600 cargo test …`).
                         let words = line.split_whitespace();
                         let bare: Vec<&str> = words.skip_while(|w| w.contains('=') && !w.starts_with('-')).collect();

@@ -36,7 +36,7 @@
 
 use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
-use crate::port::{Domain, Force, Motion};
+use crate::port::{Domain, Force, Layout, Motion};
 pub use crate::views::{
     sum_slots, AdmittanceBatch, ImpedanceBatch, PointMotion, PortForces, PortMotions, PortStates, SlotForces,
     SlotMotion, Tap,
@@ -302,33 +302,54 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
 /// motions of its ports.
 pub struct EachImpedance {
     members: Vec<Arc<dyn Impedance>>,
-    /// Member k has the ports `slots[k]..slots[k + 1]` and the states
-    /// `states[k]..states[k + 1]` of the batch.
-    slots: Vec<usize>,
+    /// Where each member's port slots and states start.
+    at: MemberOffsets,
+}
+
+/// Where the members of a per-component batch start: member k has the ports
+/// `ports[k]..ports[k + 1]` and the states `states[k]..states[k + 1]` of the batch.
+struct MemberOffsets {
+    ports: Vec<usize>,
     states: Vec<usize>,
+}
+
+impl MemberOffsets {
+    /// The offsets of members with these layouts, in this order.
+    fn of(layouts: impl Iterator<Item = Layout>) -> Self {
+        let mut at = MemberOffsets { ports: vec![0], states: vec![0] };
+        for l in layouts {
+            at.push(l.ports.len(), l.states);
+        }
+        at
+    }
+
+    /// One more member with `ports` ports and `states` states.
+    fn push(&mut self, ports: usize, states: usize) {
+        self.ports.push(self.ports.last().copied().unwrap_or(0) + ports);
+        self.states.push(self.states.last().copied().unwrap_or(0) + states);
+    }
+
+    /// The members of `other` after these.
+    fn append(&mut self, other: &MemberOffsets) {
+        for k in 0..other.ports.len().saturating_sub(1) {
+            self.push(other.ports[k + 1] - other.ports[k], other.states[k + 1] - other.states[k]);
+        }
+    }
 }
 
 impl EachImpedance {
     /// A batch holding `members`, in this order.
     pub fn batch(members: Vec<Arc<dyn Impedance>>) -> Box<dyn ImpedanceBatch> {
-        let (mut slots, mut states) = (vec![0], vec![0]);
-        for c in &members {
-            let l = c.layout();
-            slots.push(slots.last().copied().unwrap_or(0) + l.ports.len());
-            states.push(states.last().copied().unwrap_or(0) + l.states);
-        }
-        Box::new(EachImpedance { members, slots, states })
+        let at = MemberOffsets::of(members.iter().map(|c| c.layout()));
+        Box::new(EachImpedance { members, at })
     }
 }
 
 impl ImpedanceBatch for EachImpedance {
     fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool {
         let Some(o) = other.as_any().downcast_ref::<Self>() else { return false };
-        for (k, c) in o.members.iter().enumerate() {
-            self.members.push(c.clone());
-            self.slots.push(self.slots.last().copied().unwrap_or(0) + o.slots[k + 1] - o.slots[k]);
-            self.states.push(self.states.last().copied().unwrap_or(0) + o.states[k + 1] - o.states[k]);
-        }
+        self.members.extend(o.members.iter().cloned());
+        self.at.append(&o.at);
         true
     }
 
@@ -346,10 +367,11 @@ impl ImpedanceBatch for EachImpedance {
         forces: &mut SlotForces<'_>,
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        let (s0, y0) = (self.slots[members.start], self.states[members.start]);
+        let at = &self.at;
+        let (s0, y0) = (at.ports[members.start], at.states[members.start]);
         for k in members {
-            let (sa, sb) = (self.slots[k] - s0, self.slots[k + 1] - s0);
-            let (ya, yb) = (self.states[k] - y0, self.states[k + 1] - y0);
+            let (sa, sb) = (at.ports[k] - s0, at.ports[k + 1] - s0);
+            let (ya, yb) = (at.states[k] - y0, at.states[k + 1] - y0);
             let np = sb - sa;
             let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
             let mut f = [Force::ZERO; MAX_IMPEDANCE_PORTS];
@@ -370,32 +392,23 @@ impl ImpedanceBatch for EachImpedance {
 /// dynamic [`Admittance::derivative`] per member.
 pub struct EachAdmittance {
     members: Vec<Arc<dyn Admittance>>,
-    /// Member k has the ports `ports[k]..ports[k + 1]` and the states `states[k]..states[k + 1]`.
-    ports: Vec<usize>,
-    states: Vec<usize>,
+    /// Where each member's ports and states start.
+    at: MemberOffsets,
 }
 
 impl EachAdmittance {
     /// A batch holding `members`, in this order.
     pub fn batch(members: Vec<Arc<dyn Admittance>>) -> Box<dyn AdmittanceBatch> {
-        let (mut ports, mut states) = (vec![0], vec![0]);
-        for c in &members {
-            let l = c.layout();
-            ports.push(ports.last().copied().unwrap_or(0) + l.ports.len());
-            states.push(states.last().copied().unwrap_or(0) + l.states);
-        }
-        Box::new(EachAdmittance { members, ports, states })
+        let at = MemberOffsets::of(members.iter().map(|c| c.layout()));
+        Box::new(EachAdmittance { members, at })
     }
 }
 
 impl AdmittanceBatch for EachAdmittance {
     fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool {
         let Some(o) = other.as_any().downcast_ref::<Self>() else { return false };
-        for (k, c) in o.members.iter().enumerate() {
-            self.members.push(c.clone());
-            self.ports.push(self.ports.last().copied().unwrap_or(0) + o.ports[k + 1] - o.ports[k]);
-            self.states.push(self.states.last().copied().unwrap_or(0) + o.states[k + 1] - o.states[k]);
-        }
+        self.members.extend(o.members.iter().cloned());
+        self.at.append(&o.at);
         true
     }
 
@@ -412,10 +425,11 @@ impl AdmittanceBatch for EachAdmittance {
         tau: f64,
         dx: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        let (p0, x0) = (self.ports[members.start], self.states[members.start]);
+        let at = &self.at;
+        let (p0, x0) = (at.ports[members.start], at.states[members.start]);
         for k in members {
-            let (pa, pb) = (self.ports[k] - p0, self.ports[k + 1] - p0);
-            let (xa, xb) = (self.states[k] - x0, self.states[k + 1] - x0);
+            let (pa, pb) = (at.ports[k] - p0, at.ports[k + 1] - p0);
+            let (xa, xb) = (at.states[k] - x0, at.states[k + 1] - x0);
             let f = forces.kept(pa..pb);
             self.members[k].derivative(&x[xa..xb], f, t, tau, &mut dx[xa..xb]).map_err(|e| (k, e))?;
         }
@@ -423,9 +437,10 @@ impl AdmittanceBatch for EachAdmittance {
     }
 
     fn post_step(&self, members: Range<usize>, x: &mut [f64]) {
-        let x0 = self.states[members.start];
+        let at = &self.at;
+        let x0 = at.states[members.start];
         for k in members {
-            self.members[k].post_step(&mut x[self.states[k] - x0..self.states[k + 1] - x0]);
+            self.members[k].post_step(&mut x[at.states[k] - x0..at.states[k + 1] - x0]);
         }
     }
 }

@@ -130,7 +130,8 @@ pub trait Admittance: Send + Sync {
     /// `None` (the default): one dynamic call per component and stage.
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         None
-    }    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
+    }
+    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
     /// asked once per run, so that the run loop polls only those that may.
     fn may_request_stop(&self) -> bool {
         false
@@ -198,7 +199,8 @@ pub trait Impedance: Send + Sync {
     /// component and stage.
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         None
-    }    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
+    }
+    /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
     /// asked once per run, so that the run loop polls only those that may.
     fn may_request_stop(&self) -> bool {
         false

@@ -92,9 +92,7 @@ impl Simulator {
                 };
                 let len = signals.and_then(|l| l.iter().find(|x| x.name == sig).map(|x| x.len)).unwrap_or(1);
                 if len > 1 && sig != "state" {
-                    return (0..len)
-                        .map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?)))
-                        .collect();
+                    return (0..len).map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?))).collect();
                 }
             }
         }
