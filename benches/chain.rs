@@ -18,6 +18,8 @@ mod fused_chain;
 mod generate_chain;
 
 use fused_chain::{ChainParams, FusedChain};
+mod common;
+use common::time_per_call;
 use std::time::Instant;
 
 fn status_kib(key: &str) -> f64 {
@@ -27,19 +29,6 @@ fn status_kib(key: &str) -> f64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(f64::NAN)
-}
-
-/// Best of `reps` timings of `steps` calls of `f`, in seconds per call.
-fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        for _ in 0..steps {
-            f();
-        }
-        best = best.min(t.elapsed().as_secs_f64() / steps as f64);
-    }
-    best
 }
 
 fn one(n: usize, path: &std::path::Path) {

@@ -15,20 +15,9 @@
 #[allow(dead_code)]
 mod generate_multibody;
 
+mod common;
+use common::time_per_call;
 use std::time::Instant;
-
-/// Best of `reps` timings of `steps` calls of `f`, in seconds per call.
-fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..reps {
-        let t = Instant::now();
-        for _ in 0..steps {
-            f();
-        }
-        best = best.min(t.elapsed().as_secs_f64() / steps as f64);
-    }
-    best
-}
 
 /// Measure one size; prints a table row and returns the 1-thread µs per step and component.
 fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
