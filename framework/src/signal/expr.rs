@@ -169,6 +169,21 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Consume the ')' that closes `opened` (the '(' at `open`), or an error saying what was
+    /// `expected` there and where it was opened.
+    fn close(&mut self, open: usize, expected: &str, opened: &str) -> PResult<()> {
+        if self.peek() != Some(b')') {
+            let found = self.found();
+            let column = self.error_at(open, "").column;
+            return Err(self.error_at(
+                self.pos,
+                format!("expected {expected} to close {opened} at column {column}, found {found}"),
+            ));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -245,18 +260,7 @@ impl<'a> Parser<'a> {
                 self.enter()?;
                 self.expr()?;
                 self.depth -= 1;
-                if self.peek() != Some(b')') {
-                    let found = self.found();
-                    return Err(self.error_at(
-                        self.pos,
-                        format!(
-                            "expected an operator or ')' to close the '(' at column {}, found {found}",
-                            self.error_at(open, "").column
-                        ),
-                    ));
-                }
-                self.pos += 1;
-                Ok(())
+                self.close(open, "an operator or ')'", "the '('")
             }
             Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => self.name(),
@@ -335,17 +339,7 @@ impl<'a> Parser<'a> {
                 args += 1;
             }
             self.depth -= 1;
-            if self.peek() != Some(b')') {
-                let found = self.found();
-                return Err(self.error_at(
-                    self.pos,
-                    format!(
-                        "expected an operator, ',' or ')' to close the call of '{name}' opened at column {}, found {found}",
-                        self.error_at(open, "").column
-                    ),
-                ));
-            }
-            self.pos += 1;
+            self.close(open, "an operator, ',' or ')'", &format!("the call of '{name}' opened"))?;
             match (f1, f2, args) {
                 (Some(f), _, 1) => self.emit(Op::F1(f)),
                 (_, Some(f), 2) => self.emit(Op::F2(f)),
