@@ -386,15 +386,17 @@ impl Schedule {
         PortMotions::new(&self.taps, xa, base, self)
     }
 
-    /// The Φ view of the admittance ports from global port `base` on, kept in `phi`.
+    /// The Φ view of the admittance ports from global port `base` on, kept in `phi` if
+    /// `keep`.
     #[inline]
     pub(crate) fn port_forces<'a>(
         &'a self,
         force: &'a [Vector3<f64>],
         base: usize,
         phi: &'a mut [Force],
+        keep: bool,
     ) -> PortForces<'a> {
-        PortForces::new(&self.in_off, &self.incoming, force, base, phi)
+        PortForces::new(&self.in_off, &self.incoming, force, base, phi, keep)
     }
 
     /// Φ (13f) on the ports of admittances `adms` at the admittance states `xa`, from the

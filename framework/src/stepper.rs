@@ -48,7 +48,7 @@ pub struct Simulator {
 
 /// The buffers of a stage besides the stage state.
 pub(crate) struct Work {
-    /// ξ and η of the last stage.
+    /// ξ and η at the last probe (a step writes its rates into the stage buffers).
     pub(crate) rate: Vec<f64>,
     /// Σ w_r·ξ_r of (13j), accumulated stage by stage.
     acc: Vec<f64>,
@@ -56,7 +56,8 @@ pub(crate) struct Work {
     pub(crate) force: Vec<Vector3<f64>>,
     /// Moment of every slot; empty when no impedance port is a frame port.
     pub(crate) moment: Vec<Vector3<f64>>,
-    /// Φ (13f): the total force on every admittance port, as the last stage delivered it.
+    /// Φ (13f): the total force on every admittance port, as the last probe delivered it
+    /// (and a scratch for the per-component kind during a step).
     pub(crate) adm_forces: Vec<Force>,
 }
 
@@ -65,8 +66,30 @@ pub(crate) struct Work {
 enum Input {
     /// x(k): the first stage and `probe`.
     X,
-    /// Stage state buffer 0 or 1.
-    Stage(usize),
+    /// The stage state buffer the stage does not write.
+    Stage,
+}
+
+/// Where a stage writes: a stage state buffer (the rates, then in place the next stage
+/// state or x(k+1)), or the rate buffer (`probe`: the rates, kept for signals with Φ).
+#[derive(Clone, Copy, Debug)]
+enum Output {
+    Stage0,
+    Stage1,
+    Rate,
+}
+
+/// The buffers of a stage, borrowed apart.
+struct Buffers<'a> {
+    input: &'a [f64],
+    next: &'a mut [f64],
+    x: &'a [f64],
+    acc: &'a mut [f64],
+    force: &'a mut [Vector3<f64>],
+    moment: &'a mut [Vector3<f64>],
+    adm_forces: &'a mut [Force],
+    sched: &'a Schedule,
+    split: Split,
 }
 
 /// The vector operations of (13) on the rates ξ (and η) a stage has just computed, run by
@@ -91,31 +114,35 @@ impl Combine {
         matches!(self, Combine::Last { .. } | Combine::Only { .. })
     }
 
-    /// Apply to one chunk: `x`, `rate`, `acc`, `next` hold the same states.
+    /// Apply to one chunk: `x`, `acc`, `next` hold the same states, and `next` holds the
+    /// rates ξ_r the stage has just written there; they are replaced by the stage's output
+    /// in place (the rates need no buffer of their own during a step).
     #[inline]
-    fn apply(self, x: &[f64], rate: &[f64], acc: &mut [f64], next: &mut [f64]) {
+    fn apply(self, x: &[f64], acc: &mut [f64], next: &mut [f64]) {
         match self {
             Combine::None => {}
             Combine::Stage { first, w, c } => {
                 if first {
-                    acc.copy_from_slice(rate);
-                } else {
-                    for (a, &r) in acc.iter_mut().zip(rate) {
-                        *a += w * r;
+                    acc.copy_from_slice(next);
+                    for (n, &x) in next.iter_mut().zip(x) {
+                        *n = x + c * *n;
                     }
-                }
-                for ((n, &x), &r) in next.iter_mut().zip(x).zip(rate) {
-                    *n = x + c * r;
+                } else {
+                    for ((n, &x), a) in next.iter_mut().zip(x).zip(acc.iter_mut()) {
+                        let r = *n;
+                        *a += w * r;
+                        *n = x + c * r;
+                    }
                 }
             }
             Combine::Last { w, c } => {
-                for (((n, &x), &a), &r) in next.iter_mut().zip(x).zip(&*acc).zip(rate) {
-                    *n = x + c * (a + w * r);
+                for ((n, &x), &a) in next.iter_mut().zip(x).zip(&*acc) {
+                    *n = x + c * (a + w * *n);
                 }
             }
             Combine::Only { c } => {
-                for ((n, &x), &r) in next.iter_mut().zip(x).zip(rate) {
-                    *n = x + c * r;
+                for (n, &x) in next.iter_mut().zip(x) {
+                    *n = x + c * *n;
                 }
             }
         }
@@ -254,11 +281,12 @@ impl Simulator {
             };
             // Stage r reads x(k) or the stage state the stage before wrote, and writes the
             // next stage state or x(k+1) into the other buffer.
-            let (input, out) = if r == 0 { (Input::X, 0) } else { (Input::Stage((r + 1) % 2), r % 2) };
+            let (input, buf) = if r == 0 { (Input::X, 0) } else { (Input::Stage, r % 2) };
+            let out = if buf == 0 { Output::Stage0 } else { Output::Stage1 };
             let finite =
                 self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
             if r == last {
-                std::mem::swap(&mut self.x, &mut self.xs[out]);
+                std::mem::swap(&mut self.x, &mut self.xs[buf]);
                 self.k += 1;
                 if !finite {
                     return Err(self.non_finite());
@@ -268,32 +296,34 @@ impl Simulator {
         Ok(())
     }
 
-    /// The stage state `input` and the buffer `out` written by a stage.
-    fn buffers(&mut self, input: Input, out: usize) -> (&[f64], &mut [f64], &[f64], &mut Work, &Schedule, Split) {
+    /// The buffers of a stage that reads `input` and writes `out`.
+    fn buffers(&mut self, input: Input, out: Output) -> Buffers<'_> {
         let Simulator { sched, x, xs, work, split, .. } = self;
+        let Work { rate, acc, force, moment, adm_forces } = work;
         let [a, b] = xs;
-        let (input, out): (&[f64], &mut [f64]) = match (input, out) {
-            (Input::X, 0) | (Input::Stage(1), 0) => {
-                (if matches!(input, Input::X) { &x[..] } else { &b[..] }, &mut a[..])
-            }
-            (Input::X, _) | (Input::Stage(_), _) => {
-                (if matches!(input, Input::X) { &x[..] } else { &a[..] }, &mut b[..])
-            }
+        let (input, next): (&[f64], &mut [f64]) = match (input, out) {
+            (Input::X, Output::Rate) => (&x[..], &mut rate[..]),
+            (Input::X, Output::Stage0) => (&x[..], &mut a[..]),
+            (Input::X, Output::Stage1) => (&x[..], &mut b[..]),
+            (Input::Stage, Output::Stage0) => (&b[..], &mut a[..]),
+            (Input::Stage, _) => (&a[..], &mut b[..]),
         };
-        (input, out, &x[..], work, sched, *split)
+        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, sched, split: *split }
     }
 
     /// (13d)/(13e): the impedances' batches, [`CHUNK`] members at a time, gather the motions
     /// Ψ of their ports from the admittance states of `input` (on demand, see
-    /// [`PortMotions`](crate::views::PortMotions)) and evaluate them into slot forces and η; then, while η is fresh, `combine` for their states into `out`.
-    /// Returns false if `combine` ends the step and a new state is not finite.
-    fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: usize) -> Result<bool> {
-        let (input, next, x, work, sched, split) = self.buffers(input, out);
+    /// [`PortMotions`](crate::views::PortMotions)) and evaluate them into slot forces and
+    /// the rates η, which they write into `out`; then, while η is fresh, `combine` turns
+    /// them into their states of the stage's output in place. Returns false if `combine`
+    /// ends the step and a new state is not finite.
+    fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
+        let Buffers { input, next, x, acc, force, moment, sched, split, .. } = self.buffers(input, out);
         let nx = sched.nx;
         let (xa, xy) = input.split_at(nx);
         let x_y = &x[nx..];
-        type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
-        let leaf = |range: std::ops::Range<usize>, (force, moment, rate, acc, next): Parts<'_>| {
+        type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>);
+        let leaf = |range: std::ops::Range<usize>, (force, moment, acc, next): Parts<'_>| {
             let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
             let mut forces = SlotForces { force: force.buf, moment: moment.buf };
             let mut finite = true;
@@ -302,7 +332,7 @@ impl Simulator {
                     let chunk = a..(a + CHUNK).min(part.end);
                     let (sa, sb) = (sched.imp_slots[chunk.start], sched.imp_slots[chunk.end]);
                     let (ya, yb) = (sched.imp_y[chunk.start], sched.imp_y[chunk.end]);
-                    let rate = &mut rate.buf[ya - y0..yb - y0];
+                    let next = &mut next.buf[ya - y0..yb - y0];
                     group
                         .batch
                         .evaluate(
@@ -312,11 +342,10 @@ impl Simulator {
                             t,
                             tau,
                             &mut forces.slice(sa - s0..sb - s0),
-                            rate,
+                            next,
                         )
                         .map_err(|(k, f)| (group.start + k, f))?;
-                    let next = &mut next.buf[ya - y0..yb - y0];
-                    combine.apply(&x_y[ya - nx..yb - nx], rate, &mut acc.buf[ya - y0..yb - y0], next);
+                    combine.apply(&x_y[ya - nx..yb - nx], &mut acc.buf[ya - y0..yb - y0], next);
                     finite &= combine.finite(next);
                 }
             }
@@ -324,10 +353,9 @@ impl Simulator {
         };
         let moment_offs = if sched.has_moments { &sched.imp_slots } else { &sched.zeros_imp };
         let parts = (
-            Cut::new(&mut work.force[..], &sched.imp_slots),
-            Cut::new(&mut work.moment[..], moment_offs),
-            Cut::new(&mut work.rate[nx..], &sched.imp_y),
-            Cut::new(&mut work.acc[nx..], &sched.imp_y),
+            Cut::new(&mut force[..], &sched.imp_slots),
+            Cut::new(&mut moment[..], moment_offs),
+            Cut::new(&mut acc[nx..], &sched.imp_y),
             Cut::new(&mut next[nx..], &sched.imp_y),
         );
         split_run(0..sched.imp.len(), parts, split.grain_imp, split.parallel, &leaf)
@@ -336,17 +364,20 @@ impl Simulator {
 
     /// (13f)/(13g): the admittances sum the slot forces on their ports (Φ, in the schedule's
     /// fixed order, with the moments of offset attachments), [`CHUNK`] at a time, and their
-    /// batches evaluate the rates ξ at the admittance states of `input`; then, while ξ is
-    /// fresh, `combine` for their states into `out` (with `post_step` when it ends the
-    /// step). Returns false if `combine` ends the step and a new state is not finite.
-    fn admittances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: usize) -> Result<bool> {
-        let (input, next, x, work, sched, split) = self.buffers(input, out);
+    /// batches evaluate the rates ξ at the admittance states of `input` into `out`; then,
+    /// while ξ is fresh, `combine` turns them into their states of the stage's output in
+    /// place (with `post_step` when it ends the step). Φ is kept for signals when `out` is
+    /// the rate buffer (a probe). Returns false if `combine` ends the step and a new state
+    /// is not finite.
+    fn admittances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
+        let keep = matches!(out, Output::Rate);
+        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split } = self.buffers(input, out);
         let nx = sched.nx;
         let xa = &input[..nx];
         let x_a = &x[..nx];
-        let (force, moment) = (&work.force[..], &work.moment[..]);
-        type Parts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>, Cut<'a, f64>);
-        let leaf = |range: std::ops::Range<usize>, (phi, rate, acc, next): Parts<'_>| {
+        let (force, moment) = (&force[..], &moment[..]);
+        type Parts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>);
+        let leaf = |range: std::ops::Range<usize>, (phi, acc, next): Parts<'_>| {
             let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
             let mut finite = true;
             for (group, part) in groups_in(&sched.adm_groups, range) {
@@ -358,15 +389,14 @@ impl Simulator {
                     if !group.batch.sums_points() {
                         sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
                     }
-                    let mut forces = sched.port_forces(force, pa, phi);
+                    let mut forces = sched.port_forces(force, pa, phi, keep);
                     let members = chunk.start - group.start..chunk.end - group.start;
-                    let rate = &mut rate.buf[xa0 - x0..xb0 - x0];
+                    let next = &mut next.buf[xa0 - x0..xb0 - x0];
                     group
                         .batch
-                        .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, rate)
+                        .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, next)
                         .map_err(|(k, f)| (group.start + k, f))?;
-                    let next = &mut next.buf[xa0 - x0..xb0 - x0];
-                    combine.apply(&x_a[xa0..xb0], rate, &mut acc.buf[xa0 - x0..xb0 - x0], next);
+                    combine.apply(&x_a[xa0..xb0], &mut acc.buf[xa0 - x0..xb0 - x0], next);
                     if combine.ends_step() {
                         group.batch.post_step(members, next);
                     }
@@ -376,9 +406,8 @@ impl Simulator {
             Ok(finite)
         };
         let parts = (
-            Cut::new(&mut work.adm_forces[..], &sched.adm_ports),
-            Cut::new(&mut work.rate[..nx], &sched.adm_x),
-            Cut::new(&mut work.acc[..nx], &sched.adm_x),
+            Cut::new(&mut adm_forces[..], &sched.adm_ports),
+            Cut::new(&mut acc[..nx], &sched.adm_x),
             Cut::new(&mut next[..nx], &sched.adm_x),
         );
         split_run(0..sched.adm.len(), parts, split.grain_adm, split.parallel, &leaf)
@@ -411,8 +440,8 @@ impl Simulator {
     /// that forces (Φ included) and rates are available to signals. Does not change the state.
     pub fn probe(&mut self) -> Result<()> {
         let (t, h) = (self.time(), self.step);
-        self.impedances(Input::X, t, h, Combine::None, 0)?;
-        self.admittances(Input::X, t, h, Combine::None, 0)?;
+        self.impedances(Input::X, t, h, Combine::None, Output::Rate)?;
+        self.admittances(Input::X, t, h, Combine::None, Output::Rate)?;
         Ok(())
     }
 

@@ -143,8 +143,8 @@ pub fn sum_slots(slots: &[u32], force: &[Vector3<f64>]) -> Vector3<f64> {
 }
 
 /// Φ (13f) on the admittance ports of a range of batch members: port `k·P + i` is port i
-/// of the k-th member (members' ports back to back). Every sum is kept in `phi` (for
-/// signals). A batch of point-port members sums its ports itself, in its loop
+/// of the k-th member (members' ports back to back). In a probe every sum is kept in `phi`
+/// (for signals); a step keeps only those the per-component kind reads. A batch of point-port members sums its ports itself, in its loop
 /// ([`point`](Self::point): the forces stay in registers); for the others the stepper has
 /// summed every port in full (moments of offset attachments included) before the call and
 /// they read [`kept`](Self::kept).
@@ -156,6 +156,8 @@ pub struct PortForces<'a> {
     /// Global index of port 0 of the view.
     base: usize,
     phi: &'a mut [Force],
+    /// Whether [`point`](Self::point) keeps its sums in `phi` (for signals: a probe).
+    keep: bool,
 }
 
 impl<'a> PortForces<'a> {
@@ -167,20 +169,24 @@ impl<'a> PortForces<'a> {
         force: &'a [Vector3<f64>],
         base: usize,
         phi: &'a mut [Force],
+        keep: bool,
     ) -> Self {
-        PortForces { in_off, incoming, force, base, phi }
+        PortForces { in_off, incoming, force, base, phi, keep }
     }
 
-    /// Total force on scalar or point port `port`, summed in the schedule's order and kept.
+    /// Total force on scalar or point port `port`, summed in the schedule's order (and
+    /// kept, in a probe).
     #[inline(always)]
     pub fn point(&mut self, port: usize) -> Vector3<f64> {
         let gp = self.base + port;
         let f = sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], self.force);
-        // Field by field: a whole `Force` built on the stack and copied stalls store
-        // forwarding when it is read back.
-        let kept = &mut self.phi[port];
-        kept.f = f;
-        kept.m = Vector3::zeros();
+        if self.keep {
+            // Field by field: a whole `Force` built on the stack and copied stalls store
+            // forwarding when it is read back.
+            let kept = &mut self.phi[port];
+            kept.f = f;
+            kept.m = Vector3::zeros();
+        }
         f
     }
 
