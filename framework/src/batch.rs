@@ -136,22 +136,29 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         forces: &mut SlotForces<'_>,
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        // The port count as a constant, so that the motions stay in registers.
+        // The port count (and the usual state counts) as constants, so that the motions
+        // stay in registers and a member's states need no bounds check of their own.
         let (m, f) = (motions, &mut *forces.force);
-        match self.ports {
-            1 => self.run::<1>(members, m, y, t, tau, f, dy),
-            2 => self.run::<2>(members, m, y, t, tau, f, dy),
-            3 => self.run::<3>(members, m, y, t, tau, f, dy),
-            _ => self.run::<MAX_IMPEDANCE_PORTS>(members, m, y, t, tau, f, dy),
+        match (self.ports, self.states) {
+            (1, 0) => self.run::<1, 0>(members, m, y, t, tau, f, dy),
+            (1, 2) => self.run::<1, 2>(members, m, y, t, tau, f, dy),
+            (2, 0) => self.run::<2, 0>(members, m, y, t, tau, f, dy),
+            (1, _) => self.run::<1, ANY>(members, m, y, t, tau, f, dy),
+            (2, _) => self.run::<2, ANY>(members, m, y, t, tau, f, dy),
+            (3, _) => self.run::<3, ANY>(members, m, y, t, tau, f, dy),
+            _ => self.run::<MAX_IMPEDANCE_PORTS, ANY>(members, m, y, t, tau, f, dy),
         }
     }
 }
 
+/// A state count known only at run time, in the batch loops' `S`.
+const ANY: usize = usize::MAX;
+
 impl<T: PointImpedance> PointImpedanceBatch<T> {
-    /// The batch loop for members with `P` ports.
+    /// The batch loop for members with `P` ports and `S` states (`ANY`: `self.states`).
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn run<const P: usize>(
+    fn run<const P: usize, const S: usize>(
         &self,
         members: Range<usize>,
         motions: &PortMotions<'_>,
@@ -162,14 +169,26 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         dy: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
         debug_assert_eq!(P, self.ports);
-        let ny = self.states;
-        for (k, (c, f)) in self.members[members.clone()].iter().zip(force.chunks_exact_mut(P)).enumerate() {
+        let ny = if S == ANY { self.states } else { S };
+        let cs = &self.members[members.clone()];
+        debug_assert!(force.len() == cs.len() * P && y.len() == cs.len() * ny && dy.len() == y.len());
+        let eval = |k: usize, c: &T, f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
             let mut m = [PointMotion::default(); P];
             for (i, mi) in m.iter_mut().enumerate() {
                 *mi = motions.point(k * P + i);
             }
-            let ys = k * ny..(k + 1) * ny;
-            c.evaluate_points(&m, &y[ys.clone()], t, tau, f, &mut dy[ys]).map_err(|e| (members.start + k, e))?;
+            c.evaluate_points(&m, y, t, tau, f, dy).map_err(|e| (members.start + k, e))
+        };
+        let forces = force.chunks_exact_mut(P);
+        if ny == 0 {
+            for (k, (c, f)) in cs.iter().zip(forces).enumerate() {
+                eval(k, c, f, &[], &mut [])?;
+            }
+        } else {
+            let states = y.chunks_exact(ny).zip(dy.chunks_exact_mut(ny));
+            for (k, ((c, f), (y, dy))) in cs.iter().zip(forces).zip(states).enumerate() {
+                eval(k, c, f, y, dy)?;
+            }
         }
         Ok(())
     }
@@ -256,10 +275,12 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
         tau: f64,
         dx: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        match self.ports {
-            1 => self.run::<1>(members, x, forces, t, tau, dx),
-            2 => self.run::<2>(members, x, forces, t, tau, dx),
-            _ => self.run::<MAX_POINT_ADMITTANCE_PORTS>(members, x, forces, t, tau, dx),
+        match (self.ports, self.states) {
+            (1, 6) => self.run::<1, 6>(members, x, forces, t, tau, dx),
+            (1, 2) => self.run::<1, 2>(members, x, forces, t, tau, dx),
+            (1, _) => self.run::<1, ANY>(members, x, forces, t, tau, dx),
+            (2, _) => self.run::<2, ANY>(members, x, forces, t, tau, dx),
+            _ => self.run::<MAX_POINT_ADMITTANCE_PORTS, ANY>(members, x, forces, t, tau, dx),
         }
     }
 
@@ -273,9 +294,9 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
 
 impl<T: PointAdmittance> PointAdmittanceBatch<T> {
     /// The batch loop for members with `P` ports (`P` ≥ the port count; the extra forces
-    /// are not read).
+    /// are not read) and `S` states (`ANY`: `self.states`).
     #[inline]
-    fn run<const P: usize>(
+    fn run<const P: usize, const S: usize>(
         &self,
         members: Range<usize>,
         x: &[f64],
@@ -284,14 +305,24 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         tau: f64,
         dx: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        let (np, nx) = (self.ports, self.states);
-        for (k, c) in self.members[members.clone()].iter().enumerate() {
+        let (np, nx) = (self.ports, if S == ANY { self.states } else { S });
+        let cs = &self.members[members.clone()];
+        debug_assert!(x.len() == cs.len() * nx && dx.len() == x.len());
+        let mut eval = |k: usize, c: &T, x: &[f64], dx: &mut [f64]| {
             let mut f = [Vector3::zeros(); P];
             for (i, fi) in f[..np].iter_mut().enumerate() {
                 *fi = forces.point(k * np + i);
             }
-            let xs = k * nx..(k + 1) * nx;
-            c.derivative_points(&x[xs.clone()], &f[..np], t, tau, &mut dx[xs]).map_err(|e| (members.start + k, e))?;
+            c.derivative_points(x, &f[..np], t, tau, dx).map_err(|e| (members.start + k, e))
+        };
+        if nx == 0 {
+            for (k, c) in cs.iter().enumerate() {
+                eval(k, c, &[], &mut [])?;
+            }
+        } else {
+            for (k, (c, (x, dx))) in cs.iter().zip(x.chunks_exact(nx).zip(dx.chunks_exact_mut(nx))).enumerate() {
+                eval(k, c, x, dx)?;
+            }
         }
         Ok(())
     }

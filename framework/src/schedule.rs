@@ -273,6 +273,7 @@ impl Schedule {
                         let gp = adm_ports[a] + link.adm_port;
                         let tap = match (direct[gp], link.offset, l.ports[p].domain) {
                             (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
+                            (Some((sp, sv)), None, Domain::Point3) if sv == sp + 3 => Tap::PointPv { p: u32_of(sp)? },
                             (Some((sp, sv)), None, Domain::Point3) => Tap::Point { p: u32_of(sp)?, v: u32_of(sv)? },
                             _ => Tap::Other,
                         };
@@ -353,6 +354,10 @@ impl Schedule {
 impl SlotMotion for Schedule {
     fn motion(&self, xa: &[f64], slot: usize) -> Motion {
         match self.taps[slot] {
+            Tap::PointPv { p } => {
+                let p = p as usize;
+                Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[p + 3], xa[p + 4], xa[p + 5]))
+            }
             Tap::Point { p, v } => {
                 let (p, v) = (p as usize, v as usize);
                 Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[v], xa[v + 1], xa[v + 2]))

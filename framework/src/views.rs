@@ -41,6 +41,9 @@ pub struct PortStates {
 pub enum Tap {
     /// A point port: p = x[p..p+3], v = x[v..v+3] (absolute indices into the admittance states).
     Point { p: u32, v: u32 },
+    /// A point port whose velocity follows its position: p = x[p..p+3], v = x[p+3..p+6]
+    /// (one bounds check instead of two).
+    PointPv { p: u32 },
     /// A scalar port: q = x[p], q̇ = x[v].
     Scalar { p: u32, v: u32 },
     /// Neither: ground, or `port_motion` of the admittance (and an offset).
@@ -81,6 +84,10 @@ impl<'a> PortMotions<'a> {
     pub fn point(&self, port: usize) -> PointMotion {
         let (xa, slot) = (self.xa, self.base + port);
         match self.taps[slot] {
+            Tap::PointPv { p } => {
+                let pv: &[f64; 6] = xa[p as usize..p as usize + 6].try_into().expect("a range of six");
+                PointMotion { p: Vector3::new(pv[0], pv[1], pv[2]), v: Vector3::new(pv[3], pv[4], pv[5]) }
+            }
             Tap::Point { p, v } => {
                 let (p, v) = (&xa[p as usize..p as usize + 3], &xa[v as usize..v as usize + 3]);
                 PointMotion { p: Vector3::new(p[0], p[1], p[2]), v: Vector3::new(v[0], v[1], v[2]) }
