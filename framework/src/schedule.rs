@@ -30,8 +30,6 @@ use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
-use petgraph::graph::NodeIndex;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -121,14 +119,15 @@ impl Schedule {
 
     fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
-        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
-        let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
+        // Admittance index of every graph node (None: not an admittance).
+        let mut adm_index: Vec<Option<usize>> = vec![None; net.graph.node_count()];
+        let (adm_order, imp_order) = (std::mem::take(&mut net.adm_order), std::mem::take(&mut net.imp_order));
         let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::new();
-        let mut adm_names = Vec::new();
-        let mut adm_layouts = Vec::new();
+        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(adm_order.len());
+        let mut adm_names = Vec::with_capacity(adm_order.len());
+        let mut adm_layouts = Vec::with_capacity(adm_order.len());
         for (i, ix) in adm_order.iter().enumerate() {
-            adm_index.insert(*ix, i);
+            adm_index[ix.index()] = Some(i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
                     adm.push(Arc::from(comp));
@@ -139,7 +138,7 @@ impl Schedule {
             }
         }
         // Impedances in network order, then grouped into batches (see the module docs).
-        let mut net_imp = Vec::new();
+        let mut net_imp = Vec::with_capacity(imp_order.len());
         for ix in &imp_order {
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
@@ -173,10 +172,10 @@ impl Schedule {
             }
         }
         blocks.append(&mut open);
-        let mut imp = Vec::new();
-        let mut imp_names = Vec::new();
-        let mut imp_layouts = Vec::new();
-        let mut imp_network_index = Vec::new();
+        let mut imp = Vec::with_capacity(net_imp.len());
+        let mut imp_names = Vec::with_capacity(net_imp.len());
+        let mut imp_layouts = Vec::with_capacity(net_imp.len());
+        let mut imp_network_index = Vec::with_capacity(net_imp.len());
         let mut imp_groups = Vec::new();
         for (batch, members) in blocks {
             let start = imp.len();
@@ -230,9 +229,11 @@ impl Schedule {
         let nx = *adm_x.last().unwrap();
         // Direct state reads of scalar and point ports, checked against port_motion.
         let mut direct: Vec<Option<(usize, usize)>> = vec![None; adm_port_domain.len()];
+        let longest = adm_x.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let probe_states: Vec<f64> = (0..longest).map(|i| 1.0 + 0.25 * i as f64).collect();
         for (j, a) in adm.iter().enumerate() {
             let len = adm_x[j + 1] - adm_x[j];
-            let probe_x: Vec<f64> = (0..len).map(|i| 1.0 + 0.25 * i as f64).collect();
+            let probe_x = &probe_states[..len];
             for (port, info) in adm_layouts[j].ports.iter().enumerate() {
                 let Some(ps) = a.port_states(port) else { continue };
                 let (d, read) = match info.domain {
@@ -246,7 +247,7 @@ impl Schedule {
                     ),
                     _ => (0, Motion::REST),
                 };
-                if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(&probe_x, port) != read {
+                if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(probe_x, port) != read {
                     return Err(Error::Network(format!(
                         "admittance '{}': port_states of port '{}' disagree with its port_motion",
                         adm_names[j], info.name
@@ -268,8 +269,8 @@ impl Schedule {
             for (p, (target, link)) in attachments[imp_network_index[i]].iter().enumerate() {
                 let u32_of =
                     |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
-                match adm_index.get(target) {
-                    Some(&a) => {
+                match adm_index.get(target.index()).copied().flatten() {
+                    Some(a) => {
                         let gp = adm_ports[a] + link.adm_port;
                         let tap = match (direct[gp], link.offset, l.ports[p].domain) {
                             (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
@@ -289,23 +290,30 @@ impl Schedule {
         }
         let n = *imp_y.last().unwrap();
 
-        // Φ: incoming slots per admittance port, in network order of the slots (fixed).
+        // Φ: incoming slots per admittance port, in network order of the slots (fixed),
+        // as compressed rows: count the slots of every port, then place them.
         let n_adm_ports = *adm_ports.last().unwrap();
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n_adm_ports];
+        let port_of = |a: &Attach| match a {
+            Attach::Port { adm, port, .. } => Some(adm_ports[*adm] + port),
+            Attach::Ground(_) => None,
+        };
+        let mut in_off = vec![0; n_adm_ports + 1];
+        for gp in attach.iter().filter_map(port_of) {
+            in_off[gp + 1] += 1;
+        }
+        for p in 0..n_adm_ports {
+            in_off[p + 1] += in_off[p];
+        }
+        let mut fill = in_off.clone();
+        let mut incoming = vec![0u32; in_off[n_adm_ports]];
         for &i in &schedule_index {
-            let slots = imp_slots[i]..imp_slots[i + 1];
-            for (s, a) in slots.clone().zip(&attach[slots]) {
-                if let Attach::Port { adm, port, .. } = a {
-                    let slot = u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
-                    lists[adm_ports[*adm] + port].push(slot);
+            for s in imp_slots[i]..imp_slots[i + 1] {
+                if let Some(gp) = port_of(&attach[s]) {
+                    incoming[fill[gp]] =
+                        u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
+                    fill[gp] += 1;
                 }
             }
-        }
-        let mut in_off = vec![0];
-        let mut incoming = Vec::new();
-        for l in lists {
-            incoming.extend_from_slice(&l);
-            in_off.push(incoming.len());
         }
         let zeros_imp = vec![0; imp.len() + 1];
         Ok(Schedule {
