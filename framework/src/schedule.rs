@@ -307,8 +307,9 @@ impl Schedule {
         let mut fill = in_off.clone();
         let mut incoming = vec![0u32; in_off[n_adm_ports]];
         for &i in &schedule_index {
-            for s in imp_slots[i]..imp_slots[i + 1] {
-                if let Some(gp) = port_of(&attach[s]) {
+            let slots = imp_slots[i]..imp_slots[i + 1];
+            for (s, a) in slots.clone().zip(&attach[slots]) {
+                if let Some(gp) = port_of(a) {
                     incoming[fill[gp]] =
                         u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
                     fill[gp] += 1;
