@@ -30,6 +30,8 @@ use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
+use petgraph::graph::NodeIndex;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -119,15 +121,14 @@ impl Schedule {
 
     fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
-        // Admittance index of every graph node (None: not an admittance).
-        let mut adm_index: Vec<Option<usize>> = vec![None; net.graph.node_count()];
-        let (adm_order, imp_order) = (std::mem::take(&mut net.adm_order), std::mem::take(&mut net.imp_order));
+        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
+        let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
         let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(adm_order.len());
-        let mut adm_names = Vec::with_capacity(adm_order.len());
-        let mut adm_layouts = Vec::with_capacity(adm_order.len());
+        let mut adm: Vec<Arc<dyn Admittance>> = Vec::new();
+        let mut adm_names = Vec::new();
+        let mut adm_layouts = Vec::new();
         for (i, ix) in adm_order.iter().enumerate() {
-            adm_index[ix.index()] = Some(i);
+            adm_index.insert(*ix, i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
                     adm.push(Arc::from(comp));
@@ -138,7 +139,7 @@ impl Schedule {
             }
         }
         // Impedances in network order, then grouped into batches (see the module docs).
-        let mut net_imp = Vec::with_capacity(imp_order.len());
+        let mut net_imp = Vec::new();
         for ix in &imp_order {
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
@@ -172,10 +173,10 @@ impl Schedule {
             }
         }
         blocks.append(&mut open);
-        let mut imp = Vec::with_capacity(net_imp.len());
-        let mut imp_names = Vec::with_capacity(net_imp.len());
-        let mut imp_layouts = Vec::with_capacity(net_imp.len());
-        let mut imp_network_index = Vec::with_capacity(net_imp.len());
+        let mut imp = Vec::new();
+        let mut imp_names = Vec::new();
+        let mut imp_layouts = Vec::new();
+        let mut imp_network_index = Vec::new();
         let mut imp_groups = Vec::new();
         for (batch, members) in blocks {
             let start = imp.len();
@@ -269,8 +270,8 @@ impl Schedule {
             for (p, (target, link)) in attachments[imp_network_index[i]].iter().enumerate() {
                 let u32_of =
                     |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
-                match adm_index.get(target.index()).copied().flatten() {
-                    Some(a) => {
+                match adm_index.get(target) {
+                    Some(&a) => {
                         let gp = adm_ports[a] + link.adm_port;
                         let tap = match (direct[gp], link.offset, l.ports[p].domain) {
                             (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
