@@ -68,6 +68,7 @@ pub mod schedule;
 // Stepping.
 mod parallel;
 pub mod stepper;
+mod events;
 // Output: sinks, signals, the run loop; the stability analysis of `stiction check`.
 pub mod output;
 pub mod stability;

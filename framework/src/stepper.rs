@@ -44,6 +44,8 @@ pub struct Simulator {
     pub(crate) work: Work,
     threads: usize,
     split: Split,
+    /// Contact switching within a step (crate::events), when the network has any.
+    pub(crate) events: Option<Box<crate::events::Events>>,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -181,6 +183,7 @@ impl Simulator {
             threads,
             split,
             sched,
+            events: None,
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         let s = &sim.sched;
@@ -189,6 +192,7 @@ impl Simulator {
         for (r, name) in adm.chain(imp) {
             r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
+        sim.events = crate::events::Events::new(&sim.sched, method, &sim.x);
         Ok(sim)
     }
 
@@ -242,8 +246,16 @@ impl Simulator {
 
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
+        if self.events.is_some() {
+            return crate::events::step_located(self);
+        }
+        self.span(self.time(), self.step, true)
+    }
+
+    /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
+    /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (crate::events).
+    pub(crate) fn span(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
         let tab: &Tableau = self.method.tableau();
-        let (t0, h) = (self.time(), self.step);
         let last = tab.stages() - 1;
         for r in 0..=last {
             let (t, tau) = (t0 + tab.offset[r] * h, tab.tau[r] * h);
@@ -259,7 +271,7 @@ impl Simulator {
                 self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
             if r == last {
                 std::mem::swap(&mut self.x, &mut self.xs[out]);
-                self.k += 1;
+                self.k += count as u64;
                 if !finite {
                     return Err(self.non_finite());
                 }

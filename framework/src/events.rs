@@ -1,0 +1,203 @@
+//! Contact events within a step (issue 14, item 5): a penalty contact's force law has a
+//! kink or a jump where the contact closes (δ = 0, the damper's force −B·δ̇ appears at once)
+//! and where it opens (K δ + B δ̇ = 0). An RK4 step whose stages straddle such a switch
+//! integrates a non-smooth right-hand side; its error is O(T²) per crossing and of either
+//! sign, so some bounces ended with more energy than they began with.
+//!
+//! For the networks whose impedances declare a [switching function](Impedance::switching)
+//! g (> 0: pushing), every RK4 step is first taken whole; if the sign of some g at x(k+1)
+//! differs from that at x(k), the switching instant t* is located (Illinois regula falsi on
+//! the sub-step length, each trial a sub-step of the same method from x(k)) to 1e-9·T, and
+//! the step is split there: x(k) → x(t*) → x(k+1), each sub-step on one side of the switch
+//! (up to [`MAX_SWITCHES`] switches per step). Each sub-step then integrates a smooth law:
+//! free flight exactly (constant gravity), contact with RK4's own dissipation
+//! (|R(iωh)| < 1 for ωh < 2√2), so a bounce cannot gain energy but through the 1e-9·T tail.
+//! Steps without a switch are unchanged bit for bit; the sample times stay kT.
+//!
+//! Only under RK4 (Euler reproduces the papers' discrete algorithms) and only when every
+//! component is [rewindable](Impedance::rewindable) (an imported FMU is not).
+//!
+//! [`Impedance::switching`]: crate::component::Impedance::switching
+//! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
+
+use crate::component::MAX_IMPEDANCE_PORTS;
+use crate::error::Result;
+use crate::method::Method;
+use crate::port::Motion;
+use crate::schedule::Schedule;
+use crate::stepper::Simulator;
+
+/// Switches located and split off within one step; a step with more takes its rest whole.
+pub(crate) const MAX_SWITCHES: usize = 8;
+
+/// Width of the bracket of a located switch, as a fraction of T.
+const TOLERANCE: f64 = 1e-9;
+
+/// Trials per located switch at most (Illinois converges in a handful).
+const MAX_TRIALS: usize = 60;
+
+/// The impedances with a switching function and the buffers of a located step.
+pub(crate) struct Events {
+    /// Schedule indices of the impedances that have a switching function.
+    members: Vec<usize>,
+    /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
+    g0: Vec<f64>,
+    at_k: Option<u64>,
+    /// g at the end of a trial, at the bracket's ends.
+    g: Vec<f64>,
+    g_lo: Vec<f64>,
+    g_hi: Vec<f64>,
+    /// The state at the start of the current sub-step.
+    x0: Vec<f64>,
+}
+
+impl Events {
+    /// `None` unless the method is RK4, some impedance has a switching function at the
+    /// initial state `x`, and every component can be rewound.
+    pub(crate) fn new(sched: &Schedule, method: Method, x: &[f64]) -> Option<Box<Events>> {
+        if method != Method::Rk4 {
+            return None;
+        }
+        let rewindable = sched.adm.iter().all(|a| a.rewindable()) && sched.imp.iter().all(|i| i.rewindable());
+        let members: Vec<usize> =
+            (0..sched.imp.len()).filter(|&i| switching(sched, i, x, 0.0).is_some()).collect();
+        if members.is_empty() || !rewindable {
+            return None;
+        }
+        let n = members.len();
+        Some(Box::new(Events {
+            members,
+            g0: vec![0.0; n],
+            at_k: None,
+            g: vec![0.0; n],
+            g_lo: vec![0.0; n],
+            g_hi: vec![0.0; n],
+            x0: Vec::with_capacity(x.len()),
+        }))
+    }
+
+    /// g of every member at `x`, time `t`, into `out`.
+    fn eval(&self, sched: &Schedule, x: &[f64], t: f64, out: &mut [f64]) {
+        for (o, &i) in out.iter_mut().zip(&self.members) {
+            *o = switching(sched, i, x, t).unwrap_or(0.0);
+        }
+    }
+}
+
+/// The switching function of impedance `i` at state `x` and time `t`.
+fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
+    let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
+    let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+    for (p, slot) in (sa..sb).enumerate() {
+        m[p] = sched.motion(&x[..sched.nx], slot);
+    }
+    sched.imp[i].switching(&m[..sb - sa], &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
+}
+
+/// Whether some member's side (g > 0) differs between `a` and `b`.
+fn switched(a: &[f64], b: &[f64]) -> bool {
+    a.iter().zip(b).any(|(a, b)| (*a > 0.0) != (*b > 0.0))
+}
+
+/// One step of `sim` with its switches located (module doc).
+pub(crate) fn step_located(sim: &mut Simulator) -> Result<()> {
+    let Some(mut ev) = sim.events.take() else {
+        return sim.span(sim.time(), sim.step_size(), true);
+    };
+    let r = located(sim, &mut ev);
+    sim.events = Some(ev);
+    r
+}
+
+fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
+    let (t0, step, k) = (sim.time(), sim.step_size(), sim.k);
+    if ev.at_k != Some(k) {
+        let mut g0 = std::mem::take(&mut ev.g0);
+        ev.eval(&sim.sched, &sim.x, t0, &mut g0);
+        ev.g0 = g0;
+    }
+    // `done`: the part of the step already taken.
+    let mut done = 0.0;
+    for _ in 0..MAX_SWITCHES {
+        ev.x0.clear();
+        ev.x0.extend_from_slice(&sim.x);
+        let rest = step - done;
+        sim.span(t0 + done, rest, false)?;
+        let mut g = std::mem::take(&mut ev.g);
+        ev.eval(&sim.sched, &sim.x, t0 + step, &mut g);
+        ev.g = g;
+        if !switched(&ev.g0, &ev.g) {
+            return finish(sim, ev, k);
+        }
+        // Bracket (lo, hi] of sub-step lengths: no switch at lo, a switch by hi.
+        let (mut lo, mut hi) = (0.0, rest);
+        ev.g_lo.copy_from_slice(&ev.g0);
+        ev.g_hi.copy_from_slice(&ev.g);
+        // Illinois weights of the bracket ends, per member.
+        let (mut w_lo, mut w_hi, mut kept) = (1.0, 1.0, 0i8);
+        for _ in 0..MAX_TRIALS {
+            if hi - lo <= TOLERANCE * step {
+                break;
+            }
+            let trial = falsi(ev, lo, hi, w_lo, w_hi);
+            sim.x.copy_from_slice(&ev.x0);
+            sim.span(t0 + done, trial, false)?;
+            let mut g = std::mem::take(&mut ev.g);
+            ev.eval(&sim.sched, &sim.x, t0 + done + trial, &mut g);
+            ev.g = g;
+            if switched(&ev.g0, &ev.g) {
+                hi = trial;
+                ev.g_hi.copy_from_slice(&ev.g);
+                (w_hi, w_lo) = (1.0, if kept < 0 { w_lo * 0.5 } else { 1.0 });
+                kept = -1;
+            } else {
+                lo = trial;
+                ev.g_lo.copy_from_slice(&ev.g);
+                (w_lo, w_hi) = (1.0, if kept > 0 { w_hi * 0.5 } else { 1.0 });
+                kept = 1;
+            }
+        }
+        // Take the sub-step to just past the switch and go on from there.
+        sim.x.copy_from_slice(&ev.x0);
+        sim.span(t0 + done, hi, false)?;
+        done += hi;
+        ev.g0.copy_from_slice(&ev.g_hi);
+        if step - done <= TOLERANCE * step {
+            return finish(sim, ev, k);
+        }
+    }
+    // More switches than MAX_SWITCHES: the rest of the step whole.
+    sim.span(t0 + done, step - done, false)?;
+    let mut g = std::mem::take(&mut ev.g);
+    ev.eval(&sim.sched, &sim.x, t0 + step, &mut g);
+    ev.g = g;
+    finish(sim, ev, k)
+}
+
+/// The step is taken: count it and keep g at x(k+1) for the next one.
+fn finish(sim: &mut Simulator, ev: &mut Events, k: u64) -> Result<()> {
+    sim.k = k + 1;
+    ev.g0.copy_from_slice(&ev.g);
+    ev.at_k = Some(k + 1);
+    Ok(())
+}
+
+/// The next trial length in (lo, hi): regula falsi on the member whose linear
+/// interpolation switches first, with the Illinois weights `w_lo`, `w_hi` on the ends
+/// (a bracket end kept twice has its g halved), kept off the ends by 1/64 of the bracket.
+fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64) -> f64 {
+    let width = hi - lo;
+    let mut best = f64::INFINITY;
+    for ((&a, &b), &s) in ev.g_lo.iter().zip(&ev.g_hi).zip(&ev.g0) {
+        if (b > 0.0) == (s > 0.0) {
+            continue;
+        }
+        let (a, b) = (w_lo * a, w_hi * b);
+        let f = if a != b { a / (a - b) } else { 0.5 };
+        if f.is_finite() {
+            best = best.min(f.clamp(0.0, 1.0));
+        }
+    }
+    let f = if best.is_finite() { best } else { 0.5 };
+    lo + width * f.clamp(1.0 / 64.0, 63.0 / 64.0)
+}
