@@ -201,3 +201,13 @@ fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64) -> f64 {
     let f = if best.is_finite() { best } else { 0.5 };
     lo + width * f.clamp(1.0 / 64.0, 63.0 / 64.0)
 }
+
+impl Simulator {
+    /// For every impedance with a [switching function](crate::component::Impedance::switching),
+    /// in schedule order: whether it pushes (g > 0) at the current state x(k). Lets a test
+    /// tell the steps in which a contact opens or closes from the others.
+    pub fn contact_sides(&self) -> Vec<bool> {
+        let (s, t) = (&self.sched, self.time());
+        (0..s.imp.len()).filter_map(|i| switching(s, i, &self.x, t)).map(|g| g > 0.0).collect()
+    }
+}
