@@ -38,8 +38,8 @@ const MAX_TRIALS: usize = 60;
 
 /// The impedances with a switching function and the buffers of a located step.
 pub(crate) struct Events {
-    /// Schedule indices of the impedances that have a switching function.
-    members: Vec<usize>,
+    /// Per member: schedule index, slot range, state range.
+    members: Vec<Member>,
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
     at_k: Option<u64>,
@@ -47,8 +47,18 @@ pub(crate) struct Events {
     g: Vec<f64>,
     g_lo: Vec<f64>,
     g_hi: Vec<f64>,
-    /// The state at the start of the current sub-step.
+    /// The state at the start of the current sub-step (taken from the stepper's buffers
+    /// without a copy when the whole step has no switch).
     x0: Vec<f64>,
+    /// Port motions of one member.
+    motions: Vec<Motion>,
+}
+
+#[derive(Clone, Copy)]
+struct Member {
+    imp: usize,
+    slots: (usize, usize),
+    y: (usize, usize),
 }
 
 impl Events {
@@ -59,39 +69,61 @@ impl Events {
             return None;
         }
         let rewindable = sched.adm.iter().all(|a| a.rewindable()) && sched.imp.iter().all(|i| i.rewindable());
-        let members: Vec<usize> =
-            (0..sched.imp.len()).filter(|&i| switching(sched, i, x, 0.0).is_some()).collect();
-        if members.is_empty() || !rewindable {
+        let mut ev = Events {
+            members: Vec::new(),
+            g0: Vec::new(),
+            at_k: None,
+            g: Vec::new(),
+            g_lo: Vec::new(),
+            g_hi: Vec::new(),
+            x0: x.to_vec(),
+            motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
+        };
+        for imp in 0..sched.imp.len() {
+            let m = Member {
+                imp,
+                slots: (sched.imp_slots[imp], sched.imp_slots[imp + 1]),
+                y: (sched.imp_y[imp], sched.imp_y[imp + 1]),
+            };
+            if ev.switching(sched, m, x, 0.0).is_some() {
+                ev.members.push(m);
+            }
+        }
+        if ev.members.is_empty() || !rewindable {
             return None;
         }
-        let n = members.len();
-        Some(Box::new(Events {
-            members,
-            g0: vec![0.0; n],
-            at_k: None,
-            g: vec![0.0; n],
-            g_lo: vec![0.0; n],
-            g_hi: vec![0.0; n],
-            x0: Vec::with_capacity(x.len()),
-        }))
+        let n = ev.members.len();
+        (ev.g0, ev.g, ev.g_lo, ev.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        Some(Box::new(ev))
     }
 
-    /// g of every member at `x`, time `t`, into `out`.
-    fn eval(&self, sched: &Schedule, x: &[f64], t: f64, out: &mut [f64]) {
-        for (o, &i) in out.iter_mut().zip(&self.members) {
-            *o = switching(sched, i, x, t).unwrap_or(0.0);
+    /// The switching function of member `m` at state `x` and time `t`.
+    #[inline]
+    fn switching(&mut self, sched: &Schedule, m: Member, x: &[f64], t: f64) -> Option<f64> {
+        self.motions.clear();
+        self.motions.extend((m.slots.0..m.slots.1).map(|slot| sched.motion(&x[..sched.nx], slot)));
+        sched.imp[m.imp].switching(&self.motions, &x[m.y.0..m.y.1], t)
+    }
+
+    /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`).
+    fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool) {
+        for j in 0..self.members.len() {
+            let g = self.switching(sched, self.members[j], x, t).unwrap_or(0.0);
+            if into_g0 {
+                self.g0[j] = g;
+            } else {
+                self.g[j] = g;
+            }
         }
     }
 }
 
-/// The switching function of impedance `i` at state `x` and time `t`.
+/// The switching function of impedance `i` at state `x` and time `t` (for
+/// [`Simulator::contact_sides`]).
 fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
     let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
-    let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
-    for (p, slot) in (sa..sb).enumerate() {
-        m[p] = sched.motion(&x[..sched.nx], slot);
-    }
-    sched.imp[i].switching(&m[..sb - sa], &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
+    let m: Vec<Motion> = (sa..sb).map(|slot| sched.motion(&x[..sched.nx], slot)).collect();
+    sched.imp[i].switching(&m, &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
 }
 
 /// Whether some member's side (g > 0) differs between `a` and `b`.
@@ -112,28 +144,24 @@ pub(crate) fn step_located(sim: &mut Simulator) -> Result<()> {
 fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
     let (t0, step, k) = (sim.time(), sim.step_size(), sim.k);
     if ev.at_k != Some(k) {
-        let mut g0 = std::mem::take(&mut ev.g0);
-        ev.eval(&sim.sched, &sim.x, t0, &mut g0);
-        ev.g0 = g0;
+        ev.eval(&sim.sched, &sim.x, t0, true);
     }
-    // `done`: the part of the step already taken.
+    // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy).
+    sim.span(t0, step, false)?;
+    sim.swap_previous(&mut ev.x0);
+    ev.eval(&sim.sched, &sim.x, t0 + step, false);
+    // `done`: the part of the step already taken; ev.x0 holds the state there.
     let mut done = 0.0;
     for _ in 0..MAX_SWITCHES {
-        ev.x0.clear();
-        ev.x0.extend_from_slice(&sim.x);
-        let rest = step - done;
-        sim.span(t0 + done, rest, false)?;
-        let mut g = std::mem::take(&mut ev.g);
-        ev.eval(&sim.sched, &sim.x, t0 + step, &mut g);
-        ev.g = g;
         if !switched(&ev.g0, &ev.g) {
             return finish(sim, ev, k);
         }
-        // Bracket (lo, hi] of sub-step lengths: no switch at lo, a switch by hi.
+        let rest = step - done;
+        // Bracket (lo, hi] of sub-step lengths: no switch by lo, a switch by hi.
         let (mut lo, mut hi) = (0.0, rest);
         ev.g_lo.copy_from_slice(&ev.g0);
         ev.g_hi.copy_from_slice(&ev.g);
-        // Illinois weights of the bracket ends, per member.
+        // Illinois weights of the bracket ends.
         let (mut w_lo, mut w_hi, mut kept) = (1.0, 1.0, 0i8);
         for _ in 0..MAX_TRIALS {
             if hi - lo <= TOLERANCE * step {
@@ -142,9 +170,7 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
             let trial = falsi(ev, lo, hi, w_lo, w_hi);
             sim.x.copy_from_slice(&ev.x0);
             sim.span(t0 + done, trial, false)?;
-            let mut g = std::mem::take(&mut ev.g);
-            ev.eval(&sim.sched, &sim.x, t0 + done + trial, &mut g);
-            ev.g = g;
+            ev.eval(&sim.sched, &sim.x, t0 + done + trial, false);
             if switched(&ev.g0, &ev.g) {
                 hi = trial;
                 ev.g_hi.copy_from_slice(&ev.g);
@@ -157,20 +183,20 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
                 kept = 1;
             }
         }
-        // Take the sub-step to just past the switch and go on from there.
+        // The sub-step to just past the switch, then the rest of the step from there.
         sim.x.copy_from_slice(&ev.x0);
         sim.span(t0 + done, hi, false)?;
         done += hi;
         ev.g0.copy_from_slice(&ev.g_hi);
         if step - done <= TOLERANCE * step {
+            ev.g.copy_from_slice(&ev.g_hi);
             return finish(sim, ev, k);
         }
+        ev.x0.copy_from_slice(&sim.x);
+        sim.span(t0 + done, step - done, false)?;
+        ev.eval(&sim.sched, &sim.x, t0 + step, false);
     }
-    // More switches than MAX_SWITCHES: the rest of the step whole.
-    sim.span(t0 + done, step - done, false)?;
-    let mut g = std::mem::take(&mut ev.g);
-    ev.eval(&sim.sched, &sim.x, t0 + step, &mut g);
-    ev.g = g;
+    // More switches than MAX_SWITCHES: the rest of the step was taken whole.
     finish(sim, ev, k)
 }
 

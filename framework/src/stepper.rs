@@ -280,6 +280,13 @@ impl Simulator {
         Ok(())
     }
 
+    /// After [`span`](Self::span): swap `buf` (of the state's length) with the buffer that
+    /// holds the state the span started from (crate::events keeps it to step again).
+    pub(crate) fn swap_previous(&mut self, buf: &mut Vec<f64>) {
+        let last = self.method.tableau().stages() - 1;
+        std::mem::swap(buf, &mut self.xs[last % 2]);
+    }
+
     /// The stage state `input` and the buffer `out` written by a stage.
     fn buffers(&mut self, input: Input, out: usize) -> (&[f64], &mut [f64], &[f64], &mut Work, &Schedule, Split) {
         let Simulator { sched, x, xs, work, split, .. } = self;
