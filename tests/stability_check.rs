@@ -155,3 +155,31 @@ fn model_b_under_rk4_warns_about_its_explicit_sliding_phase() {
     let (_, out, _) = cli_on(&["check"], &system(1e-3, 7.5e5, 2.0 * 7.5e5f64.sqrt()));
     assert!(!out.contains("model B sliding"), "{out}");
 }
+
+/// The bristle models in the stuck-state analysis (issue 14): presliding, LuGre (12) and Dahl
+/// (11) are the spring–damper f = σ0 z + (σ1 + σ2) ż with ż = v. A 0.1 kg mass between a
+/// LuGre (σ0 = 1e5, σ1 = 0) and a Dahl (K = 1e5) element: ΣK = 2e5, ω = 1414 rad/s, so RK4's
+/// undamped limit ωT = 2√2 gives the largest stable T = 2√2/ω = 2.0e-3 s; T = 3e-3 is warned.
+#[test]
+fn lugre_and_dahl_are_in_the_stuck_state_analysis() {
+    let system = |step: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.1},
+            "components": {"m": {"type": "mass", "mass": 0.1},
+                           "l": {"type": "lugre", "sigma0": 1e5, "sigma1": 0.0, "Fc": 0.6},
+                           "d": {"type": "dahl", "K": 1e5, "F": 0.6}},
+            "connections": [{"from": "l.a", "to": "ground"}, {"from": "l.b", "to": "m"},
+                            {"from": "d.a", "to": "ground"}, {"from": "d.b", "to": "m"}]
+        })
+    };
+    let (code, out, _) = cli_on(&["check"], &system(3e-3));
+    assert_eq!(code, 0);
+    let line = out.lines().find(|l| l.contains("stuck-state stability")).expect("a stuck-state warning");
+    assert!(line.contains("warning: m:") && line.contains("l (K = 100000") && line.contains("d (K = 100000"), "{line}");
+    let limit: f64 = line.split("stable for T < ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let expected = 2.0 * 2f64.sqrt() / (2e5f64 / 0.1).sqrt();
+    eprintln!("lugre + dahl on 0.1 kg: largest stable T {limit:.4e} s (2√2/ω = {expected:.4e} s)");
+    assert!((limit / expected - 1.0).abs() < 1e-3, "{limit} vs {expected}");
+    let (code, _, _) = cli_on(&["check", "--strict"], &system(1.5e-3));
+    assert_eq!(code, 0, "T = 1.5e-3 is stable");
+}
