@@ -107,6 +107,13 @@ pub trait Admittance: Send + Sync {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         None
     }
+    /// The joint-space inertia matrix H (n×n, row-major) coupling scalar ports 0..n, for an
+    /// admittance whose ports are coupled through its inertia (a serial robot's joints,
+    /// H(θ) of (8)); the stuck-state analysis then linearises those ports together.
+    /// `None` (the default): the ports are analysed one by one with [`port_inertia`](Self::port_inertia).
+    fn inertia_matrix(&self, _x: &[f64]) -> Option<(usize, Vec<f64>)> {
+        None
+    }
     /// For the stability analysis (framework/src/stability.rs): whether, under `method`, the
     /// position rate of this admittance in the regime analysed carries the implicit term of
     /// the papers' step, q̇ = v + τ v̇ (q(k) = q(k−1) + T v(k)), instead of q̇ = v.
