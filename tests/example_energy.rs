@@ -64,7 +64,10 @@ fn energy_never_grows_without_a_contact_switch_in_closed_examples() {
         // Euler) must be one that `check` warns about; its energy grows by design.
         let out = cli(&["check", "--strict", path.to_str().unwrap()]);
         if out.status.code() == Some(2) {
-            eprintln!("{name}: skipped (check warns: {})", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or(""));
+            eprintln!(
+                "{name}: skipped (check warns: {})",
+                String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+            );
             continue;
         }
         let variant = if closed(&mut v) { " (applied forces set to 0)" } else { "" };

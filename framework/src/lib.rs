@@ -66,9 +66,9 @@ pub mod views;
 pub mod network;
 pub mod schedule;
 // Stepping.
+mod events;
 mod parallel;
 pub mod stepper;
-mod events;
 // Output: sinks, signals, the run loop; the stability analysis of `stiction check`.
 pub mod output;
 pub mod stability;

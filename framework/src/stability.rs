@@ -182,7 +182,13 @@ pub struct CoupledModel {
 
 impl CoupledModel {
     /// The model for inertia matrix `h` (n×n) and per-port sums; `None` if H is singular.
-    pub fn new(h: DMatrix<f64>, k: Vec<f64>, b: Vec<f64>, k_implicit: Vec<f64>, implicit_position: bool) -> Option<Self> {
+    pub fn new(
+        h: DMatrix<f64>,
+        k: Vec<f64>,
+        b: Vec<f64>,
+        k_implicit: Vec<f64>,
+        implicit_position: bool,
+    ) -> Option<Self> {
         let h_inv = h.try_inverse().filter(|m| m.iter().all(|v| v.is_finite()))?;
         Some(CoupledModel { h_inv, k, b, k_implicit, implicit_position })
     }
@@ -408,7 +414,9 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         let names: Vec<String> = f
             .impedances
             .iter()
-            .map(|(p, n, s)| format!("{n} on port {p} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" }))
+            .map(|(p, n, s)| {
+                format!("{n} on port {p} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" })
+            })
             .collect();
         let limit = match f.largest_stable_step {
             Some(t) => format!("stable for T < {t:.3e} s"),
@@ -424,7 +432,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             f.radius,
         )));
     }
-    let radii = found.iter().map(|f| (f.radius, &f.admittance)).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
+    let radii =
+        found.iter().map(|f| (f.radius, &f.admittance)).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
@@ -477,17 +486,30 @@ mod tests {
     #[test]
     fn coupled_joints_reach_the_highest_frequency_of_h_inverse_k() {
         // Diagonal H: the same radius as the one-port models.
-        let diag = CoupledModel::new(DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, 4.0]), vec![1.0, 1.0], vec![0.1, 0.0], vec![0.0; 2], false)
-            .unwrap();
-        let (p1, p2) = (mass_spring(1.0, 0.1, 0.0, false), PortModel { inertia: 4.0, ..mass_spring(1.0, 0.0, 0.0, false) });
+        let diag = CoupledModel::new(
+            DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, 4.0]),
+            vec![1.0, 1.0],
+            vec![0.1, 0.0],
+            vec![0.0; 2],
+            false,
+        )
+        .unwrap();
+        let (p1, p2) =
+            (mass_spring(1.0, 0.1, 0.0, false), PortModel { inertia: 4.0, ..mass_spring(1.0, 0.0, 0.0, false) });
         for t in [0.5, 2.0, 3.0] {
             let expected = p1.radius(&Tableau::RK4, t).max(p2.radius(&Tableau::RK4, t));
             assert!((diag.radius(&Tableau::RK4, t) - expected).abs() < 1e-12, "T = {t}");
         }
         // H = [[1, 0.9], [0.9, 1]], K = I: ω² of H⁻¹K are 1/1.9 and 1/0.1 = 10, so RK4 is
         // stable up to T = 2√2/√10 = 0.894, where each joint alone (ω = 1) allows 2√2 = 2.83.
-        let m = CoupledModel::new(DMatrix::from_row_slice(2, 2, &[1.0, 0.9, 0.9, 1.0]), vec![1.0, 1.0], vec![0.0; 2], vec![0.0; 2], false)
-            .unwrap();
+        let m = CoupledModel::new(
+            DMatrix::from_row_slice(2, 2, &[1.0, 0.9, 0.9, 1.0]),
+            vec![1.0, 1.0],
+            vec![0.0; 2],
+            vec![0.0; 2],
+            false,
+        )
+        .unwrap();
         let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
         assert!((t - 2.0 * 2f64.sqrt() / 10f64.sqrt()).abs() < 1e-6, "{t}");
         assert!(mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && !m.stable(&Tableau::RK4, 2.0));
