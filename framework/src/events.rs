@@ -107,13 +107,15 @@ impl Events {
 
     /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`).
     fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool) {
-        for j in 0..self.members.len() {
-            let g = self.switching(sched, self.members[j], x, t).unwrap_or(0.0);
-            if into_g0 {
-                self.g0[j] = g;
-            } else {
-                self.g[j] = g;
+        let xa = &x[..sched.nx];
+        let out = if into_g0 { &mut self.g0 } else { &mut self.g };
+        let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+        for (o, member) in out.iter_mut().zip(&self.members) {
+            let (sa, np) = (member.slots.0, member.slots.1 - member.slots.0);
+            for (p, slot) in m[..np].iter_mut().enumerate() {
+                *slot = sched.motion(xa, sa + p);
             }
+            *o = sched.imp[member.imp].switching(&m[..np], &x[member.y.0..member.y.1], t).unwrap_or(0.0);
         }
     }
 }
