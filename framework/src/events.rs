@@ -33,6 +33,9 @@ pub(crate) const MAX_SWITCHES: usize = 8;
 /// Width of the bracket of a located switch, as a fraction of T.
 const TOLERANCE: f64 = 1e-9;
 
+/// Members per parallel part of the switching check.
+const PARALLEL_CHUNK: usize = 1024;
+
 /// Trials per located switch at most (Illinois converges in a handful).
 const MAX_TRIALS: usize = 60;
 
@@ -106,16 +109,28 @@ impl Events {
     }
 
     /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`).
-    fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool) {
-        let xa = &x[..sched.nx];
+    /// With `parallel`, in chunks of [`PARALLEL_CHUNK`] members on the rayon pool (each g
+    /// on its own: the same values for any number of threads).
+    fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool, parallel: bool) {
         let out = if into_g0 { &mut self.g0 } else { &mut self.g };
-        let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
-        for (o, member) in out.iter_mut().zip(&self.members) {
-            let (sa, np) = (member.slots.0, member.slots.1 - member.slots.0);
-            for (p, slot) in m[..np].iter_mut().enumerate() {
-                *slot = sched.motion(xa, sa + p);
+        let run = |out: &mut [f64], members: &[Member]| {
+            let xa = &x[..sched.nx];
+            let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+            for (o, member) in out.iter_mut().zip(members) {
+                let (sa, np) = (member.slots.0, member.slots.1 - member.slots.0);
+                for (p, slot) in m[..np].iter_mut().enumerate() {
+                    *slot = sched.motion(xa, sa + p);
+                }
+                *o = sched.imp[member.imp].switching(&m[..np], &x[member.y.0..member.y.1], t).unwrap_or(0.0);
             }
-            *o = sched.imp[member.imp].switching(&m[..np], &x[member.y.0..member.y.1], t).unwrap_or(0.0);
+        };
+        if parallel && out.len() > PARALLEL_CHUNK {
+            use rayon::prelude::*;
+            out.par_chunks_mut(PARALLEL_CHUNK)
+                .zip(self.members.par_chunks(PARALLEL_CHUNK))
+                .for_each(|(o, m)| run(o, m));
+        } else {
+            run(out, &self.members);
         }
     }
 }
@@ -144,14 +159,14 @@ pub(crate) fn step_located(sim: &mut Simulator) -> Result<()> {
 }
 
 fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
-    let (t0, step, k) = (sim.time(), sim.step_size(), sim.k);
+    let (t0, step, k, par) = (sim.time(), sim.step_size(), sim.k, sim.is_parallel());
     if ev.at_k != Some(k) {
-        ev.eval(&sim.sched, &sim.x, t0, true);
+        ev.eval(&sim.sched, &sim.x, t0, true, par);
     }
     // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy).
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
-    ev.eval(&sim.sched, &sim.x, t0 + step, false);
+    ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
     // `done`: the part of the step already taken; ev.x0 holds the state there.
     let mut done = 0.0;
     for _ in 0..MAX_SWITCHES {
@@ -172,7 +187,7 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
             let trial = falsi(ev, lo, hi, w_lo, w_hi);
             sim.x.copy_from_slice(&ev.x0);
             sim.span(t0 + done, trial, false)?;
-            ev.eval(&sim.sched, &sim.x, t0 + done + trial, false);
+            ev.eval(&sim.sched, &sim.x, t0 + done + trial, false, par);
             if switched(&ev.g0, &ev.g) {
                 hi = trial;
                 ev.g_hi.copy_from_slice(&ev.g);
@@ -196,7 +211,7 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
         }
         ev.x0.copy_from_slice(&sim.x);
         sim.span(t0 + done, step - done, false)?;
-        ev.eval(&sim.sched, &sim.x, t0 + step, false);
+        ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
     }
     // More switches than MAX_SWITCHES: the rest of the step was taken whole.
     finish(sim, ev, k)
