@@ -53,8 +53,6 @@ pub(crate) struct Events {
     /// The state at the start of the current sub-step (taken from the stepper's buffers
     /// without a copy when the whole step has no switch).
     x0: Vec<f64>,
-    /// Port motions of one member.
-    motions: Vec<Motion>,
 }
 
 #[derive(Clone, Copy)]
@@ -80,7 +78,6 @@ impl Events {
             g_lo: Vec::new(),
             g_hi: Vec::new(),
             x0: x.to_vec(),
-            motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
         };
         for imp in 0..sched.imp.len() {
             let m = Member {
@@ -88,7 +85,7 @@ impl Events {
                 slots: (sched.imp_slots[imp], sched.imp_slots[imp + 1]),
                 y: (sched.imp_y[imp], sched.imp_y[imp + 1]),
             };
-            if ev.switching(sched, m, x, 0.0).is_some() {
+            if switching(sched, imp, x, 0.0).is_some() {
                 ev.members.push(m);
             }
         }
@@ -100,12 +97,9 @@ impl Events {
         Some(Box::new(ev))
     }
 
-    /// The switching function of member `m` at state `x` and time `t`.
-    #[inline]
-    fn switching(&mut self, sched: &Schedule, m: Member, x: &[f64], t: f64) -> Option<f64> {
-        self.motions.clear();
-        self.motions.extend((m.slots.0..m.slots.1).map(|slot| sched.motion(&x[..sched.nx], slot)));
-        sched.imp[m.imp].switching(&self.motions, &x[m.y.0..m.y.1], t)
+    /// The state was changed from outside: g at x(k) is computed again.
+    pub(crate) fn forget(&mut self) {
+        self.at_k = None;
     }
 
     /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`).

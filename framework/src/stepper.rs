@@ -236,6 +236,9 @@ impl Simulator {
 
     /// Mutable access to the state (for tests that perturb it).
     pub fn state_mut(&mut self) -> &mut [f64] {
+        if let Some(ev) = &mut self.events {
+            ev.forget();
+        }
         &mut self.x
     }
 
