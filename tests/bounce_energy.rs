@@ -42,6 +42,15 @@ fn bounces(v: &Value, steps: usize) -> (Vec<(f64, f64)>, f64, f64) {
         }
         (e_prev, in_prev) = (e, inside);
     }
+    let c = sim.contact_events().expect("the contact's switches are located");
+    eprintln!(
+        "  {} switches located with {} trial sub-steps ({:.1} per switch), {} left unlocated",
+        c.located,
+        c.trials,
+        c.trials as f64 / c.located.max(1) as f64,
+        c.unlocated
+    );
+    assert_eq!(c.unlocated, 0);
     (out, worst, e0)
 }
 
@@ -89,4 +98,33 @@ fn a_point_mass_on_a_wall_never_gains_energy() {
         "connections": [ { "from": "floor.body", "to": "ball" } ]
     });
     no_bounce_gains("point mass on a wall", &v, 12000, 30);
+}
+
+/// The work of locating switches is budgeted: with 300 point masses bouncing on their own
+/// contacts (switches in most steps) the located steps spend at most one extra sub-step per
+/// step on average (plus an initial 1024), and the switches beyond that are taken whole,
+/// as without location.
+#[test]
+fn locating_many_switches_costs_at_most_about_one_extra_step_per_step() {
+    let (mut comps, mut conns) = (serde_json::Map::new(), Vec::new());
+    for i in 0..300 {
+        let z = 0.001 + 0.002 * i as f64 / 300.0;
+        comps.insert(
+            format!("b{i}"),
+            json!({"type": "point_mass", "mass": 0.3, "gravity": [0, 0, -9.8], "init": {"p": [0, 0, z]}}),
+        );
+        comps.insert(format!("c{i}"), json!({"type": "plane_contact", "K": 1e7, "B": 10, "mu": 0.1}));
+        conns.push(json!({"from": format!("c{i}.body"), "to": format!("b{i}")}));
+    }
+    let steps = 3000u64;
+    let v = json!({"solver": {"method": "rk4", "step": 1e-4, "stop_time": 0.3},
+                   "components": comps, "connections": conns});
+    let (mut sim, _) = build_value(&v);
+    for _ in 0..steps {
+        sim.step().unwrap();
+    }
+    let c = sim.contact_events().unwrap();
+    eprintln!("300 bouncing contacts, {steps} steps: {c:?}");
+    assert!(c.trials + 2 * c.located <= steps + 1024, "{c:?}");
+    assert!(c.located > 0 && c.unlocated > 0, "{c:?}");
 }
