@@ -78,6 +78,7 @@ pub mod system;
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS};
 pub use error::{Error, Result};
+pub use events::EventCounts;
 pub use method::{Method, Tableau};
 pub use nalgebra;
 pub use network::{AdmittanceId, ImpedanceId, Network, Target};
@@ -85,5 +86,4 @@ pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, 
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
-pub use events::EventCounts;
 pub use stepper::Simulator;
