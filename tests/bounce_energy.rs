@@ -3,7 +3,7 @@
 //! which the contact pushes) ends with no more total energy than it began with, for
 //! `plane_contact` (μ = 0.1 and 0, the example itself) and for a `wall` under a falling
 //! point mass; and the energy never grows over a step in which the contact neither opens
-//! nor closes. Before the switch was located within the step (framework/src/events.rs),
+//! nor closes. Before the switch was located within the step (framework/src/stepper/events.rs),
 //! 2 of 35 (μ = 0.1) and 5 of 35 (μ = 0) of the sphere's bounces gained up to 2.4e-5 of
 //! the total energy. `cargo test --release --test bounce_energy -- --nocapture` prints
 //! the figures.

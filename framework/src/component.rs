@@ -151,7 +151,7 @@ pub trait Admittance: Send + Sync {
         None
     }
     /// Whether a step may be computed, thrown away and computed again from the same x(k)
-    /// (contact events, crate::events): false for a component with state outside x (an
+    /// (contact events, stepper/events.rs): false for a component with state outside x (an
     /// imported FMU, the components that may [request a stop](Self::may_request_stop)).
     fn rewindable(&self) -> bool {
         !self.may_request_stop()
@@ -232,7 +232,7 @@ pub trait Impedance: Send + Sync {
     /// The switching function of a force law with a kink or jump (a penalty contact that
     /// opens or closes): a value whose sign changes where the law switches (> 0: in
     /// contact and pushing), at port motions `motion`, state `y` and time `t`. The stepper
-    /// locates such a switch within a step and splits the step there (crate::events), so
+    /// locates such a switch within a step and splits the step there (stepper/events.rs), so
     /// that no RK4 stage straddles the kink. `None` (the default): a smooth law.
     fn switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         None

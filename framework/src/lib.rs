@@ -66,7 +66,6 @@ pub mod views;
 pub mod network;
 pub mod schedule;
 // Stepping.
-mod events;
 mod parallel;
 pub mod stepper;
 // Output: sinks, signals, the run loop; the stability analysis of `stiction check`.
@@ -78,7 +77,6 @@ pub mod system;
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS};
 pub use error::{Error, Result};
-pub use events::EventCounts;
 pub use method::{Method, Tableau};
 pub use nalgebra;
 pub use network::{AdmittanceId, ImpedanceId, Network, Target};
@@ -86,4 +84,4 @@ pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, 
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
-pub use stepper::Simulator;
+pub use stepper::{EventCounts, Simulator};

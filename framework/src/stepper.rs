@@ -31,6 +31,9 @@ use crate::schedule::{groups_in, Schedule};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 
+mod events;
+pub use events::EventCounts;
+
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {
     pub(crate) sched: Schedule,
@@ -44,8 +47,8 @@ pub struct Simulator {
     pub(crate) work: Work,
     threads: usize,
     split: Split,
-    /// Contact switching within a step (crate::events), when the network has any.
-    pub(crate) events: Option<Box<crate::events::Events>>,
+    /// Contact switching within a step (stepper/events.rs), when the network has any.
+    pub(crate) events: Option<Box<events::Events>>,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -192,7 +195,7 @@ impl Simulator {
         for (r, name) in adm.chain(imp) {
             r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
-        sim.events = crate::events::Events::new(&sim.sched, method, &sim.x);
+        sim.events = events::Events::new(&sim.sched, method, &sim.x);
         Ok(sim)
     }
 
@@ -250,13 +253,13 @@ impl Simulator {
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
         if self.events.is_some() {
-            return crate::events::step_located(self);
+            return events::step_located(self);
         }
         self.span(self.time(), self.step, true)
     }
 
     /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
-    /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (crate::events).
+    /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (stepper/events.rs).
     pub(crate) fn span(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
         let tab: &Tableau = self.method.tableau();
         let last = tab.stages() - 1;
@@ -284,7 +287,7 @@ impl Simulator {
     }
 
     /// After [`span`](Self::span): swap `buf` (of the state's length) with the buffer that
-    /// holds the state the span started from (crate::events keeps it to step again).
+    /// holds the state the span started from (stepper/events.rs keeps it to step again).
     pub(crate) fn swap_previous(&mut self, buf: &mut Vec<f64>) {
         let last = self.method.tableau().stages() - 1;
         std::mem::swap(buf, &mut self.xs[last % 2]);

@@ -94,7 +94,7 @@ impl Impedance for PlaneContact {
     }
     /// The switch of (23a): g = min(K δ, K δ − B v_z) > 0 exactly while the normal force
     /// pushes; continuous, zero where the contact closes (δ = 0 while approaching) and where
-    /// it opens (K δ = B v_z while leaving). The stepper splits a step there (events.rs).
+    /// it opens (K δ = B v_z while leaving). The stepper splits a step there (stepper/events.rs).
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         let kd = self.k * (self.height - m[0].p.z);
         Some(kd.min(kd - self.b * m[0].v.z))

@@ -24,12 +24,12 @@
 //! [`Impedance::switching`]: crate::component::Impedance::switching
 //! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
 
+use super::Simulator;
 use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::Result;
 use crate::method::Method;
 use crate::port::Motion;
 use crate::schedule::Schedule;
-use crate::stepper::Simulator;
 
 /// Switches located and split off within one step; a step with more takes its rest whole.
 pub(crate) const MAX_SWITCHES: usize = 8;
