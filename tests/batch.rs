@@ -92,6 +92,12 @@ impl Impedance for PlainImpedance {
     fn switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
         self.0.switching(motion, y, t)
     }
+    fn needs_post_step(&self) -> bool {
+        self.0.needs_post_step()
+    }
+    fn post_step(&self, y: &mut [f64]) {
+        self.0.post_step(y)
+    }
 }
 
 /// The type names of the full registry, in its order.

@@ -225,6 +225,14 @@ pub trait Impedance: Send + Sync {
     fn stop_request(&self) -> Option<(f64, String)> {
         None
     }
+    /// Whether [`post_step`](Self::post_step) does anything (asked once, after `prepare`), so
+    /// that the stepper calls it only for those.
+    fn needs_post_step(&self) -> bool {
+        false
+    }
+    /// Called on the element's state y(k+1) after each full step (or sub-step), like
+    /// [`Admittance::post_step`]: e.g. model B zeroes its mass velocity while stuck under RK4.
+    fn post_step(&self, _y: &mut [f64]) {}
     /// As [`Admittance::rewindable`].
     fn rewindable(&self) -> bool {
         !self.may_request_stop()

@@ -49,6 +49,8 @@ pub struct Simulator {
     split: Split,
     /// Contact switching within a step (stepper/events.rs), when the network has any.
     pub(crate) events: Option<Box<events::Events>>,
+    /// The impedances whose `post_step` runs after each step (model B under RK4).
+    imp_post: Vec<usize>,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -187,6 +189,7 @@ impl Simulator {
             split,
             sched,
             events: None,
+            imp_post: Vec::new(),
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         let s = &sim.sched;
@@ -196,6 +199,7 @@ impl Simulator {
             r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
         sim.events = events::Events::new(&sim.sched, method, &sim.x);
+        sim.imp_post = (0..sim.sched.imp.len()).filter(|&i| sim.sched.imp[i].needs_post_step()).collect();
         Ok(sim)
     }
 
@@ -277,6 +281,9 @@ impl Simulator {
                 self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
             if r == last {
                 std::mem::swap(&mut self.x, &mut self.xs[out]);
+                for &i in &self.imp_post {
+                    self.sched.imp[i].post_step(&mut self.x[self.sched.imp_y[i]..self.sched.imp_y[i + 1]]);
+                }
                 self.k += count as u64;
                 if !finite {
                     return Err(self.non_finite());
