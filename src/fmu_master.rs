@@ -20,6 +20,7 @@ pub fn run(
     threads: Option<usize>,
     quiet: bool,
     sets: &[String],
+    strict: bool,
 ) -> Result<(), Failure> {
     super::interrupt::install();
     if let Some((p, _)) = &plot_to {
@@ -30,6 +31,10 @@ pub fn run(
         for w in system.warnings() {
             eprintln!("warning: {w}");
         }
+    }
+    let warned = system.warnings().len();
+    if strict && warned > 0 {
+        return Err(Failure::Input(super::warnings::strict_refusal(&path.display().to_string(), warned, "run")));
     }
     let threads = match (threads, system.threads) {
         (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,
@@ -82,11 +87,15 @@ pub fn run(
     Ok(())
 }
 
-pub fn check(path: &Path) -> Result<(), Failure> {
+pub fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     let system = FmuSystem::load(path)?;
     println!("{}: FMU-only system '{}'", path.display(), system.name);
     for line in system.describe() {
         println!("  {line}");
+    }
+    let warned = system.warnings().len();
+    if strict && warned > 0 {
+        return Err(Failure::Input(super::warnings::strict_refusal(&path.display().to_string(), warned, "check")));
     }
     Ok(())
 }

@@ -235,7 +235,7 @@ fn run(
     strict: bool,
 ) -> Result<(), Failure> {
     if fmu_master::detect(path) {
-        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets);
+        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict);
     }
     interrupt::install();
     let system = if fmu_run::is_fmu(path) {
@@ -318,7 +318,7 @@ fn run(
 
 fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     if fmu_master::detect(path) {
-        return fmu_master::check(path);
+        return fmu_master::check(path, strict);
     }
     let system = load(path)?;
     let file = path.display().to_string();

@@ -89,6 +89,15 @@ impl Impedance for PlainImpedance {
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         self.0.diagnose(inertia, step)
     }
+    fn switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
+        self.0.switching(motion, y, t)
+    }
+    fn needs_post_step(&self) -> bool {
+        self.0.needs_post_step()
+    }
+    fn post_step(&self, y: &mut [f64]) {
+        self.0.post_step(y)
+    }
 }
 
 /// The type names of the full registry, in its order.

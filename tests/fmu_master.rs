@@ -584,3 +584,33 @@ fn capability_flags_are_honoured_or_reported() {
         "{w:?}"
     );
 }
+
+/// `--strict` applies to FMU-only systems too (issue 14): the fixed-step contact with a stop
+/// time that is not a whole number of steps is warned about, so `check --strict` and
+/// `run --strict` exit 2; without the flag both succeed.
+#[test]
+fn strict_refuses_an_fmu_only_system_with_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (gear, contact) = (export(d, "gear", "2", &[]), export(d, "friction", "2", &[]));
+    let fixed = d.join("contact-fixed-step.fmu");
+    edit_description(&contact, &fixed, |x| {
+        x.replace("canHandleVariableCommunicationStepSize=\"true\"", "canHandleVariableCommunicationStepSize=\"false\"")
+    });
+    let mut s = gear_and_contact(&gear, &fixed, "gauss-seidel", 1e-3);
+    s["master"]["stop_time"] = json!(0.0105);
+    let path = write(d, "strict.json", &s);
+    let (p, out) = (path.to_str().unwrap(), d.join("strict.csv"));
+    assert_eq!(cli(&["check", p]).status.code(), Some(0));
+    let o = cli(&["check", "--strict", p]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("check --strict refuses"));
+    let o = cli(&["run", "--strict", p, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("run --strict refuses") && !out.exists());
+    assert_eq!(cli(&["run", p, "-o", out.to_str().unwrap()]).status.code(), Some(0));
+    // Without warnings --strict runs.
+    s["master"]["stop_time"] = json!(0.01);
+    let path = write(d, "strict-ok.json", &s);
+    assert_eq!(cli(&["run", "--strict", path.to_str().unwrap(), "-o", out.to_str().unwrap()]).status.code(), Some(0));
+}

@@ -163,3 +163,28 @@ fn stops_are_exact_and_converge_under_rk4() {
         assert!((stops[1].1 - reference).abs() < (stops[0].1 - reference).abs() + 1e-12, "{name}: stop time converges");
     }
 }
+
+/// Model B under RK4 (issue 14): the exact zero is in the state too, not only in the signal:
+/// its `post_step` sets the mass velocity to 0.0 at the end of every step that ends stuck.
+/// Before, RK4 only divided the stopped state by 3 per step (3⁻ⁿ, never 0.0).
+#[test]
+fn model_b_state_is_exactly_zero_while_stuck_under_rk4() {
+    let v = json!({"solver": {"method": "rk4", "step": 1e-3, "stop_time": 0.3},
+                   "components": {"m": {"type": "kikuuwe_b", "mass": 1.0, "K": 10.0, "B": 1.0, "F": 8.0, "init": {"v": 1.0}}},
+                   "connections": [{"from": "m.drive", "to": "ground"}]});
+    let (mut sim, _) = build_value(&v);
+    let mut stopped_at = None;
+    for k in 1..=300 {
+        sim.step().unwrap();
+        // State [x, v, s]: position, velocity and stick indicator of the internal mass.
+        let (vel, s) = (sim.state()[1], sim.state()[2]);
+        if s > 0.5 {
+            stopped_at.get_or_insert(k);
+            assert_eq!(vel.to_bits(), 0f64.to_bits(), "step {k}: v = {vel} while stuck");
+        } else {
+            assert!(stopped_at.is_none(), "step {k}: slips again after the stop");
+        }
+    }
+    let k = stopped_at.expect("the mass stops");
+    eprintln!("model B (rk4, T = 1e-3): state v exactly 0.0 from step {k} on");
+}

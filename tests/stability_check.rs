@@ -155,3 +155,61 @@ fn model_b_under_rk4_warns_about_its_explicit_sliding_phase() {
     let (_, out, _) = cli_on(&["check"], &system(1e-3, 7.5e5, 2.0 * 7.5e5f64.sqrt()));
     assert!(!out.contains("model B sliding"), "{out}");
 }
+
+/// The bristle models in the stuck-state analysis (issue 14): presliding, LuGre (12) and Dahl
+/// (11) are the spring–damper f = σ0 z + (σ1 + σ2) ż with ż = v. A 0.1 kg mass between a
+/// LuGre (σ0 = 1e5, σ1 = 0) and a Dahl (K = 1e5) element: ΣK = 2e5, ω = 1414 rad/s, so RK4's
+/// undamped limit ωT = 2√2 gives the largest stable T = 2√2/ω = 2.0e-3 s; T = 3e-3 is warned.
+#[test]
+fn lugre_and_dahl_are_in_the_stuck_state_analysis() {
+    let system = |step: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.1},
+            "components": {"m": {"type": "mass", "mass": 0.1},
+                           "l": {"type": "lugre", "sigma0": 1e5, "sigma1": 0.0, "Fc": 0.6},
+                           "d": {"type": "dahl", "K": 1e5, "F": 0.6}},
+            "connections": [{"from": "l.a", "to": "ground"}, {"from": "l.b", "to": "m"},
+                            {"from": "d.a", "to": "ground"}, {"from": "d.b", "to": "m"}]
+        })
+    };
+    let (code, out, _) = cli_on(&["check"], &system(3e-3));
+    assert_eq!(code, 0);
+    let line = out.lines().find(|l| l.contains("stuck-state stability")).expect("a stuck-state warning");
+    assert!(line.contains("warning: m:") && line.contains("l (K = 100000") && line.contains("d (K = 100000"), "{line}");
+    let limit: f64 = line.split("stable for T < ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let expected = 2.0 * 2f64.sqrt() / (2e5f64 / 0.1).sqrt();
+    eprintln!("lugre + dahl on 0.1 kg: largest stable T {limit:.4e} s (2√2/ω = {expected:.4e} s)");
+    assert!((limit / expected - 1.0).abs() < 1e-3, "{limit} vs {expected}");
+    let (code, _, _) = cli_on(&["check", "--strict"], &system(1.5e-3));
+    assert_eq!(code, 0, "T = 1.5e-3 is stable");
+}
+
+/// Coupled robot joints (issue 14): the two-link arm of Simulation II (`two_link_fricK.json`,
+/// fric_k K = 5000 on each joint) analysed with its full inertia matrix H(θ). Each joint alone
+/// (H_ii) looks stable up to T = 3e-3; coupled, the step map is unstable above 1.43e-3 s.
+/// The physics agrees: held by 0.45 N·m < F = 0.5 N·m for 1.5 s, the arm stays at the static
+/// deflection τ/K = 9e-5 rad at T = 1.4e-3 and creeps (friction saturated) at T = 2e-3.
+#[test]
+fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
+    let arm = |step: f64| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(example("two_link_fricK.json")).unwrap()).unwrap();
+        v["solver"]["step"] = json!(step);
+        v["solver"]["stop_time"] = json!(1.5);
+        v["output"]["interval"] = json!(step);
+        v
+    };
+    let (code, out, _) = cli_on(&["check"], &arm(2e-3));
+    assert_eq!(code, 0);
+    let line = out.lines().find(|l| l.contains("stuck-state stability")).expect("a stuck-state warning");
+    assert!(line.contains("warning: arm:") && line.contains("coupled through the inertia matrix"), "{line}");
+    assert!(line.contains("fric0 on port 0") && line.contains("fric1 on port 1"), "{line}");
+    let limit: f64 = line.split("stable for T < ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!(limit > 1.4e-3 && limit < 1.5e-3, "largest stable step {limit}");
+    let (code, _, _) = cli_on(&["check", "--strict"], &arm(1.4e-3));
+    assert_eq!(code, 0, "T = 1.4e-3 is stable");
+    let held = |step: f64| col(&run_value(&arm(step)), "theta1").iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (stable, unstable) = (held(1.4e-3), held(2e-3));
+    eprintln!("two-link arm held: max |θ1| {stable:.3e} rad at T = 1.4e-3, {unstable:.3e} rad at T = 2e-3 (limit {limit:.4e} s)");
+    assert!(stable < 1e-4 && unstable > 1e-3, "{stable}, {unstable}");
+}

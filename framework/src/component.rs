@@ -107,6 +107,13 @@ pub trait Admittance: Send + Sync {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         None
     }
+    /// The joint-space inertia matrix H (n×n, row-major) coupling scalar ports 0..n, for an
+    /// admittance whose ports are coupled through its inertia (a serial robot's joints,
+    /// H(θ) of (8)); the stuck-state analysis then linearises those ports together.
+    /// `None` (the default): the ports are analysed one by one with [`port_inertia`](Self::port_inertia).
+    fn inertia_matrix(&self, _x: &[f64]) -> Option<(usize, Vec<f64>)> {
+        None
+    }
     /// For the stability analysis (framework/src/stability.rs): whether, under `method`, the
     /// position rate of this admittance in the regime analysed carries the implicit term of
     /// the papers' step, q̇ = v + τ v̇ (q(k) = q(k−1) + T v(k)), instead of q̇ = v.
@@ -142,6 +149,12 @@ pub trait Admittance: Send + Sync {
     /// step fails after the request.
     fn stop_request(&self) -> Option<(f64, String)> {
         None
+    }
+    /// Whether a step may be computed, thrown away and computed again from the same x(k)
+    /// (contact events, stepper/events.rs): false for a component with state outside x (an
+    /// imported FMU, the components that may [request a stop](Self::may_request_stop)).
+    fn rewindable(&self) -> bool {
+        !self.may_request_stop()
     }
 }
 
@@ -210,6 +223,26 @@ pub trait Impedance: Send + Sync {
     /// network reaches that time (its last row is then), or at the last row written when a
     /// step fails after the request.
     fn stop_request(&self) -> Option<(f64, String)> {
+        None
+    }
+    /// Whether [`post_step`](Self::post_step) does anything (asked once, after `prepare`), so
+    /// that the stepper calls it only for those.
+    fn needs_post_step(&self) -> bool {
+        false
+    }
+    /// Called on the element's state y(k+1) after each full step (or sub-step), like
+    /// [`Admittance::post_step`]: e.g. model B zeroes its mass velocity while stuck under RK4.
+    fn post_step(&self, _y: &mut [f64]) {}
+    /// As [`Admittance::rewindable`].
+    fn rewindable(&self) -> bool {
+        !self.may_request_stop()
+    }
+    /// The switching function of a force law with a kink or jump (a penalty contact that
+    /// opens or closes): a value whose sign changes where the law switches (> 0: in
+    /// contact and pushing), at port motions `motion`, state `y` and time `t`. The stepper
+    /// locates such a switch within a step and splits the step there (stepper/events.rs), so
+    /// that no RK4 stage straddles the kink. `None` (the default): a smooth law.
+    fn switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         None
     }
 }

@@ -84,4 +84,4 @@ pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, 
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
-pub use stepper::Simulator;
+pub use stepper::{EventCounts, Simulator};

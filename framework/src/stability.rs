@@ -23,6 +23,7 @@
 use crate::component::{Diagnostic, StageSpring};
 use crate::method::{Method, Tableau};
 use crate::schedule::Schedule;
+use nalgebra::{DMatrix, DVector};
 
 type M2 = [[f64; 2]; 2];
 
@@ -126,31 +127,136 @@ impl PortModel {
     /// The largest step ≤ `step` below which the map is stable, by halving down to a stable
     /// step and bisecting back up (`None` if even T·2⁻⁶⁰ is unstable).
     pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
-        if self.stable(tab, step) {
-            return Some(step);
-        }
-        let mut hi = step;
-        let mut lo = step;
-        for _ in 0..60 {
-            lo *= 0.5;
-            if self.stable(tab, lo) {
-                break;
-            }
-            hi = lo;
-        }
-        if !self.stable(tab, lo) {
-            return None;
-        }
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if self.stable(tab, mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo)
+        largest_stable(|t| self.stable(tab, t), step)
     }
+}
+
+/// The largest step ≤ `step` at which `stable` holds, by halving down to a stable step and
+/// bisecting back up (`None` if even T·2⁻⁶⁰ is unstable).
+fn largest_stable(stable: impl Fn(f64) -> bool, step: f64) -> Option<f64> {
+    if stable(step) {
+        return Some(step);
+    }
+    let mut hi = step;
+    let mut lo = step;
+    for _ in 0..60 {
+        lo *= 0.5;
+        if stable(lo) {
+            break;
+        }
+        hi = lo;
+    }
+    if !stable(lo) {
+        return None;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if stable(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// Ports 0..n of one admittance coupled through its inertia matrix H (a serial robot's
+/// joints, (8)), each with the spring–dampers attached to it, linearised in the stuck state:
+///
+/// ```text
+///   H v̇ = −K q − (B + τ K_implicit) v,   q̇ = v (or v + τ v̇),   K, B, K_implicit diagonal
+/// ```
+///
+/// The off-diagonal inertia raises the highest frequency above every √(K_i/H_ii) of the
+/// one-port model, so the joints are analysed together: the 2n×2n step map is composed as in
+/// [`PortModel::step_map`] and its spectral radius taken from its eigenvalues (Schur form).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoupledModel {
+    /// H⁻¹.
+    pub h_inv: DMatrix<f64>,
+    pub k: Vec<f64>,
+    pub b: Vec<f64>,
+    pub k_implicit: Vec<f64>,
+    pub implicit_position: bool,
+}
+
+impl CoupledModel {
+    /// The model for inertia matrix `h` (n×n) and per-port sums; `None` if H is singular.
+    pub fn new(
+        h: DMatrix<f64>,
+        k: Vec<f64>,
+        b: Vec<f64>,
+        k_implicit: Vec<f64>,
+        implicit_position: bool,
+    ) -> Option<Self> {
+        let h_inv = h.try_inverse().filter(|m| m.iter().all(|v| v.is_finite()))?;
+        Some(CoupledModel { h_inv, k, b, k_implicit, implicit_position })
+    }
+
+    fn dim(&self) -> usize {
+        self.k.len()
+    }
+
+    /// The stage rate ξ = J(τ) x, x = (q, v).
+    fn rate(&self, tau: f64) -> DMatrix<f64> {
+        let n = self.dim();
+        let a = -&self.h_inv * DMatrix::from_diagonal(&DVector::from_column_slice(&self.k));
+        let damp: Vec<f64> = self.b.iter().zip(&self.k_implicit).map(|(b, k)| b + tau * k).collect();
+        let d = -&self.h_inv * DMatrix::from_diagonal(&DVector::from_vec(damp));
+        let mut j = DMatrix::zeros(2 * n, 2 * n);
+        if self.implicit_position {
+            j.view_mut((0, 0), (n, n)).copy_from(&(&a * tau));
+            j.view_mut((0, n), (n, n)).copy_from(&(DMatrix::identity(n, n) + &d * tau));
+        } else {
+            j.view_mut((0, n), (n, n)).fill_with_identity();
+        }
+        j.view_mut((n, 0), (n, n)).copy_from(&a);
+        j.view_mut((n, n), (n, n)).copy_from(&d);
+        j
+    }
+
+    /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
+    pub fn step_map(&self, tab: &Tableau, step: f64) -> DMatrix<f64> {
+        let m = 2 * self.dim();
+        let (mut acc, mut prev) = (DMatrix::zeros(m, m), DMatrix::zeros(m, m));
+        for r in 0..tab.stages() {
+            let xs = DMatrix::identity(m, m) + &prev * (tab.offset[r] * step);
+            let xi = self.rate(tab.tau[r] * step) * xs;
+            acc += &xi * tab.weight[r];
+            prev = xi;
+        }
+        DMatrix::identity(m, m) + acc * (step / tab.weight_sum)
+    }
+
+    /// Spectral radius of the step map.
+    pub fn radius(&self, tab: &Tableau, step: f64) -> f64 {
+        let map = self.step_map(tab, step);
+        if !map.iter().all(|v| v.is_finite()) {
+            return f64::INFINITY;
+        }
+        map.complex_eigenvalues().iter().map(|l| l.norm()).fold(0.0, f64::max)
+    }
+
+    /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding).
+    pub fn stable(&self, tab: &Tableau, step: f64) -> bool {
+        self.radius(tab, step) <= 1.0 + 1e-9
+    }
+
+    /// As [`PortModel::largest_stable_step`].
+    pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        largest_stable(|t| self.stable(tab, t), step)
+    }
+}
+
+/// What the analysis found at the coupled ports of one admittance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoupledFinding {
+    pub admittance: String,
+    /// (port, impedance name, its spring) of every attachment.
+    pub impedances: Vec<(usize, String, StageSpring)>,
+    pub model: CoupledModel,
+    pub radius: f64,
+    pub largest_stable_step: Option<f64>,
 }
 
 /// What the analysis found at one admittance port.
@@ -165,9 +271,8 @@ pub struct PortFinding {
     pub largest_stable_step: Option<f64>,
 }
 
-/// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
-/// state), for `method` and step T.
-pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
+/// The stuck-state spring–dampers attached to every admittance: per admittance, per port.
+fn attachments(sched: &Schedule) -> Vec<Vec<PortSprings>> {
     let mut attached: Vec<Vec<PortSprings>> = vec![Vec::new(); sched.admittance_names().len()];
     for &i in sched.impedances_in_network_order() {
         let Some(spring) = sched.impedance(i).stuck_spring() else { continue };
@@ -180,12 +285,28 @@ pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Po
             }
         }
     }
+    attached
+}
+
+/// The inertia matrix of admittance `j` at `x`, if it couples its ports 0..n (n ≥ 2) and is
+/// finite.
+fn inertia_matrix(sched: &Schedule, j: usize, x: &[f64]) -> Option<DMatrix<f64>> {
+    let (n, h) = sched.admittance(j).inertia_matrix(sched.admittance_state(j, x))?;
+    (n >= 2 && h.len() == n * n && h.iter().all(|v| v.is_finite())).then(|| DMatrix::from_row_slice(n, n, &h))
+}
+
+/// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
+/// state), for `method` and step T; the ports coupled through an inertia matrix are left to
+/// [`analyse_coupled`].
+pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
+    let attached = attachments(sched);
     let tab = method.tableau();
     let mut out = Vec::new();
     for (j, ports) in attached.into_iter().enumerate() {
         let adm = sched.admittance(j);
         let xa = sched.admittance_state(j, x);
-        for (port, impedances) in ports {
+        let coupled = inertia_matrix(sched, j, x).map_or(0, |h| h.nrows());
+        for (port, impedances) in ports.into_iter().filter(|(p, _)| *p >= coupled) {
             let Some(inertia) = adm.port_inertia(xa, port).filter(|m| m.is_finite() && *m > 0.0) else { continue };
             let mut model = PortModel {
                 inertia,
@@ -211,6 +332,46 @@ pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Po
                 largest_stable_step,
             });
         }
+    }
+    out
+}
+
+/// Analyse together the ports 0..n of every admittance with an
+/// [inertia matrix](crate::component::Admittance::inertia_matrix) that has spring–dampers
+/// attached to them ([`CoupledModel`]).
+pub fn analyse_coupled(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<CoupledFinding> {
+    let tab = method.tableau();
+    let mut out = Vec::new();
+    for (j, ports) in attachments(sched).into_iter().enumerate() {
+        let Some(h) = inertia_matrix(sched, j, x) else { continue };
+        let n = h.nrows();
+        let adm = sched.admittance(j);
+        let (mut k, mut b, mut ki) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut impedances = Vec::new();
+        for (port, list) in ports.into_iter().filter(|(p, _)| *p < n) {
+            let internal = adm.internal_spring(port).map(|s| ("(internal)".to_string(), s));
+            for (name, s) in list.into_iter().chain(internal) {
+                k[port] += s.k;
+                b[port] += s.b;
+                if s.implicit {
+                    ki[port] += s.k;
+                }
+                impedances.push((port, name, s));
+            }
+        }
+        if impedances.is_empty() {
+            continue;
+        }
+        let Some(model) = CoupledModel::new(h, k, b, ki, adm.implicit_position(method)) else { continue };
+        let radius = model.radius(tab, step);
+        let largest_stable_step = model.largest_stable_step(tab, step);
+        out.push(CoupledFinding {
+            admittance: sched.admittance_names()[j].clone(),
+            impedances,
+            model,
+            radius,
+            largest_stable_step,
+        });
     }
     out
 }
@@ -248,13 +409,39 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             f.radius,
         )));
     }
-    if let Some(worst) = found.iter().max_by(|a, b| a.radius.total_cmp(&b.radius)) {
+    let coupled = analyse_coupled(sched, x, method, step);
+    for f in coupled.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
+        let names: Vec<String> = f
+            .impedances
+            .iter()
+            .map(|(p, n, s)| {
+                format!("{n} on port {p} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" })
+            })
+            .collect();
+        let limit = match f.largest_stable_step {
+            Some(t) => format!("stable for T < {t:.3e} s"),
+            None => "no stable step found".to_string(),
+        };
+        out.push(Diagnostic::Warning(format!(
+            "{}: stuck-state stability of its {} joints coupled through the inertia matrix H, with {} attached \
+             — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor \
+             every step until the friction saturates; {limit}",
+            f.admittance,
+            f.model.dim(),
+            names.join(", "),
+            f.radius,
+        )));
+    }
+    let radii =
+        found.iter().map(|f| (f.radius, &f.admittance)).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
+    if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
-                "stuck-state stability: {} admittance port(s) with springs checked, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
+                "stuck-state stability: {} admittance port(s) with springs checked{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
                 found.len(),
-                worst.radius,
-                worst.admittance
+                if coupled.is_empty() { String::new() } else { format!(" and {} admittance(s) with coupled joints", coupled.len()) },
+                worst.0,
+                worst.1
             )));
         }
     }
@@ -295,5 +482,36 @@ mod tests {
             let m = mass_spring(k, 2.0 * k.sqrt(), 0.0, true);
             assert_eq!(!m.stable(&Tableau::EULER, 1e-3), unstable, "K = {k}: ρ = {}", m.radius(&Tableau::EULER, 1e-3));
         }
+    }
+    #[test]
+    fn coupled_joints_reach_the_highest_frequency_of_h_inverse_k() {
+        // Diagonal H: the same radius as the one-port models.
+        let diag = CoupledModel::new(
+            DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, 4.0]),
+            vec![1.0, 1.0],
+            vec![0.1, 0.0],
+            vec![0.0; 2],
+            false,
+        )
+        .unwrap();
+        let (p1, p2) =
+            (mass_spring(1.0, 0.1, 0.0, false), PortModel { inertia: 4.0, ..mass_spring(1.0, 0.0, 0.0, false) });
+        for t in [0.5, 2.0, 3.0] {
+            let expected = p1.radius(&Tableau::RK4, t).max(p2.radius(&Tableau::RK4, t));
+            assert!((diag.radius(&Tableau::RK4, t) - expected).abs() < 1e-12, "T = {t}");
+        }
+        // H = [[1, 0.9], [0.9, 1]], K = I: ω² of H⁻¹K are 1/1.9 and 1/0.1 = 10, so RK4 is
+        // stable up to T = 2√2/√10 = 0.894, where each joint alone (ω = 1) allows 2√2 = 2.83.
+        let m = CoupledModel::new(
+            DMatrix::from_row_slice(2, 2, &[1.0, 0.9, 0.9, 1.0]),
+            vec![1.0, 1.0],
+            vec![0.0; 2],
+            vec![0.0; 2],
+            false,
+        )
+        .unwrap();
+        let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
+        assert!((t - 2.0 * 2f64.sqrt() / 10f64.sqrt()).abs() < 1e-6, "{t}");
+        assert!(mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && !m.stable(&Tableau::RK4, 2.0));
     }
 }

@@ -31,6 +31,9 @@ use crate::schedule::{groups_in, Schedule};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 
+mod events;
+pub use events::EventCounts;
+
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {
     pub(crate) sched: Schedule,
@@ -44,6 +47,10 @@ pub struct Simulator {
     pub(crate) work: Work,
     threads: usize,
     split: Split,
+    /// Contact switching within a step (stepper/events.rs), when the network has any.
+    pub(crate) events: Option<Box<events::Events>>,
+    /// The impedances whose `post_step` runs after each step (model B under RK4).
+    imp_post: Vec<usize>,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -208,6 +215,8 @@ impl Simulator {
             threads,
             split,
             sched,
+            events: None,
+            imp_post: Vec::new(),
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         let s = &sim.sched;
@@ -216,6 +225,8 @@ impl Simulator {
         for (r, name) in adm.chain(imp) {
             r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
+        sim.events = events::Events::new(&sim.sched, method, &sim.x);
+        sim.imp_post = (0..sim.sched.imp.len()).filter(|&i| sim.sched.imp[i].needs_post_step()).collect();
         Ok(sim)
     }
 
@@ -259,6 +270,9 @@ impl Simulator {
 
     /// Mutable access to the state (for tests that perturb it).
     pub fn state_mut(&mut self) -> &mut [f64] {
+        if let Some(ev) = &mut self.events {
+            ev.forget();
+        }
         &mut self.x
     }
 
@@ -269,8 +283,16 @@ impl Simulator {
 
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
+        if self.events.is_some() {
+            return events::step_located(self);
+        }
+        self.span(self.time(), self.step, true)
+    }
+
+    /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
+    /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (stepper/events.rs).
+    pub(crate) fn span(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
         let tab: &Tableau = self.method.tableau();
-        let (t0, h) = (self.time(), self.step);
         let last = tab.stages() - 1;
         for r in 0..=last {
             let (t, tau) = (t0 + tab.offset[r] * h, tab.tau[r] * h);
@@ -287,13 +309,23 @@ impl Simulator {
                 self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
             if r == last {
                 std::mem::swap(&mut self.x, &mut self.xs[buf]);
-                self.k += 1;
+                for &i in &self.imp_post {
+                    self.sched.imp[i].post_step(&mut self.x[self.sched.imp_y[i]..self.sched.imp_y[i + 1]]);
+                }
+                self.k += count as u64;
                 if !finite {
                     return Err(self.non_finite());
                 }
             }
         }
         Ok(())
+    }
+
+    /// After [`span`](Self::span): swap `buf` (of the state's length) with the buffer that
+    /// holds the state the span started from (stepper/events.rs keeps it to step again).
+    pub(crate) fn swap_previous(&mut self, buf: &mut Vec<f64>) {
+        let last = self.method.tableau().stages() - 1;
+        std::mem::swap(buf, &mut self.xs[last % 2]);
     }
 
     /// The buffers of a stage that reads `input` and writes `out`.

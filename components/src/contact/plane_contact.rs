@@ -92,6 +92,13 @@ impl Impedance for PlaneContact {
         let depth = (self.height - m[0].p.z).max(0.0);
         Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
     }
+    /// The switch of (23a): g = min(K δ, K δ − B v_z) > 0 exactly while the normal force
+    /// pushes; continuous, zero where the contact closes (δ = 0 while approaching) and where
+    /// it opens (K δ = B v_z while leaving). The stepper splits a step there (stepper/events.rs).
+    fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
+        let kd = self.k * (self.height - m[0].p.z);
+        Some(kd.min(kd - self.b * m[0].v.z))
+    }
     /// The normal penalty spring (23a) in contact (the tangential one of (23b) is the same K with the extra τK of damping, so the normal direction is the limit).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })

@@ -84,6 +84,13 @@ impl Impedance for Wall {
         let d = self.side * (self.position.eval(0.0) - self.axis.dot(&m[0].p));
         Some(0.5 * self.k * d.max(0.0).powi(2))
     }
+    /// The switch of f_n: g = min(K δ, K δ + B δ̇) > 0 exactly while the wall pushes
+    /// (δ signed here); zero where the contact closes and where it opens (stepper/events.rs).
+    fn switching(&self, m: &[Motion], _y: &[f64], t: f64) -> Option<f64> {
+        let d = self.side * (self.position.eval(t) - self.axis.dot(&m[0].p));
+        let dd = -self.side * self.axis.dot(&m[0].v);
+        Some((self.k * d).min(self.k * d + self.b * dd))
+    }
     /// The penalty spring in contact.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })

@@ -99,6 +99,12 @@ impl Impedance for PenaltyJoint {
         let c = (a.rot * self.axis_a).dot(&(b.rot * self.axis_b));
         Some(0.5 * self.k * d.norm_squared() + self.k_rot * (1.0 - c) + 0.5 * self.friction.k * y[0] * y[0])
     }
+    /// The translational penalty spring–damper (K, B) between the articulation points, as
+    /// the stuck-state analysis sees it on each body's mass; the bending spring K_r and the
+    /// joint friction (19) act on rotational inertias that analysis does not model.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+    }
 }
 
 fn unit_axis(p: &mut Params, key: &str, default: Vector3<f64>) -> Result<Vector3<f64>> {

@@ -12,6 +12,9 @@ pub trait BristleLaw: Send + Sync {
     fn eval(&self, v: f64, z: f64) -> (f64, f64);
     /// Stiffness of the state, for the stored energy ½ k z².
     fn stiffness(&self) -> f64;
+    /// The law linearised where it holds (presliding, |v| σ0 |z| ≪ g(v)|v|, so ż = v):
+    /// f = K_s z + B_s ż with (K_s, B_s) returned, for the stuck-state stability analysis.
+    fn presliding(&self) -> (f64, f64);
 }
 
 /// The impedance of a [`BristleLaw`]: it sees port b relative to port a and applies −f to
@@ -54,6 +57,11 @@ impl<L: BristleLaw> Impedance for Bristle<L> {
     }
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.0.stiffness() * y[0] * y[0])
+    }
+    /// The presliding spring–damper of the law ([`BristleLaw::presliding`]); explicit in τ.
+    fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
+        let (k, b) = self.0.presliding();
+        Some(stiction_framework::StageSpring { k, b, implicit: false })
     }
 }
 

@@ -23,6 +23,10 @@ impl BristleLaw for Dahl {
     fn stiffness(&self) -> f64 {
         self.k
     }
+    /// (11) at v → 0 (|v| e K/F ≪ |v|): f = K e, ė = v.
+    fn presliding(&self) -> (f64, f64) {
+        (self.k, 0.0)
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {

@@ -36,6 +36,10 @@ impl BristleLaw for LuGre {
     fn stiffness(&self) -> f64 {
         self.sigma0
     }
+    /// (12) at v → 0 (σ0|v||z|/g ≪ |v|): ż = v, f = σ0 z + (σ1 + σ2) v.
+    fn presliding(&self) -> (f64, f64) {
+        (self.sigma0, self.sigma1 + self.sigma2)
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {

@@ -95,10 +95,9 @@ impl ModelB {
     }
 
     /// The mass velocity as reported (signal `v`, energy): under RK4 exactly 0.0 while the
-    /// stick indicator s > ½. An impedance has no `post_step` to zero the state, and RK4 alone
-    /// only shrinks a stopped v by 3 per step (its stability function has no real root); the
-    /// state keeps shrinking underneath (3⁻ⁿ after n stuck steps) and does not move x, whose
-    /// rate is v_new = 0.0 in stuck stages.
+    /// stick indicator s > ½. RK4 alone only shrinks a stopped v by 3 per step (its stability
+    /// function has no real root); [`post_step`](Impedance::post_step) sets the state to
+    /// 0.0 at the end of every step that ends stuck, as (36) does.
     fn reported_v(&self, y: &[f64]) -> Vector3<f64> {
         let n = self.dims;
         if !self.form.is_euler() && y[2 * n] > 0.5 {
@@ -150,6 +149,18 @@ impl Impedance for ModelB {
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         Ok(())
+    }
+    /// Under RK4 only (Euler is the paper's (36) bit for bit).
+    fn needs_post_step(&self) -> bool {
+        !self.form.is_euler()
+    }
+    /// The exact stop under RK4: v = 0.0 in the state while the stick indicator s > ½
+    /// (the stages that end stuck give v_new = 0 as (36); this makes the state agree).
+    fn post_step(&self, y: &mut [f64]) {
+        let n = self.dims;
+        if !self.form.is_euler() && y[2 * n] > 0.5 {
+            y[n..2 * n].fill(0.0);
+        }
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()

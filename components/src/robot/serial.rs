@@ -377,6 +377,12 @@ impl Admittance for SerialRobot {
         let n = self.dof();
         (port < n).then(|| self.crba(&self.kinematics(&x[..n]))[(port, port)])
     }
+    /// H(θ) of (8) at the current joint angles (the joints are ports 0..n).
+    fn inertia_matrix(&self, x: &[f64]) -> Option<(usize, Vec<f64>)> {
+        let n = self.dof();
+        let h = self.crba(&self.kinematics(&x[..n]));
+        Some((n, (0..n * n).map(|i| h[(i / n, i % n)]).collect()))
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {
