@@ -7,6 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
+use nalgebra::Vector3;
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
 pub const MAX_IMPEDANCE_PORTS: usize = 4;
@@ -244,5 +245,36 @@ pub trait Impedance: Send + Sync {
     /// that no RK4 stage straddles the kink. `None` (the default): a smooth law.
     fn switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         None
+    }
+    /// The same switching function when it is affine in the motion of port 0, constant in
+    /// time and state-free ([`AffineSwitch`]): the stepper then checks it straight from the
+    /// state vector, without gathering a port motion. Must agree with
+    /// [`switching`](Self::switching) bit for bit. `None` (the default): use `switching`.
+    fn affine_switching(&self) -> Option<AffineSwitch> {
+        None
+    }
+}
+
+/// A penalty contact's switching function in closed form (port 0 a point port): with the
+/// penetration d = `level` − `axis`·p and its rate ḋ = −`axis`·v,
+/// g = min(K·d, K·d + B·ḋ): positive while penetrated and pushing ((23a), the wall's law).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AffineSwitch {
+    /// Unit normal n (pointing out of the obstacle).
+    pub axis: Vector3<f64>,
+    /// n·p at which the contact closes.
+    pub level: f64,
+    /// Penalty stiffness K.
+    pub k: f64,
+    /// Penalty damping B.
+    pub b: f64,
+}
+
+impl AffineSwitch {
+    /// g at position `p` and velocity `v` of port 0 (see the type's doc).
+    #[inline]
+    pub fn eval(&self, p: &Vector3<f64>, v: &Vector3<f64>) -> f64 {
+        let kd = self.k * (self.level - self.axis.dot(p));
+        kd.min(kd + self.b * -self.axis.dot(v))
     }
 }

@@ -8,3 +8,60 @@ family! {
 
 pub use plane_contact::PlaneContact;
 pub use wall::Wall;
+
+#[cfg(test)]
+mod tests {
+    use super::{PlaneContact, Wall};
+    use nalgebra::Vector3;
+    use stiction_framework::component::Impedance;
+    use stiction_framework::port::{Domain, Motion};
+    use stiction_framework::signal::TimeFunction;
+
+    /// Motions around the contact surface (positions and velocities of both signs, some
+    /// exactly on it), from a fixed linear congruential sequence.
+    fn motions() -> Vec<(Vector3<f64>, Vector3<f64>)> {
+        let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.02
+        };
+        let mut out = vec![(Vector3::zeros(), Vector3::zeros())];
+        for _ in 0..2000 {
+            let p = Vector3::new(next(), next(), next());
+            let v = Vector3::new(next(), next(), next()) * 100.0;
+            out.push((p, v));
+        }
+        out
+    }
+
+    /// The stepper checks these contacts through `affine_switching` (stepper/events.rs):
+    /// it must give the same g as `switching`, bit for bit, or a switch would be located
+    /// where the law does not switch.
+    #[test]
+    fn affine_switching_is_the_switching_function_bit_for_bit() {
+        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3 };
+        let wall = |side: f64, axis: Vector3<f64>, w: f64| Wall {
+            domain: Domain::Point3,
+            axis,
+            side,
+            position: TimeFunction::Constant(w),
+            k: 1e5,
+            b: 3.0,
+        };
+        let skew = Vector3::new(0.48, -0.6, 0.64);
+        let cases: Vec<Box<dyn Impedance>> = vec![
+            Box::new(plane),
+            Box::new(wall(1.0, Vector3::x(), 0.004)),
+            Box::new(wall(-1.0, skew, -0.002)),
+        ];
+        for imp in &cases {
+            let a = imp.affine_switching().expect("a constant point contact is affine");
+            for (p, v) in motions() {
+                let g = imp.switching(&[Motion::point(p, v)], &[0.0, 0.0], 0.3).unwrap();
+                assert_eq!(a.eval(&p, &v).to_bits(), g.to_bits(), "p {p:?} v {v:?}");
+            }
+        }
+        let moving = Wall { position: TimeFunction::Table { t: vec![0.0, 1.0], v: vec![0.0, 1.0] }, ..wall(1.0, skew, 0.0) };
+        assert!(moving.affine_switching().is_none(), "a moving wall is checked through `switching`");
+    }
+}

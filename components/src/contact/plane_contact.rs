@@ -99,6 +99,9 @@ impl Impedance for PlaneContact {
         let kd = self.k * (self.height - m[0].p.z);
         Some(kd.min(kd - self.b * m[0].v.z))
     }
+    fn affine_switching(&self) -> Option<stiction_framework::AffineSwitch> {
+        Some(stiction_framework::AffineSwitch { axis: Vector3::z(), level: self.height, k: self.k, b: self.b })
+    }
     /// The normal penalty spring (23a) in contact (the tangential one of (23b) is the same K with the extra τK of damping, so the normal direction is the limit).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })

@@ -91,6 +91,18 @@ impl Impedance for Wall {
         let dd = -self.side * self.axis.dot(&m[0].v);
         Some((self.k * d).min(self.k * d + self.b * dd))
     }
+    /// A point3 wall at a constant position (a moving one is checked through `switching`).
+    fn affine_switching(&self) -> Option<stiction_framework::AffineSwitch> {
+        match (&self.position, self.domain) {
+            (TimeFunction::Constant(w), Domain::Point3) => Some(stiction_framework::AffineSwitch {
+                axis: self.side * self.axis,
+                level: self.side * w,
+                k: self.k,
+                b: self.b,
+            }),
+            _ => None,
+        }
+    }
     /// The penalty spring in contact.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })

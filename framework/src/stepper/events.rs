@@ -25,7 +25,9 @@
 //! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
 
 use super::Simulator;
-use crate::component::MAX_IMPEDANCE_PORTS;
+use crate::component::{AffineSwitch, MAX_IMPEDANCE_PORTS};
+use crate::views::Tap;
+use nalgebra::Vector3;
 use crate::error::Result;
 use crate::method::Method;
 use crate::port::Motion;
@@ -88,11 +90,13 @@ pub struct EventCounts {
     pub unlocated: u64,
 }
 
+/// A member: its switching function read straight from the state (an
+/// [`AffineSwitch`] on a point port with the state indices of its position and velocity),
+/// or through its port motions.
 #[derive(Clone, Copy)]
-struct Member {
-    imp: usize,
-    slots: (usize, usize),
-    y: (usize, usize),
+enum Member {
+    Affine { a: AffineSwitch, p: usize, v: usize },
+    General { imp: usize, slots: (usize, usize), y: (usize, usize) },
 }
 
 impl Events {
@@ -115,10 +119,12 @@ impl Events {
             counts: EventCounts::default(),
         };
         for imp in 0..sched.imp.len() {
-            let m = Member {
-                imp,
-                slots: (sched.imp_slots[imp], sched.imp_slots[imp + 1]),
-                y: (sched.imp_y[imp], sched.imp_y[imp + 1]),
+            let slots = (sched.imp_slots[imp], sched.imp_slots[imp + 1]);
+            let tap = if slots.1 > slots.0 { sched.taps[slots.0] } else { Tap::Other };
+            let m = match (sched.imp[imp].affine_switching(), tap) {
+                (Some(a), Tap::PointPv { p }) => Member::Affine { a, p: p as usize, v: p as usize + 3 },
+                (Some(a), Tap::Point { p, v }) => Member::Affine { a, p: p as usize, v: v as usize },
+                _ => Member::General { imp, slots, y: (sched.imp_y[imp], sched.imp_y[imp + 1]) },
             };
             if switching(sched, imp, x, 0.0).is_some() {
                 ev.members.push(m);
@@ -144,13 +150,20 @@ impl Events {
         let out = if into_g0 { &mut self.g0 } else { &mut self.g };
         let run = |out: &mut [f64], members: &[Member]| {
             let xa = &x[..sched.nx];
-            let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
             for (o, member) in out.iter_mut().zip(members) {
-                let (sa, np) = (member.slots.0, member.slots.1 - member.slots.0);
-                for (p, slot) in m[..np].iter_mut().enumerate() {
-                    *slot = sched.motion(xa, sa + p);
-                }
-                *o = sched.imp[member.imp].switching(&m[..np], &x[member.y.0..member.y.1], t).unwrap_or(0.0);
+                *o = match member {
+                    &Member::Affine { ref a, p, v } => {
+                        let (p, v) = (&xa[p..p + 3], &xa[v..v + 3]);
+                        a.eval(&Vector3::new(p[0], p[1], p[2]), &Vector3::new(v[0], v[1], v[2]))
+                    }
+                    &Member::General { imp, slots: (sa, sb), y } => {
+                        for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
+                            *m = sched.motion(xa, slot);
+                        }
+                        sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
+                    }
+                };
             }
         };
         if parallel && out.len() > PARALLEL_CHUNK {
