@@ -49,10 +49,9 @@ pub fn system(path: &Path, o: &FmuRun) -> anyhow::Result<System> {
     }
     let mut signals = Map::new();
     for v in md.variables.iter().filter(|v| v.causality == Causality::Output) {
-        // Array elements (`x[1]`) would read as an index of a signal `x`.
-        if !v.name.contains('[') {
-            signals.insert(v.name.clone(), json!(format!("fmu.{}", v.name)));
-        }
+        // An FMI 2.0 name such as `a[1]` is a scalar of that literal name: the signal
+        // reference finds it by its whole name first (an FMI 3.0 array `y` gives y[0], ...).
+        signals.insert(v.name.clone(), json!(format!("fmu.{}", v.name)));
     }
     let abs = std::fs::canonicalize(path).map_err(|e| anyhow!("{shown}: {e}"))?;
     let doc = json!({

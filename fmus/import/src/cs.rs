@@ -26,10 +26,10 @@ struct Runtime {
     /// Values of the signal variables as presented (see [`SignalTable`]).
     shown: Vec<f64>,
     in_vrs: Vec<u32>,
-    in_kinds: Vec<(bool, usize)>,
+    in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
-    out_kinds: Vec<(bool, usize)>,
+    out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
@@ -69,10 +69,10 @@ fn read_outputs(
     role: Role,
     signals: &SignalTable,
     out_vrs: &[u32],
-    out_kinds: &[(bool, usize)],
+    out_kinds: &[crate::binary::VarKind],
     out_vals: &mut [f64],
 ) -> Result<(Vec<f64>, Vec<f64>), FmiError> {
-    fmu.get_reals(out_vrs, out_kinds, out_vals)?;
+    fmu.get_mixed(out_vrs, out_kinds, out_vals)?;
     let mut held = Vec::new();
     let mut k = 0;
     for p in ports {
@@ -112,10 +112,10 @@ pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
 /// The values the mapped inputs start from: zeros, and for an element of an array input the
 /// array's values after initialization (setting the element sets the whole array, so the
 /// others are kept as the FMU had them).
-pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[(bool, usize)]) -> Result<Vec<f64>, FmiError> {
+pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[crate::binary::VarKind]) -> Result<Vec<f64>, FmiError> {
     let mut vals = vec![0.0; kinds.iter().map(|k| k.1).sum()];
     if kinds.iter().any(|k| k.1 > 1) {
-        fmu.get_reals(vrs, kinds, &mut vals)?;
+        fmu.get_mixed(vrs, kinds, &mut vals)?;
     }
     Ok(vals)
 }
@@ -139,11 +139,11 @@ pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, 
 }
 
 /// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
-/// port order (see [`Instance::get_reals`]).
+/// port order (see [`Instance::get_mixed`]).
 #[allow(clippy::type_complexity)]
-pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<(bool, usize)>), (Vec<u32>, Vec<(bool, usize)>)) {
+pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<crate::binary::VarKind>), (Vec<u32>, Vec<crate::binary::VarKind>)) {
     let (ins, outs) = port_vars(ports, role);
-    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.f32, r.len)).collect());
+    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.ty, r.len)).collect());
     (split(ins), split(outs))
 }
 
@@ -237,7 +237,7 @@ impl CoSim {
         }
         let h = clock.n as f64 * clock.step;
         let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
-        fmu.set_reals(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
+        fmu.set_mixed(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
         if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
             // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
             // if the step was made, the run ends once the network reaches t + H, with these

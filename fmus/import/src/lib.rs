@@ -57,7 +57,7 @@ pub mod mapping;
 mod me;
 
 pub use binary::preload;
-pub use binary::{status_name, EventInfo, Instance};
+pub use binary::{carries, carries_rule, status_name, EventInfo, Instance, VarKind};
 pub use mapping::{PortMap, Role, VarRef};
 pub use stiction_fmi_schema::{archive, description};
 pub use stiction_fmi_schema::{
@@ -138,8 +138,7 @@ pub(crate) struct SignalTable {
 /// Whether variable `i` can be read by an instance of `interface`, decided from the model
 /// description alone (no trial calls: an FMU that answers a call with Error may not be
 /// called again), and its number of elements. Not offered: String, Binary and Clock
-/// variables; FMI 2.0 names with '[' (flattened arrays, which a signal reference cannot
-/// address); arrays whose size is unknown or 0; and, for a Co-Simulation run of an FMU that
+/// variables; arrays whose size is unknown or 0; and, for a Co-Simulation run of an FMU that
 /// also declares Model Exchange, local variables other than continuous states (the
 /// derivatives, event indicators and modes a Model Exchange description lists: FMI has no
 /// way to say which locals a Co-Simulation instance computes, and a local is not meant to be
@@ -148,9 +147,6 @@ pub fn readable(md: &ModelDescription, i: usize, interface: Interface) -> std::r
     let v = &md.variables[i];
     if v.ty == VarType::Other {
         return Err(format!("'{}' is a {} variable, which is not a number", v.name, v.type_name));
-    }
-    if md.version == FmiVersion::V2 && v.name.contains('[') {
-        return Err(format!("'{}' has '[' in its name, which a signal reference cannot address", v.name));
     }
     if interface == Interface::CoSimulation
         && md.model_exchange.is_some()

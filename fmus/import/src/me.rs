@@ -74,10 +74,10 @@ struct Runtime {
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
     in_vrs: Vec<u32>,
-    in_kinds: Vec<(bool, usize)>,
+    in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
     out_vrs: Vec<u32>,
-    out_kinds: Vec<(bool, usize)>,
+    out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
 }
 
@@ -227,12 +227,12 @@ impl ModelEx {
         if !x.is_empty() {
             fmu.set_states(x)?;
         }
-        fmu.set_reals(in_vrs, in_kinds, in_vals)?;
+        fmu.set_mixed(in_vrs, in_kinds, in_vals)?;
         if !dx.is_empty() {
             fmu.get_derivatives(dx)?;
         }
         if !out_vrs.is_empty() {
-            fmu.get_reals(out_vrs, out_kinds, out_vals)?;
+            fmu.get_mixed(out_vrs, out_kinds, out_vals)?;
         }
         Ok(())
     }
