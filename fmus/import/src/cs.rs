@@ -112,7 +112,11 @@ pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
 /// The values the mapped inputs start from: zeros, and for an element of an array input the
 /// array's values after initialization (setting the element sets the whole array, so the
 /// others are kept as the FMU had them).
-pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[crate::binary::VarKind]) -> Result<Vec<f64>, FmiError> {
+pub(crate) fn input_values(
+    fmu: &mut Instance,
+    vrs: &[u32],
+    kinds: &[crate::binary::VarKind],
+) -> Result<Vec<f64>, FmiError> {
     let mut vals = vec![0.0; kinds.iter().map(|k| k.1).sum()];
     if kinds.iter().any(|k| k.1 > 1) {
         fmu.get_mixed(vrs, kinds, &mut vals)?;
@@ -141,7 +145,10 @@ pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, 
 /// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
 /// port order (see [`Instance::get_mixed`]).
 #[allow(clippy::type_complexity)]
-pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<crate::binary::VarKind>), (Vec<u32>, Vec<crate::binary::VarKind>)) {
+pub(crate) fn vrs(
+    ports: &[PortMap],
+    role: Role,
+) -> ((Vec<u32>, Vec<crate::binary::VarKind>), (Vec<u32>, Vec<crate::binary::VarKind>)) {
     let (ins, outs) = port_vars(ports, role);
     let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.ty, r.len)).collect());
     (split(ins), split(outs))

@@ -609,44 +609,49 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
         md.event_indicators
     );
     let _ = writeln!(s, "  variables ({}):", md.variables.len());
-    let mut rows: Vec<[String; 7]> = Vec::with_capacity(md.variables.len());
-    for (i, v) in md.variables.iter().enumerate() {
-        // FMI 3.0 arrays show their dimensions: Float64[3], Float64[n].
-        let mut ty = v.type_name.clone();
-        for d in &v.dimensions {
-            let size = match *d {
-                stiction_fmi_schema::Dimension::Fixed(n) => n.to_string(),
-                stiction_fmi_schema::Dimension::Parameter(vr) => {
-                    md.variable_with_vr(vr).map_or(format!("vr {vr}"), |p| p.name.clone())
-                }
-            };
-            ty.push_str(&format!("[{size}]"));
+    // Two passes over the variables (column widths, then the text) through one row visitor
+    // that borrows every cell: no String per cell (300 000 variables made 2.1 million).
+    let visit = |f: &mut dyn FnMut(&[&str; 7])| {
+        let (mut vr, mut ty, mut of) = (String::new(), String::new(), String::new());
+        for v in &md.variables {
+            vr.clear();
+            let _ = write!(vr, "{}", v.vr);
+            // FMI 3.0 arrays show their dimensions: Float64[3], Float64[n].
+            ty.clear();
+            ty.push_str(&v.type_name);
+            for d in &v.dimensions {
+                let _ = match *d {
+                    stiction_fmi_schema::Dimension::Fixed(n) => write!(ty, "[{n}]"),
+                    stiction_fmi_schema::Dimension::Parameter(p) => match md.variable_with_vr(p) {
+                        Some(p) => write!(ty, "[{}]", p.name),
+                        None => write!(ty, "[vr {p}]"),
+                    },
+                };
+            }
+            let start = v.start.as_deref().unwrap_or("-");
+            let unit = v.unit.as_deref().unwrap_or("-");
+            f(&[&v.name, &vr, v.causality.as_str(), v.variability.as_str(), &ty, start, unit]);
+            for a in &v.aliases {
+                of.clear();
+                let _ = write!(of, "alias of {}", v.name);
+                f(&[a, &vr, "-", "-", &of, "-", "-"]);
+            }
         }
-        rows.push([
-            v.name.clone(),
-            v.vr.to_string(),
-            v.causality.to_string(),
-            v.variability.to_string(),
-            ty,
-            v.start.clone().unwrap_or_else(|| "-".into()),
-            v.unit.clone().unwrap_or_else(|| "-".into()),
-        ]);
-        for a in &md.variables[i].aliases {
-            let of = format!("alias of {}", v.name);
-            rows.push([a.clone(), v.vr.to_string(), "-".into(), "-".into(), of, "-".into(), "-".into()]);
-        }
-    }
-    let head = ["name", "vr", "causality", "variability", "type", "start", "unit"].map(str::to_string);
+    };
+    let head = ["name", "vr", "causality", "variability", "type", "start", "unit"];
     // Columns are as wide as their widest cell up to INFO_WIDTH characters; longer cells
     // are shown whole and push the rest of their row (a format width is at most 65 535).
-    let mut width = head.clone().map(|h| h.chars().count());
-    for r in &rows {
+    let chars = |c: &str| if c.is_ascii() { c.len() } else { c.chars().count() };
+    let mut width = head.map(chars);
+    let mut rows = 0usize;
+    visit(&mut |r| {
+        rows += 1;
         for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count().min(INFO_WIDTH));
+            *w = (*w).max(chars(c).min(INFO_WIDTH));
         }
-    }
-    s.reserve(rows.len() * (width.iter().sum::<usize>() + 20));
-    for r in std::iter::once(&head).chain(&rows) {
+    });
+    s.reserve(rows * (width.iter().sum::<usize>() + 20));
+    let mut line = |r: &[&str; 7]| {
         let start = s.len();
         s.push_str("    ");
         for (k, (c, &w)) in r.iter().zip(&width).enumerate() {
@@ -654,12 +659,14 @@ pub fn info(path: &Path) -> std::result::Result<String, FmiError> {
                 s.push_str("  ");
             }
             s.push_str(c);
-            let n = c.chars().count();
-            s.extend(std::iter::repeat(' ').take(w.saturating_sub(n)));
+            let pad = w.saturating_sub(chars(c));
+            s.extend(std::iter::repeat_n(' ', pad));
         }
         let end = s[start..].trim_end().len() + start;
         s.truncate(end);
         s.push('\n');
-    }
+    };
+    line(&head);
+    visit(&mut line);
     Ok(s)
 }

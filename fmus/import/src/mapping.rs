@@ -335,14 +335,5 @@ fn var_ref(
             ),
         ));
     }
-    Ok(VarRef {
-        index,
-        vr: var.vr,
-        sign,
-        name: name.to_string(),
-        state,
-        elem: elem_at,
-        len,
-        ty: var.ty,
-    })
+    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state, elem: elem_at, len, ty: var.ty })
 }

@@ -130,7 +130,6 @@ impl Unit {
                 }
             }
             self.out_io.get(&mut self.fmu, &mut self.out_vals)
-
         })();
         if let Err(e) = r {
             self.failed = Some(e);
@@ -287,10 +286,12 @@ fn connectable(from: VarType, to: VarType, gain: f64) -> std::result::Result<(),
     }
     match (range(from), range(to)) {
         (Some((a, b)), Some((c, d))) if a >= c && b <= d => Ok(()),
-        (Some((a, b)), Some((c, d))) => Err(format!(
-            "{from:?} values ({a} to {b}) do not all fit an {to:?} input ({c} to {d})"
-        )),
-        _ => Err(format!("an {to:?} input takes integer or Boolean outputs; {from:?} values need not be whole numbers")),
+        (Some((a, b)), Some((c, d))) => {
+            Err(format!("{from:?} values ({a} to {b}) do not all fit an {to:?} input ({c} to {d})"))
+        }
+        _ => {
+            Err(format!("an {to:?} input takes integer or Boolean outputs; {from:?} values need not be whole numbers"))
+        }
     }
 }
 
@@ -614,30 +615,26 @@ impl FmuSystem {
             connectable(ty(&from), ty(&to), gain).map_err(|why| {
                 Error::invalid(
                     &at,
-                    format!(
-                        "cannot connect '{from_s}' ({:?}) to '{to_s}' ({:?}): {why}",
-                        ty(&from),
-                        ty(&to)
-                    ),
+                    format!("cannot connect '{from_s}' ({:?}) to '{to_s}' ({:?}): {why}", ty(&from), ty(&to)),
                 )
             })?;
             // A whole array joins a whole array of as many elements, element by element.
             let pairs: Vec<(Option<usize>, Option<usize>)> = match (from.elem, from.n > 1, to.elem, to.n > 1) {
                 (None, true, None, true) if from.n == to.n => (0..from.n).map(|e| (Some(e), Some(e))).collect(),
-                (None, true, None, true) => {
-                    return Err(Error::invalid(
-                        &at,
-                        format!(
-                            "'{from_s}' has {} elements and '{to_s}' {}: whole arrays connect only when their sizes match",
-                            from.n, to.n
-                        ),
-                    ))
-                }
+                (None, true, None, true) => return Err(Error::invalid(
+                    &at,
+                    format!(
+                        "'{from_s}' has {} elements and '{to_s}' {}: whole arrays connect only when their sizes match",
+                        from.n, to.n
+                    ),
+                )),
                 (None, true, ..) | (.., None, true) => {
                     let whole = if from.elem.is_none() && from.n > 1 { from_s } else { to_s };
                     return Err(Error::invalid(
                         &at,
-                        format!("'{whole}' is a whole array and the other end is not; connect one element ('{whole}[0]')"),
+                        format!(
+                            "'{whole}' is a whole array and the other end is not; connect one element ('{whole}[0]')"
+                        ),
                     ));
                 }
                 (fe, _, te, _) => vec![(fe, te)],

@@ -145,14 +145,14 @@ fn enum_attr<T>(
     node: roxmltree::Node,
     key: &str,
     name: &str,
-    line: u32,
+    line: impl Fn() -> u32,
     parse: fn(&str) -> Option<T>,
 ) -> Result<Option<T>, DescriptionError> {
     match node.attribute(key) {
         None => Ok(None),
         Some(s) => match parse(s.trim()) {
             Some(x) => Ok(Some(x)),
-            None => err(format!("variable '{name}' (line {line}) has an invalid {key}=\"{s}\"")),
+            None => err(format!("variable '{name}' (line {}) has an invalid {key}=\"{s}\"", line())),
         },
     }
 }
@@ -160,19 +160,27 @@ fn enum_attr<T>(
 /// Line numbers of byte offsets: the offsets of the line starts, searched by bisection
 /// (roxmltree's `text_pos_at` scans from the start of the text on every call, which made
 /// 300 000 variables quadratic).
-struct Lines(Vec<usize>);
+/// The table is built on the first lookup: only messages need line numbers, and a valid
+/// description asks for none.
+struct Lines<'a> {
+    text: &'a str,
+    starts: std::cell::OnceCell<Vec<usize>>,
+}
 
-impl Lines {
-    fn new(text: &str) -> Lines {
-        let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        Lines(starts)
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Lines<'a> {
+        Lines { text, starts: std::cell::OnceCell::new() }
     }
 
-    /// The 1-based line of byte offset `pos`.
+    /// The 1-based line of the start of `node`.
     fn of(&self, node: roxmltree::Node) -> u32 {
+        let starts = self.starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
+            starts
+        });
         let pos = node.range().start;
-        u32::try_from(self.0.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
+        u32::try_from(starts.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
     }
 }
 
@@ -191,13 +199,14 @@ const MAX_NODES: u32 = 50_000_000;
 fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
     let b = text.as_bytes();
     let skip_to = |from: usize, end: &[u8]| -> usize {
-        b[from..].windows(end.len()).position(|w| w == end).map_or(b.len(), |p| from + p + end.len())
+        memchr::memmem::find(&b[from.min(b.len())..], end).map_or(b.len(), |p| from + p + end.len())
     };
     let (mut i, mut depth) = (0usize, 0u64);
     while i < b.len() {
-        if b[i] != b'<' {
-            i += 1;
-            continue;
+        // To the next '<' (text between tags is skipped at SIMD speed).
+        match memchr::memchr(b'<', &b[i..]) {
+            Some(p) => i += p,
+            None => break,
         }
         let rest = &b[i..];
         if rest.starts_with(b"<!--") {
@@ -214,19 +223,19 @@ fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
         } else {
             // A start tag: to its '>', outside quotes.
             let mut j = i + 1;
-            let mut quote = 0u8;
             while j < b.len() {
-                let c = b[j];
-                if quote != 0 {
-                    if c == quote {
-                        quote = 0;
+                match memchr::memchr3(b'"', b'\'', b'>', &b[j..]) {
+                    None => j = b.len(),
+                    Some(p) if b[j + p] == b'>' => {
+                        j += p;
+                        break;
                     }
-                } else if c == b'"' || c == b'\'' {
-                    quote = c;
-                } else if c == b'>' {
-                    break;
+                    // A quoted value: to its closing quote.
+                    Some(p) => {
+                        let q = b[j + p];
+                        j = memchr::memchr(q, &b[j + p + 1..]).map_or(b.len(), |e| j + p + 1 + e + 1);
+                    }
                 }
-                j += 1;
             }
             if j >= b.len() || b[j - 1] != b'/' {
                 depth += 1;
@@ -358,14 +367,15 @@ impl ModelDescription {
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
         for node in vars_node.children().filter(|n| n.is_element()) {
-            let line = line_of(&doc, node);
+            // Only for messages: looked up when one is made.
+            let line = || line_of(&doc, node);
             let (type_node, type_name) = match version {
                 FmiVersion::V2 => {
                     if !node.has_tag_name("ScalarVariable") {
                         continue;
                     }
                     let Some(t) = node.children().find(|n| n.is_element()) else {
-                        return err(format!("<ScalarVariable> on line {line} has no type element"));
+                        return err(format!("<ScalarVariable> on line {} has no type element", line()));
                     };
                     (t, t.tag_name().name().to_string())
                 }
@@ -373,16 +383,18 @@ impl ModelDescription {
             };
             let ty = VarType::from_element(version, &type_name);
             let Some(name) = node.attribute("name") else {
-                return err(format!("variable on line {line} has no name"));
+                return err(format!("variable on line {} has no name", line()));
             };
             let vr = match node.attribute("valueReference").map(|s| s.trim().parse::<u32>()) {
                 Some(Ok(vr)) => vr,
-                Some(Err(_)) => return err(format!("variable '{name}' (line {line}) has an invalid valueReference")),
-                None => return err(format!("variable '{name}' (line {line}) has no valueReference")),
+                Some(Err(_)) => {
+                    return err(format!("variable '{name}' (line {}) has an invalid valueReference", line()))
+                }
+                None => return err(format!("variable '{name}' (line {}) has no valueReference", line())),
             };
             if let Some(d) = type_node.attribute("derivative") {
                 let Ok(d) = d.trim().parse::<u64>() else {
-                    return err(format!("variable '{name}' (line {line}) has an invalid derivative=\"{d}\""));
+                    return err(format!("variable '{name}' (line {}) has an invalid derivative=\"{d}\"", line()));
                 };
                 derivative_refs.push((md.variables.len(), d));
             }
@@ -659,6 +671,15 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
     };
     let index =
         |s: &str| s.trim().parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
+    // Sets of variable indices as flags (a hash set of 300 000 indices cost more than the rest).
+    let n = md.variables.len();
+    let flags = |it: &mut dyn Iterator<Item = usize>| {
+        let mut f = vec![false; n];
+        for i in it {
+            f[i] = true;
+        }
+        f
+    };
     let listed: Vec<usize> = match md.version {
         FmiVersion::V2 => st
             .children()
@@ -673,8 +694,8 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
             .filter_map(|vr| by_vr.get(&vr).copied().filter(|&i| md.variables[i].causality == Causality::Output))
             .collect(),
     };
-    let listed: std::collections::HashSet<usize> = listed.into_iter().collect();
-    let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
+    let listed = flags(&mut listed.into_iter());
+    let unlisted: Vec<usize> = outputs.iter().copied().filter(|&i| !listed[i]).collect();
     if !unlisted.is_empty() {
         out.push(format!(
             "ModelStructure does not list the output(s) {} among its Outputs (FMI {} requires every output): \
@@ -684,9 +705,8 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
         ));
     }
     if md.version == FmiVersion::V2 {
-        let states: std::collections::HashSet<usize> =
-            md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)).collect();
-        let is_state = |i: usize| states.contains(&i);
+        let states = flags(&mut md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)));
+        let is_state = |i: usize| states[i];
         let is_derivative = |i: usize| md.variables[i].derivative_of.is_some();
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
@@ -695,15 +715,18 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
                 is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
-        let initial_unknowns: std::collections::HashSet<usize> = st
-            .children()
-            .filter(|n| n.has_tag_name("InitialUnknowns"))
-            .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
-            .filter_map(|u| u.attribute("index").and_then(index))
-            .collect();
-        let missing: Vec<usize> = expected.iter().copied().filter(|i| !initial_unknowns.contains(i)).collect();
+        let mut any_initial = false;
+        let initial_unknowns = flags(
+            &mut st
+                .children()
+                .filter(|n| n.has_tag_name("InitialUnknowns"))
+                .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
+                .filter_map(|u| u.attribute("index").and_then(index))
+                .inspect(|_| any_initial = true),
+        );
+        let missing: Vec<usize> = expected.iter().copied().filter(|&i| !initial_unknowns[i]).collect();
         if !missing.is_empty() {
-            let what = if initial_unknowns.is_empty() && !st.children().any(|n| n.has_tag_name("InitialUnknowns")) {
+            let what = if !any_initial && !st.children().any(|n| n.has_tag_name("InitialUnknowns")) {
                 "has no <InitialUnknowns>".to_string()
             } else {
                 "<InitialUnknowns> does not list".to_string()
