@@ -1312,3 +1312,23 @@ impl Drop for Instance {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a port or connection may set: whole numbers in range (the 64-bit bounds
+    /// included), Boolean 0/1 only, any number for the float types.
+    #[test]
+    fn carries_values_of_the_type_only() {
+        assert!(carries(VarType::Int16, 32767.0) && !carries(VarType::Int16, 32768.0));
+        assert!(carries(VarType::Int16, -32768.0) && !carries(VarType::Int16, 2.5));
+        assert!(carries(VarType::UInt8, 0.0) && !carries(VarType::UInt8, -1.0));
+        assert!(carries(VarType::Int64, -(2f64.powi(63))) && !carries(VarType::Int64, 2f64.powi(63)));
+        assert!(carries(VarType::UInt64, 2f64.powi(63)) && !carries(VarType::UInt64, 2f64.powi(64)));
+        assert!(!carries(VarType::Int32, f64::NAN) && !carries(VarType::Int32, f64::INFINITY));
+        assert!(carries(VarType::Boolean, 1.0) && carries(VarType::Boolean, 0.0) && !carries(VarType::Boolean, 3.0));
+        assert!(carries(VarType::Float64, 2.5) && carries(VarType::Float32, -1e30));
+        assert!(carries_rule(VarType::Int16).contains("from -32768 to 32767"));
+    }
+}

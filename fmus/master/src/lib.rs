@@ -621,13 +621,15 @@ impl FmuSystem {
             // A whole array joins a whole array of as many elements, element by element.
             let pairs: Vec<(Option<usize>, Option<usize>)> = match (from.elem, from.n > 1, to.elem, to.n > 1) {
                 (None, true, None, true) if from.n == to.n => (0..from.n).map(|e| (Some(e), Some(e))).collect(),
-                (None, true, None, true) => return Err(Error::invalid(
-                    &at,
-                    format!(
+                (None, true, None, true) => {
+                    return Err(Error::invalid(
+                        &at,
+                        format!(
                         "'{from_s}' has {} elements and '{to_s}' {}: whole arrays connect only when their sizes match",
                         from.n, to.n
                     ),
-                )),
+                    ))
+                }
                 (None, true, ..) | (.., None, true) => {
                     let whole = if from.elem.is_none() && from.n > 1 { from_s } else { to_s };
                     return Err(Error::invalid(
@@ -1633,6 +1635,27 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exactly the connections whose every source value the target can hold are accepted.
+    #[test]
+    fn connectable_types() {
+        use VarType::*;
+        for from in VarType::NUMERIC {
+            assert!(connectable(from, Float64, 2.5).is_ok() && connectable(from, Float32, 1.0).is_ok());
+        }
+        for (from, to) in
+            [(Int8, Int16), (UInt8, Int16), (UInt16, Int32), (UInt32, Int64), (Boolean, UInt8), (Int64, Int64)]
+        {
+            assert!(connectable(from, to, 1.0).is_ok(), "{from:?} -> {to:?}");
+        }
+        for (from, to) in
+            [(Int64, Int16), (Int8, UInt8), (UInt64, Int64), (Float64, Int32), (Float32, Int64), (Int8, Boolean)]
+        {
+            assert!(connectable(from, to, 1.0).is_err(), "{from:?} -> {to:?}");
+        }
+        assert!(connectable(Int8, Int16, 2.0).is_err() && connectable(Boolean, Boolean, -1.0).is_err());
+        assert!(connectable(Boolean, Boolean, 1.0).is_ok());
+    }
 
     #[test]
     fn order_is_topological_and_cuts_cycles_at_weak_connections() {
