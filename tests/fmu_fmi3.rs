@@ -470,7 +470,15 @@ fn integer_and_boolean_inputs_are_ports() {
             assert!(column(&h, &rows, "fed").iter().all(|&f| f == push), "FMI {fmi} {input}: fed {push}");
         }
         for (input, push, rule) in [
-            ("ni", 2.5, if fmi == 3 { "Int16 variable takes a whole number from -32768 to 32767" } else { "Int32 variable takes a whole number" }),
+            (
+                "ni",
+                2.5,
+                if fmi == 3 {
+                    "Int16 variable takes a whole number from -32768 to 32767"
+                } else {
+                    "Int32 variable takes a whole number"
+                },
+            ),
             ("bi", 3.0, "a Boolean variable takes exactly 0 (false) or 1 (true)"),
         ] {
             let mut system = network(&fmu, json!({}), json!({"x": "mass.x"}), 0.05);
@@ -478,8 +486,13 @@ fn integer_and_boolean_inputs_are_ports() {
             system["components"]["push"]["force"] = json!(push);
             let (code, stderr, _, _, calls) = run_cli(&d, &format!("{input}-bad"), &system);
             assert_eq!(code, 1, "FMI {fmi} {input}: {stderr}");
-            for needle in ["at t = 0 s", "component 'mass'", "FMU 'TypedMass'", &format!("{push} is not a value of '{input}'"), rule]
-            {
+            for needle in [
+                "at t = 0 s",
+                "component 'mass'",
+                "FMU 'TypedMass'",
+                &format!("{push} is not a value of '{input}'"),
+                rule,
+            ] {
                 assert!(stderr.contains(needle), "FMI {fmi} {input}: expected {needle:?} in:\n{stderr}");
             }
             let set = if input == "ni" { setter_i } else { setter_b };
@@ -496,7 +509,12 @@ fn integer_and_boolean_inputs_are_ports() {
 fn integer_and_boolean_outputs_are_ports() {
     let dir = tempfile::tempdir().unwrap();
     let fmu = typed_mass::build(dir.path(), 3);
-    let mut system = network(&fmu, json!({}), json!({"d": "spring.d[0]", "f": "spring.f[0]", "i64": "mass.i64", "moving": "mass.moving"}), 0.05);
+    let mut system = network(
+        &fmu,
+        json!({}),
+        json!({"d": "spring.d[0]", "f": "spring.f[0]", "i64": "mass.i64", "moving": "mass.moving"}),
+        0.05,
+    );
     system["components"]["mass"]["outputs"]["position"] = json!("i64");
     system["components"]["mass"]["outputs"]["velocity"] = json!("moving");
     system["components"]["spring"] = json!({"type": "spring_damper", "K": 1e-30, "B": 1.0});
@@ -578,7 +596,10 @@ fn fmu_only_connections_of_every_type() {
     for (k, (conn, needle)) in bad.into_iter().enumerate() {
         let (code, stderr, _, _, _) = run_cli(dir.path(), &format!("bad-conn{k}"), &master(json!([conn])));
         assert_eq!(code, 2, "case {k}: {stderr}");
-        assert!(stderr.contains(needle) && stderr.contains("connections[0]"), "case {k}: expected {needle:?} in:\n{stderr}");
+        assert!(
+            stderr.contains(needle) && stderr.contains("connections[0]"),
+            "case {k}: expected {needle:?} in:\n{stderr}"
+        );
     }
 }
 
@@ -600,7 +621,9 @@ fn fmi2_model_exchange_termination_ends_the_run_normally() {
     let time = column(&h, &rows, "time");
     assert_eq!(time.len(), 6, "rows at 0 .. 0.05: {time:?}");
     assert!((time[5] - 0.05).abs() < 1e-12);
-    for needle in ["stopped at t = 0.05 s", "FMU 'TypedMass'", "fmi2CompletedIntegratorStep", "asked to end the simulation"] {
+    for needle in
+        ["stopped at t = 0.05 s", "FMU 'TypedMass'", "fmi2CompletedIntegratorStep", "asked to end the simulation"]
+    {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
     let (x, v) = (column(&h, &rows, "x"), column(&h, &rows, "v"));

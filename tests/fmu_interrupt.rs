@@ -85,12 +85,10 @@ fn assert_empty(tmp: &Path, what: &str) {
 fn one_signal_stops_at_a_step_boundary_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let fmu = typed_mass::build(dir.path(), 3);
-    for (k, (name, system, sig, code)) in [
-        ("network", network(&fmu, 0.002), "-INT", 130),
-        ("master", master(&fmu, 0.002), "-TERM", 143),
-    ]
-    .into_iter()
-    .enumerate()
+    for (k, (name, system, sig, code)) in
+        [("network", network(&fmu, 0.002), "-INT", 130), ("master", master(&fmu, 0.002), "-TERM", 143)]
+            .into_iter()
+            .enumerate()
     {
         let tmp = dir.path().join(format!("tmp{k}"));
         std::fs::create_dir(&tmp).unwrap();
@@ -110,12 +108,10 @@ fn one_signal_stops_at_a_step_boundary_and_cleans_up() {
 fn a_second_signal_while_the_fmu_is_stuck_exits_at_once_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let fmu = typed_mass::build(dir.path(), 3);
-    for (k, (name, system, sig, code)) in [
-        ("network-stuck", network(&fmu, 60.0), "-TERM", 143),
-        ("master-stuck", master(&fmu, 60.0), "-INT", 130),
-    ]
-    .into_iter()
-    .enumerate()
+    for (k, (name, system, sig, code)) in
+        [("network-stuck", network(&fmu, 60.0), "-TERM", 143), ("master-stuck", master(&fmu, 60.0), "-INT", 130)]
+            .into_iter()
+            .enumerate()
     {
         let tmp = dir.path().join(format!("stuck{k}"));
         std::fs::create_dir(&tmp).unwrap();

@@ -451,10 +451,7 @@ fn crafted_archives_are_refused_cleanly() {
             "hostile-attributes",
             RawZip::default().file(
                 "modelDescription.xml",
-                description("M").replace(
-                    "valueReference=\"1\"",
-                    "valueReference=\"99999999999999999999999\"",
-                ),
+                description("M").replace("valueReference=\"1\"", "valueReference=\"99999999999999999999999\""),
             ),
             "valueReference",
             true,
