@@ -1,4 +1,4 @@
-//! modelDescription.xml of FMI 2.0 and FMI 3.0, read with roxmltree: version, model
+//! modelDescription.xml of FMI 2.0 and FMI 3.0, read with [`crate::xml`]: version, model
 //! identifiers per interface, GUID / instantiation token, variables (name, value reference,
 //! type, causality, variability, start, unit), continuous states and their derivatives,
 //! event indicators, the default experiment and the capability flags of each interface.
@@ -11,6 +11,7 @@ use crate::vocab::{
     is_initial_unknown, Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interface, VarType,
     Variability,
 };
+use crate::xml::Node;
 use std::fmt;
 
 /// One model variable.
@@ -129,7 +130,7 @@ fn err<T>(msg: impl Into<String>) -> Result<T, DescriptionError> {
 }
 
 /// An optional attribute parsed as a number; a malformed number is an error naming it.
-fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, DescriptionError> {
+fn number_attr(node: Node, name: &str) -> Result<Option<f64>, DescriptionError> {
     match node.attribute(name) {
         None => Ok(None),
         Some(s) => match s.trim().parse::<f64>() {
@@ -142,7 +143,7 @@ fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, Descrip
 /// An optional enumerated attribute of variable `name`; a value outside the enumeration is an
 /// error naming it (the FMI schemas allow only these values).
 fn enum_attr<T>(
-    node: roxmltree::Node,
+    node: Node,
     key: &str,
     name: &str,
     line: impl Fn() -> u32,
@@ -173,7 +174,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The 1-based line of the start of `node`.
-    fn of(&self, node: roxmltree::Node) -> u32 {
+    fn of(&self, node: Node) -> u32 {
         let starts = self.starts.get_or_init(|| {
             let mut starts = vec![0];
             starts.extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
@@ -187,15 +188,15 @@ impl<'a> Lines<'a> {
 /// The default cap on the nesting depth of elements ([`ModelDescription::parse`]).
 pub const MAX_DEPTH: u64 = 64;
 
-/// Most nodes roxmltree may build (elements, attributes' owners, text): bounds the memory of
+/// Most elements the reader ([`crate::xml`]) may build: bounds the memory of
 /// a parse whatever the file size cap.
 const MAX_NODES: u32 = 50_000_000;
 
-/// Check that elements nest at most `max` deep, in one pass over the text, before roxmltree
-/// (whose element parser recurses once per level) sees it. Comments, CDATA sections,
+/// Check that elements nest at most `max` deep, in one pass over the text, before the reader
+/// sees it (it keeps an explicit stack; other tools that read the same file may recurse). Comments, CDATA sections,
 /// processing instructions and declarations are skipped; quoted attribute values may hold
-/// '>'. Malformed text that this scan misreads is rejected by roxmltree afterwards; the
-/// depth it counts is never below roxmltree's recursion depth.
+/// '>'. Malformed text that this scan misreads is rejected by the reader afterwards; the
+/// depth it counts is never below the reader's.
 fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
     let b = text.as_bytes();
     let skip_to = |from: usize, end: &[u8]| -> usize {
@@ -270,11 +271,10 @@ impl ModelDescription {
     /// [`ModelDescription::parse`] with a cap of `max_depth` levels of nested elements.
     pub fn parse_with(text: &str, max_depth: u64) -> Result<ModelDescription, DescriptionError> {
         check_depth(text, max_depth)?;
-        let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES };
-        let doc = roxmltree::Document::parse_with_options(text, options)
-            .map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        let doc =
+            crate::xml::Document::parse(text, MAX_NODES).map_err(|e| DescriptionError(format!("XML error: {e}")))?;
         let lines = Lines::new(text);
-        let line_of = |_: &roxmltree::Document, n: roxmltree::Node| lines.of(n);
+        let line_of = |_: &crate::xml::Document, n: Node| lines.of(n);
         let root = doc.root_element();
         if root.tag_name().name() != "fmiModelDescription" {
             return err(format!("the root element is <{}>, expected <fmiModelDescription>", root.tag_name().name()));
@@ -651,7 +651,7 @@ impl ModelDescription {
 /// None of this is needed to run the FMU: stiction reads outputs after initialization and
 /// takes the states from the `derivative` attributes; only Gauss-Seidel ordering and loop
 /// detection use the output dependencies, and treat a missing entry conservatively.
-fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>) -> Vec<String> {
+fn structure_warnings(md: &ModelDescription, structure: Option<Node>) -> Vec<String> {
     let mut out = Vec::new();
     let outputs: Vec<usize> =
         (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
