@@ -352,7 +352,7 @@ impl ModelDescription {
             generation_tool: root.attribute("generationTool").map(str::to_string),
             model_exchange,
             co_simulation,
-            variables: Vec::new(),
+            variables: Vec::with_capacity(vars_node.children().count()),
             states: Vec::new(),
             derivatives: Vec::new(),
             event_indicators: 0,
