@@ -448,6 +448,30 @@ fn crafted_archives_are_refused_cleanly() {
             true,
         ),
         (
+            "billion-laughs-dtd",
+            RawZip::default().file(
+                "modelDescription.xml",
+                format!(
+                    "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY a \"aaaaaaaaaa\">{}]>{}",
+                    (1..10).map(|k| format!("<!ENTITY a{k} \"{}\">", "&a;".repeat(10))).collect::<String>(),
+                    description("M")
+                        .replacen("<?xml version=\"1.0\"?>", "", 1)
+                        .replace("modelName=\"M\"", "modelName=\"&a9;\"")
+                ),
+            ),
+            "a DTD (<!DOCTYPE>), which is not allowed",
+            true,
+        ),
+        (
+            "unclosed-attribute",
+            RawZip::default().file(
+                "modelDescription.xml",
+                description("M").replace("</fmiModelDescription>", &format!("<a b=\"{}", "x".repeat(100_000))),
+            ),
+            "the value of attribute 'b' is not closed",
+            true,
+        ),
+        (
             "hostile-attributes",
             RawZip::default().file(
                 "modelDescription.xml",
