@@ -668,3 +668,22 @@ fn run_fmu_keeps_fmi2_names_with_brackets() {
     assert_eq!(k, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "k[1] counts the steps");
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "extraction directory left");
 }
+
+/// Integers are carried exactly or not at all: with u64_base = 2^53 the UInt64 output u64 is
+/// 2^53 at t = 0 (an f64 holds it) and 2^53 + 1 after the first step (an f64 cannot): the run
+/// stops with exit 1, naming the variable, its value and the reason, instead of writing a
+/// rounded number. (With Euler and H = T the step from t = 0 is made before the row at 0 is
+/// written, so no row is written.)
+#[test]
+fn a_64_bit_integer_that_f64_cannot_hold_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let big = 2f64.powi(53);
+    let system = network(&fmu, json!({"u64_base": big}), json!({"u64": "mass.u64"}), 0.05);
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "u64-inexact", &system);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(column(&h, &rows, "u64").iter().all(|&x| x == big), "only exact values written: {rows:?}");
+    for needle in ["component 'mass'", "fmi3GetUInt64 'u64' has the value 9007199254740993", "cannot hold exactly"] {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+}

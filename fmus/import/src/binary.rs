@@ -847,14 +847,15 @@ impl Instance {
                 // SAFETY: n value references and nv writable values of the function's type.
                 let s = unsafe { f(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), nv) };
                 self.check_vars(stringify!($field), s, vrs)?;
-                for (o, x) in out.iter_mut().zip(v) {
+                for (k, (o, x)) in out.iter_mut().zip(v).enumerate() {
                     *o = x as f64;
                     if *o as i128 != x as i128 {
+                        // Scalars: the variable of value k; with arrays, the call's variables.
+                        let who = if nv == n { self.names_of(&vrs[k..k + 1]) } else { self.names_of(vrs) };
                         return Err(self.error(
                             stringify!($field),
                             format!(
-                                "{} has the value {x}, which a 64-bit float cannot hold exactly (stiction carries integers exactly up to 2^53)",
-                                self.names_of(vrs)
+                                "{who} has the value {x}, which a 64-bit float cannot hold exactly (stiction carries integers exactly up to 2^53)"
                             ),
                         ));
                     }
