@@ -416,7 +416,8 @@ fn model_exchange_termination_ends_the_run_normally() {
 /// An element of an array input may take a port's force: fa[0] gets the push U, fa[1] keeps
 /// the start value 5 N given as an array start value `[0, 5]` (setting the element sets the
 /// whole array, with the other element as the FMU had it after initialization), so the mass
-/// moves under U + 5 N exactly. Two elements of one array input are refused.
+/// moves under U + 5 N exactly. Two ports may feed the two elements (the mass then moves under
+/// U + 2 N from two force sources); one element mapped twice is refused.
 #[test]
 fn an_array_input_element_takes_a_force() {
     let dir = tempfile::tempdir().unwrap();
@@ -433,13 +434,24 @@ fn an_array_input_element_takes_a_force() {
     let mut two = system.clone();
     two["components"]["mass"].as_object_mut().unwrap().remove("inputs");
     two["components"]["mass"].as_object_mut().unwrap().remove("outputs");
+    two["components"]["mass"]["parameters"] = json!({});
     two["components"]["mass"]["ports"] = json!({
         "port": {"force": "fa[0]", "position": "x", "velocity": "v"},
         "second": {"force": "fa[1]"}
     });
-    let (code, stderr, ..) = run_cli(dir.path(), "array-input-twice", &two);
+    two["components"]["push2"] = json!({"type": "force_source", "force": 2.0});
+    two["connections"].as_array_mut().unwrap().push(json!({"from": "push2.body", "to": "mass.second"}));
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "array-input-two", &two);
+    assert_eq!(code, 0, "{stderr}");
+    let (xe, _) = typed_mass::exact(U + 2.0, 0.05);
+    assert!((column(&h, &rows, "x")[5] - xe).abs() < 1e-12, "x(0.05) = {:?}, exact {xe}", column(&h, &rows, "x"));
+    assert_eq!(column(&h, &rows, "fa[0]")[5], U);
+    assert_eq!(column(&h, &rows, "fa[1]")[5], 2.0);
+    let mut twice = two.clone();
+    twice["components"]["mass"]["ports"]["second"] = json!({"force": "fa[0]"});
+    let (code, stderr, ..) = run_cli(dir.path(), "array-input-twice", &twice);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("another element of the same array input"), "{stderr}");
+    assert!(stderr.contains("FMU input 'fa[0]' is mapped twice (the same element of an array input)"), "{stderr}");
 }
 
 /// Integer and Boolean inputs as ports (the rule, README "FMU import"): the force on the

@@ -28,6 +28,8 @@ struct Runtime {
     in_vrs: Vec<u32>,
     in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
+    /// Per mapped input, in port order: its position in `in_vals`.
+    in_pos: Vec<usize>,
     out_vrs: Vec<u32>,
     out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
@@ -142,16 +144,43 @@ pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, 
     (ins, outs)
 }
 
-/// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
-/// port order (see [`Instance::get_mixed`]).
+/// The mapped inputs, each variable once (several elements of one array input share it):
+/// value references, (type, number of values), and where each mapped input, in port order,
+/// lies among their values (the variable's first value + the element).
+fn unique_inputs(ins: &[&crate::VarRef]) -> (Vec<u32>, Vec<crate::binary::VarKind>, Vec<usize>) {
+    let (mut vrs, mut kinds, mut starts, mut pos) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut total = 0;
+    for r in ins {
+        let k = match vrs.iter().position(|&v| v == r.vr) {
+            Some(k) => k,
+            None => {
+                vrs.push(r.vr);
+                kinds.push((r.ty, r.len));
+                starts.push(total);
+                total += r.len;
+                vrs.len() - 1
+            }
+        };
+        pos.push(starts[k] + r.elem);
+    }
+    (vrs, kinds, pos)
+}
+
+/// Where each mapped input (in port order) lies among the input values ([`vrs`]).
+pub(crate) fn in_positions(ports: &[PortMap], role: Role) -> Vec<usize> {
+    unique_inputs(&port_vars(ports, role).0).2
+}
+
+/// Value references and (type, number of values) of the mapped inputs (each variable once)
+/// and outputs, in port order (see [`Instance::get_mixed`]).
 #[allow(clippy::type_complexity)]
 pub(crate) fn vrs(
     ports: &[PortMap],
     role: Role,
 ) -> ((Vec<u32>, Vec<crate::binary::VarKind>), (Vec<u32>, Vec<crate::binary::VarKind>)) {
     let (ins, outs) = port_vars(ports, role);
-    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.ty, r.len)).collect());
-    (split(ins), split(outs))
+    let (in_vrs, in_kinds, _) = unique_inputs(&ins);
+    ((in_vrs, in_kinds), (outs.iter().map(|r| r.vr).collect(), outs.iter().map(|r| (r.ty, r.len)).collect()))
 }
 
 /// Make the component from an initialized instance; `h` is the communication step.
@@ -170,6 +199,7 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         pending: None,
         held: held.clone(),
         shown,
+        in_pos: in_positions(&ports, role),
         in_vals,
         in_vrs,
         in_kinds,
@@ -228,7 +258,7 @@ impl CoSim {
                 self.label, rt.next
             )));
         }
-        let mut i = 0;
+        let mut j = 0;
         for (p, port) in self.ports.iter().enumerate() {
             let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
@@ -236,9 +266,9 @@ impl CoSim {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    // An element of an array input: the other elements keep their values.
-                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
-                    i += r.len;
+                    // An element of an array input: the elements no port feeds keep their values.
+                    rt.in_vals[rt.in_pos[j]] = r.sign * input(p, *q);
+                    j += 1;
                 }
             }
         }

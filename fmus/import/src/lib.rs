@@ -126,7 +126,7 @@ pub(crate) struct SignalTable {
     pub infos: Vec<SignalInfo>,
     /// Per signal: the variable index and, if the variable is a mapped FMU input, the port,
     /// the quantity and the sign (its value is then computed from the probe).
-    pub vars: Vec<(usize, Option<Fed>)>,
+    pub vars: Vec<(usize, Vec<Fed>)>,
     /// Per signal: where its elements start in the values [`SignalTable::read`] returns
     /// (one more entry: the total).
     offsets: Vec<usize>,
@@ -173,12 +173,12 @@ impl SignalTable {
         let mut infos = Vec::new();
         let mut vars = Vec::new();
         let mut offsets = vec![0];
-        let mut fed_by: std::collections::HashMap<usize, Fed> = std::collections::HashMap::new();
+        let mut fed_by: std::collections::HashMap<usize, Vec<Fed>> = std::collections::HashMap::new();
         for (p, port) in ports.iter().enumerate() {
             for (q, r) in port.vars() {
                 let is_input = (role == Role::Admittance) == (q == Quantity::Force);
                 if is_input {
-                    fed_by.insert(r.index, (p, q, r.sign, r.elem));
+                    fed_by.entry(r.index).or_default().push((p, q, r.sign, r.elem));
                 }
             }
         }
@@ -187,9 +187,9 @@ impl SignalTable {
                 continue;
             }
             let Ok(len) = readable(md, i, interface) else { continue };
-            let fed = fed_by.get(&i).copied();
+            let fed = fed_by.get(&i).cloned().unwrap_or_default();
             let unit: &'static str = Box::leak(v.unit.clone().unwrap_or_default().into_boxed_str());
-            let doc = match (v.causality, fed.is_some()) {
+            let doc = match (v.causality, !fed.is_empty()) {
                 (_, true) => "FMU input fed from a port (at an output instant: the value the port gives now)",
                 (Causality::Input, false) => "FMU input",
                 (Causality::Output, false) => "FMU output",
@@ -200,7 +200,7 @@ impl SignalTable {
             for n in std::iter::once(&v.name).chain(&v.aliases) {
                 let name: &'static str = Box::leak(n.clone().into_boxed_str());
                 infos.push(SignalInfo::new(name, len, unit, doc));
-                vars.push((i, fed));
+                vars.push((i, fed.clone()));
                 offsets.push(offsets[offsets.len() - 1] + len);
             }
         }
@@ -253,10 +253,7 @@ impl SignalTable {
     /// The live value of a mapped input from the probe, if signal `which` is one.
     pub fn fed(&self, which: usize, elem: usize, probe: &Probe) -> Option<f64> {
         let (_, fed) = self.vars.get(which)?;
-        let (p, q, sign, e) = (*fed)?;
-        if e != elem {
-            return None;
-        }
+        let &(p, q, sign, _) = fed.iter().find(|f| f.3 == elem)?;
         let x = match q {
             Quantity::Force => probe.forces.get(p)?.value(),
             Quantity::Position => probe.motions.get(p)?.q(),

@@ -189,9 +189,9 @@ pub fn parse(
             ports.push(port);
         }
     }
-    // Every port carries a force; an FMU input is fed from one place only.
-    // By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
-    let mut fed: Vec<u32> = Vec::new();
+    // Every port carries a force; an FMU input (an element of an array input) is fed from one
+    // place only. By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
+    let mut fed: Vec<(u32, usize)> = Vec::new();
     for p in &ports {
         if p.force.is_none() {
             return Err(Error::invalid(
@@ -202,15 +202,11 @@ pub fn parse(
         for (q, v) in p.vars() {
             let is_input = (role == Role::Admittance) == (q == Quantity::Force);
             if is_input {
-                if fed.contains(&v.vr) {
-                    let why = if v.len > 1 {
-                        "another element of the same array input is mapped too (one element per array input)"
-                    } else {
-                        "by its name or an alias"
-                    };
+                if fed.contains(&(v.vr, v.elem)) {
+                    let why = if v.len > 1 { "the same element of an array input" } else { "by its name or an alias" };
                     return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice ({why})", v.name)));
                 }
-                fed.push(v.vr);
+                fed.push((v.vr, v.elem));
             }
         }
     }

@@ -76,6 +76,8 @@ struct Runtime {
     in_vrs: Vec<u32>,
     in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
+    /// Per mapped input, in port order: its position in `in_vals`.
+    in_pos: Vec<usize>,
     out_vrs: Vec<u32>,
     out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
@@ -164,6 +166,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         next_time_event,
         failed: None,
         stop: None,
+        in_pos: crate::cs::in_positions(&ports, role),
         in_vals,
         in_vrs,
         in_kinds,
@@ -208,7 +211,7 @@ impl ModelEx {
         dx: &mut [f64],
         input: impl Fn(usize, Quantity) -> f64,
     ) -> Result<(), FmiError> {
-        let mut i = 0;
+        let mut j = 0;
         for (p, port) in self.ports.iter().enumerate() {
             let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
@@ -216,9 +219,9 @@ impl ModelEx {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    // An element of an array input: the other elements keep their values.
-                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
-                    i += r.len;
+                    // An element of an array input: the elements no port feeds keep their values.
+                    rt.in_vals[rt.in_pos[j]] = r.sign * input(p, *q);
+                    j += 1;
                 }
             }
         }
