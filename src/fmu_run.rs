@@ -69,7 +69,14 @@ pub fn system(path: &Path, o: &FmuRun) -> anyhow::Result<System> {
     });
     drop(archive);
     let dir = stiction::set::base_dir(path);
-    stiction::set::system_from_value(doc, path, &dir).map_err(|e| anyhow!("{e}").context(run_note(o)))
+    let system = stiction::set::system_from_value(doc, path, &dir).map_err(|e| anyhow!("{e}").context(run_note(o)))?;
+    // Test hook (tests/fmu_interrupt.rs): a panic with the FMU leaked, so that only the panic
+    // path's `archive::remove_all()` (src/exit.rs) can remove its extraction directory.
+    if std::env::var_os("STICTION_TEST_PANIC_WITH_FMU").is_some() {
+        std::mem::forget(system);
+        panic!("STICTION_TEST_PANIC_WITH_FMU is set");
+    }
+    Ok(system)
 }
 
 fn run_note(o: &FmuRun) -> String {

@@ -3,7 +3,9 @@
 //! way out. One signal stops the run at the next step boundary (exit 130/143, the values
 //! dropped normally); a second one while the FMU is stuck inside fmi3DoStep (its parameter
 //! step_sleep makes each step sleep, whatever signals arrive) ends the process at once,
-//! after removing every extraction directory (`archive::remove_all`, src/interrupt.rs).
+//! after removing every extraction directory (`archive::remove_all`, src/interrupt.rs). A
+//! panic with the FMU leaked (a test hook) leaves nothing either: the panic path calls
+//! `remove_all` too.
 
 #[path = "fixtures/typed_mass/mod.rs"]
 mod typed_mass;
@@ -126,4 +128,25 @@ fn a_second_signal_while_the_fmu_is_stuck_exits_at_once_and_cleans_up() {
         assert!(secs < 20.0, "{name}: took {secs} s to exit after the second signal");
         assert_empty(&tmp, name);
     }
+}
+
+/// The panic path: with STICTION_TEST_PANIC_WITH_FMU, `run X.fmu` leaks the loaded system (its
+/// extraction directory is never dropped) and panics; the top-level catch reports an internal
+/// error (exit 3) and `archive::remove_all()` removes the directory.
+#[test]
+fn a_panic_with_an_fmu_loaded_leaves_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let tmp = dir.path().join("panic-tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", fmu.to_str().unwrap(), "--stop-time", "0.05", "-o", dir.path().join("p.csv").to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .env("STICTION_TEST_PANIC_WITH_FMU", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("internal error") && err.contains("STICTION_TEST_PANIC_WITH_FMU"), "{err}");
+    assert_empty(&tmp, "panic");
 }
