@@ -47,6 +47,11 @@ fn master(fmu: &Path, sleep: f64) -> Value {
 /// Start `stiction run` on `system` with TMPDIR `tmp`, TYPED_MASS_CALLS `calls`, and wait
 /// until the FMU has been stepped (the extraction directory exists by then).
 fn start(dir: &Path, name: &str, system: &Value, tmp: &Path) -> Child {
+    start_until(dir, name, system, tmp, "fmi3DoStep")
+}
+
+/// [`start`], waiting until the FMU has been called with `function`.
+fn start_until(dir: &Path, name: &str, system: &Value, tmp: &Path, function: &str) -> Child {
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, system.to_string()).unwrap();
     let calls = dir.join(format!("{name}.calls"));
@@ -58,7 +63,7 @@ fn start(dir: &Path, name: &str, system: &Value, tmp: &Path) -> Child {
         .spawn()
         .unwrap();
     let t = Instant::now();
-    while !std::fs::read_to_string(&calls).unwrap_or_default().contains("fmi3DoStep") {
+    while !std::fs::read_to_string(&calls).unwrap_or_default().contains(function) {
         assert!(t.elapsed() < Duration::from_secs(60), "{name}: the FMU was never stepped");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -149,4 +154,39 @@ fn a_panic_with_an_fmu_loaded_leaves_no_directory() {
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("internal error") && err.contains("STICTION_TEST_PANIC_WITH_FMU"), "{err}");
     assert_empty(&tmp, "panic");
+}
+
+/// Signals while the system is still loading (the FMU sleeps in fmi3ExitInitializationMode):
+/// one SIGTERM is acted on at the first step boundary once loading ends (exit 143 and the
+/// message); two SIGINTs while it sleeps 60 s there end the process at once (exit 130). No
+/// directory is left either way.
+#[test]
+fn signals_during_loading_are_honoured_and_clean_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let with_init_sleep = |s: f64| {
+        let mut v = network(&fmu, 0.0);
+        v["components"]["mass"]["parameters"]["init_sleep"] = json!(s);
+        v
+    };
+    let tmp = dir.path().join("load-one");
+    std::fs::create_dir(&tmp).unwrap();
+    let child = start_until(dir.path(), "load-one", &with_init_sleep(1.0), &tmp, "fmi3ExitInitializationMode");
+    kill(&child, "-TERM");
+    let (c, err, _) = finish(child, Instant::now());
+    assert_eq!(c, Some(143), "{err}");
+    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    assert_empty(&tmp, "load-one");
+
+    let tmp = dir.path().join("load-two");
+    std::fs::create_dir(&tmp).unwrap();
+    let child = start_until(dir.path(), "load-two", &with_init_sleep(60.0), &tmp, "fmi3ExitInitializationMode");
+    let t = Instant::now();
+    kill(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(300));
+    kill(&child, "-INT");
+    let (c, err, secs) = finish(child, t);
+    assert_eq!(c, Some(130), "{err}");
+    assert!(secs < 20.0, "took {secs} s to exit after the second signal");
+    assert_empty(&tmp, "load-two");
 }
