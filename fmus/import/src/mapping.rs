@@ -13,7 +13,7 @@
 //! input must receive a value of its type: an integer input a whole number in its type's range,
 //! a Boolean input exactly 0 (false) or 1 (true); anything else (2.5 N on an Int16 input, say)
 //! stops the run with an error naming the component, the variable, the value and the time —
-//! values are never rounded or clamped on their way into an FMU.
+//! integer and Boolean values are never rounded or clamped on their way into an FMU.
 //!
 //! * admittance (force in, motion out): `force` names an FMU **input** that receives the
 //!   sum of the forces on the port; `position`, `velocity` name FMU **outputs** (Model

@@ -311,7 +311,7 @@ impl ModelDescription {
         let co_simulation = identifier("CoSimulation")?;
         let capabilities = |tag: &str| -> Capabilities {
             let Some(n) = root.children().find(|n| n.has_tag_name(tag)) else { return Capabilities::default() };
-            let flag = |names: &[&str]| names.iter().any(|a| n.attribute(*a).is_some_and(|v| v.trim() == "true"));
+            let flag = |names: &[&str]| names.iter().any(|a| n.attribute(a).is_some_and(|v| v.trim() == "true"));
             Capabilities {
                 needs_execution_tool: flag(&["needsExecutionTool"]),
                 once_per_process: flag(&["canBeInstantiatedOnlyOncePerProcess"]),

@@ -161,11 +161,12 @@ fn reference(r: &str) -> Option<char> {
     }
 }
 
-/// Check the references of `s` (text or an attribute value starting at byte `base`) and, if
-/// `value`, unescape them and normalise whitespace.
+/// Check the references in `text[s]` (text content, or an attribute value if `value`) and, for
+/// an attribute value, unescape them and normalise tabs and line breaks to spaces.
 fn unescape<'a>(text: &'a str, s: Range<usize>, value: bool) -> Result<Cow<'a, str>, XmlError> {
     let v = &text[s.clone()];
-    let plain = !v.contains('&') && !(value && v.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')));
+    let spaces = value && v.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r'));
+    let plain = !v.contains('&') && !spaces;
     if plain {
         return Ok(Cow::Borrowed(v));
     }
