@@ -1,26 +1,31 @@
-//! A small XML reader for modelDescription.xml: a tree of elements and their attributes,
-//! built in one linear pass without recursion. Text, comments, processing instructions and
-//! CDATA sections are checked and skipped (a description's data is all in attributes), so a
-//! 300 000-variable description costs a few bytes per element instead of a full DOM's nodes
-//! for every text run (roxmltree keeps the whitespace between elements as text nodes: two
-//! thirds of its nodes, and most of the time and memory of `stiction fmu info` on a large
-//! FMU).
+//! A small element tree for modelDescription.xml, read by quick-xml's streaming reader: the
+//! elements and their attributes, built in one linear pass without recursion. Text, comments,
+//! processing instructions and CDATA sections are checked by quick-xml and skipped (a
+//! description's data is all in attributes), so a 300 000-variable description costs a few
+//! bytes per element instead of a full DOM's nodes for every text run (roxmltree keeps the
+//! whitespace between elements as text nodes: two thirds of its nodes, and most of the time
+//! and memory of `stiction fmu info` on a large FMU).
 //!
-//! Well-formedness is checked as far as the tree needs it: one root element, matching end
-//! tags, attributes `name="value"` or `name='value'` separated by whitespace and not given
-//! twice, no `<` in attribute values, only the predefined and numeric character references,
-//! no DTD (refused, as roxmltree's `allow_dtd: false` does), and nothing but whitespace,
-//! comments and processing instructions outside the root. Attribute values are unescaped and
-//! their tabs and line breaks normalised to spaces (XML 1.0 §3.3.3). Namespace prefixes are
-//! not resolved: [`Node::has_tag_name`] compares the local name. Looser than a conforming
-//! parser: the XML declaration and processing instructions are skipped unchecked, and names
-//! are checked against a simpler character class. `tests/xml_differential.rs` checks that
-//! every document roxmltree reads (the samples and thousands of mutants) is read to the same
-//! tree.
+//! quick-xml tokenizes and checks end tags against start tags (`check_end_names`), comments
+//! (`check_comments`), references in text (no `&` without `;`) and attribute syntax and
+//! uniqueness (`Attributes::with_checks`); attribute values are unescaped and normalised
+//! (predefined and numeric character references; tabs and line breaks to spaces, XML 1.0
+//! §3.3.3) by `Attribute::normalized_value`. What a streaming reader leaves to its user is
+//! checked here: one root element with nothing but whitespace, comments and processing
+//! instructions outside it, every element closed at the end, no DTD (refused, as roxmltree's
+//! `allow_dtd: false` does: a DTD is where entity expansion bombs live), only predefined and
+//! numeric references in text, no `<` in attribute values, and element and attribute names of
+//! a simple character class. Namespace prefixes are not resolved: [`Node::has_tag_name`]
+//! compares the local name. `tests/xml_differential.rs` checks that every document roxmltree
+//! reads (the samples and thousands of mutants) is read to the same tree.
 //!
 //! The nesting depth is bounded by the caller ([`crate::description`] checks it first); this
 //! reader keeps an explicit stack, so depth costs memory, not the call stack.
 
+use quick_xml::events::attributes::{AttrError, Attributes};
+use quick_xml::events::Event;
+use quick_xml::reader::Reader;
+use quick_xml::XmlVersion;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -122,78 +127,35 @@ fn at(text: &str, pos: usize) -> String {
     format!("{line}:{col}")
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-/// The end of a name starting at `i` (bytes up to whitespace or one of `/>=<'"`).
-fn name_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && !is_space(b[i]) && !matches!(b[i], b'/' | b'>' | b'=' | b'<' | b'"' | b'\'') {
-        i += 1;
-    }
-    i
-}
-
 /// Whether `name` may be an XML name: a letter, '_' or ':' first, then letters, digits and
 /// `_:-.` (any non-ASCII character is allowed: a looser test than the standard's table).
+/// quick-xml takes a name to be whatever runs up to whitespace, `/` or `>`.
 fn good_name(name: &str) -> bool {
     let mut c = name.chars();
     c.next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == ':' || !c.is_ascii())
         && c.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.') || !c.is_ascii())
 }
 
-/// The character a reference `&...;` (without `&` and `;`) stands for.
-fn reference(r: &str) -> Option<char> {
-    match r {
-        "lt" => Some('<'),
-        "gt" => Some('>'),
-        "amp" => Some('&'),
-        "apos" => Some('\''),
-        "quot" => Some('"'),
-        _ => {
-            let n = if let Some(h) = r.strip_prefix("#x") {
-                u32::from_str_radix(h, 16).ok()?
-            } else {
-                r.strip_prefix('#')?.parse::<u32>().ok()?
-            };
-            char::from_u32(n).filter(|&c| c != '\0')
-        }
-    }
+/// Whether a reference `&r;` in text stands for a character: one of the five predefined
+/// entities or a character reference (quick-xml resolves the number; `&#0;` is refused).
+fn known_reference(r: &quick_xml::events::BytesRef) -> bool {
+    matches!(&**r, b"lt" | b"gt" | b"amp" | b"apos" | b"quot") || matches!(r.resolve_char_ref(), Ok(Some(_)))
 }
 
-/// Check the references in `text[s]` (text content, or an attribute value if `value`) and, for
-/// an attribute value, unescape them and normalise tabs and line breaks to spaces.
-fn unescape<'a>(text: &'a str, s: Range<usize>, value: bool) -> Result<Cow<'a, str>, XmlError> {
-    let v = &text[s.clone()];
-    let spaces = value && v.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r'));
-    let plain = !v.contains('&') && !spaces;
-    if plain {
-        return Ok(Cow::Borrowed(v));
+/// What is wrong with an attribute (quick-xml's error, whose positions count from the tag's
+/// name) and where, relative to the tag's name.
+fn attr_error(e: &AttrError, body: &str) -> (String, usize) {
+    let key_at = |p: usize| {
+        let rest = body.get(p..).unwrap_or_default();
+        rest.split(|c: char| c == '=' || c.is_ascii_whitespace()).next().unwrap_or_default().to_string()
+    };
+    match *e {
+        AttrError::ExpectedEq(p) => ("an attribute without '=' and a value".into(), p),
+        AttrError::ExpectedValue(p) => ("an attribute has no value after '='".into(), p),
+        AttrError::UnquotedValue(p) => ("an attribute value is not quoted".into(), p),
+        AttrError::ExpectedQuote(p, _) => ("an attribute value is not closed".into(), p),
+        AttrError::Duplicated(p, _) => (format!("attribute '{}' given twice", key_at(p)), p),
     }
-    let mut out = String::with_capacity(v.len());
-    let mut rest = v;
-    while let Some(p) = rest.find(['&', '\t', '\n', '\r']) {
-        out.push_str(&rest[..p]);
-        if rest.as_bytes()[p] != b'&' {
-            out.push(' ');
-            rest = &rest[p + 1..];
-            continue;
-        }
-        let Some(e) = rest[p..].find(';') else {
-            return Err(XmlError(format!("an '&' without ';' at {}", at(text, s.start + (v.len() - rest.len()) + p))));
-        };
-        let Some(c) = reference(&rest[p + 1..p + e]) else {
-            return Err(XmlError(format!(
-                "unknown reference '{}' at {}",
-                &rest[p..p + e + 1].chars().take(40).collect::<String>(),
-                at(text, s.start + (v.len() - rest.len()) + p)
-            )));
-        };
-        out.push(c);
-        rest = &rest[p + e + 1..];
-    }
-    out.push_str(rest);
-    Ok(if value { Cow::Owned(out) } else { Cow::Borrowed(v) })
 }
 
 impl<'a> Document<'a> {
@@ -204,164 +166,137 @@ impl<'a> Document<'a> {
 
     /// Parse `text`, building at most `max_nodes` elements.
     pub fn parse(text: &'a str, max_nodes: u32) -> Result<Document<'a>, XmlError> {
-        let b = text.as_bytes();
         // About one element and one attribute per 40 bytes in a description: reserved (not
         // touched) up front, which saves the copies of growing vectors.
         let guess = (text.len() / 40).min(max_nodes as usize);
         let mut doc = Document { elems: Vec::with_capacity(guess), attrs: Vec::with_capacity(guess) };
+        // quick-xml skips a byte order mark and counts its positions after it.
+        let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        let mut reader = Reader::from_str(text);
+        let config = reader.config_mut();
+        config.enable_all_checks(true);
+        config.allow_unmatched_ends = false;
+        config.allow_dangling_amp = false;
+        config.expand_empty_elements = false;
+        config.trim_text(false);
         // Open elements and, for each, its last child so far.
         let mut stack: Vec<(u32, u32)> = Vec::new();
         let mut root_done = false;
-        let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
         let fail = |msg: &str, pos: usize| Err(XmlError(format!("{msg} at {}", at(text, pos))));
-        let find = |from: usize, pat: &[u8]| memchr::memmem::find(&b[from.min(b.len())..], pat).map(|p| from + p);
-        while i < b.len() {
-            let lt = memchr::memchr(b'<', &b[i..]).map_or(b.len(), |p| i + p);
-            // Text up to the next tag.
-            if lt > i {
-                if stack.is_empty() {
-                    if let Some(p) = b[i..lt].iter().position(|&c| !is_space(c)) {
-                        return fail("text outside the root element", i + p);
+        loop {
+            let before = reader.buffer_position() as usize + bom;
+            let event = match reader.read_event() {
+                Ok(e) => e,
+                Err(e) => return fail(&e.to_string(), reader.error_position() as usize + bom),
+            };
+            let after = reader.buffer_position() as usize + bom;
+            let empty = matches!(event, Event::Empty(_));
+            match event {
+                Event::Start(tag) | Event::Empty(tag) => {
+                    // The tag's text between '<' and '>' (or '/>'), as a slice of `text`, so
+                    // that names and borrowed values live as long as the document.
+                    let len = tag.len();
+                    let lt = after.checked_sub(len + if empty { 3 } else { 2 });
+                    let body = lt.filter(|&lt| text.as_bytes().get(lt) == Some(&b'<'));
+                    let Some((lt, body)) = body.and_then(|lt| Some((lt, text.get(lt + 1..lt + 1 + len)?))) else {
+                        return fail("a start tag the reader could not place", before);
+                    };
+                    if root_done && stack.is_empty() {
+                        return fail("a second root element", lt);
                     }
-                } else if b[i..lt].contains(&b'&') {
-                    unescape(text, i..lt, false)?;
-                }
-            }
-            if lt >= b.len() {
-                break;
-            }
-            let rest = &b[lt..];
-            if rest.starts_with(b"<?") {
-                let Some(e) = find(lt + 2, b"?>") else { return fail("an unclosed processing instruction", lt) };
-                i = e + 2;
-            } else if rest.starts_with(b"<!--") {
-                let Some(e) = find(lt + 4, b"-->") else { return fail("an unclosed comment", lt) };
-                i = e + 3;
-            } else if rest.starts_with(b"<![CDATA[") {
-                if stack.is_empty() {
-                    return fail("a CDATA section outside the root element", lt);
-                }
-                let Some(e) = find(lt + 9, b"]]>") else { return fail("an unclosed CDATA section", lt) };
-                i = e + 3;
-            } else if rest.starts_with(b"<!DOCTYPE") {
-                return fail("a DTD (<!DOCTYPE>), which is not allowed", lt);
-            } else if rest.starts_with(b"<!") {
-                return fail("an unknown markup declaration", lt);
-            } else if rest.starts_with(b"</") {
-                let ne = name_end(b, lt + 2);
-                let name = &text[lt + 2..ne];
-                let mut j = ne;
-                while j < b.len() && is_space(b[j]) {
-                    j += 1;
-                }
-                if j >= b.len() || b[j] != b'>' {
-                    return fail(&format!("a malformed end tag </{name}"), lt);
-                }
-                let Some((open, _)) = stack.pop() else {
-                    return fail(&format!("an end tag </{name}> without a start tag"), lt);
-                };
-                let open_name = doc.elems[open as usize].name;
-                if open_name != name {
-                    return fail(
-                        &format!(
-                            "the end tag </{name}> does not match <{open_name}> (line {})",
-                            at(text, doc.elems[open as usize].start)
-                        ),
-                        lt,
-                    );
-                }
-                if stack.is_empty() {
-                    root_done = true;
-                }
-                i = j + 1;
-            } else {
-                // A start tag.
-                if root_done && stack.is_empty() {
-                    return fail("a second root element", lt);
-                }
-                let ne = name_end(b, lt + 1);
-                let name = &text[lt + 1..ne];
-                if !good_name(name) {
-                    return fail("a malformed start tag", lt);
-                }
-                if doc.elems.len() as u64 >= u64::from(max_nodes) {
-                    return fail(&format!("more than {max_nodes} elements"), lt);
-                }
-                let first_attr = doc.attrs.len() as u32;
-                let mut j = ne;
-                let empty = loop {
-                    let ws = j;
-                    while j < b.len() && is_space(b[j]) {
-                        j += 1;
+                    let name_len = tag.name().as_ref().len();
+                    let name = body.get(..name_len).unwrap_or_default();
+                    if !good_name(name) {
+                        return fail("a malformed start tag", lt);
                     }
-                    match b.get(j) {
-                        None => return fail(&format!("the start tag <{name} is not closed"), lt),
-                        Some(b'>') => break false,
-                        Some(b'/') if b.get(j + 1) == Some(&b'>') => {
-                            j += 1;
-                            break true;
+                    if doc.elems.len() as u64 >= u64::from(max_nodes) {
+                        return fail(&format!("more than {max_nodes} elements"), lt);
+                    }
+                    let first_attr = doc.attrs.len() as u32;
+                    if body.len() > name_len && !body.as_bytes()[name_len].is_ascii_whitespace() {
+                        return fail(&format!("a malformed attribute in <{name}>"), lt);
+                    }
+                    for a in Attributes::new(body, name_len) {
+                        let a = match a {
+                            Ok(a) => a,
+                            Err(e) => {
+                                let (msg, p) = attr_error(&e, body);
+                                return fail(&format!("{msg} in <{name}>"), lt + 1 + p);
+                            }
+                        };
+                        // quick-xml reads `x='1'y='2'`; XML wants whitespace between attributes.
+                        let Cow::Borrowed(raw) = a.value else {
+                            return fail("an attribute the reader could not place", lt);
+                        };
+                        let value_end = (raw.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize) + raw.len();
+                        if body.as_bytes().get(value_end + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return fail(&format!("a malformed attribute in <{name}>"), lt + 2 + value_end);
                         }
-                        Some(_) if ws == j => return fail(&format!("a malformed attribute in <{name}>"), j),
-                        Some(_) => {}
+                        let aname = std::str::from_utf8(a.key.0).unwrap_or_default();
+                        if !good_name(aname) {
+                            return fail(&format!("a malformed attribute in <{name}>"), lt);
+                        }
+                        if a.value.contains(&b'<') {
+                            return fail(&format!("'<' in the value of attribute '{aname}'"), lt);
+                        }
+                        let value = match a.normalized_value(XmlVersion::Implicit1_0) {
+                            Ok(v) => v,
+                            Err(e) => return fail(&format!("attribute '{aname}' of <{name}>: {e}"), lt),
+                        };
+                        doc.attrs.push((aname, value));
                     }
-                    // An attribute: name, '=', quoted value.
-                    let an = name_end(b, j);
-                    let aname = &text[j..an];
-                    if !good_name(aname) {
-                        return fail(&format!("a malformed attribute in <{name}>"), j);
+                    let id = doc.elems.len() as u32;
+                    doc.elems.push(Elem {
+                        start: lt,
+                        name,
+                        attrs: first_attr..doc.attrs.len() as u32,
+                        first_child: NONE,
+                        next_sibling: NONE,
+                    });
+                    if let Some((parent, last)) = stack.last_mut() {
+                        if *last == NONE {
+                            doc.elems[*parent as usize].first_child = id;
+                        } else {
+                            doc.elems[*last as usize].next_sibling = id;
+                        }
+                        *last = id;
                     }
-                    let mut k = an;
-                    while k < b.len() && is_space(b[k]) {
-                        k += 1;
-                    }
-                    if b.get(k) != Some(&b'=') {
-                        return fail(&format!("attribute '{aname}' of <{name}> has no value"), j);
-                    }
-                    k += 1;
-                    while k < b.len() && is_space(b[k]) {
-                        k += 1;
-                    }
-                    let q = match b.get(k) {
-                        Some(&q @ (b'"' | b'\'')) => q,
-                        _ => return fail(&format!("the value of attribute '{aname}' is not quoted"), k),
-                    };
-                    let Some(end) = memchr::memchr(q, &b[k + 1..]).map(|p| k + 1 + p) else {
-                        return fail(&format!("the value of attribute '{aname}' is not closed"), k);
-                    };
-                    if b[k + 1..end].contains(&b'<') {
-                        return fail(&format!("'<' in the value of attribute '{aname}'"), k);
-                    }
-                    let value = unescape(text, k + 1..end, true)?;
-                    if doc.attrs[first_attr as usize..].iter().any(|a| a.0 == aname) {
-                        return fail(&format!("attribute '{aname}' given twice in <{name}>"), j);
-                    }
-                    doc.attrs.push((aname, value));
-                    j = end + 1;
-                };
-                let id = doc.elems.len() as u32;
-                doc.elems.push(Elem {
-                    start: lt,
-                    name,
-                    attrs: first_attr..doc.attrs.len() as u32,
-                    first_child: NONE,
-                    next_sibling: NONE,
-                });
-                if let Some((parent, last)) = stack.last_mut() {
-                    if *last == NONE {
-                        doc.elems[*parent as usize].first_child = id;
+                    if empty {
+                        root_done |= stack.is_empty();
                     } else {
-                        doc.elems[*last as usize].next_sibling = id;
+                        stack.push((id, NONE));
                     }
-                    *last = id;
                 }
-                if empty {
+                Event::End(_) => {
+                    // quick-xml has matched the name against the open element.
+                    if stack.pop().is_none() {
+                        return fail("an end tag without a start tag", before);
+                    }
+                    root_done |= stack.is_empty();
+                }
+                Event::Text(t) => {
+                    if stack.is_empty() && !t.iter().all(u8::is_ascii_whitespace) {
+                        return fail("text outside the root element", before);
+                    }
+                }
+                Event::GeneralRef(r) => {
                     if stack.is_empty() {
-                        root_done = true;
+                        return fail("text outside the root element", before);
                     }
-                } else {
-                    stack.push((id, NONE));
+                    if !known_reference(&r) {
+                        let r = String::from_utf8_lossy(&r).chars().take(40).collect::<String>();
+                        return fail(&format!("unknown reference '&{r};'"), before);
+                    }
                 }
-                i = j + 1;
+                Event::CData(_) if stack.is_empty() => {
+                    return fail("a CDATA section outside the root element", before);
+                }
+                Event::Decl(_) if before > bom => {
+                    return fail("an XML declaration not at the start", before);
+                }
+                Event::DocType(_) => return fail("a DTD (<!DOCTYPE>), which is not allowed", before),
+                Event::CData(_) | Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
+                Event::Eof => break,
             }
         }
         if let Some(&(open, _)) = stack.last() {
@@ -397,20 +332,27 @@ mod tests {
     fn malformed_documents_are_errors() {
         for (text, needle) in [
             ("<a>", "not closed"),
-            ("<a></b>", "does not match"),
+            ("<a></b>", "expected `</a>`, but `</b>` was found"),
             ("<a/><b/>", "second root"),
-            ("<a x=1/>", "not quoted"),
+            ("<a x=1/>", "not quoted in <a> at 1:6"),
             ("<a x='1' x='2'/>", "twice"),
             ("<a x='<'/>", "'<' in the value"),
-            ("<a x='&foo;'/>", "unknown reference"),
+            ("<a x='&foo;'/>", "unrecognized entity `foo`"),
+            ("<a x='1' y='2/>", "not closed"),
+            ("<a x='&#0;'/>", "attribute 'x'"),
+            ("<a>&#0;</a>", "unknown reference"),
+            ("<a x='1' y='2'z='3'/>", "malformed attribute in <a> at 1:15"),
+            ("<a><!-- x -- y --></a>", "`--`"),
+            ("<a/>\n<?xml version='1.0'?>", "declaration not at the start"),
             ("<a>&bar;</a>", "unknown reference"),
             ("<!DOCTYPE a><a/>", "DTD"),
             ("text<a/>", "outside the root"),
             ("", "no root"),
             ("<a x='1'y='2'/>", "malformed attribute"),
-            ("<a><!-- open", "unclosed comment"),
-            ("<a x", "has no value"),
-            ("</a>", "without a start tag"),
+            ("<a><!-- open", "comment not closed"),
+            ("<a x", "tag not closed"),
+            ("<a x y='1'/>", "an attribute without '=' and a value in <a> at 1:6"),
+            ("</a>", "does not match any open tag"),
         ] {
             match Document::parse(text, 100) {
                 Ok(_) => panic!("{text:?} parsed"),
