@@ -1,9 +1,14 @@
-//! The element-tree reader (src/xml.rs) against roxmltree, a widely used conforming parser:
+//! The element-tree reader (src/xml.rs: quick-xml's streaming reader plus the checks it leaves
+//! to its user) against roxmltree, a widely used conforming parser:
 //! on the test FMUs' descriptions, a document with every construct the reader skips or
 //! unescapes, and thousands of mutants of them (bytes deleted, markup characters inserted,
 //! slices repeated), every document roxmltree accepts must be read to the same tree (element
 //! names, children, attribute values). Documents the reader accepts and roxmltree refuses are
-//! counted (namespace prefixes are not resolved, for one) and printed.
+//! counted (namespace prefixes are not resolved, for one; `XML_DIFF_SHOW=1` prints
+//! roxmltree's reasons). On quick-xml the reader accepts fewer such mutants than the
+//! hand-written reader before it (167 instead of 215 of the same 15 000); the first twelve
+//! left are the same for both: seven malformed XML declarations, five names, quotes and
+//! whitespace that roxmltree checks against the full tables.
 #![cfg(feature = "read")]
 
 use stiction_fmi_schema::xml;
