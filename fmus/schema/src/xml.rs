@@ -228,9 +228,14 @@ impl<'a> Document<'a> {
                         let Cow::Borrowed(raw) = a.value else {
                             return fail("an attribute the reader could not place", lt);
                         };
-                        let value_end = (raw.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize) + raw.len();
-                        if body.as_bytes().get(value_end + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
-                            return fail(&format!("a malformed attribute in <{name}>"), lt + 2 + value_end);
+                        // The value is a slice of `body` (Attributes::new borrows it): its offset there.
+                        let value_end =
+                            (raw.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).wrapping_add(raw.len());
+                        if body.as_bytes().get(value_end.wrapping_add(1)).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return fail(
+                                &format!("a malformed attribute in <{name}>"),
+                                lt.saturating_add(2).saturating_add(value_end),
+                            );
                         }
                         let aname = std::str::from_utf8(a.key.0).unwrap_or_default();
                         if !good_name(aname) {
