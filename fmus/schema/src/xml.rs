@@ -1,6 +1,6 @@
 //! A small element tree for modelDescription.xml, read by quick-xml's streaming reader: the
 //! elements and their attributes, built in one linear pass without recursion. Text, comments,
-//! processing instructions and CDATA sections are checked by quick-xml and skipped (a
+//! processing instructions and CDATA sections are read by quick-xml and skipped (a
 //! description's data is all in attributes), so a 300 000-variable description costs a few
 //! bytes per element instead of a full DOM's nodes for every text run (roxmltree keeps the
 //! whitespace between elements as text nodes: two thirds of its nodes, and most of the time
