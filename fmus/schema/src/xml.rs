@@ -334,6 +334,25 @@ mod tests {
     }
 
     #[test]
+    fn attribute_values_are_normalised_as_xml_1_0_says() {
+        // §3.3.3: a literal CR LF is one line break (§2.11), hence one space; a referenced
+        // CR or LF stays itself.
+        let doc = Document::parse("<a v='x\r\ny\tz&#10;&#x9;&lt;'/>", 10).unwrap();
+        assert_eq!(doc.root_element().attribute("v"), Some("x y z\n\t<"));
+    }
+
+    #[test]
+    fn every_truncation_and_every_byte_dropped_is_read_or_refused() {
+        let text = "\u{feff}<?xml version='1.0'?><!--c--><a x='1 &amp;' y=\"&#x41;\"><b/>t&lt;<![CDATA[<]]><?p?></a>";
+        for end in (0..=text.len()).filter(|&e| text.is_char_boundary(e)) {
+            let _ = Document::parse(&text[..end], 100);
+            if end < text.len() && text.is_char_boundary(end + 1) {
+                let _ = Document::parse(&format!("{}{}", &text[..end], &text[end + 1..]), 100);
+            }
+        }
+    }
+
+    #[test]
     fn malformed_documents_are_errors() {
         for (text, needle) in [
             ("<a>", "not closed"),
