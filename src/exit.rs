@@ -117,6 +117,8 @@ pub fn catch_panics(f: impl FnOnce() -> ExitCode) -> ExitCode {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(code) => code,
         Err(payload) => {
+            // FMU extraction directories the unwinding did not drop (none, normally).
+            stiction_fmi_schema::archive::remove_all();
             let msg = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())

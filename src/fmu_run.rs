@@ -49,10 +49,9 @@ pub fn system(path: &Path, o: &FmuRun) -> anyhow::Result<System> {
     }
     let mut signals = Map::new();
     for v in md.variables.iter().filter(|v| v.causality == Causality::Output) {
-        // Array elements (`x[1]`) would read as an index of a signal `x`.
-        if !v.name.contains('[') {
-            signals.insert(v.name.clone(), json!(format!("fmu.{}", v.name)));
-        }
+        // An FMI 2.0 name such as `a[1]` is a scalar of that literal name: the signal
+        // reference finds it by its whole name first (an FMI 3.0 array `y` gives y[0], ...).
+        signals.insert(v.name.clone(), json!(format!("fmu.{}", v.name)));
     }
     let abs = std::fs::canonicalize(path).map_err(|e| anyhow!("{shown}: {e}"))?;
     let doc = json!({
@@ -70,7 +69,14 @@ pub fn system(path: &Path, o: &FmuRun) -> anyhow::Result<System> {
     });
     drop(archive);
     let dir = stiction::set::base_dir(path);
-    stiction::set::system_from_value(doc, path, &dir).map_err(|e| anyhow!("{e}").context(run_note(o)))
+    let system = stiction::set::system_from_value(doc, path, &dir).map_err(|e| anyhow!("{e}").context(run_note(o)))?;
+    // Test hook (tests/fmu_interrupt.rs): a panic with the FMU leaked, so that only the panic
+    // path's `archive::remove_all()` (src/exit.rs) can remove its extraction directory.
+    if std::env::var_os("STICTION_TEST_PANIC_WITH_FMU").is_some() {
+        std::mem::forget(system);
+        panic!("STICTION_TEST_PANIC_WITH_FMU is set");
+    }
+    Ok(system)
 }
 
 fn run_note(o: &FmuRun) -> String {

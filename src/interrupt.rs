@@ -1,11 +1,15 @@
 //! SIGINT and SIGTERM during `stiction run`: the run stops at the next step boundary, the
 //! last whole row is flushed, temporary directories are removed as the run's values are
 //! dropped, and the process exits 130 (SIGINT) or 143 (SIGTERM), saying where it stopped.
-//! A second signal of the same kind ends the process at once with the same code.
+//! A second signal of the same kind ends the process at once with the same code, after
+//! removing every FMU extraction directory still alive
+//! ([`stiction_fmi_schema::archive::remove_all`]): the run may be stuck inside an FMU's
+//! call, or still loading, when the first signal asks it to stop at a step boundary.
 //!
 //! The handlers only set flags (async-signal-safe), through `signal-hook`: a well-kept,
-//! small crate that registers handlers without replacing others, with the "second signal
-//! terminates" pattern built in; `ctrlc` cannot tell SIGINT from SIGTERM.
+//! small crate that registers handlers without replacing others; `ctrlc` cannot tell SIGINT
+//! from SIGTERM. Removing directories is not async-signal-safe, so the second signal is
+//! acted on by a watcher thread (signal-hook's `Signals` iterator, fed by a self-pipe).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -25,11 +29,29 @@ pub fn install() {
         use signal_hook::flag;
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
-        // Registered first, so they run before the flag is set: a second signal exits.
-        flag::register_conditional_shutdown(SIGINT, super::exit::SIGINT as i32, int.clone()).ok()?;
-        flag::register_conditional_shutdown(SIGTERM, super::exit::SIGTERM as i32, term.clone()).ok()?;
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).ok()?;
         flag::register(SIGINT, int.clone()).ok()?;
         flag::register(SIGTERM, term.clone()).ok()?;
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let (mut ints, mut terms) = (0, 0);
+                for sig in signals.forever() {
+                    let (count, code) = if sig == SIGINT {
+                        (&mut ints, super::exit::SIGINT)
+                    } else {
+                        (&mut terms, super::exit::SIGTERM)
+                    };
+                    *count += 1;
+                    if *count >= 2 {
+                        stiction_fmi_schema::archive::remove_all();
+                        // _exit: no destructors or atexit handlers run while another thread
+                        // may be inside an FMU's code.
+                        signal_hook::low_level::exit(i32::from(code));
+                    }
+                }
+            })
+            .ok()?;
         Some(Flags { int, term })
     });
 }

@@ -150,10 +150,10 @@ fn unsupported_uses_are_refused_by_name_before_any_call() {
         (
             {
                 let mut s = network(&fmu, json!({}), sig.clone(), 0.1);
-                s["components"]["mass"]["outputs"]["position"] = json!("i32");
+                s["components"]["mass"]["outputs"]["position"] = json!("label");
                 s
             },
-            "'i32' is a Int32 variable; ports map real (Float64 or Float32) variables",
+            "'label' is a String variable; ports map numeric and Boolean variables",
         ),
     ];
     for (k, (system, needle)) in cases.iter().enumerate() {
@@ -416,7 +416,8 @@ fn model_exchange_termination_ends_the_run_normally() {
 /// An element of an array input may take a port's force: fa[0] gets the push U, fa[1] keeps
 /// the start value 5 N given as an array start value `[0, 5]` (setting the element sets the
 /// whole array, with the other element as the FMU had it after initialization), so the mass
-/// moves under U + 5 N exactly. Two elements of one array input are refused.
+/// moves under U + 5 N exactly. Two ports may feed the two elements (the mass then moves under
+/// U + 2 N from two force sources); one element mapped twice is refused.
 #[test]
 fn an_array_input_element_takes_a_force() {
     let dir = tempfile::tempdir().unwrap();
@@ -433,11 +434,268 @@ fn an_array_input_element_takes_a_force() {
     let mut two = system.clone();
     two["components"]["mass"].as_object_mut().unwrap().remove("inputs");
     two["components"]["mass"].as_object_mut().unwrap().remove("outputs");
+    two["components"]["mass"]["parameters"] = json!({});
     two["components"]["mass"]["ports"] = json!({
         "port": {"force": "fa[0]", "position": "x", "velocity": "v"},
         "second": {"force": "fa[1]"}
     });
-    let (code, stderr, ..) = run_cli(dir.path(), "array-input-twice", &two);
+    two["components"]["push2"] = json!({"type": "force_source", "force": 2.0});
+    two["connections"].as_array_mut().unwrap().push(json!({"from": "push2.body", "to": "mass.second"}));
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "array-input-two", &two);
+    assert_eq!(code, 0, "{stderr}");
+    let (xe, _) = typed_mass::exact(U + 2.0, 0.05);
+    assert!((column(&h, &rows, "x")[5] - xe).abs() < 1e-12, "x(0.05) = {:?}, exact {xe}", column(&h, &rows, "x"));
+    assert_eq!(column(&h, &rows, "fa[0]")[5], U);
+    assert_eq!(column(&h, &rows, "fa[1]")[5], 2.0);
+    let mut twice = two.clone();
+    twice["components"]["mass"]["ports"]["second"] = json!({"force": "fa[0]"});
+    let (code, stderr, ..) = run_cli(dir.path(), "array-input-twice", &twice);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("another element of the same array input"), "{stderr}");
+    assert!(stderr.contains("FMU input 'fa[0]' is mapped twice (the same element of an array input)"), "{stderr}");
+}
+
+/// Integer and Boolean inputs as ports (the rule, README "FMU import"): the force on the
+/// mass fed to the Int16 input `ni` (FMI 3.0) or the Integer input `ni` (FMI 2.0) as the
+/// whole number it is (3 N: the motion is the exact one), to the Boolean input `bi` as 1
+/// (true: the FMU adds 1 N); a force that is not a value of the input's type (2.5 N for an
+/// integer, 3 N for a Boolean) stops the run with exit 1 and a message naming the time, the
+/// component, the variable, the value and the rule — it is never rounded.
+#[test]
+fn integer_and_boolean_inputs_are_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [3, 2] {
+        let d = dir.path().join(format!("{fmi}"));
+        std::fs::create_dir_all(&d).unwrap();
+        let fmu = typed_mass::build(&d, fmi);
+        let (setter_i, setter_b) =
+            if fmi == 3 { ("fmi3SetInt16", "fmi3SetBoolean") } else { ("fmi2SetInteger", "fmi2SetBoolean") };
+        for (input, push, setter) in [("ni", U, setter_i), ("bi", 1.0, setter_b)] {
+            let mut system = network(&fmu, json!({}), json!({"x": "mass.x", "fed": format!("mass.{input}")}), 0.05);
+            system["components"]["mass"]["inputs"]["force"] = json!(input);
+            system["components"]["push"]["force"] = json!(push);
+            let (code, stderr, h, rows, calls) = run_cli(&d, &format!("{input}-port"), &system);
+            assert_eq!(code, 0, "FMI {fmi} {input}: {stderr}");
+            assert!(calls.iter().any(|c| c == setter), "FMI {fmi}: {setter} not called: {calls:?}");
+            let x = column(&h, &rows, "x");
+            let (xe, _) = typed_mass::exact(push, 0.05);
+            assert!((x[5] - xe).abs() < 1e-12, "FMI {fmi} {input}: x(0.05) = {}, exact {xe}", x[5]);
+            assert!(column(&h, &rows, "fed").iter().all(|&f| f == push), "FMI {fmi} {input}: fed {push}");
+        }
+        for (input, push, rule) in [
+            (
+                "ni",
+                2.5,
+                if fmi == 3 {
+                    "Int16 variable takes a whole number from -32768 to 32767"
+                } else {
+                    "Int32 variable takes a whole number"
+                },
+            ),
+            ("bi", 3.0, "a Boolean variable takes exactly 0 (false) or 1 (true)"),
+        ] {
+            let mut system = network(&fmu, json!({}), json!({"x": "mass.x"}), 0.05);
+            system["components"]["mass"]["inputs"]["force"] = json!(input);
+            system["components"]["push"]["force"] = json!(push);
+            let (code, stderr, _, _, calls) = run_cli(&d, &format!("{input}-bad"), &system);
+            assert_eq!(code, 1, "FMI {fmi} {input}: {stderr}");
+            for needle in [
+                "at t = 0 s",
+                "component 'mass'",
+                "FMU 'TypedMass'",
+                &format!("{push} is not a value of '{input}'"),
+                rule,
+            ] {
+                assert!(stderr.contains(needle), "FMI {fmi} {input}: expected {needle:?} in:\n{stderr}");
+            }
+            let set = if input == "ni" { setter_i } else { setter_b };
+            assert!(!calls.iter().any(|c| c == set), "FMI {fmi}: the bad value reached the FMU: {calls:?}");
+        }
+    }
+}
+
+/// Integer and Boolean outputs as ports convert exactly: the position of the port is the
+/// Int64 output i64 = -(2^40 + k) (k the steps made), which the spring's displacement shows
+/// bit for bit, and its velocity the Boolean output `moving` (0 at rest, then 1), which a
+/// damper B = 1 N·s/m turns into a force of B × moving.
+#[test]
+fn integer_and_boolean_outputs_are_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let mut system = network(
+        &fmu,
+        json!({}),
+        json!({"d": "spring.d[0]", "f": "spring.f[0]", "i64": "mass.i64", "moving": "mass.moving"}),
+        0.05,
+    );
+    system["components"]["mass"]["outputs"]["position"] = json!("i64");
+    system["components"]["mass"]["outputs"]["velocity"] = json!("moving");
+    system["components"]["spring"] = json!({"type": "spring_damper", "K": 1e-30, "B": 1.0});
+    system["connections"]
+        .as_array_mut()
+        .unwrap()
+        .extend([json!({"from": "spring.b", "to": "mass.port"}), json!({"from": "spring.a", "to": "ground"})]);
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "int-out", &system);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(calls.iter().any(|c| c == "fmi3GetInt64") && calls.iter().any(|c| c == "fmi3GetBoolean"));
+    let (d, i64_) = (column(&h, &rows, "d"), column(&h, &rows, "i64"));
+    for (k, (d, i)) in d.iter().zip(&i64_).enumerate() {
+        assert_eq!(*d, *i, "row {k}: the port's position is the Int64 output exactly");
+        assert!(*i <= -(2f64.powi(40)), "row {k}: i64 = {i}");
+    }
+    let (f, moving) = (column(&h, &rows, "f"), column(&h, &rows, "moving"));
+    assert_eq!(moving[0], 0.0, "at rest at t = 0");
+    assert!(moving[1..].iter().all(|&m| m == 1.0), "moving after the first step: {moving:?}");
+    for (k, (f, m)) in f.iter().zip(&moving).enumerate() {
+        assert!((f.abs() - m).abs() < 1e-12, "row {k}: damper force {f}, Boolean velocity {m}");
+    }
+}
+
+/// FMU-only systems connect every numeric type and Boolean, and array elements: a.i8 (Int8
+/// = -k) → b.ni (Int16), a.moving (Boolean) → b.bi, a.y[1] (Float64 array element, 2·gain·x)
+/// → b.fa[0] (array input element; fa[1] keeps its start value 0.5), a.x32 (Float32) →
+/// b.f32in (Float32). With Jacobi every input takes its source's value at t_k, so b moves
+/// under F_k = -k + [k ≥ 1] + 4 x_a(t_k) + f32(x_a(t_k)) + 0.5, integrated exactly over each
+/// step; b's x matches that to rounding. Connections that could carry a value the input
+/// cannot hold are refused at load, naming both ends.
+#[test]
+fn fmu_only_connections_of_every_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let master = |conns: Value| {
+        json!({
+            "master": {"algorithm": "jacobi", "step": T, "stop_time": 0.1},
+            "fmus": {
+                "a": {"path": fmu.to_str().unwrap(), "parameters": {"u": U}},
+                "b": {"path": fmu.to_str().unwrap(), "parameters": {"fa": [0, 0.5]}}
+            },
+            "connections": conns,
+            "output": {"interval": T, "signals": {"xa": "a.x", "xb": "b.x", "ni": "b.ni", "bi": "b.bi", "fa": "b.fa"}}
+        })
+    };
+    let good = json!([
+        {"from": "a.i8", "to": "b.ni"},
+        {"from": "a.moving", "to": "b.bi"},
+        {"from": "a.y[1]", "to": "b.fa[0]"},
+        {"from": "a.x32", "to": "b.f32in"}
+    ]);
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "typed-conns", &master(good));
+    assert_eq!(code, 0, "{stderr}");
+    for f in ["fmi3SetInt16", "fmi3SetBoolean", "fmi3GetInt8", "fmi3SetFloat32"] {
+        assert!(calls.iter().any(|c| c == f), "{f} not called");
+    }
+    let (xa, xb) = (column(&h, &rows, "xa"), column(&h, &rows, "xb"));
+    assert_eq!(column(&h, &rows, "fa[1]")[10], 0.5, "the unconnected element keeps its start value");
+    let m = typed_mass::M;
+    let (mut x, mut v) = (0.0f64, 0.0f64);
+    for k in 0..10 {
+        assert!((xb[k] - x).abs() < 1e-12, "step {k}: b.x = {}, expected {x}", xb[k]);
+        let kf = k as f64;
+        let f = -kf + if k >= 1 { 1.0 } else { 0.0 } + 4.0 * xa[k] + (xa[k] as f32) as f64 + 0.5;
+        assert_eq!(column(&h, &rows, "ni")[k], -kf, "b.ni at step {k}");
+        x += v * T + f * T * T / (2.0 * m);
+        v += f * T / m;
+    }
+    assert!((xb[10] - x).abs() < 1e-12, "b.x(0.1) = {}, expected {x}", xb[10]);
+    let bad: Vec<(Value, &str)> = vec![
+        (json!({"from": "a.x", "to": "b.ni"}), "cannot connect 'a.x' (Float64) to 'b.ni' (Int16)"),
+        (json!({"from": "a.i64", "to": "b.ni"}), "cannot connect 'a.i64' (Int64) to 'b.ni' (Int16)"),
+        (json!({"from": "a.i8", "to": "b.bi"}), "cannot connect 'a.i8' (Int8) to 'b.bi' (Boolean)"),
+        (json!({"from": "a.i8", "to": "b.ni", "gain": 2}), "gain 1, not 2"),
+        (json!({"from": "a.y", "to": "b.fa"}), "'a.y' has 3 elements and 'b.fa' 2"),
+        (json!({"from": "a.y", "to": "b.u"}), "'a.y' is a whole array"),
+        (json!({"from": "a.y[3]", "to": "b.u"}), "'y' has 3 elements"),
+    ];
+    for (k, (conn, needle)) in bad.into_iter().enumerate() {
+        let (code, stderr, _, _, _) = run_cli(dir.path(), &format!("bad-conn{k}"), &master(json!([conn])));
+        assert_eq!(code, 2, "case {k}: {stderr}");
+        assert!(
+            stderr.contains(needle) && stderr.contains("connections[0]"),
+            "case {k}: expected {needle:?} in:\n{stderr}"
+        );
+    }
+}
+
+/// FMI 2.0 Model Exchange termination requests: fmi2CompletedIntegratorStep asks once the
+/// time reaches stop_at (0.05 s), fmi2NewDiscreteStates at the time event event_stop_at
+/// (0.03 s). Each run ends there with exit 0, the last row at that time, and stderr names
+/// the FMU, the function and the time; the motion up to it is the Euler integration of the
+/// FMU's derivatives.
+#[test]
+fn fmi2_model_exchange_termination_ends_the_run_normally() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    let mut system = network(&fmu, json!({"stop_at": 0.05}), json!({"x": "mass.x", "v": "mass.v"}), 0.1);
+    system["components"]["mass"]["interface"] = json!("me");
+    system["components"]["mass"]["outputs"]["position"] = json!("x");
+    let (code, stderr, h, rows, calls) = run_cli(dir.path(), "me2-stop", &system);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(calls.iter().any(|c| c == "fmi2CompletedIntegratorStep"), "{calls:?}");
+    let time = column(&h, &rows, "time");
+    assert_eq!(time.len(), 6, "rows at 0 .. 0.05: {time:?}");
+    assert!((time[5] - 0.05).abs() < 1e-12);
+    for needle in
+        ["stopped at t = 0.05 s", "FMU 'TypedMass'", "fmi2CompletedIntegratorStep", "asked to end the simulation"]
+    {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+    let (x, v) = (column(&h, &rows, "x"), column(&h, &rows, "v"));
+    for k in 0..6 {
+        let kf = k as f64;
+        assert!((v[k] - kf * T * U / typed_mass::M).abs() < 1e-12, "v at step {k}");
+        assert!((x[k] - T * T * U / typed_mass::M * kf * (kf - 1.0) / 2.0).abs() < 1e-12, "x at step {k}");
+    }
+    let mut by_event = system.clone();
+    by_event["components"]["mass"]["parameters"] = json!({"event_stop_at": 0.03});
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "me2-event-stop", &by_event);
+    assert_eq!(code, 0, "{stderr}");
+    let time = column(&h, &rows, "time");
+    assert!((time[time.len() - 1] - 0.03).abs() < 1e-12, "last row at {time:?}");
+    for needle in ["stopped at t = 0.03 s", "FMU 'TypedMass'", "fmi2NewDiscreteStates"] {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+}
+
+/// `run X.fmu` on an FMI 2.0 FMU whose output is named `k[1]` (a scalar of that literal
+/// name, as FMI 2.0 tools flatten arrays): the column is there, with the FMU's values
+/// (k = steps made).
+#[test]
+fn run_fmu_keeps_fmi2_names_with_brackets() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build_with(dir.path(), 2, |x| x.replace("name=\"k\"", "name=\"k[1]\""));
+    let csv = dir.path().join("brackets.csv");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", fmu.to_str().unwrap(), "--stop-time", "0.05", "--step", "0.01", "-o", csv.to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "k[1]").unwrap_or_else(|| panic!("no column k[1] in {header:?}"));
+    let k: Vec<f64> = lines.map(|l| l.split(',').nth(col).unwrap().trim().parse().unwrap()).collect();
+    assert_eq!(k, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "k[1] counts the steps");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "extraction directory left");
+}
+
+/// Integers are carried exactly or not at all: with u64_base = 2^53 the UInt64 output u64 is
+/// 2^53 at t = 0 (an f64 holds it) and 2^53 + 1 after the first step (an f64 cannot): the run
+/// stops with exit 1, naming the variable, its value and the reason, instead of writing a
+/// rounded number. (With Euler and H = T the step from t = 0 is made before the row at 0 is
+/// written, so no row is written.)
+#[test]
+fn a_64_bit_integer_that_f64_cannot_hold_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let big = 2f64.powi(53);
+    let system = network(&fmu, json!({"u64_base": big}), json!({"u64": "mass.u64"}), 0.05);
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "u64-inexact", &system);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(column(&h, &rows, "u64").iter().all(|&x| x == big), "only exact values written: {rows:?}");
+    for needle in ["component 'mass'", "fmi3GetUInt64 'u64' has the value 9007199254740993", "cannot hold exactly"] {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
 }

@@ -300,8 +300,8 @@ fn input_errors_name_the_json_path() {
     );
     input_error(
         d,
-        &with_conns(json!([{"from": "gear.mode", "to": "contact.v"}])),
-        &["connections[0].from", "Integer variable"],
+        &with_conns(json!([{"from": "gear.v[1]", "to": "contact.v"}])),
+        &["connections[0].from", "'gear.v[1]': 'v' is not an array"],
     );
     let mut s = base.clone();
     s["master"]["algorithm"] = json!("newton");

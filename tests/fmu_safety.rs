@@ -28,15 +28,30 @@ fn crc32(data: &[u8]) -> u32 {
     !c
 }
 
-/// A zip archive of stored (uncompressed) entries with raw names and Unix modes.
+/// A zip archive of stored (uncompressed) entries with raw names and Unix modes; an entry
+/// may share the data of an earlier one (`shares`).
 #[derive(Default)]
 struct RawZip {
     entries: Vec<(Vec<u8>, Vec<u8>, u32)>,
+    /// Per entry: the earlier entry whose local header and data its directory record points
+    /// at (no bytes of its own), if any.
+    shares: Vec<Option<usize>>,
 }
 
 impl RawZip {
     fn add(mut self, name: impl AsRef<[u8]>, data: impl AsRef<[u8]>, mode: u32) -> RawZip {
         self.entries.push((name.as_ref().to_vec(), data.as_ref().to_vec(), mode));
+        self.shares.push(None);
+        self
+    }
+
+    /// A directory record `name` pointing at entry `target`'s local header and data: two
+    /// names for one stored file, the nearest a zip comes to a hard link (and the trick of
+    /// overlapping-entry zip bombs).
+    fn hard_link(mut self, name: impl AsRef<[u8]>, target: usize) -> RawZip {
+        let data = self.entries[target].1.clone();
+        self.entries.push((name.as_ref().to_vec(), data, 0o100644));
+        self.shares.push(Some(target));
         self
     }
 
@@ -47,8 +62,14 @@ impl RawZip {
     fn write(&self, path: &Path) {
         let mut out = Vec::new();
         let mut central = Vec::new();
-        for (name, data, mode) in &self.entries {
-            let offset = out.len() as u32;
+        let mut offsets = Vec::new();
+        for (k, (name, data, mode)) in self.entries.iter().enumerate() {
+            let shared = self.shares.get(k).copied().flatten();
+            let offset = match shared {
+                Some(j) => offsets[j],
+                None => out.len() as u32,
+            };
+            offsets.push(offset);
             let crc = crc32(data);
             let n = data.len() as u32;
             let mut local = Vec::new();
@@ -63,8 +84,10 @@ impl RawZip {
             local.extend((name.len() as u16).to_le_bytes());
             local.extend(0u16.to_le_bytes());
             local.extend(name);
-            out.extend(&local);
-            out.extend(data);
+            if shared.is_none() {
+                out.extend(&local);
+                out.extend(data);
+            }
             central.extend(0x0201_4b50u32.to_le_bytes());
             central.extend((0x0300u16 | 20).to_le_bytes()); // made by Unix
             central.extend(20u16.to_le_bytes());
@@ -170,9 +193,14 @@ impl Work {
     /// Run `case` as `fmu info` and, with a system using it as a component, as `run`; both
     /// must refuse with exit code 2 and a message containing `needle`, within `limit`.
     fn refuse(&self, fmu: &Path, needle: &str, info_too: bool) {
+        self.refuse_env(fmu, needle, info_too, &[])
+    }
+
+    /// [`Work::refuse`] with extra environment variables (lowered limits).
+    fn refuse_env(&self, fmu: &Path, needle: &str, info_too: bool, env: &[(&str, &str)]) {
         let fmu_s = fmu.to_str().unwrap();
         if info_too {
-            let (code, text, took) = self.stiction(&["fmu", "info", fmu_s]);
+            let (code, text, took) = self.stiction_env(&["fmu", "info", fmu_s], env);
             self.assert_refused("fmu info", fmu, code, &text, took, needle);
         }
         let system = json!({
@@ -188,7 +216,7 @@ impl Work {
         std::fs::write(&json_path, serde_json::to_string(&system).unwrap()).unwrap();
         let csv = self.path("out.csv");
         let (code, text, took) =
-            self.stiction(&["run", json_path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"]);
+            self.stiction_env(&["run", json_path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"], env);
         self.assert_refused("run", fmu, code, &text, took, needle);
     }
 
@@ -375,6 +403,83 @@ fn crafted_archives_are_refused_cleanly() {
             true,
         ),
         ("no-description", RawZip::default().file("resources/x", "x"), "modelDescription.xml is missing", true),
+        // Zip has no hard-link entry type (tar's '1'); what comes closest, and every Unix
+        // file type a mode can claim besides regular files and directories, is refused.
+        (
+            "hard-link-to-description",
+            RawZip::default().file("modelDescription.xml", &md).hard_link("resources/copy.xml", 0),
+            "shares its data with \"modelDescription.xml\"",
+            true,
+        ),
+        (
+            "hard-link-binary",
+            RawZip::default().file("modelDescription.xml", &md).file("resources/lib", &lib).hard_link(bin, 1),
+            "shares its data with \"resources/lib\"",
+            true,
+        ),
+        (
+            "char-device",
+            RawZip::default().file("modelDescription.xml", &md).add("resources/tty", "", 0o020644),
+            "not a regular file or directory (Unix file type 20000)",
+            true,
+        ),
+        (
+            "block-device",
+            RawZip::default().file("modelDescription.xml", &md).add("resources/sda", "", 0o060644),
+            "not a regular file or directory (Unix file type 60000)",
+            true,
+        ),
+        (
+            "socket",
+            RawZip::default().file("modelDescription.xml", &md).add("resources/sock", "", 0o140644),
+            "not a regular file or directory (Unix file type 140000)",
+            true,
+        ),
+        (
+            "unknown-file-type",
+            RawZip::default().file("modelDescription.xml", &md).add("resources/odd", "x", 0o050644),
+            "not a regular file or directory (Unix file type 50000)",
+            true,
+        ),
+        (
+            "directory-mode-with-data",
+            RawZip::default().file("modelDescription.xml", &md).add(bin, &lib, 0o040755),
+            "a directory by its Unix mode",
+            true,
+        ),
+        (
+            "billion-laughs-dtd",
+            RawZip::default().file(
+                "modelDescription.xml",
+                format!(
+                    "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY a \"aaaaaaaaaa\">{}]>{}",
+                    (1..10).map(|k| format!("<!ENTITY a{k} \"{}\">", "&a;".repeat(10))).collect::<String>(),
+                    description("M")
+                        .replacen("<?xml version=\"1.0\"?>", "", 1)
+                        .replace("modelName=\"M\"", "modelName=\"&a9;\"")
+                ),
+            ),
+            "a DTD (<!DOCTYPE>), which is not allowed",
+            true,
+        ),
+        (
+            "unclosed-attribute",
+            RawZip::default().file(
+                "modelDescription.xml",
+                description("M").replace("</fmiModelDescription>", &format!("<a b=\"{}", "x".repeat(100_000))),
+            ),
+            "syntax error: attribute value not closed",
+            true,
+        ),
+        (
+            "hostile-attributes",
+            RawZip::default().file(
+                "modelDescription.xml",
+                description("M").replace("valueReference=\"1\"", "valueReference=\"99999999999999999999999\""),
+            ),
+            "valueReference",
+            true,
+        ),
     ];
     for (name, zip, needle, info_too) in cases {
         let fmu = w.path(&format!("{name}.fmu"));
@@ -426,6 +531,41 @@ fn zip_bombs_are_refused_by_their_limits() {
     assert!(text.contains("STICTION_FMU_MAX_XML_BYTES"), "{text}");
     let left: Vec<_> = std::fs::read_dir(w.path("tmp")).unwrap().collect();
     assert!(left.is_empty(), "leftover in TMPDIR: {left:?}");
+}
+
+/// The size limits other than the ratio, lowered through their variables so that small
+/// archives of incompressible (stored) data reach them: one entry larger than
+/// STICTION_FMU_MAX_ENTRY_BYTES, entries that together pass STICTION_FMU_MAX_BYTES (each under
+/// the per-entry limit), and a modelDescription.xml over STICTION_FMU_MAX_XML_BYTES (for `fmu
+/// info` too). Each is counted while unpacking and named with its variable.
+#[test]
+fn size_limits_are_counted_while_unpacking() {
+    let w = Work::new();
+    let md = description("M");
+    // Pseudo-random bytes (an LCG): stored, they do not compress.
+    let noise = |n: usize, seed: u64| -> Vec<u8> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (x >> 56) as u8
+            })
+            .collect()
+    };
+    let entry = w.path("entry-limit.fmu");
+    RawZip::default().file("modelDescription.xml", &md).file("resources/big", noise(200_000, 1)).write(&entry);
+    w.refuse_env(&entry, "STICTION_FMU_MAX_ENTRY_BYTES", false, &[("STICTION_FMU_MAX_ENTRY_BYTES", "100000")]);
+    let total = w.path("total-limit.fmu");
+    let mut z = RawZip::default().file("modelDescription.xml", &md);
+    for k in 0..3 {
+        z = z.file(format!("resources/part{k}"), noise(150_000, k + 2));
+    }
+    z.write(&total);
+    w.refuse_env(&total, "STICTION_FMU_MAX_BYTES", false, &[("STICTION_FMU_MAX_BYTES", "300000")]);
+    let xml = w.path("xml-limit.fmu");
+    let padded = md.replace("<ModelVariables>", &format!("<!-- {} --><ModelVariables>", "p".repeat(5000)));
+    RawZip::default().file("modelDescription.xml", padded).write(&xml);
+    w.refuse_env(&xml, "STICTION_FMU_MAX_XML_BYTES", true, &[("STICTION_FMU_MAX_XML_BYTES", "2000")]);
 }
 
 /// `fmu info` on huge but legal descriptions: a 70 000-character variable name, and 300 000

@@ -317,19 +317,29 @@ fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
     Ok(copy)
 }
 
-/// The Float32 and Float64 value references of a mixed list and their numbers of values.
-fn split_reals(vrs: &[u32], kinds: &[(bool, usize)]) -> (Vec<u32>, usize, Vec<u32>, usize) {
-    let (mut v32, mut n32, mut v64, mut n64) = (Vec::new(), 0, Vec::new(), 0);
-    for (&vr, &(is32, len)) in vrs.iter().zip(kinds) {
-        if is32 {
-            v32.push(vr);
-            n32 += len;
-        } else {
-            v64.push(vr);
-            n64 += len;
-        }
+/// The type of one variable of a mixed get or set and its number of values (an array: all
+/// its elements).
+pub type VarKind = (VarType, usize);
+
+/// Whether `x` is a value of type `ty` as a port or connection carries it: any number for
+/// Float64/Float32, a whole number in the type's range for the integer types, exactly 0 or 1
+/// for Boolean (see [`Instance::set_mixed`]).
+pub fn carries(ty: VarType, x: f64) -> bool {
+    match ty {
+        VarType::Boolean => x == 0.0 || x == 1.0,
+        // hi + 1 is 2^63 / 2^64 for the 64-bit types (i64::MAX as f64 rounds up to 2^63), so
+        // `x < hi + 1` keeps x inside the range for every type.
+        _ => ty.integer_range().is_none_or(|(lo, hi)| x.is_finite() && x.fract() == 0.0 && x >= lo && x < hi + 1.0),
     }
-    (v32, n32, v64, n64)
+}
+
+/// The rule of [`carries`] in words, for messages.
+pub fn carries_rule(ty: VarType) -> String {
+    match (ty, ty.integer_range()) {
+        (VarType::Boolean, _) => "a Boolean variable takes exactly 0 (false) or 1 (true)".into(),
+        (_, Some((lo, hi))) => format!("an {ty:?} variable takes a whole number from {lo} to {hi}"),
+        _ => format!("a {ty:?} variable takes any number"),
+    }
 }
 
 /// One instance of an FMU, with its library and unpacked archive. Dropping it terminates
@@ -709,48 +719,87 @@ impl Instance {
         self.check(name, s)
     }
 
-    /// Get real values of Float64 and (FMI 3.0) Float32 variables in as few calls as the types
-    /// need: `kinds[k]` = (whether `vrs[k]` is Float32, its number of values). All Float64: one
+    /// Get the values of variables of mixed types in as few calls as the types need (one per
+    /// type): `kinds[k]` = ([`VarKind`]) the type of `vrs[k]` and its number of values; `out` holds
+    /// them in the order of `vrs`, as f64 (integers exactly, Boolean 0 or 1). All Float64: one
     /// fmi2GetReal / fmi3GetFloat64 call, as [`Instance::get_f64`].
-    pub fn get_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], out: &mut [f64]) -> Result<(), FmiError> {
-        if !kinds.iter().any(|k| k.0) {
+    pub fn get_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], out: &mut [f64]) -> Result<(), FmiError> {
+        if kinds.iter().all(|k| k.0 == VarType::Float64) {
             return self.get_f64(vrs, out);
         }
-        let (v32, n32, v64, n64) = split_reals(vrs, kinds);
-        let (mut b32, mut b64) = (vec![0.0; n32], vec![0.0; n64]);
-        self.get_f64(&v64, &mut b64)?;
-        self.get_values(VarType::Float32, &v32, &mut b32)?;
-        let (mut i32_, mut i64_, mut o) = (0, 0, 0);
-        for &(is32, len) in kinds {
-            let src = if is32 { &b32[i32_..i32_ + len] } else { &b64[i64_..i64_ + len] };
-            out[o..o + len].copy_from_slice(src);
-            if is32 {
-                i32_ += len;
-            } else {
-                i64_ += len;
+        let offsets = Self::offsets(kinds);
+        for ty in VarType::NUMERIC {
+            let (tv, at) = Self::of_type(vrs, kinds, &offsets, ty);
+            if tv.is_empty() {
+                continue;
             }
-            o += len;
+            let mut buf = vec![0.0; at.iter().map(|a| a.1).sum()];
+            self.get_values(ty, &tv, &mut buf)?;
+            let mut i = 0;
+            for &(o, len) in &at {
+                out[o..o + len].copy_from_slice(&buf[i..i + len]);
+                i += len;
+            }
         }
         Ok(())
     }
 
-    /// Set scalar Float64 and (FMI 3.0) Float32 variables: `kinds` as in [`Instance::get_reals`].
-    pub fn set_reals(&mut self, vrs: &[u32], kinds: &[(bool, usize)], values: &[f64]) -> Result<(), FmiError> {
-        if !kinds.iter().any(|k| k.0) {
+    /// Set variables of mixed types (`kinds` as in [`Instance::get_mixed`]), one call per type.
+    /// Every value is checked first against the type ([`carries`]): an integer variable takes
+    /// a whole number in its range, a Boolean exactly 0 or 1; any other value is an error naming
+    /// the variable, its type and the value, and nothing is set.
+    pub fn set_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], values: &[f64]) -> Result<(), FmiError> {
+        if kinds.iter().all(|k| k.0 == VarType::Float64) {
             return self.set_f64(vrs, values);
         }
-        let (mut v32, mut x32, mut v64, mut x64) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for ((&vr, &(is32, _)), &x) in vrs.iter().zip(kinds).zip(values) {
-            if is32 {
-                v32.push(vr);
-                x32.push(x);
-            } else {
-                v64.push(vr);
-                x64.push(x);
+        let offsets = Self::offsets(kinds);
+        for (k, &(ty, len)) in kinds.iter().enumerate() {
+            let o = offsets[k];
+            if let Some(x) = values.get(o..o + len).and_then(|v| v.iter().find(|&&x| !carries(ty, x))) {
+                let set = if self.version == FmiVersion::V2 { "fmi2Set*" } else { "fmi3Set*" };
+                return Err(self.error(
+                    set,
+                    format!(
+                        "not called: {x} is not a value of {} ({})",
+                        self.names_of(&vrs[k..k + 1]),
+                        carries_rule(ty)
+                    ),
+                ));
             }
         }
-        self.set_f64(&v64, &x64)?;
-        self.set_values(VarType::Float32, &v32, &x32)
+        for ty in VarType::NUMERIC {
+            let (tv, at) = Self::of_type(vrs, kinds, &offsets, ty);
+            if tv.is_empty() {
+                continue;
+            }
+            let buf: Vec<f64> = at.iter().flat_map(|&(o, len)| values[o..o + len].iter().copied()).collect();
+            self.set_values(ty, &tv, &buf)?;
+        }
+        Ok(())
+    }
+
+    /// Where each variable's values start in a mixed list.
+    fn offsets(kinds: &[VarKind]) -> Vec<usize> {
+        let mut o = 0;
+        kinds
+            .iter()
+            .map(|k| {
+                o += k.1;
+                o - k.1
+            })
+            .collect()
+    }
+
+    /// The value references of type `ty` in a mixed list, with (offset, length) of their values.
+    fn of_type(vrs: &[u32], kinds: &[VarKind], offsets: &[usize], ty: VarType) -> (Vec<u32>, Vec<(usize, usize)>) {
+        let (mut tv, mut at) = (Vec::new(), Vec::new());
+        for ((&vr, &(t, len)), &o) in vrs.iter().zip(kinds).zip(offsets) {
+            if t == ty {
+                tv.push(vr);
+                at.push((o, len));
+            }
+        }
+        (tv, at)
     }
 
     /// Read one variable of type `ty` as f64 (Boolean: 0 or 1).
@@ -785,6 +834,31 @@ impl Instance {
                 self.check_vars(stringify!($field), s, vrs)?;
                 for (o, x) in out.iter_mut().zip(v) {
                     *o = x as f64;
+                }
+                Ok(())
+            }};
+            // A 64-bit integer type: a value that f64 cannot hold exactly (beyond ±2^53 and
+            // not a multiple of the spacing there) is an error, not a rounded number.
+            ($b:expr, $field:ident, $t:ty, exact) => {{
+                let Ok(f) = &$b.$field else {
+                    return Err(self.error(stringify!($field), "is not exported by the binary"));
+                };
+                let mut v: Vec<$t> = vec![<$t>::default(); nv];
+                // SAFETY: n value references and nv writable values of the function's type.
+                let s = unsafe { f(self.raw, vrs.as_ptr(), n, v.as_mut_ptr(), nv) };
+                self.check_vars(stringify!($field), s, vrs)?;
+                for (k, (o, x)) in out.iter_mut().zip(v).enumerate() {
+                    *o = x as f64;
+                    if *o as i128 != x as i128 {
+                        // Scalars: the variable of value k; with arrays, the call's variables.
+                        let who = if nv == n { self.names_of(&vrs[k..k + 1]) } else { self.names_of(vrs) };
+                        return Err(self.error(
+                            stringify!($field),
+                            format!(
+                                "{who} has the value {x}, which a 64-bit float cannot hold exactly (stiction carries integers exactly up to 2^53)"
+                            ),
+                        ));
+                    }
                 }
                 Ok(())
             }};
@@ -823,8 +897,8 @@ impl Instance {
             (Api::Fmi3(b), VarType::UInt16) => get3!(b, fmi3GetUInt16, u16),
             (Api::Fmi3(b), VarType::Int32) => get3!(b, fmi3GetInt32, i32),
             (Api::Fmi3(b), VarType::UInt32) => get3!(b, fmi3GetUInt32, u32),
-            (Api::Fmi3(b), VarType::Int64) => get3!(b, fmi3GetInt64, i64),
-            (Api::Fmi3(b), VarType::UInt64) => get3!(b, fmi3GetUInt64, u64),
+            (Api::Fmi3(b), VarType::Int64) => get3!(b, fmi3GetInt64, i64, exact),
+            (Api::Fmi3(b), VarType::UInt64) => get3!(b, fmi3GetUInt64, u64, exact),
             _ => Err(self.error(
                 "get",
                 format!(
@@ -858,8 +932,8 @@ impl Instance {
         if vrs.len() != values.len() && !arrays_ok {
             return Err(self.mismatch("set", vrs.len(), values.len()));
         }
-        if let Some((lo, hi)) = ty.integer_range() {
-            if let Some(x) = values.iter().find(|x| x.fract() != 0.0 || **x < lo || **x > hi || !x.is_finite()) {
+        if ty.integer_range().is_some() {
+            if let Some(x) = values.iter().find(|&&x| !carries(ty, x)) {
                 return Err(
                     self.error("set", format!("{x} is not a value of type {ty:?} (variables {})", self.names_of(vrs)))
                 );
@@ -1237,5 +1311,25 @@ impl Drop for Instance {
             let mut live = ONCE_PER_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
             live.retain(|(key, _)| *key != k);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a port or connection may set: whole numbers in range (the 64-bit bounds
+    /// included), Boolean 0/1 only, any number for the float types.
+    #[test]
+    fn carries_values_of_the_type_only() {
+        assert!(carries(VarType::Int16, 32767.0) && !carries(VarType::Int16, 32768.0));
+        assert!(carries(VarType::Int16, -32768.0) && !carries(VarType::Int16, 2.5));
+        assert!(carries(VarType::UInt8, 0.0) && !carries(VarType::UInt8, -1.0));
+        assert!(carries(VarType::Int64, -(2f64.powi(63))) && !carries(VarType::Int64, 2f64.powi(63)));
+        assert!(carries(VarType::UInt64, 2f64.powi(63)) && !carries(VarType::UInt64, 2f64.powi(64)));
+        assert!(!carries(VarType::Int32, f64::NAN) && !carries(VarType::Int32, f64::INFINITY));
+        assert!(carries(VarType::Boolean, 1.0) && carries(VarType::Boolean, 0.0) && !carries(VarType::Boolean, 3.0));
+        assert!(carries(VarType::Float64, 2.5) && carries(VarType::Float32, -1e30));
+        assert!(carries_rule(VarType::Int16).contains("from -32768 to 32767"));
     }
 }

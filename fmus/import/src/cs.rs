@@ -26,10 +26,12 @@ struct Runtime {
     /// Values of the signal variables as presented (see [`SignalTable`]).
     shown: Vec<f64>,
     in_vrs: Vec<u32>,
-    in_kinds: Vec<(bool, usize)>,
+    in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
+    /// Per mapped input, in port order: its position in `in_vals`.
+    in_pos: Vec<usize>,
     out_vrs: Vec<u32>,
-    out_kinds: Vec<(bool, usize)>,
+    out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
@@ -69,10 +71,10 @@ fn read_outputs(
     role: Role,
     signals: &SignalTable,
     out_vrs: &[u32],
-    out_kinds: &[(bool, usize)],
+    out_kinds: &[crate::binary::VarKind],
     out_vals: &mut [f64],
 ) -> Result<(Vec<f64>, Vec<f64>), FmiError> {
-    fmu.get_reals(out_vrs, out_kinds, out_vals)?;
+    fmu.get_mixed(out_vrs, out_kinds, out_vals)?;
     let mut held = Vec::new();
     let mut k = 0;
     for p in ports {
@@ -112,10 +114,14 @@ pub(crate) fn out_len(ports: &[PortMap], role: Role) -> usize {
 /// The values the mapped inputs start from: zeros, and for an element of an array input the
 /// array's values after initialization (setting the element sets the whole array, so the
 /// others are kept as the FMU had them).
-pub(crate) fn input_values(fmu: &mut Instance, vrs: &[u32], kinds: &[(bool, usize)]) -> Result<Vec<f64>, FmiError> {
+pub(crate) fn input_values(
+    fmu: &mut Instance,
+    vrs: &[u32],
+    kinds: &[crate::binary::VarKind],
+) -> Result<Vec<f64>, FmiError> {
     let mut vals = vec![0.0; kinds.iter().map(|k| k.1).sum()];
     if kinds.iter().any(|k| k.1 > 1) {
-        fmu.get_reals(vrs, kinds, &mut vals)?;
+        fmu.get_mixed(vrs, kinds, &mut vals)?;
     }
     Ok(vals)
 }
@@ -138,13 +144,43 @@ pub(crate) fn port_vars(ports: &[PortMap], role: Role) -> (Vec<&crate::VarRef>, 
     (ins, outs)
 }
 
-/// Value references and (Float32?, number of values) of the mapped inputs and outputs, in
-/// port order (see [`Instance::get_reals`]).
+/// The mapped inputs, each variable once (several elements of one array input share it):
+/// value references, (type, number of values), and where each mapped input, in port order,
+/// lies among their values (the variable's first value + the element).
+fn unique_inputs(ins: &[&crate::VarRef]) -> (Vec<u32>, Vec<crate::binary::VarKind>, Vec<usize>) {
+    let (mut vrs, mut kinds, mut starts, mut pos) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut total = 0;
+    for r in ins {
+        let k = match vrs.iter().position(|&v| v == r.vr) {
+            Some(k) => k,
+            None => {
+                vrs.push(r.vr);
+                kinds.push((r.ty, r.len));
+                starts.push(total);
+                total += r.len;
+                vrs.len() - 1
+            }
+        };
+        pos.push(starts[k] + r.elem);
+    }
+    (vrs, kinds, pos)
+}
+
+/// Where each mapped input (in port order) lies among the input values ([`vrs`]).
+pub(crate) fn in_positions(ports: &[PortMap], role: Role) -> Vec<usize> {
+    unique_inputs(&port_vars(ports, role).0).2
+}
+
+/// Value references and (type, number of values) of the mapped inputs (each variable once)
+/// and outputs, in port order (see [`Instance::get_mixed`]).
 #[allow(clippy::type_complexity)]
-pub(crate) fn vrs(ports: &[PortMap], role: Role) -> ((Vec<u32>, Vec<(bool, usize)>), (Vec<u32>, Vec<(bool, usize)>)) {
+pub(crate) fn vrs(
+    ports: &[PortMap],
+    role: Role,
+) -> ((Vec<u32>, Vec<crate::binary::VarKind>), (Vec<u32>, Vec<crate::binary::VarKind>)) {
     let (ins, outs) = port_vars(ports, role);
-    let split = |v: Vec<&crate::VarRef>| (v.iter().map(|r| r.vr).collect(), v.iter().map(|r| (r.f32, r.len)).collect());
-    (split(ins), split(outs))
+    let (in_vrs, in_kinds, _) = unique_inputs(&ins);
+    ((in_vrs, in_kinds), (outs.iter().map(|r| r.vr).collect(), outs.iter().map(|r| (r.ty, r.len)).collect()))
 }
 
 /// Make the component from an initialized instance; `h` is the communication step.
@@ -163,6 +199,7 @@ pub(crate) fn build(l: Loaded, h: Option<f64>) -> Result<Built, FmiError> {
         pending: None,
         held: held.clone(),
         shown,
+        in_pos: in_positions(&ports, role),
         in_vals,
         in_vrs,
         in_kinds,
@@ -221,7 +258,7 @@ impl CoSim {
                 self.label, rt.next
             )));
         }
-        let mut i = 0;
+        let mut j = 0;
         for (p, port) in self.ports.iter().enumerate() {
             let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
@@ -229,15 +266,15 @@ impl CoSim {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    // An element of an array input: the other elements keep their values.
-                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
-                    i += r.len;
+                    // An element of an array input: the elements no port feeds keep their values.
+                    rt.in_vals[rt.in_pos[j]] = r.sign * input(p, *q);
+                    j += 1;
                 }
             }
         }
         let h = clock.n as f64 * clock.step;
         let Runtime { fmu, in_vrs, in_kinds, in_vals, out_vrs, out_kinds, out_vals, .. } = rt;
-        fmu.set_reals(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
+        fmu.set_mixed(in_vrs, in_kinds, in_vals).map_err(|e| Fault::new(e.to_string()))?;
         if let Some(last) = fmu.do_step(t, h).map_err(|e| Fault::new(e.to_string()))? {
             // A termination request (FMI 2.0 fmi2Terminated, FMI 3.0 terminateSimulation):
             // if the step was made, the run ends once the network reaches t + H, with these

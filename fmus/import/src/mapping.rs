@@ -6,6 +6,15 @@
 //! converts between the network's convention and the FMU's: network value = sign × FMU value
 //! (equivalently FMU value = sign × network value).
 //!
+//! **Types.** A port maps a variable of any numeric type or Boolean (FMI 2.0 Real, Integer,
+//! Enumeration, Boolean; FMI 3.0 Float64, Float32, Int8…UInt64, Enumeration, Boolean); the
+//! network's values are f64. An output converts exactly (integers up to 2^53 in magnitude; a
+//! 64-bit integer beyond that which f64 cannot hold exactly is an error; Boolean: 0 or 1). An
+//! input must receive a value of its type: an integer input a whole number in its type's range,
+//! a Boolean input exactly 0 (false) or 1 (true); anything else (2.5 N on an Int16 input, say)
+//! stops the run with an error naming the component, the variable, the value and the time —
+//! integer and Boolean values are never rounded or clamped on their way into an FMU.
+//!
 //! * admittance (force in, motion out): `force` names an FMU **input** that receives the
 //!   sum of the forces on the port; `position`, `velocity` name FMU **outputs** (Model
 //!   Exchange: continuous **states**) that give the port's motion. A port without a motion
@@ -40,8 +49,9 @@ pub struct VarRef {
     pub elem: usize,
     /// The number of values a get of `vr` returns: the array's elements, or 1.
     pub len: usize,
-    /// An FMI 3.0 Float32 variable (else Float64).
-    pub f32: bool,
+    /// The variable's type: a port carries any numeric type or Boolean (see the module
+    /// documentation for the rule).
+    pub ty: VarType,
 }
 
 /// The variables behind one scalar port.
@@ -179,9 +189,9 @@ pub fn parse(
             ports.push(port);
         }
     }
-    // Every port carries a force; an FMU input is fed from one place only.
-    // By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
-    let mut fed: Vec<u32> = Vec::new();
+    // Every port carries a force; an FMU input (an element of an array input) is fed from one
+    // place only. By value reference: an FMI 3.0 <Alias> or an FMI 2.0 alias is the same input.
+    let mut fed: Vec<(u32, usize)> = Vec::new();
     for p in &ports {
         if p.force.is_none() {
             return Err(Error::invalid(
@@ -192,15 +202,11 @@ pub fn parse(
         for (q, v) in p.vars() {
             let is_input = (role == Role::Admittance) == (q == Quantity::Force);
             if is_input {
-                if fed.contains(&v.vr) {
-                    let why = if v.len > 1 {
-                        "another element of the same array input is mapped too (one element per array input)"
-                    } else {
-                        "by its name or an alias"
-                    };
+                if fed.contains(&(v.vr, v.elem)) {
+                    let why = if v.len > 1 { "the same element of an array input" } else { "by its name or an alias" };
                     return Err(Error::invalid(path, format!("FMU input '{}' is mapped twice ({why})", v.name)));
                 }
-                fed.push(v.vr);
+                fed.push((v.vr, v.elem));
             }
         }
     }
@@ -284,17 +290,11 @@ fn var_ref(
     } else if elem.is_some() {
         return Err(Error::invalid(path, format!("'{name}': '{}' is not an array", var.name)));
     }
-    if !var.ty.is_real() {
+    if var.ty == VarType::Other {
         return Err(Error::invalid(
             path,
-            format!(
-                "'{name}' is a {} variable; ports map real (Float64 or Float32) variables (read it as a signal instead)",
-                var.type_name
-            ),
+            format!("'{name}' is a {} variable; ports map numeric and Boolean variables", var.type_name),
         ));
-    }
-    if var.ty == VarType::Float32 && !var.dimensions.is_empty() {
-        return Err(Error::invalid(path, format!("'{name}': an element of a Float32 array cannot be a port")));
     }
     let mut state = None;
     if input {
@@ -331,14 +331,5 @@ fn var_ref(
             ),
         ));
     }
-    Ok(VarRef {
-        index,
-        vr: var.vr,
-        sign,
-        name: name.to_string(),
-        state,
-        elem: elem_at,
-        len,
-        f32: var.ty == VarType::Float32,
-    })
+    Ok(VarRef { index, vr: var.vr, sign, name: name.to_string(), state, elem: elem_at, len, ty: var.ty })
 }

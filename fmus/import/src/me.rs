@@ -74,10 +74,12 @@ struct Runtime {
     /// The FMU asked to end the simulation: (the network time of the end, message).
     stop: Option<(f64, String)>,
     in_vrs: Vec<u32>,
-    in_kinds: Vec<(bool, usize)>,
+    in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
+    /// Per mapped input, in port order: its position in `in_vals`.
+    in_pos: Vec<usize>,
     out_vrs: Vec<u32>,
-    out_kinds: Vec<(bool, usize)>,
+    out_kinds: Vec<crate::binary::VarKind>,
     out_vals: Vec<f64>,
 }
 
@@ -164,6 +166,7 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         next_time_event,
         failed: None,
         stop: None,
+        in_pos: crate::cs::in_positions(&ports, role),
         in_vals,
         in_vrs,
         in_kinds,
@@ -208,7 +211,7 @@ impl ModelEx {
         dx: &mut [f64],
         input: impl Fn(usize, Quantity) -> f64,
     ) -> Result<(), FmiError> {
-        let mut i = 0;
+        let mut j = 0;
         for (p, port) in self.ports.iter().enumerate() {
             let quantities: &[(Quantity, &Option<crate::VarRef>)] = match self.role {
                 Role::Admittance => &[(Quantity::Force, &port.force)],
@@ -216,9 +219,9 @@ impl ModelEx {
             };
             for (q, r) in quantities {
                 if let Some(r) = r {
-                    // An element of an array input: the other elements keep their values.
-                    rt.in_vals[i + r.elem] = r.sign * input(p, *q);
-                    i += r.len;
+                    // An element of an array input: the elements no port feeds keep their values.
+                    rt.in_vals[rt.in_pos[j]] = r.sign * input(p, *q);
+                    j += 1;
                 }
             }
         }
@@ -227,12 +230,12 @@ impl ModelEx {
         if !x.is_empty() {
             fmu.set_states(x)?;
         }
-        fmu.set_reals(in_vrs, in_kinds, in_vals)?;
+        fmu.set_mixed(in_vrs, in_kinds, in_vals)?;
         if !dx.is_empty() {
             fmu.get_derivatives(dx)?;
         }
         if !out_vrs.is_empty() {
-            fmu.get_reals(out_vrs, out_kinds, out_vals)?;
+            fmu.get_mixed(out_vrs, out_kinds, out_vals)?;
         }
         Ok(())
     }

@@ -52,7 +52,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use stiction_fmi_import::{interfaces, notes, preload_list, Instance};
+use stiction_fmi_import::{interfaces, notes, preload_list, Instance, VarKind};
 use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
 use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
 use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
@@ -90,14 +90,19 @@ struct Unit {
     structure: Structure,
     /// Priority in ordering (position in `master.order`, else in `fmus`).
     priority: usize,
-    /// Connected inputs: variable indices, value references, values to set before doStep.
+    /// Connected inputs, one slot per scalar or array element: variable indices, elements
+    /// (`Some(e)` for element e of an array), values to set before doStep.
     in_vars: Vec<usize>,
-    in_vrs: Vec<u32>,
+    in_elems: Vec<Option<usize>>,
     in_vals: Vec<f64>,
-    /// Connected outputs: variable indices, value references, values after the last doStep.
+    /// How the input slots are set (one call per type).
+    in_io: Io,
+    /// Connected outputs: variable indices, elements, values after the last doStep.
     out_vars: Vec<usize>,
-    out_vrs: Vec<u32>,
+    out_elems: Vec<Option<usize>>,
     out_vals: Vec<f64>,
+    /// How the output slots are read.
+    out_io: Io,
     /// Member of an algebraic loop (stepped by the loop iteration).
     in_loop: bool,
     /// The error of the last step, if it failed.
@@ -112,9 +117,7 @@ impl Unit {
     /// error is kept in `failed`.
     fn step(&mut self, t: f64, h: f64) {
         let r = (|| {
-            if !self.in_vrs.is_empty() {
-                self.fmu.set_f64(&self.in_vrs, &self.in_vals)?;
-            }
+            self.in_io.set(&mut self.fmu, &self.in_vals)?;
             if let Some(last) = self.fmu.do_step(t, h)? {
                 let made = last >= t + h - 1e-9 * h;
                 let name = self.fmu.me_name("fmi2DoStep", "fmi3DoStep");
@@ -126,10 +129,7 @@ impl Unit {
                     return Ok(());
                 }
             }
-            if !self.out_vrs.is_empty() {
-                self.fmu.get_f64(&self.out_vrs, &mut self.out_vals)?;
-            }
-            Ok(())
+            self.out_io.get(&mut self.fmu, &mut self.out_vals)
         })();
         if let Err(e) = r {
             self.failed = Some(e);
@@ -138,6 +138,38 @@ impl Unit {
 
     fn var(&self, i: usize) -> &str {
         &self.fmu.archive.description.variables[i].name
+    }
+
+    /// The name of an input (`input`) or output slot: "v" or "y[2]".
+    fn slot_name(&self, input: bool, slot: usize) -> String {
+        let (vars, elems) = if input { (&self.in_vars, &self.in_elems) } else { (&self.out_vars, &self.out_elems) };
+        match elems[slot] {
+            Some(e) => format!("{}[{e}]", self.var(vars[slot])),
+            None => self.var(vars[slot]).to_string(),
+        }
+    }
+
+    /// The slot of variable `var` (element `elem`) among the inputs or outputs, added if new.
+    fn slot(&mut self, input: bool, var: usize, elem: Option<usize>) -> Result<usize> {
+        let (vars, elems, vals, io) = if input {
+            (&mut self.in_vars, &mut self.in_elems, &mut self.in_vals, &mut self.in_io)
+        } else {
+            (&mut self.out_vars, &mut self.out_elems, &mut self.out_vals, &mut self.out_io)
+        };
+        if let Some(s) = (0..vars.len()).find(|&s| vars[s] == var && elems[s] == elem) {
+            return Ok(s);
+        }
+        let md = &self.fmu.archive.description;
+        let v = &md.variables[var];
+        let len = match elem {
+            None => 1,
+            Some(_) => md.shape(var).map_err(|e| Error::invalid(&self.name, e))?.iter().product::<u64>() as usize,
+        };
+        io.add(var, v.vr, v.ty, len, elem.unwrap_or(0));
+        vars.push(var);
+        elems.push(elem);
+        vals.push(0.0);
+        Ok(vars.len() - 1)
     }
 
     /// True unless ModelStructure declares that output `var` depends on none of `inputs`.
@@ -162,6 +194,105 @@ struct Conn {
     gain: f64,
     /// "gear.v -> contact.v" (with the gain if not 1).
     text: String,
+}
+
+/// The connected variables of one side (inputs or outputs) of an FMU, got or set in one
+/// call per type ([`Instance::get_mixed`], [`Instance::set_mixed`]): the variables (an array
+/// with all its elements), a buffer of their values, and where each slot's value lies in it.
+#[derive(Debug, Default)]
+struct Io {
+    vars: Vec<usize>,
+    vrs: Vec<u32>,
+    kinds: Vec<VarKind>,
+    /// Where each variable's values start in `buf`.
+    starts: Vec<usize>,
+    buf: Vec<f64>,
+    /// Per slot: its position in `buf`.
+    pos: Vec<usize>,
+    /// Some variable is an array: the elements not connected keep the FMU's values.
+    arrays: bool,
+}
+
+impl Io {
+    /// Add a slot for element `elem` of variable `var` (value reference `vr`, `len` values).
+    fn add(&mut self, var: usize, vr: u32, ty: VarType, len: usize, elem: usize) {
+        let k = match self.vars.iter().position(|&v| v == var) {
+            Some(k) => k,
+            None => {
+                self.vars.push(var);
+                self.vrs.push(vr);
+                self.kinds.push((ty, len));
+                self.starts.push(self.buf.len());
+                self.buf.resize(self.buf.len() + len, 0.0);
+                self.arrays |= len > 1;
+                self.vars.len() - 1
+            }
+        };
+        self.pos.push(self.starts[k] + elem);
+    }
+
+    /// Read the variables; `vals[s]` = the value of slot s.
+    fn get(&mut self, fmu: &mut Instance, vals: &mut [f64]) -> std::result::Result<(), FmiError> {
+        if self.vrs.is_empty() {
+            return Ok(());
+        }
+        fmu.get_mixed(&self.vrs, &self.kinds, &mut self.buf)?;
+        for (v, &p) in vals.iter_mut().zip(&self.pos) {
+            *v = self.buf[p];
+        }
+        Ok(())
+    }
+
+    /// Read the current values of the array variables (the elements no slot sets).
+    fn load(&mut self, fmu: &mut Instance) -> std::result::Result<(), FmiError> {
+        if self.arrays {
+            fmu.get_mixed(&self.vrs, &self.kinds, &mut self.buf)?;
+        }
+        Ok(())
+    }
+
+    /// Set the variables with slot s taking `vals[s]` (checked against its type: an integer
+    /// input takes a whole number in range, a Boolean 0 or 1).
+    fn set(&mut self, fmu: &mut Instance, vals: &[f64]) -> std::result::Result<(), FmiError> {
+        if self.vrs.is_empty() {
+            return Ok(());
+        }
+        for (&v, &p) in vals.iter().zip(&self.pos) {
+            self.buf[p] = v;
+        }
+        fmu.set_mixed(&self.vrs, &self.kinds, &self.buf)
+    }
+}
+
+/// Whether an output of type `from` may feed an input of type `to` through `gain`, and why
+/// not: a real input takes any numeric or Boolean output (scaled by the gain); an integer
+/// input takes, with gain 1, an integer output whose type's range lies in its own, or a
+/// Boolean (0 or 1); a Boolean input takes a Boolean output with gain 1. Anything else could
+/// carry a value the input cannot hold, and is refused when the system is loaded.
+fn connectable(from: VarType, to: VarType, gain: f64) -> std::result::Result<(), String> {
+    if to.is_real() {
+        return Ok(());
+    }
+    let range = |t: VarType| if t == VarType::Boolean { Some((0.0, 1.0)) } else { t.integer_range() };
+    if gain != 1.0 {
+        return Err(format!("a {to:?} input takes its source's values as they are (gain 1, not {gain})"));
+    }
+    if to == VarType::Boolean {
+        return if from == VarType::Boolean {
+            Ok(())
+        } else {
+            Err(format!("a Boolean input takes only Boolean outputs, and {from:?} values are not 0/1"))
+        };
+    }
+    match (range(from), range(to)) {
+        (Some((a, b)), Some((c, d))) if a >= c && b <= d => Ok(()),
+        (Some((a, b)), Some((c, d))) => {
+            Err(format!("{from:?} values ({a} to {b}) do not all fit an {to:?} input ({c} to {d})"))
+        }
+        _ => {
+            Err(format!("an {to:?} input takes integer or Boolean outputs; {from:?} values need not be whole numbers"))
+        }
+    }
 }
 
 /// An algebraic loop: its FMUs in stepping order and the connections between them.
@@ -280,9 +411,20 @@ fn count(m: &Map<String, Value>, at: &str, key: &str) -> Result<Option<usize>> {
     }
 }
 
-/// "fmu.variable" → (unit, variable index), naming `at` in errors; `want` is the causality
-/// the endpoint needs ("output" or "input").
-fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(usize, usize)> {
+/// One end of a connection: the unit, the variable, which of its elements ("y[2]": Some(2);
+/// a scalar or a whole array: None) and its number of elements.
+#[derive(Clone, Copy)]
+struct End {
+    unit: usize,
+    var: usize,
+    elem: Option<usize>,
+    n: usize,
+}
+
+/// "fmu.variable" or "fmu.array[e]" (0-based, row-major) → [`End`], naming `at` in errors;
+/// `want` is the causality the endpoint needs ("output" or "input"). A name is looked up
+/// literally first (an FMI 2.0 name may contain brackets), then as an element of an array.
+fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<End> {
     let Some((fmu, var)) = text.split_once('.') else {
         return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{text}\"")));
     };
@@ -292,7 +434,14 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
     };
     let md = &units[u].fmu.archive.description;
     let label = &units[u].fmu.label;
-    let Some(i) = md.find(var) else {
+    let (found, elem) = match md.find(var) {
+        Some(i) => (Some(i), None),
+        None => match var.strip_suffix(']').and_then(|x| x.split_once('[')) {
+            Some((base, idx)) => (md.find(base.trim()), Some(idx.trim().parse::<usize>().ok())),
+            None => (None, None),
+        },
+    };
+    let Some(i) = found else {
         return Err(Error::invalid(
             at,
             format!(
@@ -314,16 +463,31 @@ fn endpoint(units: &[Unit], text: &str, at: &str, want: Causality) -> Result<(us
             ),
         ));
     }
-    if !v.dimensions.is_empty() {
-        return Err(Error::invalid(at, format!("'{text}' is an array; a connection joins scalar Float64 variables")));
-    }
-    if v.ty != VarType::Float64 {
+    if v.ty == VarType::Other {
         return Err(Error::invalid(
             at,
-            format!("'{text}' is a {} variable; connections join Real/Float64 variables", v.type_name),
+            format!("'{text}' is a {} variable; connections join numeric and Boolean variables", v.type_name),
         ));
     }
-    Ok((u, i))
+    let n = if v.dimensions.is_empty() {
+        1
+    } else {
+        md.shape(i).map_err(|e| Error::invalid(at, format!("'{text}': {e}")))?.iter().product::<u64>() as usize
+    };
+    let elem = match elem {
+        None => None,
+        Some(Some(e)) if !v.dimensions.is_empty() && e < n => Some(e),
+        Some(_) if v.dimensions.is_empty() => {
+            return Err(Error::invalid(at, format!("'{text}': '{}' is not an array", v.name)));
+        }
+        Some(_) => {
+            return Err(Error::invalid(
+                at,
+                format!("'{text}': '{}' has {n} elements (indices 0 to {})", v.name, n.saturating_sub(1)),
+            ))
+        }
+    };
+    Ok(End { unit: u, var: i, elem, n })
 }
 
 impl FmuSystem {
@@ -423,7 +587,7 @@ impl FmuSystem {
         }
         // connections
         let mut conns: Vec<Conn> = Vec::new();
-        let mut fed: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut fed: HashMap<(usize, usize, Option<usize>), usize> = HashMap::new();
         let list = match top.get("connections") {
             None => Vec::new(),
             Some(Value::Array(a)) => a.clone(),
@@ -439,45 +603,70 @@ impl FmuSystem {
                     .ok_or_else(|| Error::invalid(format!("{at}.{key}"), "missing or not a string: \"fmu.variable\""))
             };
             let (from_s, to_s) = (text("from")?, text("to")?);
-            let (fu, fv) = endpoint(&units, from_s, &format!("{at}.from"), Causality::Output)?;
-            let (tu, tv) = endpoint(&units, to_s, &format!("{at}.to"), Causality::Input)?;
+            let from = endpoint(&units, from_s, &format!("{at}.from"), Causality::Output)?;
+            let to = endpoint(&units, to_s, &format!("{at}.to"), Causality::Input)?;
             let gain = match m.get("gain") {
                 None => 1.0,
                 Some(g) => g.as_f64().filter(|g| g.is_finite()).ok_or_else(|| {
                     Error::invalid(format!("{at}.gain"), format!("expected a finite number, got {g}"))
                 })?,
             };
-            if let Some(&j) = fed.get(&(tu, tv)) {
-                return Err(Error::invalid(
-                    format!("{at}.to"),
-                    format!("input '{to_s}' is already connected by connections[{j}] (from {}); an input takes one connection", list[j]["from"].as_str().unwrap_or("?")),
-                ));
-            }
-            fed.insert((tu, tv), i);
-            let slot_out = match units[fu].out_vars.iter().position(|&x| x == fv) {
-                Some(s) => s,
-                None => {
-                    let u = &mut units[fu];
-                    let vr = u.fmu.archive.description.variables[fv].vr;
-                    u.out_vars.push(fv);
-                    u.out_vrs.push(vr);
-                    u.out_vals.push(0.0);
-                    u.out_vars.len() - 1
+            let ty = |e: &End| units[e.unit].fmu.archive.description.variables[e.var].ty;
+            connectable(ty(&from), ty(&to), gain).map_err(|why| {
+                Error::invalid(
+                    &at,
+                    format!("cannot connect '{from_s}' ({:?}) to '{to_s}' ({:?}): {why}", ty(&from), ty(&to)),
+                )
+            })?;
+            // A whole array joins a whole array of as many elements, element by element.
+            let pairs: Vec<(Option<usize>, Option<usize>)> = match (from.elem, from.n > 1, to.elem, to.n > 1) {
+                (None, true, None, true) if from.n == to.n => (0..from.n).map(|e| (Some(e), Some(e))).collect(),
+                (None, true, None, true) => {
+                    return Err(Error::invalid(
+                        &at,
+                        format!(
+                        "'{from_s}' has {} elements and '{to_s}' {}: whole arrays connect only when their sizes match",
+                        from.n, to.n
+                    ),
+                    ))
                 }
+                (None, true, ..) | (.., None, true) => {
+                    let whole = if from.elem.is_none() && from.n > 1 { from_s } else { to_s };
+                    return Err(Error::invalid(
+                        &at,
+                        format!(
+                            "'{whole}' is a whole array and the other end is not; connect one element ('{whole}[0]')"
+                        ),
+                    ));
+                }
+                (fe, _, te, _) => vec![(fe, te)],
             };
-            let u = &mut units[tu];
-            let vr = u.fmu.archive.description.variables[tv].vr;
-            u.in_vars.push(tv);
-            u.in_vrs.push(vr);
-            u.in_vals.push(0.0);
-            let slot_in = u.in_vars.len() - 1;
-            let gain_text = if gain == 1.0 { String::new() } else { format!(" (gain {gain})") };
-            conns.push(Conn {
-                from: (fu, slot_out),
-                to: (tu, slot_in),
-                gain,
-                text: format!("{from_s} -> {to_s}{gain_text}"),
-            });
+            for (fe, te) in pairs {
+                if let Some(&j) = fed.get(&(to.unit, to.var, te)) {
+                    return Err(Error::invalid(
+                        format!("{at}.to"),
+                        format!("input '{to_s}' is already connected by connections[{j}] (from {}); an input takes one connection", list[j]["from"].as_str().unwrap_or("?")),
+                    ));
+                }
+                fed.insert((to.unit, to.var, te), i);
+                let slot_out = units[from.unit].slot(false, from.var, fe)?;
+                let slot_in = units[to.unit].slot(true, to.var, te)?;
+                let gain_text = if gain == 1.0 { String::new() } else { format!(" (gain {gain})") };
+                let name = |s: &str, e: Option<usize>, whole: bool| match e {
+                    Some(e) if whole => format!("{s}[{e}]"),
+                    _ => s.to_string(),
+                };
+                conns.push(Conn {
+                    from: (from.unit, slot_out),
+                    to: (to.unit, slot_in),
+                    gain,
+                    text: format!(
+                        "{} -> {}{gain_text}",
+                        name(from_s, fe, from.elem.is_none()),
+                        name(to_s, te, to.elem.is_none())
+                    ),
+                });
+            }
         }
         initialize(&mut units, &conns)?;
         let mut incoming = vec![Vec::new(); units.len()];
@@ -827,7 +1016,7 @@ impl FmuSystem {
         }
         for (i, c) in self.conns.iter().enumerate() {
             let (a, b) = (&self.units[c.from.0], &self.units[c.to.0]);
-            let mut label = format!("{} → {}", a.var(a.out_vars[c.from.1]), b.var(b.in_vars[c.to.1]));
+            let mut label = format!("{} → {}", a.slot_name(false, c.from.1), b.slot_name(true, c.to.1));
             if c.gain != 1.0 {
                 label.push_str(&format!(" ×{}", c.gain));
             }
@@ -1119,12 +1308,19 @@ impl FmuSystem {
 fn initialize(units: &mut [Unit], conns: &[Conn]) -> Result<()> {
     let bad = |u: &Unit, e: FmiError| Error::invalid(format!("fmus.{}", u.name), e.to_string());
     if !conns.is_empty() {
+        for u in units.iter_mut() {
+            // Array inputs of which only some elements are connected keep the others' values.
+            let Unit { fmu, in_io, .. } = u;
+            if let Err(e) = in_io.load(fmu) {
+                return Err(bad(u, e));
+            }
+        }
         for sweep in 0..=units.len() {
             let mut changed = sweep == 0;
             for u in units.iter_mut() {
                 let before = u.out_vals.clone();
-                let Unit { fmu, out_vrs, out_vals, .. } = u;
-                if let Err(e) = fmu.get_f64(out_vrs, out_vals) {
+                let Unit { fmu, out_io, out_vals, .. } = u;
+                if let Err(e) = out_io.get(fmu, out_vals) {
                     return Err(bad(u, e));
                 }
                 changed |= before != u.out_vals;
@@ -1137,18 +1333,16 @@ fn initialize(units: &mut [Unit], conns: &[Conn]) -> Result<()> {
                 units[c.to.0].in_vals[c.to.1] = x;
             }
             for u in units.iter_mut() {
-                if !u.in_vrs.is_empty() {
-                    let Unit { fmu, in_vrs, in_vals, .. } = u;
-                    if let Err(e) = fmu.set_f64(in_vrs, in_vals) {
-                        return Err(bad(u, e));
-                    }
+                let Unit { fmu, in_io, in_vals, .. } = u;
+                if let Err(e) = in_io.set(fmu, in_vals) {
+                    return Err(bad(u, e));
                 }
             }
         }
     }
     for u in units.iter_mut() {
-        let Unit { fmu, out_vrs, out_vals, .. } = u;
-        let r = fmu.exit_initialization().and_then(|()| fmu.get_f64(out_vrs, out_vals));
+        let Unit { fmu, out_io, out_vals, .. } = u;
+        let r = fmu.exit_initialization().and_then(|()| out_io.get(fmu, out_vals));
         if let Err(e) = r {
             return Err(bad(u, e));
         }
@@ -1304,11 +1498,13 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
         structure,
         priority: index,
         in_vars: Vec::new(),
-        in_vrs: Vec::new(),
+        in_elems: Vec::new(),
         in_vals: Vec::new(),
+        in_io: Io::default(),
         out_vars: Vec::new(),
-        out_vrs: Vec::new(),
+        out_elems: Vec::new(),
         out_vals: Vec::new(),
+        out_io: Io::default(),
         in_loop: false,
         failed: None,
         stop: None,
@@ -1405,9 +1601,11 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
                 ))
             }
         };
-        let conn =
-            units[u].in_vars.iter().position(|&x| x == i).and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
         for &e in &elems {
+            let el = (!v.dimensions.is_empty()).then_some(e);
+            let conn = (0..units[u].in_vars.len())
+                .find(|&s| units[u].in_vars[s] == i && units[u].in_elems[s] == el)
+                .and_then(|slot| conns.iter().find(|c| c.to == (u, slot)));
             let col = columns.len();
             match conn {
                 Some(c) => columns.push(Column::Conn { from: c.from, gain: c.gain }),
@@ -1437,6 +1635,27 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exactly the connections whose every source value the target can hold are accepted.
+    #[test]
+    fn connectable_types() {
+        use VarType::*;
+        for from in VarType::NUMERIC {
+            assert!(connectable(from, Float64, 2.5).is_ok() && connectable(from, Float32, 1.0).is_ok());
+        }
+        for (from, to) in
+            [(Int8, Int16), (UInt8, Int16), (UInt16, Int32), (UInt32, Int64), (Boolean, UInt8), (Int64, Int64)]
+        {
+            assert!(connectable(from, to, 1.0).is_ok(), "{from:?} -> {to:?}");
+        }
+        for (from, to) in
+            [(Int64, Int16), (Int8, UInt8), (UInt64, Int64), (Float64, Int32), (Float32, Int64), (Int8, Boolean)]
+        {
+            assert!(connectable(from, to, 1.0).is_err(), "{from:?} -> {to:?}");
+        }
+        assert!(connectable(Int8, Int16, 2.0).is_err() && connectable(Boolean, Boolean, -1.0).is_err());
+        assert!(connectable(Boolean, Boolean, 1.0).is_ok());
+    }
 
     #[test]
     fn order_is_topological_and_cuts_cycles_at_weak_connections() {

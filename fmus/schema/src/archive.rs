@@ -317,6 +317,7 @@ impl Archive {
         // Check every entry before anything is read.
         let mut entries = Vec::with_capacity(zip.len());
         let mut seen = std::collections::HashSet::new();
+        let mut starts = std::collections::HashMap::new();
         let mut md_index = None;
         for i in 0..zip.len() {
             let e = zip.by_index_raw(i).map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
@@ -336,8 +337,22 @@ impl Archive {
                     )));
                 }
             }
+            if kind == Some(S_IFDIR) && (!e.is_dir() || e.size() > 0) {
+                return Err(fail(format!(
+                    "refused: the archive entry {shown_name:?} is a directory by its Unix mode but a file by its name or size"
+                )));
+            }
             if e.encrypted() {
                 return Err(fail(format!("refused: the archive entry {shown_name:?} is encrypted")));
+            }
+            // Zip has no hard-link entry type; the nearest thing, two directory records
+            // pointing at one stored file (also the trick of overlapping-entry zip bombs),
+            // is refused.
+            if let Some(first) = starts.insert(e.header_start(), i) {
+                let other = entries.get(first).cloned().unwrap_or_default();
+                return Err(fail(format!(
+                    "refused: the archive entry {shown_name:?} shares its data with {other:?} (two names for one stored file, like a hard link)"
+                )));
             }
             let name = shown_name.trim_end_matches('/').to_string();
             if !seen.insert(name.clone()) {

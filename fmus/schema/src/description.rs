@@ -1,4 +1,4 @@
-//! modelDescription.xml of FMI 2.0 and FMI 3.0, read with roxmltree: version, model
+//! modelDescription.xml of FMI 2.0 and FMI 3.0, read with [`crate::xml`]: version, model
 //! identifiers per interface, GUID / instantiation token, variables (name, value reference,
 //! type, causality, variability, start, unit), continuous states and their derivatives,
 //! event indicators, the default experiment and the capability flags of each interface.
@@ -11,6 +11,7 @@ use crate::vocab::{
     is_initial_unknown, Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interface, VarType,
     Variability,
 };
+use crate::xml::Node;
 use std::fmt;
 
 /// One model variable.
@@ -129,7 +130,7 @@ fn err<T>(msg: impl Into<String>) -> Result<T, DescriptionError> {
 }
 
 /// An optional attribute parsed as a number; a malformed number is an error naming it.
-fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, DescriptionError> {
+fn number_attr(node: Node, name: &str) -> Result<Option<f64>, DescriptionError> {
     match node.attribute(name) {
         None => Ok(None),
         Some(s) => match s.trim().parse::<f64>() {
@@ -142,17 +143,17 @@ fn number_attr(node: roxmltree::Node, name: &str) -> Result<Option<f64>, Descrip
 /// An optional enumerated attribute of variable `name`; a value outside the enumeration is an
 /// error naming it (the FMI schemas allow only these values).
 fn enum_attr<T>(
-    node: roxmltree::Node,
+    node: Node,
     key: &str,
     name: &str,
-    line: u32,
+    line: impl Fn() -> u32,
     parse: fn(&str) -> Option<T>,
 ) -> Result<Option<T>, DescriptionError> {
     match node.attribute(key) {
         None => Ok(None),
         Some(s) => match parse(s.trim()) {
             Some(x) => Ok(Some(x)),
-            None => err(format!("variable '{name}' (line {line}) has an invalid {key}=\"{s}\"")),
+            None => err(format!("variable '{name}' (line {}) has an invalid {key}=\"{s}\"", line())),
         },
     }
 }
@@ -160,44 +161,53 @@ fn enum_attr<T>(
 /// Line numbers of byte offsets: the offsets of the line starts, searched by bisection
 /// (roxmltree's `text_pos_at` scans from the start of the text on every call, which made
 /// 300 000 variables quadratic).
-struct Lines(Vec<usize>);
+/// The table is built on the first lookup: only messages need line numbers, and a valid
+/// description asks for none.
+struct Lines<'a> {
+    text: &'a str,
+    starts: std::cell::OnceCell<Vec<usize>>,
+}
 
-impl Lines {
-    fn new(text: &str) -> Lines {
-        let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        Lines(starts)
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Lines<'a> {
+        Lines { text, starts: std::cell::OnceCell::new() }
     }
 
-    /// The 1-based line of byte offset `pos`.
-    fn of(&self, node: roxmltree::Node) -> u32 {
+    /// The 1-based line of the start of `node`.
+    fn of(&self, node: Node) -> u32 {
+        let starts = self.starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
+            starts
+        });
         let pos = node.range().start;
-        u32::try_from(self.0.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
+        u32::try_from(starts.partition_point(|&s| s <= pos)).unwrap_or(u32::MAX)
     }
 }
 
 /// The default cap on the nesting depth of elements ([`ModelDescription::parse`]).
 pub const MAX_DEPTH: u64 = 64;
 
-/// Most nodes roxmltree may build (elements, attributes' owners, text): bounds the memory of
+/// Most elements the reader ([`crate::xml`]) may build: bounds the memory of
 /// a parse whatever the file size cap.
 const MAX_NODES: u32 = 50_000_000;
 
-/// Check that elements nest at most `max` deep, in one pass over the text, before roxmltree
-/// (whose element parser recurses once per level) sees it. Comments, CDATA sections,
+/// Check that elements nest at most `max` deep, in one pass over the text, before the reader
+/// sees it (it keeps an explicit stack; other tools that read the same file may recurse). Comments, CDATA sections,
 /// processing instructions and declarations are skipped; quoted attribute values may hold
-/// '>'. Malformed text that this scan misreads is rejected by roxmltree afterwards; the
-/// depth it counts is never below roxmltree's recursion depth.
+/// '>'. Malformed text that this scan misreads is rejected by the reader afterwards; the
+/// depth it counts is never below the reader's.
 fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
     let b = text.as_bytes();
     let skip_to = |from: usize, end: &[u8]| -> usize {
-        b[from..].windows(end.len()).position(|w| w == end).map_or(b.len(), |p| from + p + end.len())
+        memchr::memmem::find(&b[from.min(b.len())..], end).map_or(b.len(), |p| from + p + end.len())
     };
     let (mut i, mut depth) = (0usize, 0u64);
     while i < b.len() {
-        if b[i] != b'<' {
-            i += 1;
-            continue;
+        // To the next '<' (text between tags is skipped at SIMD speed).
+        match memchr::memchr(b'<', &b[i..]) {
+            Some(p) => i += p,
+            None => break,
         }
         let rest = &b[i..];
         if rest.starts_with(b"<!--") {
@@ -214,19 +224,19 @@ fn check_depth(text: &str, max: u64) -> Result<(), DescriptionError> {
         } else {
             // A start tag: to its '>', outside quotes.
             let mut j = i + 1;
-            let mut quote = 0u8;
             while j < b.len() {
-                let c = b[j];
-                if quote != 0 {
-                    if c == quote {
-                        quote = 0;
+                match memchr::memchr3(b'"', b'\'', b'>', &b[j..]) {
+                    None => j = b.len(),
+                    Some(p) if b[j + p] == b'>' => {
+                        j += p;
+                        break;
                     }
-                } else if c == b'"' || c == b'\'' {
-                    quote = c;
-                } else if c == b'>' {
-                    break;
+                    // A quoted value: to its closing quote.
+                    Some(p) => {
+                        let q = b[j + p];
+                        j = memchr::memchr(q, &b[j + p + 1..]).map_or(b.len(), |e| j + p + 1 + e + 1);
+                    }
                 }
-                j += 1;
             }
             if j >= b.len() || b[j - 1] != b'/' {
                 depth += 1;
@@ -261,11 +271,10 @@ impl ModelDescription {
     /// [`ModelDescription::parse`] with a cap of `max_depth` levels of nested elements.
     pub fn parse_with(text: &str, max_depth: u64) -> Result<ModelDescription, DescriptionError> {
         check_depth(text, max_depth)?;
-        let options = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES };
-        let doc = roxmltree::Document::parse_with_options(text, options)
-            .map_err(|e| DescriptionError(format!("XML error: {e}")))?;
+        let doc =
+            crate::xml::Document::parse(text, MAX_NODES).map_err(|e| DescriptionError(format!("XML error: {e}")))?;
         let lines = Lines::new(text);
-        let line_of = |_: &roxmltree::Document, n: roxmltree::Node| lines.of(n);
+        let line_of = |_: &crate::xml::Document, n: Node| lines.of(n);
         let root = doc.root_element();
         if root.tag_name().name() != "fmiModelDescription" {
             return err(format!("the root element is <{}>, expected <fmiModelDescription>", root.tag_name().name()));
@@ -302,7 +311,7 @@ impl ModelDescription {
         let co_simulation = identifier("CoSimulation")?;
         let capabilities = |tag: &str| -> Capabilities {
             let Some(n) = root.children().find(|n| n.has_tag_name(tag)) else { return Capabilities::default() };
-            let flag = |names: &[&str]| names.iter().any(|a| n.attribute(*a).is_some_and(|v| v.trim() == "true"));
+            let flag = |names: &[&str]| names.iter().any(|a| n.attribute(a).is_some_and(|v| v.trim() == "true"));
             Capabilities {
                 needs_execution_tool: flag(&["needsExecutionTool"]),
                 once_per_process: flag(&["canBeInstantiatedOnlyOncePerProcess"]),
@@ -343,7 +352,7 @@ impl ModelDescription {
             generation_tool: root.attribute("generationTool").map(str::to_string),
             model_exchange,
             co_simulation,
-            variables: Vec::new(),
+            variables: Vec::with_capacity(vars_node.children().count()),
             states: Vec::new(),
             derivatives: Vec::new(),
             event_indicators: 0,
@@ -358,14 +367,15 @@ impl ModelDescription {
         // (variable index, raw `derivative` attribute) for the second pass.
         let mut derivative_refs: Vec<(usize, u64)> = Vec::new();
         for node in vars_node.children().filter(|n| n.is_element()) {
-            let line = line_of(&doc, node);
+            // Only for messages: looked up when one is made.
+            let line = || line_of(&doc, node);
             let (type_node, type_name) = match version {
                 FmiVersion::V2 => {
                     if !node.has_tag_name("ScalarVariable") {
                         continue;
                     }
                     let Some(t) = node.children().find(|n| n.is_element()) else {
-                        return err(format!("<ScalarVariable> on line {line} has no type element"));
+                        return err(format!("<ScalarVariable> on line {} has no type element", line()));
                     };
                     (t, t.tag_name().name().to_string())
                 }
@@ -373,16 +383,18 @@ impl ModelDescription {
             };
             let ty = VarType::from_element(version, &type_name);
             let Some(name) = node.attribute("name") else {
-                return err(format!("variable on line {line} has no name"));
+                return err(format!("variable on line {} has no name", line()));
             };
             let vr = match node.attribute("valueReference").map(|s| s.trim().parse::<u32>()) {
                 Some(Ok(vr)) => vr,
-                Some(Err(_)) => return err(format!("variable '{name}' (line {line}) has an invalid valueReference")),
-                None => return err(format!("variable '{name}' (line {line}) has no valueReference")),
+                Some(Err(_)) => {
+                    return err(format!("variable '{name}' (line {}) has an invalid valueReference", line()))
+                }
+                None => return err(format!("variable '{name}' (line {}) has no valueReference", line())),
             };
             if let Some(d) = type_node.attribute("derivative") {
                 let Ok(d) = d.trim().parse::<u64>() else {
-                    return err(format!("variable '{name}' (line {line}) has an invalid derivative=\"{d}\""));
+                    return err(format!("variable '{name}' (line {}) has an invalid derivative=\"{d}\"", line()));
                 };
                 derivative_refs.push((md.variables.len(), d));
             }
@@ -639,7 +651,7 @@ impl ModelDescription {
 /// None of this is needed to run the FMU: stiction reads outputs after initialization and
 /// takes the states from the `derivative` attributes; only Gauss-Seidel ordering and loop
 /// detection use the output dependencies, and treat a missing entry conservatively.
-fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>) -> Vec<String> {
+fn structure_warnings(md: &ModelDescription, structure: Option<Node>) -> Vec<String> {
     let mut out = Vec::new();
     let outputs: Vec<usize> =
         (0..md.variables.len()).filter(|&i| md.variables[i].causality == Causality::Output).collect();
@@ -659,6 +671,15 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
     };
     let index =
         |s: &str| s.trim().parse::<usize>().ok().and_then(|i| i.checked_sub(1)).filter(|&i| i < md.variables.len());
+    // Sets of variable indices as flags (a hash set of 300 000 indices cost more than the rest).
+    let n = md.variables.len();
+    let flags = |it: &mut dyn Iterator<Item = usize>| {
+        let mut f = vec![false; n];
+        for i in it {
+            f[i] = true;
+        }
+        f
+    };
     let listed: Vec<usize> = match md.version {
         FmiVersion::V2 => st
             .children()
@@ -673,8 +694,8 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
             .filter_map(|vr| by_vr.get(&vr).copied().filter(|&i| md.variables[i].causality == Causality::Output))
             .collect(),
     };
-    let listed: std::collections::HashSet<usize> = listed.into_iter().collect();
-    let unlisted: Vec<usize> = outputs.iter().copied().filter(|i| !listed.contains(i)).collect();
+    let listed = flags(&mut listed.into_iter());
+    let unlisted: Vec<usize> = outputs.iter().copied().filter(|&i| !listed[i]).collect();
     if !unlisted.is_empty() {
         out.push(format!(
             "ModelStructure does not list the output(s) {} among its Outputs (FMI {} requires every output): \
@@ -684,9 +705,8 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
         ));
     }
     if md.version == FmiVersion::V2 {
-        let states: std::collections::HashSet<usize> =
-            md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)).collect();
-        let is_state = |i: usize| states.contains(&i);
+        let states = flags(&mut md.states.iter().copied().chain(md.variables.iter().filter_map(|v| v.derivative_of)));
+        let is_state = |i: usize| states[i];
         let is_derivative = |i: usize| md.variables[i].derivative_of.is_some();
         let expected: Vec<usize> = (0..md.variables.len())
             .filter(|&i| {
@@ -695,15 +715,18 @@ fn structure_warnings(md: &ModelDescription, structure: Option<roxmltree::Node>)
                 is_initial_unknown(v.causality, initial, is_state(i) || is_derivative(i))
             })
             .collect();
-        let initial_unknowns: std::collections::HashSet<usize> = st
-            .children()
-            .filter(|n| n.has_tag_name("InitialUnknowns"))
-            .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
-            .filter_map(|u| u.attribute("index").and_then(index))
-            .collect();
-        let missing: Vec<usize> = expected.iter().copied().filter(|i| !initial_unknowns.contains(i)).collect();
+        let mut any_initial = false;
+        let initial_unknowns = flags(
+            &mut st
+                .children()
+                .filter(|n| n.has_tag_name("InitialUnknowns"))
+                .flat_map(|o| o.children().filter(|n| n.has_tag_name("Unknown")))
+                .filter_map(|u| u.attribute("index").and_then(index))
+                .inspect(|_| any_initial = true),
+        );
+        let missing: Vec<usize> = expected.iter().copied().filter(|&i| !initial_unknowns[i]).collect();
         if !missing.is_empty() {
-            let what = if initial_unknowns.is_empty() && !st.children().any(|n| n.has_tag_name("InitialUnknowns")) {
+            let what = if !any_initial && !st.children().any(|n| n.has_tag_name("InitialUnknowns")) {
                 "has no <InitialUnknowns>".to_string()
             } else {
                 "<InitialUnknowns> does not list".to_string()

@@ -5,7 +5,8 @@
 //! * [`vocab`]: the FMI 2.0 / 3.0 vocabulary: [`FmiVersion`], [`Interface`], [`VarType`],
 //!   [`Causality`], [`Variability`], [`Initial`], [`Capabilities`], [`DefaultExperiment`];
 //! * [`write`]: modelDescription.xml written from the same vocabulary, and the .fmu zip;
-//! * [`description`] (feature `read`): modelDescription.xml read with roxmltree;
+//! * [`description`] (feature `read`): modelDescription.xml read with [`xml`], a compact
+//!   element tree built from quick-xml's streaming reader;
 //! * [`structure`] (feature `read`): the outputs' dependencies, for the FMU-only master;
 //! * [`archive`] (feature `read`): an .fmu unpacked into a private temporary directory;
 //! * [`FmiError`]: an error of an FMU, naming the FMU, the function and its log.
@@ -23,6 +24,8 @@ mod error;
 pub mod structure;
 pub mod vocab;
 pub mod write;
+#[cfg(feature = "read")]
+pub mod xml;
 
 #[cfg(feature = "read")]
 pub use archive::Archive;

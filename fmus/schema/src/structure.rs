@@ -26,7 +26,7 @@ pub struct Structure {
 
 pub fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<Structure, String> {
     // `md` was parsed from `text`, so the depth was checked there.
-    let doc = roxmltree::Document::parse(text).map_err(|e| format!("XML error: {e}"))?;
+    let doc = crate::xml::Document::parse(text, u32::MAX).map_err(|e| format!("XML error: {e}"))?;
     let root = doc.root_element();
     let attr = match md.version {
         FmiVersion::V2 => "canGetAndSetFMUstate",
@@ -48,7 +48,7 @@ pub fn read_structure(text: &str, md: &ModelDescription) -> std::result::Result<
         FmiVersion::V3 => &by_vr,
     };
     if let Some(st) = root.children().find(|n| n.has_tag_name("ModelStructure")) {
-        let entries: Vec<(roxmltree::Node, &str)> = match md.version {
+        let entries: Vec<(crate::xml::Node, &str)> = match md.version {
             FmiVersion::V2 => st
                 .children()
                 .filter(|n| n.has_tag_name("Outputs"))

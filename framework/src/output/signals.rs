@@ -38,7 +38,16 @@ impl Simulator {
         let s = &self.sched;
         let bad = |msg: String| Error::invalid(format!("output.signals: '{name}'"), msg);
         let (comp, rest) = name.split_once('.').ok_or_else(|| bad("expected 'component.signal'".into()))?;
+        // A signal whose name contains '[' (an FMU's FMI 2.0 variable `a[1]`, a scalar of that
+        // literal name) is found by its whole name before `[` is read as an index.
+        let literal = |list: &[crate::SignalInfo]| list.iter().any(|x| x.name == rest);
+        let named = |c: &str| {
+            s.adm_names.iter().position(|n| n == c).map(|i| literal(&s.adm[i].signals())).or_else(|| {
+                s.imp_names.iter().position(|n| n == c).map(|i| literal(&s.imp[i].signals()))
+            })
+        };
         let (sig, elem) = match rest.split_once('[') {
+            Some(_) if named(comp) == Some(true) => (rest, None),
             Some((sig, idx)) => {
                 let idx = idx.strip_suffix(']').ok_or_else(|| bad("missing ']'".into()))?;
                 let e: usize = idx.trim().parse().map_err(|_| bad(format!("'{idx}' is not an index")))?;
