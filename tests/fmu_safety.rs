@@ -10,6 +10,9 @@
 //! mode), so that names and entry types the zip crate's writer would refuse can be made; the
 //! zip bombs use the zip crate's deflate.
 
+#[path = "fixtures/many_variables.rs"]
+mod many_variables;
+use many_variables::many_variables;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -593,21 +596,3 @@ fn huge_descriptions_are_described() {
     assert!(left.is_empty(), "fmu info wrote to TMPDIR: {left:?}");
 }
 
-/// An FMI 2.0 description with `n` output variables, each on its own line, all listed in
-/// ModelStructure.
-fn many_variables(n: usize) -> String {
-    let mut s = String::from(
-        "<?xml version=\"1.0\"?>\n<fmiModelDescription fmiVersion=\"2.0\" modelName=\"Big\" guid=\"g\">\n  <CoSimulation modelIdentifier=\"Big\"/>\n  <ModelVariables>\n",
-    );
-    for i in 0..n {
-        s.push_str(&format!(
-            "    <ScalarVariable name=\"y{i}\" valueReference=\"{i}\" causality=\"output\"><Real/></ScalarVariable>\n"
-        ));
-    }
-    s.push_str("  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n");
-    for i in 0..n {
-        s.push_str(&format!("      <Unknown index=\"{}\"/>\n", i + 1));
-    }
-    s.push_str("    </Outputs>\n  </ModelStructure>\n</fmiModelDescription>\n");
-    s
-}

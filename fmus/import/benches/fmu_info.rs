@@ -10,24 +10,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
-/// An FMI 2.0 description with `n` Real outputs, each on its own line, all listed in
-/// ModelStructure (as tests/fmu_safety.rs `many_variables`).
-fn many_variables(n: usize) -> String {
-    let mut s = String::from(
-        "<?xml version=\"1.0\"?>\n<fmiModelDescription fmiVersion=\"2.0\" modelName=\"Big\" guid=\"g\">\n  <CoSimulation modelIdentifier=\"Big\"/>\n  <ModelVariables>\n",
-    );
-    for i in 0..n {
-        s.push_str(&format!(
-            "    <ScalarVariable name=\"y{i}\" valueReference=\"{i}\" causality=\"output\"><Real/></ScalarVariable>\n"
-        ));
-    }
-    s.push_str("  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n");
-    for i in 0..n {
-        s.push_str(&format!("      <Unknown index=\"{}\"/>\n", i + 1));
-    }
-    s.push_str("    </Outputs>\n  </ModelStructure>\n</fmiModelDescription>\n");
-    s
-}
+#[path = "../../../tests/fixtures/many_variables.rs"]
+mod many_variables;
+use many_variables::many_variables;
 
 fn write_fmu(path: &Path, xml: &str) {
     let mut z = zip::ZipWriter::new(std::fs::File::create(path).expect("create the bench FMU"));
