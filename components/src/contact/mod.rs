@@ -49,11 +49,8 @@ mod tests {
             b: 3.0,
         };
         let skew = Vector3::new(0.48, -0.6, 0.64);
-        let cases: Vec<Box<dyn Impedance>> = vec![
-            Box::new(plane),
-            Box::new(wall(1.0, Vector3::x(), 0.004)),
-            Box::new(wall(-1.0, skew, -0.002)),
-        ];
+        let cases: Vec<Box<dyn Impedance>> =
+            vec![Box::new(plane), Box::new(wall(1.0, Vector3::x(), 0.004)), Box::new(wall(-1.0, skew, -0.002))];
         for imp in &cases {
             let a = imp.affine_switching().expect("a constant point contact is affine");
             for (p, v) in motions() {
@@ -61,7 +58,8 @@ mod tests {
                 assert_eq!(a.eval(&p, &v).to_bits(), g.to_bits(), "p {p:?} v {v:?}");
             }
         }
-        let moving = Wall { position: TimeFunction::Table { t: vec![0.0, 1.0], v: vec![0.0, 1.0] }, ..wall(1.0, skew, 0.0) };
+        let moving =
+            Wall { position: TimeFunction::Table { t: vec![0.0, 1.0], v: vec![0.0, 1.0] }, ..wall(1.0, skew, 0.0) };
         assert!(moving.affine_switching().is_none(), "a moving wall is checked through `switching`");
     }
 }

@@ -26,12 +26,12 @@
 
 use super::Simulator;
 use crate::component::{AffineSwitch, MAX_IMPEDANCE_PORTS};
-use crate::views::Tap;
-use nalgebra::Vector3;
 use crate::error::Result;
 use crate::method::Method;
 use crate::port::Motion;
 use crate::schedule::Schedule;
+use crate::views::Tap;
+use nalgebra::Vector3;
 
 /// Switches located and split off within one step; a step with more takes its rest whole.
 pub(crate) const MAX_SWITCHES: usize = 8;
