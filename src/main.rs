@@ -322,7 +322,10 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     }
     let system = load(path)?;
     let file = path.display().to_string();
-    let comps = system.components.clone();
+    let mut by_type: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, t) in &system.components {
+        *by_type.entry(t.clone()).or_default() += 1;
+    }
     let (name, method, step, stop, interval) =
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
     let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
@@ -331,10 +334,6 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     println!("{file}: system '{name}'");
     println!("  solver: {method:?}, step {step} s, stop time {stop} s ({} steps)", (stop / step).round());
     println!("  {na} admittance(s), {ni} impedance(s), {} state(s)", sched.state_len());
-    let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
-    for (_, t) in &comps {
-        *by_type.entry(t.as_str()).or_default() += 1;
-    }
     let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
     println!("  types: {}", types.join(", "));
     println!(

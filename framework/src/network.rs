@@ -16,7 +16,7 @@ use nalgebra::Vector3;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Graph;
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Handle of an admittance in a [`Network`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,7 +65,10 @@ pub enum Target<'a> {
 pub struct Network {
     pub(crate) graph: Graph<Node, Link>,
     pub(crate) ground: NodeIndex,
-    names: HashMap<String, NodeIndex>,
+    /// The components by name: a table of node indices hashed by the node's own name (no
+    /// second copy of the names; foldhash, seeded per process, instead of SipHash).
+    names: hashbrown::HashTable<NodeIndex>,
+    hasher: foldhash::fast::RandomState,
     /// Admittances and impedances in insertion order (the schedule keeps this order).
     pub(crate) adm_order: Vec<NodeIndex>,
     pub(crate) imp_order: Vec<NodeIndex>,
@@ -80,9 +83,42 @@ impl Default for Network {
 impl Network {
     /// An empty network (with its ground node).
     pub fn new() -> Self {
-        let mut graph = Graph::new();
+        Self::with_capacity(0, 0)
+    }
+
+    /// An empty network with room for `components` components and `links` port
+    /// connections (a graph grown by doubling can hold twice the memory it needs).
+    pub fn with_capacity(components: usize, links: usize) -> Self {
+        let mut graph = Graph::with_capacity(components + 1, links);
         let ground = graph.add_node(Node::Ground);
-        Network { graph, ground, names: HashMap::new(), adm_order: Vec::new(), imp_order: Vec::new() }
+        Network {
+            graph,
+            ground,
+            names: hashbrown::HashTable::with_capacity(components),
+            hasher: Default::default(),
+            adm_order: Vec::with_capacity(components),
+            imp_order: Vec::with_capacity(components),
+        }
+    }
+
+    /// The node called `name`.
+    fn lookup(&self, name: &str) -> Option<NodeIndex> {
+        let h = self.hasher.hash_one(name);
+        self.names.find(h, |&ix| self.graph[ix].name() == name).copied()
+    }
+
+    /// Add `node` to the graph and to the name table (its name is checked to be new).
+    fn add_named(&mut self, node: Node) -> NodeIndex {
+        let h = self.hasher.hash_one(node.name());
+        let ix = self.graph.add_node(node);
+        let (graph, hasher) = (&self.graph, &self.hasher);
+        self.names.insert_unique(h, ix, |&i| hasher.hash_one(graph[i].name()));
+        ix
+    }
+
+    /// The component names, for suggestions.
+    fn all_names(&self) -> impl Iterator<Item = &str> {
+        self.adm_order.iter().chain(&self.imp_order).map(|&ix| self.name(ix))
     }
 
     fn check_name(&self, name: &str) -> Result<()> {
@@ -91,7 +127,7 @@ impl Network {
                 "component name '{name}' is not allowed (empty, contains '.', or is 'ground')"
             )));
         }
-        if self.names.contains_key(name) {
+        if self.lookup(name).is_some() {
             return Err(Error::Network(format!("two components are named '{name}'")));
         }
         Ok(())
@@ -101,8 +137,7 @@ impl Network {
     pub fn add_admittance(&mut self, name: &str, comp: Box<dyn Admittance>) -> Result<AdmittanceId> {
         self.check_name(name)?;
         let layout = comp.layout();
-        let ix = self.graph.add_node(Node::Admittance { name: name.to_string(), layout, comp });
-        self.names.insert(name.to_string(), ix);
+        let ix = self.add_named(Node::Admittance { name: name.to_string(), layout, comp });
         self.adm_order.push(ix);
         Ok(AdmittanceId(ix))
     }
@@ -117,15 +152,14 @@ impl Network {
                 layout.ports.len()
             )));
         }
-        let ix = self.graph.add_node(Node::Impedance { name: name.to_string(), layout, comp });
-        self.names.insert(name.to_string(), ix);
+        let ix = self.add_named(Node::Impedance { name: name.to_string(), layout, comp });
         self.imp_order.push(ix);
         Ok(ImpedanceId(ix))
     }
 
     /// Look up a component by name.
     pub fn find(&self, name: &str) -> Option<Component> {
-        let ix = *self.names.get(name)?;
+        let ix = self.lookup(name)?;
         match &self.graph[ix] {
             Node::Admittance { .. } => Some(Component::Admittance(AdmittanceId(ix))),
             Node::Impedance { .. } => Some(Component::Impedance(ImpedanceId(ix))),
@@ -151,60 +185,83 @@ impl Network {
     /// Attach port `imp_port` of impedance `imp` to `target`. Checks domains and that
     /// the port is not connected yet; the error names both ends.
     pub fn try_connect(&mut self, imp: ImpedanceId, imp_port: &str, target: Target<'_>) -> Result<()> {
-        let imp_name = self.name(imp.0).to_string();
-        let layout = self.layout(imp.0).ok_or_else(|| Error::Network("not an impedance".into()))?;
-        let ip = layout.port_index(imp_port).ok_or_else(|| {
-            let hint = crate::error::suggestion(imp_port, layout.ports.iter().map(|p| p.name.as_str()));
-            Error::Network(format!(
-                "impedance '{imp_name}' has no port '{imp_port}'{hint} (ports: {})",
-                port_list(layout)
-            ))
-        })?;
-        let idomain = layout.ports[ip].domain;
-        if let Some(e) = self.existing_link(imp.0, ip) {
+        let target = match target {
+            Target::Ground { at } => End::Ground(at),
+            Target::Port { adm, port, offset } => End::Adm(adm.0, PortSel::Named(port), offset),
+        };
+        self.attach(imp.0, PortSel::Named(imp_port), target)
+    }
+
+    /// The index of the port `sel` of node `ix` (`Only`: its single port); the error
+    /// names the component's ports.
+    fn port_of(&self, ix: NodeIndex, sel: PortSel<'_>, kind: &str) -> Result<usize> {
+        let layout = self.layout(ix).ok_or_else(|| Error::Network(format!("not an {kind}")))?;
+        match sel {
+            PortSel::Only => Ok(0),
+            PortSel::Named(port) => layout.port_index(port).ok_or_else(|| {
+                let hint = crate::error::suggestion(port, layout.ports.iter().map(|p| p.name.as_str()));
+                Error::Network(format!(
+                    "{kind} '{}' has no port '{port}'{hint} (ports: {})",
+                    self.name(ix),
+                    port_list(layout)
+                ))
+            }),
+        }
+    }
+
+    fn port_name(&self, ix: NodeIndex, p: usize) -> &str {
+        self.layout(ix).map(|l| l.ports[p].name.as_str()).unwrap_or("")
+    }
+
+    /// [`try_connect`](Self::try_connect) by node and port selection.
+    fn attach(&mut self, imp: NodeIndex, iport: PortSel<'_>, target: End<'_>) -> Result<()> {
+        let ip = self.port_of(imp, iport, "impedance")?;
+        let idomain = self.layout(imp).expect("checked by port_of").ports[ip].domain;
+        if let Some(e) = self.existing_link(imp, ip) {
             let (_, other) = self.graph.edge_endpoints(e).expect("edge exists");
             return Err(Error::Network(format!(
-                "port '{imp_name}.{imp_port}' is connected twice (already to '{}')",
+                "port '{}.{}' is connected twice (already to '{}')",
+                self.name(imp),
+                self.port_name(imp, ip),
                 self.name(other)
             )));
         }
         match target {
-            Target::Ground { at } => {
+            End::Ground(at) => {
                 let g = self.ground;
-                self.graph.add_edge(imp.0, g, Link { imp_port: ip, adm_port: 0, offset: at.map(Offset::World) });
+                self.graph.add_edge(imp, g, Link { imp_port: ip, adm_port: 0, offset: at.map(Offset::World) });
             }
-            Target::Port { adm, port, offset } => {
-                let adm_name = self.name(adm.0).to_string();
-                let alayout = match &self.graph[adm.0] {
-                    Node::Admittance { layout, .. } => layout,
-                    _ => {
-                        return Err(Error::Network(format!(
-                            "'{imp_name}.{imp_port}' can only connect to an admittance or to ground, \
-                             and '{adm_name}' is an impedance (impedances never connect to impedances)"
-                        )))
-                    }
-                };
-                let ap = alayout.port_index(port).ok_or_else(|| {
-                    let hint = crate::error::suggestion(port, alayout.ports.iter().map(|p| p.name.as_str()));
-                    Error::Network(format!(
-                        "admittance '{adm_name}' has no port '{port}'{hint} (ports: {})",
-                        port_list(alayout)
-                    ))
-                })?;
-                let adomain = alayout.ports[ap].domain;
+            End::Adm(adm, port, offset) => {
+                let ends = |this: &Self| format!("'{}.{}'", this.name(imp), this.port_name(imp, ip));
+                if !matches!(self.graph[adm], Node::Admittance { .. }) {
+                    return Err(Error::Network(format!(
+                        "{} can only connect to an admittance or to ground, \
+                         and '{}' is an impedance (impedances never connect to impedances)",
+                        ends(self),
+                        self.name(adm)
+                    )));
+                }
+                let ap = self.port_of(adm, port, "admittance")?;
+                let adomain = self.layout(adm).expect("an admittance").ports[ap].domain;
+                let aport = || format!("'{}.{}'", self.name(adm), self.port_name(adm, ap));
                 if !idomain.attaches_to(adomain) {
                     return Err(Error::Network(format!(
-                        "'{imp_name}.{imp_port}' is a {idomain} port and cannot attach to the {adomain} port '{adm_name}.{port}'"
+                        "{} is a {idomain} port and cannot attach to the {adomain} port {}",
+                        ends(self),
+                        aport()
                     )));
                 }
                 if offset.is_some() && adomain != Domain::Frame {
                     return Err(Error::Network(format!(
-                        "'{imp_name}.{imp_port}' -> '{adm_name}.{port}': an offset ('at') needs a frame port, \
-                         and '{adm_name}.{port}' is a {adomain} port"
+                        "{} -> {}: an offset ('at') needs a frame port, and {} is a {adomain} port",
+                        ends(self),
+                        aport(),
+                        aport()
                     )));
                 }
-                self.graph.add_edge(imp.0, adm.0, Link { imp_port: ip, adm_port: ap, offset });
+                self.graph.add_edge(imp, adm, Link { imp_port: ip, adm_port: ap, offset });
             }
+            End::Imp(..) => unreachable!("attach takes an admittance or ground"),
         }
         Ok(())
     }
@@ -225,43 +282,43 @@ impl Network {
                      (a spring, a joint or a contact)",
                 )))
             }
-            (Ground, Ground) | (Adm(..), Ground) | (Ground, Adm(..)) => {
+            (Ground(_), Ground(_)) | (Adm(..), Ground(_)) | (Ground(_), Adm(..)) => {
                 return Err(Error::Network(format!(
                     "connection '{from}' -> '{to}' has no impedance port on either side"
                 )))
             }
         };
-        let target = match &other {
-            Ground => Target::Ground { at: at.map(|o| o.vector()) },
-            Adm(id, port) => Target::Port { adm: *id, port: port.as_str(), offset: at },
+        let target = match other {
+            Ground(_) => Ground(at.map(|o| o.vector())),
+            Adm(id, port, _) => Adm(id, port, at),
             Imp(j, _) => {
                 return Err(Error::Network(format!(
                     "'{from}' and '{to}' are both impedances ('{}' and '{}'); an impedance connects \
                      only to an admittance or to ground",
-                    self.name(imp.0),
-                    self.name(j.0)
+                    self.name(imp),
+                    self.name(j)
                 )))
             }
         };
-        self.try_connect(imp, &iport, target)
+        self.attach(imp, iport, target)
     }
 
-    fn resolve_end(&self, s: &str) -> Result<End> {
+    fn resolve_end<'s>(&self, s: &'s str) -> Result<End<'s>> {
         if s == "ground" {
-            return Ok(End::Ground);
+            return Ok(End::Ground(None));
         }
         let (comp, port) = match s.split_once('.') {
             Some((c, p)) => (c, Some(p)),
             None => (s, None),
         };
-        let ix = *self.names.get(comp).ok_or_else(|| {
-            let hint = crate::error::suggestion(comp, self.names.keys().map(|k| k.as_str()));
+        let ix = self.lookup(comp).ok_or_else(|| {
+            let hint = crate::error::suggestion(comp, self.all_names());
             Error::Network(format!("'{s}': there is no component named '{comp}'{hint}"))
         })?;
         let layout = self.layout(ix).expect("named nodes are components");
         let port = match port {
-            Some(p) => p.to_string(),
-            None if layout.ports.len() == 1 => layout.ports[0].name.clone(),
+            Some(p) => PortSel::Named(p),
+            None if layout.ports.len() == 1 => PortSel::Only,
             None => {
                 return Err(Error::Network(format!(
                     "'{s}' has several ports ({}); name one as '{comp}.PORT'",
@@ -270,9 +327,9 @@ impl Network {
             }
         };
         Ok(match &self.graph[ix] {
-            Node::Admittance { .. } => End::Adm(AdmittanceId(ix), port),
-            Node::Impedance { .. } => End::Imp(ImpedanceId(ix), port),
-            Node::Ground => End::Ground,
+            Node::Admittance { .. } => End::Adm(ix, port, None),
+            Node::Impedance { .. } => End::Imp(ix, port),
+            Node::Ground => End::Ground(None),
         })
     }
 
@@ -363,10 +420,19 @@ pub enum Component {
     Impedance(ImpedanceId),
 }
 
-enum End {
-    Adm(AdmittanceId, String),
-    Imp(ImpedanceId, String),
-    Ground,
+/// One end of a connection: a port of an admittance (with the offset of the link), a
+/// port of an impedance, or ground (with its anchor).
+enum End<'s> {
+    Adm(NodeIndex, PortSel<'s>, Option<Offset>),
+    Imp(NodeIndex, PortSel<'s>),
+    Ground(Option<Vector3<f64>>),
+}
+
+/// A port as a connection names it: by name, or the component's only port.
+#[derive(Clone, Copy)]
+enum PortSel<'s> {
+    Named(&'s str),
+    Only,
 }
 
 fn port_list(l: &Layout) -> String {

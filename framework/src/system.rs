@@ -20,13 +20,13 @@ use crate::port::Offset;
 use crate::schedule::Schedule;
 use crate::signal::TimeFunction;
 use crate::stepper::Simulator;
-use indexmap::IndexMap;
 use nalgebra::Vector3;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -36,10 +36,10 @@ pub use limits::{
     MAX_SYSTEM_BYTES, THREADS_PER_CORE,
 };
 
-/// The top level of a system file.
+/// The top level of a system file, borrowing from the file's text.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SystemSpec {
+pub struct SystemSpec<'a> {
     /// The JSON Schema an editor checks the file against (`stiction schema`); not read.
     #[serde(default, rename = "$schema")]
     pub schema: Option<String>,
@@ -50,11 +50,63 @@ pub struct SystemSpec {
     pub solver: SolverSpec,
     #[serde(default)]
     pub output: OutputSpec,
-    /// Kept as raw JSON text per component and parsed one at a time while building, so a
-    /// system of 10⁵ components never holds its whole value tree in memory.
-    pub components: IndexMap<String, Box<RawValue>>,
-    #[serde(default)]
-    pub connections: Vec<ConnectionSpec>,
+    /// Each component's name and its raw JSON text, in file order, borrowed from the file
+    /// and parsed one at a time while building, so a system of 10⁵ components never holds
+    /// its whole value tree (nor a second copy of its text) in memory.
+    #[serde(borrow)]
+    pub components: Components<'a>,
+    #[serde(default, borrow)]
+    pub connections: Vec<ConnectionSpec<'a>>,
+}
+
+/// The `"components"` object: (name, raw value) in file order. A name given twice is kept
+/// twice (the network then reports it).
+#[derive(Debug, Default)]
+pub struct Components<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Components<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Components<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some(Name(name)) = m.next_key()? {
+                    out.push((name, m.next_value()?));
+                }
+                Ok(Components(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A string borrowed from the text when it has no escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Name<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(Visit(std::marker::PhantomData))
+    }
 }
 
 /// `"solver"`: method, step T (s), stop time (s), optional thread count.
@@ -101,9 +153,11 @@ impl Default for Signals {
 /// One connection: an impedance port to an admittance port or to `ground`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConnectionSpec {
-    pub from: String,
-    pub to: String,
+pub struct ConnectionSpec<'a> {
+    #[serde(borrow)]
+    pub from: Cow<'a, str>,
+    #[serde(borrow)]
+    pub to: Cow<'a, str>,
     /// Offset in the body frame of a frame port (or world position of a ground anchor).
     #[serde(default)]
     pub at: Option<[f64; 3]>,
@@ -199,10 +253,34 @@ impl Registry {
 /// The parameter table a checked reader and the readers of its nested objects share.
 struct Schema {
     ty: ComponentType,
-    /// Every key read, by its dotted name.
-    read: RefCell<BTreeSet<String>>,
+    /// Which rows of `ty.params` were read: bit i for row i (the first 128 rows).
+    read: Cell<u128>,
+    /// Dotted names read that have no bit: rows past the 128th and undocumented keys.
+    read_other: RefCell<Vec<String>>,
     /// The first key read that the table does not document: (dotted name, JSON path).
     undocumented: RefCell<Option<(String, String)>>,
+}
+
+impl Schema {
+    /// Record that the key `key` of the object at `prefix` was read; `path` gives its JSON
+    /// path, built only for an undocumented key.
+    fn record(&self, prefix: &str, key: &str, path: impl FnOnce() -> String) {
+        let row = self.ty.params.iter().position(|d| dotted_eq(d.name, prefix, key));
+        match row {
+            Some(i) if i < 128 => self.read.set(self.read.get() | 1 << i),
+            Some(_) => self.read_other.borrow_mut().push(format!("{prefix}{key}")),
+            None => {
+                let name = format!("{prefix}{key}");
+                self.undocumented.borrow_mut().get_or_insert_with(|| (name.clone(), path()));
+                self.read_other.borrow_mut().push(name);
+            }
+        }
+    }
+}
+
+/// Whether the dotted name `name` is `prefix` followed by `key`.
+fn dotted_eq(name: &str, prefix: &str, key: &str) -> bool {
+    name.len() == prefix.len() + key.len() && name.starts_with(prefix) && name[prefix.len()..] == *key
 }
 
 /// Reads the parameters of one JSON object, recording which keys were used so that
@@ -214,7 +292,10 @@ struct Schema {
 pub struct Params<'a> {
     path: String,
     map: &'a Map<String, Value>,
-    used: HashSet<String>,
+    /// Keys of `map` read so far, by position: bit i for the i-th key (the first 64).
+    used: u64,
+    /// Keys read past the 64th position.
+    used_more: Vec<&'a str>,
     base: &'a Path,
     schema: Option<Rc<Schema>>,
     /// Dotted name of this object within the component: "" at the top, "law.", "links[].".
@@ -225,7 +306,7 @@ impl<'a> Params<'a> {
     /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
     /// It reads any key (see [`for_type`](Params::for_type) for the checked reader).
     pub fn new(path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
-        Params { path: path.into(), map, used: HashSet::new(), base, schema: None, prefix: String::new() }
+        Params { path: path.into(), map, used: 0, used_more: Vec::new(), base, schema: None, prefix: String::new() }
     }
 
     /// The reader the loader gives `ty.build`: reading a key that `ty.params` does not
@@ -234,9 +315,13 @@ impl<'a> Params<'a> {
     /// key. The key `type` is taken as read.
     pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
         let mut p = Params::new(path, map, base);
-        p.used.insert("type".to_string());
-        p.schema =
-            Some(Rc::new(Schema { ty: *ty, read: RefCell::new(BTreeSet::new()), undocumented: RefCell::new(None) }));
+        p.mark("type");
+        p.schema = Some(Rc::new(Schema {
+            ty: *ty,
+            read: Cell::new(0),
+            read_other: RefCell::new(Vec::new()),
+            undocumented: RefCell::new(None),
+        }));
         p
     }
 
@@ -248,10 +333,41 @@ impl<'a> Params<'a> {
         p
     }
 
+    /// Mark `key` used and return its value. Small objects are searched in order (no
+    /// hashing, no allocation); the position gives the bit.
+    fn mark(&mut self, key: &str) -> Option<&'a Value> {
+        let map = self.map;
+        if map.len() <= 64 {
+            let (i, v) = map.iter().enumerate().find_map(|(i, (k, v))| (k == key).then_some((i, v)))?;
+            self.used |= 1 << i;
+            Some(v)
+        } else {
+            let (k, v) = map.get_key_value(key)?;
+            self.used_more.push(k);
+            Some(v)
+        }
+    }
+
+    /// Whether the key at position `i` of the map, `key`, was read.
+    fn was_used(&self, i: usize, key: &str) -> bool {
+        if self.map.len() <= 64 {
+            self.used & (1 << i) != 0
+        } else {
+            self.used_more.contains(&key)
+        }
+    }
+
     /// The dotted names of the keys read so far by this reader and its nested readers
     /// (empty for a reader made by [`new`](Params::new)).
     pub fn keys_read(&self) -> Vec<String> {
-        self.schema.as_ref().map(|s| s.read.borrow().iter().cloned().collect()).unwrap_or_default()
+        let Some(s) = &self.schema else { return Vec::new() };
+        let bits = s.read.get();
+        let rows = s.ty.params.iter().enumerate().filter(|(i, _)| *i < 128 && bits & (1 << i) != 0);
+        let mut out: Vec<String> = rows.map(|(_, d)| d.name.to_string()).collect();
+        out.extend(s.read_other.borrow().iter().cloned());
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// An internal error if the builder read a key its type does not document.
@@ -292,14 +408,9 @@ impl<'a> Params<'a> {
     /// The raw value of `key`, marking it used (and, for a checked reader, recording it).
     pub fn get(&mut self, key: &str) -> Option<&'a Value> {
         if let Some(s) = &self.schema {
-            let name = format!("{}{key}", self.prefix);
-            if !s.ty.documents(&name) {
-                s.undocumented.borrow_mut().get_or_insert_with(|| (name.clone(), self.key_path(key)));
-            }
-            s.read.borrow_mut().insert(name);
+            s.record(&self.prefix, key, || self.key_path(key));
         }
-        self.used.insert(key.to_string());
-        self.map.get(key)
+        self.mark(key)
     }
 
     /// Whether `key` is present (marks it used).
@@ -491,7 +602,8 @@ impl<'a> Params<'a> {
     /// Reject keys that were never read (after [`check_documented`](Params::check_documented)).
     pub fn finish(self) -> Result<()> {
         self.check_documented()?;
-        let mut unknown: Vec<&String> = self.map.keys().filter(|k| !self.used.contains(k.as_str())).collect();
+        let mut unknown: Vec<&String> =
+            self.map.keys().enumerate().filter(|(i, k)| !self.was_used(*i, k)).map(|(_, k)| k).collect();
         unknown.sort();
         match unknown.first() {
             None => Ok(()),
@@ -539,13 +651,22 @@ fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
     out
 }
 
+/// The name of the object key a (dotted) table name starts with: `law` for `law.F`,
+/// `links` for `links[].mass`.
+fn top_key(name: &str) -> &str {
+    name.split(['.', '[']).next().unwrap_or(name)
+}
+
 /// The first key of a component object that its type's table does not document at all,
 /// as an "unknown parameter" error with the closest documented key.
 fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Option<(String, String)> {
-    let known = sibling_names(ty.params, "");
-    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !known.contains(k)).collect();
+    let documented = |k: &str| ty.params.iter().any(|d| top_key(d.name) == k);
+    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !documented(k)).collect();
     stray.sort();
-    stray.first().map(|k| (format!("{path}.{k}"), crate::error::suggestion(k, known.iter().map(String::as_str))))
+    stray.first().map(|k| {
+        let known = sibling_names(ty.params, "");
+        (format!("{path}.{k}"), crate::error::suggestion(k, known.iter().map(String::as_str)))
+    })
 }
 
 /// A system read from JSON, ready to compile.
@@ -575,12 +696,22 @@ impl System {
 
     /// Read a system from JSON text; `file` is only used for the system's default name.
     pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let spec: SystemSpec = serde_path_to_error::deserialize(de).map_err(|e| {
-            let p = e.path().to_string();
-            let p = if p == "." { "(top level)".to_string() } else { p };
-            Error::invalid(p, e.into_inner().to_string())
-        })?;
+        // The plain reader is fast; the path-tracking one runs only to name where the
+        // error is (it stops at the same place).
+        let spec: SystemSpec = match serde_json::from_str(text) {
+            Ok(spec) => spec,
+            Err(plain) => {
+                let de = &mut serde_json::Deserializer::from_str(text);
+                return Err(match serde_path_to_error::deserialize::<_, SystemSpec>(de) {
+                    Err(e) => {
+                        let p = e.path().to_string();
+                        let p = if p == "." { "(top level)".to_string() } else { p };
+                        Error::invalid(p, e.into_inner().to_string())
+                    }
+                    Ok(_) => Error::invalid("(top level)", plain.to_string()),
+                });
+            }
+        };
         Self::from_spec(spec, file, base, registry)
     }
 
@@ -610,12 +741,12 @@ impl System {
             ));
         }
 
-        let mut network = Network::new();
-        let mut components = Vec::new();
-        if spec.components.is_empty() {
+        let mut network = Network::with_capacity(spec.components.0.len(), spec.connections.len());
+        let mut components = Vec::with_capacity(spec.components.0.len());
+        if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
-        for (name, raw) in &spec.components {
+        for (name, raw) in &spec.components.0 {
             let path = format!("components.{name}");
             check_name(name, &path)?;
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
@@ -655,7 +786,7 @@ impl System {
                 Built::Impedance(i) => network.add_impedance(name, i).map(|_| ()),
             };
             added.map_err(|e| Error::invalid(&path, e.to_string()))?;
-            components.push((name.clone(), type_name.to_string()));
+            components.push((name.to_string(), ty.name.to_string()));
         }
         for (i, c) in spec.connections.iter().enumerate() {
             let vec = |a: [f64; 3], key: &str| {
@@ -715,6 +846,8 @@ impl System {
     /// Compile and prepare a simulator for `threads` threads, and the run plan with the
     /// output signals resolved.
     pub fn into_simulator(self, threads: usize) -> Result<(Simulator, RunPlan)> {
+        // What the simulator does not need goes before the schedule is built (the peak).
+        drop(self.components);
         let sched = Schedule::compile(self.network)?;
         let sim = Simulator::new(sched, self.method, self.step, threads)?;
         let mut columns = Vec::new();
