@@ -479,20 +479,30 @@ impl<'a> Params<'a> {
         self.check_nonneg(key, x)
     }
 
-    /// An array of finite numbers, of length `len` if given.
-    pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
+    /// The array at `key` (present), of length `len` if given.
+    fn numbers_at(&self, key: &str, v: &'a Value, len: Option<usize>) -> Result<&'a [Value]> {
         let arr = v.as_array().ok_or_else(|| self.err(key, format!("expected an array of numbers, got {v}")))?;
         if let Some(n) = len {
             if arr.len() != n {
                 return Err(self.err(key, format!("expected {n} numbers, got {}", arr.len())));
             }
         }
-        let mut out = Vec::with_capacity(arr.len());
-        for (i, x) in arr.iter().enumerate() {
-            out.push(self.number(&format!("{key}[{i}]"), x)?);
+        Ok(arr)
+    }
+
+    /// Element `i` of the array at `key` as a finite number.
+    fn number_at(&self, key: &str, i: usize, x: &Value) -> Result<f64> {
+        match x.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(self.err(&format!("{key}[{i}]"), format!("expected a finite number, got {x}"))),
         }
-        Ok(Some(out))
+    }
+
+    /// An array of finite numbers, of length `len` if given.
+    pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let arr = self.numbers_at(key, v, len)?;
+        arr.iter().enumerate().map(|(i, x)| self.number_at(key, i, x)).collect::<Result<Vec<f64>>>().map(Some)
     }
 
     /// A required array of numbers.
@@ -500,16 +510,21 @@ impl<'a> Params<'a> {
         self.vec_f64_opt(key, len)?.ok_or_else(|| self.err(key, "missing required parameter"))
     }
 
+    /// A 3-vector if present.
+    fn vec3_opt(&mut self, key: &str) -> Result<Option<Vector3<f64>>> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let a = self.numbers_at(key, v, Some(3))?;
+        Ok(Some(Vector3::new(self.number_at(key, 0, &a[0])?, self.number_at(key, 1, &a[1])?, self.number_at(key, 2, &a[2])?)))
+    }
+
     /// A 3-vector, with a default.
     pub fn vec3_or(&mut self, key: &str, default: [f64; 3]) -> Result<Vector3<f64>> {
-        let v = self.vec_f64_opt(key, Some(3))?.unwrap_or_else(|| default.to_vec());
-        Ok(Vector3::new(v[0], v[1], v[2]))
+        Ok(self.vec3_opt(key)?.unwrap_or_else(|| Vector3::from(default)))
     }
 
     /// A required 3-vector.
     pub fn vec3(&mut self, key: &str) -> Result<Vector3<f64>> {
-        let v = self.vec_f64(key, Some(3))?;
-        Ok(Vector3::new(v[0], v[1], v[2]))
+        self.vec3_opt(key)?.ok_or_else(|| self.err(key, "missing required parameter"))
     }
 
     /// A non-negative integer with a default.
@@ -576,11 +591,10 @@ impl<'a> Params<'a> {
 
     /// A nested object, read by its own [`Params`] (finish it too).
     pub fn object(&mut self, key: &str) -> Result<Option<Params<'a>>> {
-        let path = self.key_path(key);
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(self.nested(key, path, m))),
-            Some(v) => Err(Error::invalid(path, format!("expected an object, got {v}"))),
+            Some(Value::Object(m)) => Ok(Some(self.nested(key, self.key_path(key), m))),
+            Some(v) => Err(self.err(key, format!("expected an object, got {v}"))),
         }
     }
 
