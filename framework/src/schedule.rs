@@ -146,6 +146,8 @@ impl Schedule {
                 _ => unreachable!("impedance order holds impedances"),
             }
         }
+        // Every node is taken: free the graph before the schedule's arrays are built.
+        drop(net);
         // Open blocks, one per kind (a batch, or None for the per-component group), with
         // their network positions; a block is closed when it holds IMPEDANCE_BLOCK members.
         type Block = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
