@@ -38,9 +38,11 @@ fn child(mode: &str, path: &Path) {
     match mode {
         "load" => {
             let system = stiction::load(path).expect("load");
+            let loaded = (t.elapsed().as_secs_f64(), status_kib("VmHWM:"));
             let (sim, plan) = system.into_simulator(1).expect("compile");
             let secs = t.elapsed().as_secs_f64();
             println!("{secs} {}", status_kib("VmHWM:"));
+            eprintln!("loaded: {} s, peak {} KiB", loaded.0, loaded.1);
             drop((sim, plan));
         }
         "parse" => {

@@ -116,6 +116,12 @@ impl Network {
         ix
     }
 
+    /// Make room for one link per impedance port (each takes exactly one).
+    pub fn reserve_links(&mut self) {
+        let ports: usize = self.imp_order.iter().filter_map(|&ix| self.layout(ix)).map(|l| l.ports.len()).sum();
+        self.graph.reserve_exact_edges(ports.saturating_sub(self.graph.edge_count()));
+    }
+
     /// The component names, for suggestions.
     fn all_names(&self) -> impl Iterator<Item = &str> {
         self.adm_order.iter().chain(&self.imp_order).map(|&ix| self.name(ix))

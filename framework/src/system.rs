@@ -21,6 +21,7 @@ use crate::schedule::Schedule;
 use crate::signal::TimeFunction;
 use crate::stepper::Simulator;
 use nalgebra::Vector3;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -55,8 +56,83 @@ pub struct SystemSpec<'a> {
     /// its whole value tree (nor a second copy of its text) in memory.
     #[serde(borrow)]
     pub components: Components<'a>,
+    /// The `"connections"` array as raw text: its elements are read one at a time and
+    /// connected as they are read ([`Connect`]), after the components are built.
     #[serde(default, borrow)]
-    pub connections: Vec<ConnectionSpec<'a>>,
+    pub connections: Option<&'a RawValue>,
+}
+
+/// The whole file with its connections typed, read with path tracking only to name where a
+/// malformed connection is (the rest was checked by [`SystemSpec`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CheckedConnections<'a> {
+    #[serde(default, rename = "$schema")]
+    schema: IgnoredAny,
+    #[serde(default)]
+    name: IgnoredAny,
+    #[serde(default)]
+    description: IgnoredAny,
+    solver: IgnoredAny,
+    #[serde(default)]
+    output: IgnoredAny,
+    components: IgnoredAny,
+    #[serde(default, borrow)]
+    connections: Vec<ConnectionSpec<'a>>,
+}
+
+/// Reads the connections array element by element and connects each as it is read, so
+/// no list of 10⁵ connections is held. A network error is kept in `failed` (the reader
+/// then stops with a placeholder error).
+struct Connect<'n> {
+    network: &'n mut Network,
+    failed: &'n mut Option<Error>,
+}
+
+impl<'de, 'n> serde::de::DeserializeSeed<'de> for Connect<'n> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, 'n> serde::de::Visitor<'de> for Connect<'n> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        let mut i = 0;
+        while let Some(c) = seq.next_element::<ConnectionSpec<'de>>()? {
+            if let Err(e) = connect(self.network, i, &c) {
+                *self.failed = Some(e);
+                return Err(serde::de::Error::custom("connection failed"));
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Make connection `i`.
+fn connect(network: &mut Network, i: usize, c: &ConnectionSpec) -> Result<()> {
+    let vec = |a: [f64; 3], key: &str| {
+        if a.iter().all(|x| x.is_finite()) {
+            Ok(Vector3::new(a[0], a[1], a[2]))
+        } else {
+            Err(Error::invalid(format!("connections[{i}].{key}"), "must be finite"))
+        }
+    };
+    let at = match (c.at, c.at_world) {
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid(format!("connections[{i}]"), "give either 'at' or 'at_world', not both"))
+        }
+        (Some(a), None) => Some(Offset::Body(vec(a, "at")?)),
+        (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
+        (None, None) => None,
+    };
+    network.connect_names(&c.from, &c.to, at).map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))
 }
 
 /// The `"components"` object: (name, raw value) in file order. A name given twice is kept
@@ -683,6 +759,17 @@ fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Option
     })
 }
 
+/// The error of a connection that does not read as one (`plain`: the error of reading it
+/// alone), with its JSON path and its place in the file: the file is read again with path
+/// tracking and typed connections.
+fn malformed_connection(text: &str, plain: serde_json::Error) -> Error {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, CheckedConnections>(de) {
+        Err(e) => Error::invalid(e.path().to_string(), e.into_inner().to_string()),
+        Ok(_) => Error::invalid("connections", plain.to_string()),
+    }
+}
+
 /// A system read from JSON, ready to compile.
 pub struct System {
     pub name: String,
@@ -726,10 +813,10 @@ impl System {
                 });
             }
         };
-        Self::from_spec(spec, file, base, registry)
+        Self::from_spec(spec, text, file, base, registry)
     }
 
-    fn from_spec(spec: SystemSpec, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+    fn from_spec(spec: SystemSpec, text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
         let s = &spec.solver;
         if !(s.step.is_finite() && s.step > 0.0) {
             return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
@@ -755,7 +842,7 @@ impl System {
             ));
         }
 
-        let mut network = Network::with_capacity(spec.components.0.len(), spec.connections.len());
+        let mut network = Network::with_capacity(spec.components.0.len(), 0);
         let mut components = Vec::with_capacity(spec.components.0.len());
         if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
@@ -802,25 +889,18 @@ impl System {
             added.map_err(|e| Error::invalid(&path, e.to_string()))?;
             components.push((name.to_string(), ty.name.to_string()));
         }
-        for (i, c) in spec.connections.iter().enumerate() {
-            let vec = |a: [f64; 3], key: &str| {
-                if a.iter().all(|x| x.is_finite()) {
-                    Ok(Vector3::new(a[0], a[1], a[2]))
-                } else {
-                    Err(Error::invalid(format!("connections[{i}].{key}"), "must be finite"))
-                }
-            };
-            let at = match (c.at, c.at_world) {
-                (Some(_), Some(_)) => {
-                    return Err(Error::invalid(format!("connections[{i}]"), "give either 'at' or 'at_world', not both"))
-                }
-                (Some(a), None) => Some(Offset::Body(vec(a, "at")?)),
-                (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
-                (None, None) => None,
-            };
-            network
-                .connect_names(&c.from, &c.to, at)
-                .map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
+        if let Some(raw) = spec.connections {
+            // Every impedance port takes exactly one connection.
+            network.reserve_links();
+            let mut failed = None;
+            let de = &mut serde_json::Deserializer::from_str(raw.get());
+            let seed = Connect { network: &mut network, failed: &mut failed };
+            if let Err(e) = serde::de::DeserializeSeed::deserialize(seed, de) {
+                return Err(match failed {
+                    Some(e) => e,
+                    None => malformed_connection(text, e),
+                });
+            }
         }
         network.validate()?;
 
