@@ -322,12 +322,9 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     }
     let system = load(path)?;
     let file = path.display().to_string();
-    let mut by_type: std::collections::BTreeMap<String, usize> = Default::default();
-    for (_, t) in &system.components {
-        match by_type.get_mut(t) {
-            Some(n) => *n += 1,
-            None => _ = by_type.insert(t.clone(), 1),
-        }
+    let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (_, t) in system.components() {
+        *by_type.entry(t).or_default() += 1;
     }
     let (name, method, step, stop, interval) =
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);

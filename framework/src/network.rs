@@ -17,6 +17,7 @@ use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Graph;
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 /// Handle of an admittance in a [`Network`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,10 +27,13 @@ pub struct AdmittanceId(pub(crate) NodeIndex);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ImpedanceId(pub(crate) NodeIndex);
 
-/// A node of the network.
+/// A node of the network. Components are shared (`Arc`) from the start, as the schedule
+/// holds them: made at load time, right after each component is built, the copy out of
+/// its `Box` leaves a hole the next component fills, where copying 10⁵ of them at compile
+/// time would leave 10⁵ holes.
 pub enum Node {
-    Admittance { name: String, layout: Layout, comp: Box<dyn Admittance> },
-    Impedance { name: String, layout: Layout, comp: Box<dyn Impedance> },
+    Admittance { name: String, layout: Layout, comp: Arc<dyn Admittance> },
+    Impedance { name: String, layout: Layout, comp: Arc<dyn Impedance> },
     Ground,
 }
 
@@ -143,7 +147,7 @@ impl Network {
     pub fn add_admittance(&mut self, name: &str, comp: Box<dyn Admittance>) -> Result<AdmittanceId> {
         self.check_name(name)?;
         let layout = comp.layout();
-        let ix = self.add_named(Node::Admittance { name: name.to_string(), layout, comp });
+        let ix = self.add_named(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) });
         self.adm_order.push(ix);
         Ok(AdmittanceId(ix))
     }
@@ -158,7 +162,7 @@ impl Network {
                 layout.ports.len()
             )));
         }
-        let ix = self.add_named(Node::Impedance { name: name.to_string(), layout, comp });
+        let ix = self.add_named(Node::Impedance { name: name.to_string(), layout, comp: Arc::from(comp) });
         self.imp_order.push(ix);
         Ok(ImpedanceId(ix))
     }
@@ -180,7 +184,7 @@ impl Network {
         }
     }
 
-    fn name(&self, ix: NodeIndex) -> &str {
+    pub(crate) fn name(&self, ix: NodeIndex) -> &str {
         self.graph[ix].name()
     }
 
@@ -205,7 +209,7 @@ impl Network {
         match sel {
             PortSel::Only => Ok(0),
             PortSel::Named(port) => layout.port_index(port).ok_or_else(|| {
-                let hint = crate::error::suggestion(port, layout.ports.iter().map(|p| p.name.as_str()));
+                let hint = crate::error::suggestion(port, layout.ports.iter().map(|p| &*p.name));
                 Error::Network(format!(
                     "{kind} '{}' has no port '{port}'{hint} (ports: {})",
                     self.name(ix),
@@ -216,7 +220,7 @@ impl Network {
     }
 
     fn port_name(&self, ix: NodeIndex, p: usize) -> &str {
-        self.layout(ix).map(|l| l.ports[p].name.as_str()).unwrap_or("")
+        self.layout(ix).map(|l| &*l.ports[p].name).unwrap_or("")
     }
 
     /// [`try_connect`](Self::try_connect) by node and port selection.
@@ -404,7 +408,7 @@ impl Network {
                 }
                 n => {
                     let l = self.layout(other).expect("admittance");
-                    (n.name().to_string(), l.ports[e.weight().adm_port].name.clone())
+                    (n.name().to_string(), l.ports[e.weight().adm_port].name.to_string())
                 }
             };
             let label = format!("{iport} / {oport}");

@@ -10,6 +10,7 @@
 //! | `Point3` | `p`, `v` (m, m/s, world frame)         | `f` (N)           |
 //! | `Frame`  | `p`, `v`, `rot`, `w` (world frame)     | `f`, `m` (N, N·m) |
 
+use std::borrow::Cow;
 use nalgebra::{UnitQuaternion, Vector3};
 
 /// The physical domain of a port.
@@ -214,15 +215,16 @@ impl std::ops::Neg for Force {
     }
 }
 
-/// Name and domain of one port of a component.
+/// Name and domain of one port of a component. Most names are literals (`"body"`), kept
+/// without an allocation per component; generated ones (`joint3`, FMU variables) are owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortInfo {
-    pub name: String,
+    pub name: Cow<'static, str>,
     pub domain: Domain,
 }
 
 impl PortInfo {
-    pub fn new(name: impl Into<String>, domain: Domain) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, domain: Domain) -> Self {
         PortInfo { name: name.into(), domain }
     }
 }

@@ -121,12 +121,14 @@ impl Schedule {
 
     fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
-        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
         let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
+        // Vectors sized up front: grown by doubling they would hold up to twice the memory.
+        let (na, ni) = (adm_order.len(), imp_order.len());
+        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::with_capacity(na);
         let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::new();
-        let mut adm_names = Vec::new();
-        let mut adm_layouts = Vec::new();
+        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
+        let mut adm_names = Vec::with_capacity(na);
+        let mut adm_layouts = Vec::with_capacity(na);
         for (i, ix) in adm_order.iter().enumerate() {
             adm_index.insert(*ix, i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
@@ -139,7 +141,7 @@ impl Schedule {
             }
         }
         // Impedances in network order, then grouped into batches (see the module docs).
-        let mut net_imp = Vec::new();
+        let mut net_imp = Vec::with_capacity(ni);
         for ix in &imp_order {
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
@@ -175,10 +177,10 @@ impl Schedule {
             }
         }
         blocks.append(&mut open);
-        let mut imp = Vec::new();
-        let mut imp_names = Vec::new();
-        let mut imp_layouts = Vec::new();
-        let mut imp_network_index = Vec::new();
+        let mut imp = Vec::with_capacity(ni);
+        let mut imp_names = Vec::with_capacity(ni);
+        let mut imp_layouts = Vec::with_capacity(ni);
+        let mut imp_network_index = Vec::with_capacity(ni);
         let mut imp_groups = Vec::new();
         for (batch, members) in blocks {
             let start = imp.len();
@@ -260,8 +262,9 @@ impl Schedule {
 
         let mut imp_y = vec![nx];
         let mut imp_slots = vec![0];
-        let mut attach = Vec::new();
-        let mut taps = Vec::new();
+        let slots: usize = imp_layouts.iter().map(|l| l.ports.len()).sum();
+        let mut attach = Vec::with_capacity(slots);
+        let mut taps = Vec::with_capacity(slots);
         let mut has_moments = false;
         for (i, l) in imp_layouts.iter().enumerate() {
             imp_y.push(imp_y.last().unwrap() + l.states);

@@ -21,6 +21,7 @@ use crate::schedule::Schedule;
 use crate::signal::TimeFunction;
 use crate::stepper::Simulator;
 use nalgebra::Vector3;
+use petgraph::graph::NodeIndex;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -782,8 +783,8 @@ pub struct System {
     pub threads: Option<usize>,
     /// (label, signal name) per output column.
     pub columns: Vec<(String, String)>,
-    /// (component name, type name) in file order.
-    pub components: Vec<(String, String)>,
+    /// Each component's node and type name, in file order (the names are the network's).
+    kinds: Vec<(NodeIndex, &'static str)>,
 }
 
 impl System {
@@ -843,7 +844,7 @@ impl System {
         }
 
         let mut network = Network::with_capacity(spec.components.0.len(), 0);
-        let mut components = Vec::with_capacity(spec.components.0.len());
+        let mut kinds = Vec::with_capacity(spec.components.0.len());
         if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
@@ -883,11 +884,10 @@ impl System {
             let built = built?;
             p.finish()?;
             let added = match built {
-                Built::Admittance(a) => network.add_admittance(name, a).map(|_| ()),
-                Built::Impedance(i) => network.add_impedance(name, i).map(|_| ()),
+                Built::Admittance(a) => network.add_admittance(name, a).map(|id| id.0),
+                Built::Impedance(i) => network.add_impedance(name, i).map(|id| id.0),
             };
-            added.map_err(|e| Error::invalid(&path, e.to_string()))?;
-            components.push((name.to_string(), ty.name.to_string()));
+            kinds.push((added.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name));
         }
         if let Some(raw) = spec.connections {
             // Every impedance port takes exactly one connection.
@@ -933,15 +933,20 @@ impl System {
             interval,
             threads: s.threads,
             columns,
-            components,
+            kinds,
         })
+    }
+
+    /// (component name, type name) in file order.
+    pub fn components(&self) -> impl Iterator<Item = (&str, &'static str)> + '_ {
+        self.kinds.iter().map(|&(ix, ty)| (self.network.name(ix), ty))
     }
 
     /// Compile and prepare a simulator for `threads` threads, and the run plan with the
     /// output signals resolved.
     pub fn into_simulator(self, threads: usize) -> Result<(Simulator, RunPlan)> {
         // What the simulator does not need goes before the schedule is built (the peak).
-        drop(self.components);
+        drop(self.kinds);
         let sched = Schedule::compile(self.network)?;
         let sim = Simulator::new(sched, self.method, self.step, threads)?;
         let mut columns = Vec::new();
