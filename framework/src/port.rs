@@ -234,12 +234,35 @@ impl PortInfo {
 pub struct Layout {
     /// Number of f64 states the component integrates.
     pub states: usize,
-    /// Ports in index order.
-    pub ports: Vec<PortInfo>,
+    /// Ports in index order: for the common lists (one `body` port, two ports `a` and
+    /// `b` of one domain) a shared static list ([`Layout::new`]).
+    pub ports: Cow<'static, [PortInfo]>,
 }
 
+/// A port with a literal name, as a constant.
+const fn port(name: &'static str, domain: Domain) -> PortInfo {
+    PortInfo { name: Cow::Borrowed(name), domain }
+}
+
+/// The port lists most components have, shared by every layout that has one of them
+/// (a system of 10⁵ components would otherwise hold 10⁵ copies).
+static COMMON_PORTS: [&[PortInfo]; 6] = [
+    &[port("body", Domain::Scalar)],
+    &[port("body", Domain::Point3)],
+    &[port("body", Domain::Frame)],
+    &[port("a", Domain::Scalar), port("b", Domain::Scalar)],
+    &[port("a", Domain::Point3), port("b", Domain::Point3)],
+    &[port("a", Domain::Frame), port("b", Domain::Frame)],
+];
+
 impl Layout {
+    /// A layout of `states` states and `ports`; a list equal to a common one is replaced
+    /// by the shared copy.
     pub fn new(states: usize, ports: Vec<PortInfo>) -> Self {
+        let ports = match COMMON_PORTS.iter().find(|c| **c == ports.as_slice()) {
+            Some(c) => Cow::Borrowed(*c),
+            None => Cow::Owned(ports),
+        };
         Layout { states, ports }
     }
 
