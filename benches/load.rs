@@ -117,12 +117,7 @@ fn main() {
         };
         row("load + compile", l);
         row("baseline: parse to Value", p);
-        println!(
-            "| {n} | | | ratio | {:.2} | | {:.2} | {:.2} | |",
-            l.0 / p.0,
-            l.1 / p.1,
-            l.2 / p.2
-        );
+        println!("| {n} | | | ratio | {:.2} | | {:.2} | {:.2} | |", l.0 / p.0, l.1 / p.1, l.2 / p.2);
         let _ = std::fs::remove_file(&path);
     }
     let _ = std::fs::remove_dir(&dir);

@@ -10,8 +10,8 @@
 //! | `Point3` | `p`, `v` (m, m/s, world frame)         | `f` (N)           |
 //! | `Frame`  | `p`, `v`, `rot`, `w` (world frame)     | `f`, `m` (N, N·m) |
 
-use std::borrow::Cow;
 use nalgebra::{UnitQuaternion, Vector3};
+use std::borrow::Cow;
 
 /// The physical domain of a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -591,7 +591,11 @@ impl<'a> Params<'a> {
     fn vec3_opt(&mut self, key: &str) -> Result<Option<Vector3<f64>>> {
         let Some(v) = self.get(key) else { return Ok(None) };
         let a = self.numbers_at(key, v, Some(3))?;
-        Ok(Some(Vector3::new(self.number_at(key, 0, &a[0])?, self.number_at(key, 1, &a[1])?, self.number_at(key, 2, &a[2])?)))
+        Ok(Some(Vector3::new(
+            self.number_at(key, 0, &a[0])?,
+            self.number_at(key, 1, &a[1])?,
+            self.number_at(key, 2, &a[2])?,
+        )))
     }
 
     /// A 3-vector, with a default.
