@@ -133,7 +133,7 @@ impl Schedule {
             adm_index.insert(*ix, i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
-                    adm.push(Arc::from(comp));
+                    adm.push(comp);
                     adm_names.push(name);
                     adm_layouts.push(layout);
                 }
@@ -186,7 +186,7 @@ impl Schedule {
             let start = imp.len();
             for k in members {
                 let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
-                imp.push(Arc::<dyn Impedance>::from(comp));
+                imp.push(comp);
                 imp_names.push(name);
                 imp_layouts.push(layout);
                 imp_network_index.push(k);
