@@ -59,8 +59,14 @@ pub struct SystemSpec<'a> {
     pub components: Components<'a>,
     /// The `"connections"` array as raw text: its elements are read one at a time and
     /// connected as they are read ([`Connect`]), after the components are built.
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     pub connections: Option<&'a RawValue>,
+}
+
+/// A raw value that is present, `null` included (which the connection reader rejects, as
+/// it rejects any non-array).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// The whole file with its connections typed, read with path tracking only to name where a
