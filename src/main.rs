@@ -238,6 +238,11 @@ fn run(
         return fmu_master::run(path, output, plot, threads, quiet, fmu.sets);
     }
     interrupt::install();
+    // The loader builds components on rayon's global pool: with --threads, that many.
+    if let Some(n) = threads {
+        let n = stiction_framework::system::check_threads(n, "--threads")?;
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
     let system = if fmu_run::is_fmu(path) {
         fmu_run::system(path, fmu).map_err(Failure::Input)?
     } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {

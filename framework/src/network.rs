@@ -65,6 +65,40 @@ pub enum Target<'a> {
     Port { adm: AdmittanceId, port: &'a str, offset: Option<Offset> },
 }
 
+/// A component made into a node, with its name checked and its layout read, but not yet in
+/// a network: the loader makes these on worker threads and adds them in file order
+/// ([`Network::add_new`]), so the network is the same for any thread count.
+pub struct NewNode(Node);
+
+impl NewNode {
+    fn check_name(name: &str) -> Result<()> {
+        if name.is_empty() || name.contains('.') || name == "ground" {
+            return Err(Error::Network(format!(
+                "component name '{name}' is not allowed (empty, contains '.', or is 'ground')"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn admittance(name: &str, comp: Box<dyn Admittance>) -> Result<NewNode> {
+        Self::check_name(name)?;
+        let layout = comp.layout();
+        Ok(NewNode(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+    }
+
+    pub fn impedance(name: &str, comp: Box<dyn Impedance>) -> Result<NewNode> {
+        Self::check_name(name)?;
+        let layout = comp.layout();
+        if layout.ports.is_empty() || layout.ports.len() > MAX_IMPEDANCE_PORTS {
+            return Err(Error::Network(format!(
+                "impedance '{name}' has {} ports; an impedance has 1 to {MAX_IMPEDANCE_PORTS}",
+                layout.ports.len()
+            )));
+        }
+        Ok(NewNode(Node::Impedance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+    }
+}
+
 /// A network of components under construction.
 pub struct Network {
     pub(crate) graph: Graph<Node, Link>,
@@ -131,40 +165,32 @@ impl Network {
         self.adm_order.iter().chain(&self.imp_order).map(|&ix| self.name(ix))
     }
 
-    fn check_name(&self, name: &str) -> Result<()> {
-        if name.is_empty() || name.contains('.') || name == "ground" {
-            return Err(Error::Network(format!(
-                "component name '{name}' is not allowed (empty, contains '.', or is 'ground')"
-            )));
-        }
-        if self.lookup(name).is_some() {
-            return Err(Error::Network(format!("two components are named '{name}'")));
-        }
-        Ok(())
-    }
-
     /// Add an admittance. Fails if the name is taken.
     pub fn add_admittance(&mut self, name: &str, comp: Box<dyn Admittance>) -> Result<AdmittanceId> {
-        self.check_name(name)?;
-        let layout = comp.layout();
-        let ix = self.add_named(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) });
-        self.adm_order.push(ix);
-        Ok(AdmittanceId(ix))
+        let node = NewNode::admittance(name, comp)?;
+        self.add_new(node).map(AdmittanceId)
     }
 
     /// Add an impedance. Fails if the name is taken.
     pub fn add_impedance(&mut self, name: &str, comp: Box<dyn Impedance>) -> Result<ImpedanceId> {
-        self.check_name(name)?;
-        let layout = comp.layout();
-        if layout.ports.is_empty() || layout.ports.len() > MAX_IMPEDANCE_PORTS {
-            return Err(Error::Network(format!(
-                "impedance '{name}' has {} ports; an impedance has 1 to {MAX_IMPEDANCE_PORTS}",
-                layout.ports.len()
-            )));
+        let node = NewNode::impedance(name, comp)?;
+        self.add_new(node).map(ImpedanceId)
+    }
+
+    /// Add a component made into a node by [`NewNode`] (on any thread). Fails if the name
+    /// is taken.
+    pub fn add_new(&mut self, node: NewNode) -> Result<NodeIndex> {
+        if self.lookup(node.0.name()).is_some() {
+            return Err(Error::Network(format!("two components are named '{}'", node.0.name())));
         }
-        let ix = self.add_named(Node::Impedance { name: name.to_string(), layout, comp: Arc::from(comp) });
-        self.imp_order.push(ix);
-        Ok(ImpedanceId(ix))
+        let adm = matches!(node.0, Node::Admittance { .. });
+        let ix = self.add_named(node.0);
+        if adm {
+            self.adm_order.push(ix);
+        } else {
+            self.imp_order.push(ix);
+        }
+        Ok(ix)
     }
 
     /// Look up a component by name.

@@ -14,7 +14,7 @@
 use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
 use crate::method::Method;
-use crate::network::Network;
+use crate::network::{Network, NewNode};
 use crate::output::RunPlan;
 use crate::port::Offset;
 use crate::schedule::Schedule;
@@ -781,6 +781,62 @@ fn malformed_connection(text: &str, plain: serde_json::Error) -> Error {
     }
 }
 
+/// Components built per parallel chunk while loading: large enough to keep the workers
+/// busy, small enough that the chunk's waiting nodes cost no peak memory.
+const LOAD_CHUNK: usize = 4096;
+/// Below this many components a load is serial (starting the workers costs more).
+const PARALLEL_LOAD_MIN: usize = 256;
+
+/// Parse component `name` from its raw JSON text `raw` and build it into a node (not yet
+/// in a network). Runs on any thread; every error names the JSON path.
+fn build_component(
+    name: &str,
+    raw: &str,
+    registry: &Registry,
+    base: &Path,
+    stop_time: f64,
+) -> Result<(NewNode, &'static str)> {
+    let path = format!("components.{name}");
+    check_name(name, &path)?;
+    let value: Value = serde_json::from_str(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
+    let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+    let type_name = map
+        .get("type")
+        .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
+        .as_str()
+        .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
+    let ty = registry.get(type_name).ok_or_else(|| {
+        let known: Vec<&str> = registry.types().map(|t| t.name).collect();
+        let msg = match crate::error::closest(type_name, known.iter().copied()) {
+            Some(c) => format!("unknown component type '{type_name}' (did you mean '{c}'?)"),
+            None => format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
+        };
+        Error::invalid(format!("{path}.type"), msg)
+    })?;
+    let stray = stray_key(ty, &path, map);
+    check_step_keys(map, &path, stop_time)?;
+    let mut p = Params::for_type(ty, path.as_str(), map, base);
+    let built = (ty.build)(&mut p);
+    // An undocumented key is the builder's fault: report it before the build's own error.
+    p.check_documented()?;
+    // A stray key first (`mas` before "missing mass"); an old key name (`force` where
+    // a table law now reads `levels`) has no near name, and then what the builder
+    // misses says what to write instead.
+    if let Some((at, hint)) = stray {
+        return Err(match built {
+            Err(missing) if hint.is_empty() => Error::invalid(at, format!("unknown parameter; {missing}")),
+            _ => Error::invalid(at, format!("unknown parameter{hint}")),
+        });
+    }
+    let built = built?;
+    p.finish()?;
+    let node = match built {
+        Built::Admittance(a) => NewNode::admittance(name, a),
+        Built::Impedance(i) => NewNode::impedance(name, i),
+    };
+    Ok((node.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name))
+}
+
 /// A system read from JSON, ready to compile.
 pub struct System {
     pub name: String,
@@ -858,46 +914,29 @@ impl System {
         if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
-        for (name, raw) in &spec.components.0 {
-            let path = format!("components.{name}");
-            check_name(name, &path)?;
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
-            let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
-            let type_name = map
-                .get("type")
-                .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
-                .as_str()
-                .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
-            let ty = registry.get(type_name).ok_or_else(|| {
-                let known: Vec<&str> = registry.types().map(|t| t.name).collect();
-                let msg = match crate::error::closest(type_name, known.iter().copied()) {
-                    Some(c) => format!("unknown component type '{type_name}' (did you mean '{c}'?)"),
-                    None => format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
-                };
-                Error::invalid(format!("{path}.type"), msg)
-            })?;
-            let stray = stray_key(ty, &path, map);
-            check_step_keys(map, &path, s.stop_time)?;
-            let mut p = Params::for_type(ty, path.clone(), map, base);
-            let built = (ty.build)(&mut p);
-            // An undocumented key is the builder's fault: report it before the build's own error.
-            p.check_documented()?;
-            // A stray key first (`mas` before "missing mass"); an old key name (`force` where
-            // a table law now reads `levels`) has no near name, and then what the builder
-            // misses says what to write instead.
-            if let Some((at, hint)) = stray {
-                return Err(match built {
-                    Err(missing) if hint.is_empty() => Error::invalid(at, format!("unknown parameter; {missing}")),
-                    _ => Error::invalid(at, format!("unknown parameter{hint}")),
-                });
+        // Each component is parsed and built on the worker threads, a chunk at a time (the
+        // nodes of one chunk wait in `made`), and added in file order: names, node indices,
+        // results and the first error (in file order) are those of a serial load. One
+        // thread, or "threads": 1 outside any pool, builds serially.
+        let serial = rayon::current_num_threads() == 1
+            || (rayon::current_thread_index().is_none() && s.threads == Some(1))
+            || spec.components.0.len() < PARALLEL_LOAD_MIN;
+        let build = |(name, raw): &(Cow<str>, &RawValue)| build_component(name, raw.get(), registry, base, s.stop_time);
+        let mut made = Vec::new();
+        for chunk in spec.components.0.chunks(LOAD_CHUNK) {
+            if serial {
+                made.clear();
+                made.extend(chunk.iter().map(build));
+            } else {
+                use rayon::prelude::*;
+                chunk.par_iter().map(build).collect_into_vec(&mut made);
             }
-            let built = built?;
-            p.finish()?;
-            let added = match built {
-                Built::Admittance(a) => network.add_admittance(name, a).map(|id| id.0),
-                Built::Impedance(i) => network.add_impedance(name, i).map(|id| id.0),
-            };
-            kinds.push((added.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name));
+            for ((name, _), m) in chunk.iter().zip(made.drain(..)) {
+                let (node, ty) = m?;
+                let added =
+                    network.add_new(node).map_err(|e| Error::invalid(format!("components.{name}"), e.to_string()))?;
+                kinds.push((added, ty));
+            }
         }
         if let Some(raw) = spec.connections {
             // Every impedance port takes exactly one connection.
