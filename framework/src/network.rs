@@ -396,12 +396,14 @@ impl Network {
 
     /// The attachment of every impedance port, in port order (after [`validate`](Self::validate)).
     pub(crate) fn attachments(&self, imp: NodeIndex) -> Vec<(NodeIndex, Link)> {
+        // Validated: one edge per port, so sorting by port puts edge p at position p (one
+        // allocation per impedance).
         let n = self.layout(imp).map(|l| l.ports.len()).unwrap_or(0);
-        let mut out: Vec<Option<(NodeIndex, Link)>> = vec![None; n];
-        for e in self.graph.edges(imp) {
-            out[e.weight().imp_port] = Some((e.target(), e.weight().clone()));
-        }
-        out.into_iter().map(|o| o.expect("validated")).collect()
+        let mut out = Vec::with_capacity(n);
+        out.extend(self.graph.edges(imp).map(|e| (e.target(), e.weight().clone())));
+        out.sort_unstable_by_key(|(_, l)| l.imp_port);
+        debug_assert!(out.iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
+        out
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,

@@ -914,28 +914,44 @@ impl System {
         if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
-        // Each component is parsed and built on the worker threads, a chunk at a time (the
-        // nodes of one chunk wait in `made`), and added in file order: names, node indices,
+        // Each component is parsed and built on the worker threads, a chunk at a time, and
+        // added in file order while the workers build the next chunk: names, node indices,
         // results and the first error (in file order) are those of a serial load. One
         // thread, or "threads": 1 outside any pool, builds serially.
         let serial = rayon::current_num_threads() == 1
             || (rayon::current_thread_index().is_none() && s.threads == Some(1))
             || spec.components.0.len() < PARALLEL_LOAD_MIN;
         let build = |(name, raw): &(Cow<str>, &RawValue)| build_component(name, raw.get(), registry, base, s.stop_time);
-        let mut made = Vec::new();
-        for chunk in spec.components.0.chunks(LOAD_CHUNK) {
-            if serial {
-                made.clear();
-                made.extend(chunk.iter().map(build));
-            } else {
-                use rayon::prelude::*;
-                chunk.par_iter().map(build).collect_into_vec(&mut made);
-            }
+        let add = |network: &mut Network, kinds: &mut Vec<_>, chunk: &[(Cow<str>, &RawValue)], made: &mut Vec<_>| {
             for ((name, _), m) in chunk.iter().zip(made.drain(..)) {
                 let (node, ty) = m?;
                 let added =
                     network.add_new(node).map_err(|e| Error::invalid(format!("components.{name}"), e.to_string()))?;
                 kinds.push((added, ty));
+            }
+            Ok::<(), Error>(())
+        };
+        let chunks: Vec<_> = spec.components.0.chunks(LOAD_CHUNK).collect();
+        let (mut made, mut next) = (Vec::new(), Vec::new());
+        if serial {
+            for chunk in chunks {
+                made.extend(chunk.iter().map(build));
+                add(&mut network, &mut kinds, chunk, &mut made)?;
+            }
+        } else {
+            use rayon::prelude::*;
+            chunks[0].par_iter().map(build).collect_into_vec(&mut made);
+            for (k, chunk) in chunks.iter().enumerate() {
+                let (added, ()) = rayon::join(
+                    || add(&mut network, &mut kinds, chunk, &mut made),
+                    || {
+                        if let Some(c) = chunks.get(k + 1) {
+                            c.par_iter().map(build).collect_into_vec(&mut next);
+                        }
+                    },
+                );
+                added?;
+                std::mem::swap(&mut made, &mut next);
             }
         }
         if let Some(raw) = spec.connections {
