@@ -145,15 +145,6 @@ impl Network {
         self.names.find(h, |&ix| self.graph[ix].name() == name).copied()
     }
 
-    /// Add `node` to the graph and to the name table (its name is checked to be new).
-    fn add_named(&mut self, node: Node) -> NodeIndex {
-        let h = self.hasher.hash_one(node.name());
-        let ix = self.graph.add_node(node);
-        let (graph, hasher) = (&self.graph, &self.hasher);
-        self.names.insert_unique(h, ix, |&i| hasher.hash_one(graph[i].name()));
-        ix
-    }
-
     /// Make room for one link per impedance port (each takes exactly one).
     pub fn reserve_links(&mut self) {
         let ports: usize = self.imp_order.iter().filter_map(|&ix| self.layout(ix)).map(|l| l.ports.len()).sum();
@@ -180,11 +171,19 @@ impl Network {
     /// Add a component made into a node by [`NewNode`] (on any thread). Fails if the name
     /// is taken.
     pub fn add_new(&mut self, node: NewNode) -> Result<NodeIndex> {
-        if self.lookup(node.0.name()).is_some() {
-            return Err(Error::Network(format!("two components are named '{}'", node.0.name())));
-        }
+        // One hash and one probe of the name table: its free slot takes the new node.
+        let name = node.0.name();
+        let h = self.hasher.hash_one(name);
+        let (graph, hasher) = (&self.graph, &self.hasher);
+        let slot = match self.names.entry(h, |&i| graph[i].name() == name, |&i| hasher.hash_one(graph[i].name())) {
+            hashbrown::hash_table::Entry::Occupied(_) => {
+                return Err(Error::Network(format!("two components are named '{name}'")))
+            }
+            hashbrown::hash_table::Entry::Vacant(v) => v,
+        };
         let adm = matches!(node.0, Node::Admittance { .. });
-        let ix = self.add_named(node.0);
+        let ix = self.graph.add_node(node.0);
+        slot.insert(ix);
         if adm {
             self.adm_order.push(ix);
         } else {
