@@ -57,3 +57,24 @@ fn the_first_bad_component_in_file_order_is_reported_for_any_thread_count() {
     assert!(one.contains("components.c5"), "{one}");
     assert_eq!(load_on(&sys, 2).unwrap_err(), one);
 }
+
+#[test]
+fn the_first_bad_connection_in_file_order_is_reported_for_any_thread_count() {
+    let mut sys = generate_chain::chain(2000, false);
+    let conns = sys["connections"].as_array_mut().unwrap();
+    assert!(conns.len() > 5000, "more than one chunk of connections");
+    conns[100]["to"] = json!("ghost");
+    conns[5000]["to"] = json!("m1.nowhere");
+    let one = load_on(&sys, 1).unwrap_err();
+    assert!(one.contains("connections[100]") && one.contains("ghost"), "{one}");
+    assert_eq!(load_on(&sys, 2).unwrap_err(), one);
+    // A malformed element later in the file does not hide the earlier wrong connection.
+    sys["connections"][5000] = json!(5);
+    assert_eq!(load_on(&sys, 1).unwrap_err(), one);
+    assert_eq!(load_on(&sys, 2).unwrap_err(), one);
+    // Alone, the malformed element is reported with its path.
+    sys["connections"][100]["to"] = json!("m0");
+    let bad = load_on(&sys, 2).unwrap_err();
+    assert!(bad.contains("connections[5000]"), "{bad}");
+    assert_eq!(load_on(&sys, 1).unwrap_err(), bad);
+}

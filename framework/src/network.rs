@@ -305,8 +305,19 @@ impl Network {
     /// `component` (when it has exactly one port) or `ground`; one side must be an
     /// impedance port, the other an admittance port or ground.
     pub fn connect_names(&mut self, from: &str, to: &str, at: Option<Offset>) -> Result<()> {
-        let a = self.resolve_end(from)?;
-        let b = self.resolve_end(to)?;
+        let ends = self.resolve_ends(from, to)?;
+        self.connect_ends(from, to, ends, at)
+    }
+
+    /// The two ends of a connection, looked up by name (read only: the loader resolves
+    /// many connections on the worker threads, then connects them in file order).
+    pub(crate) fn resolve_ends<'s>(&self, from: &'s str, to: &'s str) -> Result<Ends<'s>> {
+        Ok(Ends(self.resolve_end(from)?, self.resolve_end(to)?))
+    }
+
+    /// Connect two ends resolved by [`resolve_ends`](Self::resolve_ends).
+    pub(crate) fn connect_ends(&mut self, from: &str, to: &str, ends: Ends, at: Option<Offset>) -> Result<()> {
+        let Ends(a, b) = ends;
         use End::*;
         let (imp, iport, other) = match (a, b) {
             (Imp(i, p), o) => (i, p, o),
@@ -456,6 +467,9 @@ pub enum Component {
     Admittance(AdmittanceId),
     Impedance(ImpedanceId),
 }
+
+/// Both ends of a connection, resolved.
+pub(crate) struct Ends<'s>(End<'s>, End<'s>);
 
 /// One end of a connection: a port of an admittance (with the offset of the link), a
 /// port of an impedance, or ground (with its anchor).

@@ -14,7 +14,7 @@
 use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
 use crate::method::Method;
-use crate::network::{Network, NewNode};
+use crate::network::{Ends, Network, NewNode};
 use crate::output::RunPlan;
 use crate::port::Offset;
 use crate::schedule::Schedule;
@@ -89,12 +89,14 @@ struct CheckedConnections<'a> {
     connections: Vec<ConnectionSpec<'a>>,
 }
 
-/// Reads the connections array element by element and connects each as it is read, so
-/// no list of 10⁵ connections is held. A network error is kept in `failed` (the reader
+/// Reads the connections array element by element and connects them a chunk at a time,
+/// so no list of 10⁵ connections is held. A network error is kept in `failed` (the reader
 /// then stops with a placeholder error).
 struct Connect<'n> {
     network: &'n mut Network,
     failed: &'n mut Option<Error>,
+    /// Look the ends up on the worker threads.
+    parallel: bool,
 }
 
 impl<'de, 'n> serde::de::DeserializeSeed<'de> for Connect<'n> {
@@ -110,20 +112,63 @@ impl<'de, 'n> serde::de::Visitor<'de> for Connect<'n> {
         f.write_str("a sequence")
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        let mut i = 0;
-        while let Some(c) = seq.next_element::<ConnectionSpec<'de>>()? {
-            if let Err(e) = connect(self.network, i, &c) {
-                *self.failed = Some(e);
-                return Err(serde::de::Error::custom("connection failed"));
+        // A chunk of connections is read, its ends looked up on the worker threads (the
+        // lookups are cache misses), and connected in file order: the first error, in file
+        // order, is reported, whether the connection is wrong or the text after it.
+        let mut chunk: Vec<ConnectionSpec<'de>> = Vec::with_capacity(LOAD_CHUNK);
+        let mut done = 0;
+        loop {
+            let next = match seq.next_element::<ConnectionSpec<'de>>() {
+                Ok(Some(c)) => {
+                    chunk.push(c);
+                    Ok(false)
+                }
+                Ok(None) => Ok(true),
+                Err(e) => Err(e),
+            };
+            let stop = !matches!(next, Ok(false));
+            if stop || chunk.len() == LOAD_CHUNK {
+                if let Err(e) = connect_chunk(self.network, done, &chunk, self.parallel) {
+                    *self.failed = Some(e);
+                    return Err(serde::de::Error::custom("connection failed"));
+                }
+                done += chunk.len();
+                chunk.clear();
             }
-            i += 1;
+            if stop {
+                return next.map(|_| ());
+            }
         }
-        Ok(())
     }
 }
 
-/// Make connection `i`.
-fn connect(network: &mut Network, i: usize, c: &ConnectionSpec) -> Result<()> {
+/// Connect `chunk`, connections `first..` of the file: ends resolved on the worker threads
+/// when `parallel`, connected in order.
+fn connect_chunk<'c>(
+    network: &mut Network,
+    first: usize,
+    chunk: &'c [ConnectionSpec<'c>],
+    parallel: bool,
+) -> Result<()> {
+    let net = &*network;
+    let resolve = |c: &'c ConnectionSpec<'c>| -> Result<Ends<'c>> { net.resolve_ends(&c.from, &c.to) };
+    let ends: Vec<Result<Ends>> = if parallel {
+        use rayon::prelude::*;
+        chunk.par_iter().map(resolve).collect()
+    } else {
+        chunk.iter().map(resolve).collect()
+    };
+    for (k, (c, e)) in chunk.iter().zip(ends).enumerate() {
+        let i = first + k;
+        let at = offset(i, c)?;
+        let made = e.and_then(|e| network.connect_ends(&c.from, &c.to, e, at));
+        made.map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The offset of connection `i`, checked.
+fn offset(i: usize, c: &ConnectionSpec) -> Result<Option<Offset>> {
     let vec = |a: [f64; 3], key: &str| {
         if a.iter().all(|x| x.is_finite()) {
             Ok(Vector3::new(a[0], a[1], a[2]))
@@ -139,7 +184,7 @@ fn connect(network: &mut Network, i: usize, c: &ConnectionSpec) -> Result<()> {
         (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
         (None, None) => None,
     };
-    network.connect_names(&c.from, &c.to, at).map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))
+    Ok(at)
 }
 
 /// The `"components"` object: (name, raw value) in file order. A name given twice is kept
@@ -959,7 +1004,7 @@ impl System {
             network.reserve_links();
             let mut failed = None;
             let de = &mut serde_json::Deserializer::from_str(raw.get());
-            let seed = Connect { network: &mut network, failed: &mut failed };
+            let seed = Connect { network: &mut network, failed: &mut failed, parallel: !serial };
             if let Err(e) = serde::de::DeserializeSeed::deserialize(seed, de) {
                 return Err(match failed {
                     Some(e) => e,
