@@ -238,6 +238,11 @@ fn run(
         return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict);
     }
     interrupt::install();
+    // The loader builds components on rayon's global pool: with --threads, that many.
+    if let Some(n) = threads {
+        let n = stiction_framework::system::check_threads(n, "--threads")?;
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
     let system = if fmu_run::is_fmu(path) {
         fmu_run::system(path, fmu).map_err(Failure::Input)?
     } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {
@@ -322,7 +327,10 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     }
     let system = load(path)?;
     let file = path.display().to_string();
-    let comps = system.components.clone();
+    let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (_, t) in system.components() {
+        *by_type.entry(t).or_default() += 1;
+    }
     let (name, method, step, stop, interval) =
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
     let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
@@ -331,10 +339,6 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     println!("{file}: system '{name}'");
     println!("  solver: {method:?}, step {step} s, stop time {stop} s ({} steps)", (stop / step).round());
     println!("  {na} admittance(s), {ni} impedance(s), {} state(s)", sched.state_len());
-    let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
-    for (_, t) in &comps {
-        *by_type.entry(t.as_str()).or_default() += 1;
-    }
     let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
     println!("  types: {}", types.join(", "));
     println!(

@@ -155,3 +155,36 @@ fn simulation_failure_exits_1_and_keeps_rows() {
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("warning: s: spring K = 1000000"), "{report}");
 }
+
+/// The loader reads the components and connections from the file's text (no value tree of
+/// the whole file): a malformed connection still names its JSON path and place in the file,
+/// and a component name given twice is an error (it used to be merged silently).
+#[test]
+fn connections_and_names_read_from_the_text_keep_their_paths() {
+    use stiction::framework::system::System;
+    let load = |text: &str| {
+        let at = std::path::Path::new(".");
+        match System::from_str(text, std::path::Path::new("system.json"), at, &stiction::registry()) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let text = sphere().to_string();
+    assert_eq!(load(&text), "");
+    let mut v = sphere();
+    v["connections"][0]["at"] = json!([1, 2]);
+    let e = load(&v.to_string());
+    assert!(e.contains("connections[0].at") && e.contains("invalid length 2") && e.contains(" column "), "{e}");
+    let mut v = sphere();
+    v["connections"][0]["along"] = json!(1);
+    let e = load(&v.to_string());
+    assert!(e.contains("connections[0].along") && e.contains("unknown field `along`"), "{e}");
+    let mut v = sphere();
+    v["connections"] = Value::Null;
+    let e = load(&v.to_string());
+    assert!(e.contains("connections") && e.contains("invalid type: null, expected a sequence"), "{e}");
+    let twice = text.replacen("\"components\":{", "\"components\":{\"floor\":{\"type\":\"point_mass\",\"mass\":1},", 1);
+    assert_ne!(twice, text);
+    let e = load(&twice);
+    assert!(e.contains("components.floor") && e.contains("two components are named 'floor'"), "{e}");
+}

@@ -16,7 +16,8 @@ use nalgebra::Vector3;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Graph;
-use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
 
 /// Handle of an admittance in a [`Network`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,10 +27,13 @@ pub struct AdmittanceId(pub(crate) NodeIndex);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ImpedanceId(pub(crate) NodeIndex);
 
-/// A node of the network.
+/// A node of the network. Components are shared (`Arc`) from the start, as the schedule
+/// holds them: made at load time, right after each component is built, the copy out of
+/// its `Box` leaves a hole the next component fills, where copying 10⁵ of them at compile
+/// time would leave 10⁵ holes.
 pub enum Node {
-    Admittance { name: String, layout: Layout, comp: Box<dyn Admittance> },
-    Impedance { name: String, layout: Layout, comp: Box<dyn Impedance> },
+    Admittance { name: String, layout: Layout, comp: Arc<dyn Admittance> },
+    Impedance { name: String, layout: Layout, comp: Arc<dyn Impedance> },
     Ground,
 }
 
@@ -61,11 +65,48 @@ pub enum Target<'a> {
     Port { adm: AdmittanceId, port: &'a str, offset: Option<Offset> },
 }
 
+/// A component made into a node, with its name checked and its layout read, but not yet in
+/// a network: the loader makes these on worker threads and adds them in file order
+/// ([`Network::add_new`]), so the network is the same for any thread count.
+pub struct NewNode(Node);
+
+impl NewNode {
+    fn check_name(name: &str) -> Result<()> {
+        if name.is_empty() || name.contains('.') || name == "ground" {
+            return Err(Error::Network(format!(
+                "component name '{name}' is not allowed (empty, contains '.', or is 'ground')"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn admittance(name: &str, comp: Box<dyn Admittance>) -> Result<NewNode> {
+        Self::check_name(name)?;
+        let layout = comp.layout();
+        Ok(NewNode(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+    }
+
+    pub fn impedance(name: &str, comp: Box<dyn Impedance>) -> Result<NewNode> {
+        Self::check_name(name)?;
+        let layout = comp.layout();
+        if layout.ports.is_empty() || layout.ports.len() > MAX_IMPEDANCE_PORTS {
+            return Err(Error::Network(format!(
+                "impedance '{name}' has {} ports; an impedance has 1 to {MAX_IMPEDANCE_PORTS}",
+                layout.ports.len()
+            )));
+        }
+        Ok(NewNode(Node::Impedance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+    }
+}
+
 /// A network of components under construction.
 pub struct Network {
     pub(crate) graph: Graph<Node, Link>,
     pub(crate) ground: NodeIndex,
-    names: HashMap<String, NodeIndex>,
+    /// The components by name: a table of node indices hashed by the node's own name (no
+    /// second copy of the names; foldhash, seeded per process, instead of SipHash).
+    names: hashbrown::HashTable<NodeIndex>,
+    hasher: foldhash::fast::RandomState,
     /// Admittances and impedances in insertion order (the schedule keeps this order).
     pub(crate) adm_order: Vec<NodeIndex>,
     pub(crate) imp_order: Vec<NodeIndex>,
@@ -80,52 +121,80 @@ impl Default for Network {
 impl Network {
     /// An empty network (with its ground node).
     pub fn new() -> Self {
-        let mut graph = Graph::new();
-        let ground = graph.add_node(Node::Ground);
-        Network { graph, ground, names: HashMap::new(), adm_order: Vec::new(), imp_order: Vec::new() }
+        Self::with_capacity(0, 0)
     }
 
-    fn check_name(&self, name: &str) -> Result<()> {
-        if name.is_empty() || name.contains('.') || name == "ground" {
-            return Err(Error::Network(format!(
-                "component name '{name}' is not allowed (empty, contains '.', or is 'ground')"
-            )));
+    /// An empty network with room for `components` components and `links` port
+    /// connections (a graph grown by doubling can hold twice the memory it needs).
+    pub fn with_capacity(components: usize, links: usize) -> Self {
+        let mut graph = Graph::with_capacity(components + 1, links);
+        let ground = graph.add_node(Node::Ground);
+        Network {
+            graph,
+            ground,
+            names: hashbrown::HashTable::with_capacity(components),
+            hasher: Default::default(),
+            adm_order: Vec::with_capacity(components),
+            imp_order: Vec::with_capacity(components),
         }
-        if self.names.contains_key(name) {
-            return Err(Error::Network(format!("two components are named '{name}'")));
-        }
-        Ok(())
+    }
+
+    /// The node called `name`.
+    fn lookup(&self, name: &str) -> Option<NodeIndex> {
+        let h = self.hasher.hash_one(name);
+        self.names.find(h, |&ix| self.graph[ix].name() == name).copied()
+    }
+
+    /// Make room for one link per impedance port (each takes exactly one).
+    pub fn reserve_links(&mut self) {
+        let ports: usize = self.imp_order.iter().filter_map(|&ix| self.layout(ix)).map(|l| l.ports.len()).sum();
+        self.graph.reserve_exact_edges(ports.saturating_sub(self.graph.edge_count()));
+    }
+
+    /// The component names, for suggestions.
+    fn all_names(&self) -> impl Iterator<Item = &str> {
+        self.adm_order.iter().chain(&self.imp_order).map(|&ix| self.name(ix))
     }
 
     /// Add an admittance. Fails if the name is taken.
     pub fn add_admittance(&mut self, name: &str, comp: Box<dyn Admittance>) -> Result<AdmittanceId> {
-        self.check_name(name)?;
-        let layout = comp.layout();
-        let ix = self.graph.add_node(Node::Admittance { name: name.to_string(), layout, comp });
-        self.names.insert(name.to_string(), ix);
-        self.adm_order.push(ix);
-        Ok(AdmittanceId(ix))
+        let node = NewNode::admittance(name, comp)?;
+        self.add_new(node).map(AdmittanceId)
     }
 
     /// Add an impedance. Fails if the name is taken.
     pub fn add_impedance(&mut self, name: &str, comp: Box<dyn Impedance>) -> Result<ImpedanceId> {
-        self.check_name(name)?;
-        let layout = comp.layout();
-        if layout.ports.is_empty() || layout.ports.len() > MAX_IMPEDANCE_PORTS {
-            return Err(Error::Network(format!(
-                "impedance '{name}' has {} ports; an impedance has 1 to {MAX_IMPEDANCE_PORTS}",
-                layout.ports.len()
-            )));
+        let node = NewNode::impedance(name, comp)?;
+        self.add_new(node).map(ImpedanceId)
+    }
+
+    /// Add a component made into a node by [`NewNode`] (on any thread). Fails if the name
+    /// is taken.
+    pub fn add_new(&mut self, node: NewNode) -> Result<NodeIndex> {
+        // One hash and one probe of the name table: its free slot takes the new node.
+        let name = node.0.name();
+        let h = self.hasher.hash_one(name);
+        let (graph, hasher) = (&self.graph, &self.hasher);
+        let slot = match self.names.entry(h, |&i| graph[i].name() == name, |&i| hasher.hash_one(graph[i].name())) {
+            hashbrown::hash_table::Entry::Occupied(_) => {
+                return Err(Error::Network(format!("two components are named '{name}'")))
+            }
+            hashbrown::hash_table::Entry::Vacant(v) => v,
+        };
+        let adm = matches!(node.0, Node::Admittance { .. });
+        let ix = self.graph.add_node(node.0);
+        slot.insert(ix);
+        if adm {
+            self.adm_order.push(ix);
+        } else {
+            self.imp_order.push(ix);
         }
-        let ix = self.graph.add_node(Node::Impedance { name: name.to_string(), layout, comp });
-        self.names.insert(name.to_string(), ix);
-        self.imp_order.push(ix);
-        Ok(ImpedanceId(ix))
+        Ok(ix)
     }
 
     /// Look up a component by name.
     pub fn find(&self, name: &str) -> Option<Component> {
-        let ix = *self.names.get(name)?;
+        let ix = self.lookup(name)?;
         match &self.graph[ix] {
             Node::Admittance { .. } => Some(Component::Admittance(AdmittanceId(ix))),
             Node::Impedance { .. } => Some(Component::Impedance(ImpedanceId(ix))),
@@ -140,7 +209,7 @@ impl Network {
         }
     }
 
-    fn name(&self, ix: NodeIndex) -> &str {
+    pub(crate) fn name(&self, ix: NodeIndex) -> &str {
         self.graph[ix].name()
     }
 
@@ -151,60 +220,83 @@ impl Network {
     /// Attach port `imp_port` of impedance `imp` to `target`. Checks domains and that
     /// the port is not connected yet; the error names both ends.
     pub fn try_connect(&mut self, imp: ImpedanceId, imp_port: &str, target: Target<'_>) -> Result<()> {
-        let imp_name = self.name(imp.0).to_string();
-        let layout = self.layout(imp.0).ok_or_else(|| Error::Network("not an impedance".into()))?;
-        let ip = layout.port_index(imp_port).ok_or_else(|| {
-            let hint = crate::error::suggestion(imp_port, layout.ports.iter().map(|p| p.name.as_str()));
-            Error::Network(format!(
-                "impedance '{imp_name}' has no port '{imp_port}'{hint} (ports: {})",
-                port_list(layout)
-            ))
-        })?;
-        let idomain = layout.ports[ip].domain;
-        if let Some(e) = self.existing_link(imp.0, ip) {
+        let target = match target {
+            Target::Ground { at } => End::Ground(at),
+            Target::Port { adm, port, offset } => End::Adm(adm.0, PortSel::Named(port), offset),
+        };
+        self.attach(imp.0, PortSel::Named(imp_port), target)
+    }
+
+    /// The index of the port `sel` of node `ix` (`Only`: its single port); the error
+    /// names the component's ports.
+    fn port_of(&self, ix: NodeIndex, sel: PortSel<'_>, kind: &str) -> Result<usize> {
+        let layout = self.layout(ix).ok_or_else(|| Error::Network(format!("not an {kind}")))?;
+        match sel {
+            PortSel::Only => Ok(0),
+            PortSel::Named(port) => layout.port_index(port).ok_or_else(|| {
+                let hint = crate::error::suggestion(port, layout.ports.iter().map(|p| &*p.name));
+                Error::Network(format!(
+                    "{kind} '{}' has no port '{port}'{hint} (ports: {})",
+                    self.name(ix),
+                    port_list(layout)
+                ))
+            }),
+        }
+    }
+
+    fn port_name(&self, ix: NodeIndex, p: usize) -> &str {
+        self.layout(ix).map(|l| &*l.ports[p].name).unwrap_or("")
+    }
+
+    /// [`try_connect`](Self::try_connect) by node and port selection.
+    fn attach(&mut self, imp: NodeIndex, iport: PortSel<'_>, target: End<'_>) -> Result<()> {
+        let ip = self.port_of(imp, iport, "impedance")?;
+        let idomain = self.layout(imp).expect("checked by port_of").ports[ip].domain;
+        if let Some(e) = self.existing_link(imp, ip) {
             let (_, other) = self.graph.edge_endpoints(e).expect("edge exists");
             return Err(Error::Network(format!(
-                "port '{imp_name}.{imp_port}' is connected twice (already to '{}')",
+                "port '{}.{}' is connected twice (already to '{}')",
+                self.name(imp),
+                self.port_name(imp, ip),
                 self.name(other)
             )));
         }
         match target {
-            Target::Ground { at } => {
+            End::Ground(at) => {
                 let g = self.ground;
-                self.graph.add_edge(imp.0, g, Link { imp_port: ip, adm_port: 0, offset: at.map(Offset::World) });
+                self.graph.add_edge(imp, g, Link { imp_port: ip, adm_port: 0, offset: at.map(Offset::World) });
             }
-            Target::Port { adm, port, offset } => {
-                let adm_name = self.name(adm.0).to_string();
-                let alayout = match &self.graph[adm.0] {
-                    Node::Admittance { layout, .. } => layout,
-                    _ => {
-                        return Err(Error::Network(format!(
-                            "'{imp_name}.{imp_port}' can only connect to an admittance or to ground, \
-                             and '{adm_name}' is an impedance (impedances never connect to impedances)"
-                        )))
-                    }
-                };
-                let ap = alayout.port_index(port).ok_or_else(|| {
-                    let hint = crate::error::suggestion(port, alayout.ports.iter().map(|p| p.name.as_str()));
-                    Error::Network(format!(
-                        "admittance '{adm_name}' has no port '{port}'{hint} (ports: {})",
-                        port_list(alayout)
-                    ))
-                })?;
-                let adomain = alayout.ports[ap].domain;
+            End::Adm(adm, port, offset) => {
+                let ends = |this: &Self| format!("'{}.{}'", this.name(imp), this.port_name(imp, ip));
+                if !matches!(self.graph[adm], Node::Admittance { .. }) {
+                    return Err(Error::Network(format!(
+                        "{} can only connect to an admittance or to ground, \
+                         and '{}' is an impedance (impedances never connect to impedances)",
+                        ends(self),
+                        self.name(adm)
+                    )));
+                }
+                let ap = self.port_of(adm, port, "admittance")?;
+                let adomain = self.layout(adm).expect("an admittance").ports[ap].domain;
+                let aport = || format!("'{}.{}'", self.name(adm), self.port_name(adm, ap));
                 if !idomain.attaches_to(adomain) {
                     return Err(Error::Network(format!(
-                        "'{imp_name}.{imp_port}' is a {idomain} port and cannot attach to the {adomain} port '{adm_name}.{port}'"
+                        "{} is a {idomain} port and cannot attach to the {adomain} port {}",
+                        ends(self),
+                        aport()
                     )));
                 }
                 if offset.is_some() && adomain != Domain::Frame {
                     return Err(Error::Network(format!(
-                        "'{imp_name}.{imp_port}' -> '{adm_name}.{port}': an offset ('at') needs a frame port, \
-                         and '{adm_name}.{port}' is a {adomain} port"
+                        "{} -> {}: an offset ('at') needs a frame port, and {} is a {adomain} port",
+                        ends(self),
+                        aport(),
+                        aport()
                     )));
                 }
-                self.graph.add_edge(imp.0, adm.0, Link { imp_port: ip, adm_port: ap, offset });
+                self.graph.add_edge(imp, adm, Link { imp_port: ip, adm_port: ap, offset });
             }
+            End::Imp(..) => unreachable!("attach takes an admittance or ground"),
         }
         Ok(())
     }
@@ -213,8 +305,19 @@ impl Network {
     /// `component` (when it has exactly one port) or `ground`; one side must be an
     /// impedance port, the other an admittance port or ground.
     pub fn connect_names(&mut self, from: &str, to: &str, at: Option<Offset>) -> Result<()> {
-        let a = self.resolve_end(from)?;
-        let b = self.resolve_end(to)?;
+        let ends = self.resolve_ends(from, to)?;
+        self.connect_ends(from, to, ends, at)
+    }
+
+    /// The two ends of a connection, looked up by name (read only: the loader resolves
+    /// many connections on the worker threads, then connects them in file order).
+    pub(crate) fn resolve_ends<'s>(&self, from: &'s str, to: &'s str) -> Result<Ends<'s>> {
+        Ok(Ends(self.resolve_end(from)?, self.resolve_end(to)?))
+    }
+
+    /// Connect two ends resolved by [`resolve_ends`](Self::resolve_ends).
+    pub(crate) fn connect_ends(&mut self, from: &str, to: &str, ends: Ends, at: Option<Offset>) -> Result<()> {
+        let Ends(a, b) = ends;
         use End::*;
         let (imp, iport, other) = match (a, b) {
             (Imp(i, p), o) => (i, p, o),
@@ -225,43 +328,43 @@ impl Network {
                      (a spring, a joint or a contact)",
                 )))
             }
-            (Ground, Ground) | (Adm(..), Ground) | (Ground, Adm(..)) => {
+            (Ground(_), Ground(_)) | (Adm(..), Ground(_)) | (Ground(_), Adm(..)) => {
                 return Err(Error::Network(format!(
                     "connection '{from}' -> '{to}' has no impedance port on either side"
                 )))
             }
         };
-        let target = match &other {
-            Ground => Target::Ground { at: at.map(|o| o.vector()) },
-            Adm(id, port) => Target::Port { adm: *id, port: port.as_str(), offset: at },
+        let target = match other {
+            Ground(_) => Ground(at.map(|o| o.vector())),
+            Adm(id, port, _) => Adm(id, port, at),
             Imp(j, _) => {
                 return Err(Error::Network(format!(
                     "'{from}' and '{to}' are both impedances ('{}' and '{}'); an impedance connects \
                      only to an admittance or to ground",
-                    self.name(imp.0),
-                    self.name(j.0)
+                    self.name(imp),
+                    self.name(j)
                 )))
             }
         };
-        self.try_connect(imp, &iport, target)
+        self.attach(imp, iport, target)
     }
 
-    fn resolve_end(&self, s: &str) -> Result<End> {
+    fn resolve_end<'s>(&self, s: &'s str) -> Result<End<'s>> {
         if s == "ground" {
-            return Ok(End::Ground);
+            return Ok(End::Ground(None));
         }
         let (comp, port) = match s.split_once('.') {
             Some((c, p)) => (c, Some(p)),
             None => (s, None),
         };
-        let ix = *self.names.get(comp).ok_or_else(|| {
-            let hint = crate::error::suggestion(comp, self.names.keys().map(|k| k.as_str()));
+        let ix = self.lookup(comp).ok_or_else(|| {
+            let hint = crate::error::suggestion(comp, self.all_names());
             Error::Network(format!("'{s}': there is no component named '{comp}'{hint}"))
         })?;
         let layout = self.layout(ix).expect("named nodes are components");
         let port = match port {
-            Some(p) => p.to_string(),
-            None if layout.ports.len() == 1 => layout.ports[0].name.clone(),
+            Some(p) => PortSel::Named(p),
+            None if layout.ports.len() == 1 => PortSel::Only,
             None => {
                 return Err(Error::Network(format!(
                     "'{s}' has several ports ({}); name one as '{comp}.PORT'",
@@ -270,9 +373,9 @@ impl Network {
             }
         };
         Ok(match &self.graph[ix] {
-            Node::Admittance { .. } => End::Adm(AdmittanceId(ix), port),
-            Node::Impedance { .. } => End::Imp(ImpedanceId(ix), port),
-            Node::Ground => End::Ground,
+            Node::Admittance { .. } => End::Adm(ix, port, None),
+            Node::Impedance { .. } => End::Imp(ix, port),
+            Node::Ground => End::Ground(None),
         })
     }
 
@@ -303,12 +406,14 @@ impl Network {
 
     /// The attachment of every impedance port, in port order (after [`validate`](Self::validate)).
     pub(crate) fn attachments(&self, imp: NodeIndex) -> Vec<(NodeIndex, Link)> {
+        // Validated: one edge per port, so sorting by port puts edge p at position p (one
+        // allocation per impedance).
         let n = self.layout(imp).map(|l| l.ports.len()).unwrap_or(0);
-        let mut out: Vec<Option<(NodeIndex, Link)>> = vec![None; n];
-        for e in self.graph.edges(imp) {
-            out[e.weight().imp_port] = Some((e.target(), e.weight().clone()));
-        }
-        out.into_iter().map(|o| o.expect("validated")).collect()
+        let mut out = Vec::with_capacity(n);
+        out.extend(self.graph.edges(imp).map(|e| (e.target(), e.weight().clone())));
+        out.sort_unstable_by_key(|(_, l)| l.imp_port);
+        debug_assert!(out.iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
+        out
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,
@@ -341,7 +446,7 @@ impl Network {
                 }
                 n => {
                     let l = self.layout(other).expect("admittance");
-                    (n.name().to_string(), l.ports[e.weight().adm_port].name.clone())
+                    (n.name().to_string(), l.ports[e.weight().adm_port].name.to_string())
                 }
             };
             let label = format!("{iport} / {oport}");
@@ -363,10 +468,22 @@ pub enum Component {
     Impedance(ImpedanceId),
 }
 
-enum End {
-    Adm(AdmittanceId, String),
-    Imp(ImpedanceId, String),
-    Ground,
+/// Both ends of a connection, resolved.
+pub(crate) struct Ends<'s>(End<'s>, End<'s>);
+
+/// One end of a connection: a port of an admittance (with the offset of the link), a
+/// port of an impedance, or ground (with its anchor).
+enum End<'s> {
+    Adm(NodeIndex, PortSel<'s>, Option<Offset>),
+    Imp(NodeIndex, PortSel<'s>),
+    Ground(Option<Vector3<f64>>),
+}
+
+/// A port as a connection names it: by name, or the component's only port.
+#[derive(Clone, Copy)]
+enum PortSel<'s> {
+    Named(&'s str),
+    Only,
 }
 
 fn port_list(l: &Layout) -> String {

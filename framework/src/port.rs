@@ -11,6 +11,7 @@
 //! | `Frame`  | `p`, `v`, `rot`, `w` (world frame)     | `f`, `m` (N, N·m) |
 
 use nalgebra::{UnitQuaternion, Vector3};
+use std::borrow::Cow;
 
 /// The physical domain of a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -214,15 +215,16 @@ impl std::ops::Neg for Force {
     }
 }
 
-/// Name and domain of one port of a component.
+/// Name and domain of one port of a component. Most names are literals (`"body"`), kept
+/// without an allocation per component; generated ones (`joint3`, FMU variables) are owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortInfo {
-    pub name: String,
+    pub name: Cow<'static, str>,
     pub domain: Domain,
 }
 
 impl PortInfo {
-    pub fn new(name: impl Into<String>, domain: Domain) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>, domain: Domain) -> Self {
         PortInfo { name: name.into(), domain }
     }
 }
@@ -232,12 +234,35 @@ impl PortInfo {
 pub struct Layout {
     /// Number of f64 states the component integrates.
     pub states: usize,
-    /// Ports in index order.
-    pub ports: Vec<PortInfo>,
+    /// Ports in index order: for the common lists (one `body` port, two ports `a` and
+    /// `b` of one domain) a shared static list ([`Layout::new`]).
+    pub ports: Cow<'static, [PortInfo]>,
 }
 
+/// A port with a literal name, as a constant.
+const fn port(name: &'static str, domain: Domain) -> PortInfo {
+    PortInfo { name: Cow::Borrowed(name), domain }
+}
+
+/// The port lists most components have, shared by every layout that has one of them
+/// (a system of 10⁵ components would otherwise hold 10⁵ copies).
+static COMMON_PORTS: [&[PortInfo]; 6] = [
+    &[port("body", Domain::Scalar)],
+    &[port("body", Domain::Point3)],
+    &[port("body", Domain::Frame)],
+    &[port("a", Domain::Scalar), port("b", Domain::Scalar)],
+    &[port("a", Domain::Point3), port("b", Domain::Point3)],
+    &[port("a", Domain::Frame), port("b", Domain::Frame)],
+];
+
 impl Layout {
+    /// A layout of `states` states and `ports`; a list equal to a common one is replaced
+    /// by the shared copy.
     pub fn new(states: usize, ports: Vec<PortInfo>) -> Self {
+        let ports = match COMMON_PORTS.iter().find(|c| **c == ports.as_slice()) {
+            Some(c) => Cow::Borrowed(*c),
+            None => Cow::Owned(ports),
+        };
         Layout { states, ports }
     }
 

@@ -121,17 +121,19 @@ impl Schedule {
 
     fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
-        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::new();
         let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
+        // Vectors sized up front: grown by doubling they would hold up to twice the memory.
+        let (na, ni) = (adm_order.len(), imp_order.len());
+        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::with_capacity(na);
         let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::new();
-        let mut adm_names = Vec::new();
-        let mut adm_layouts = Vec::new();
+        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
+        let mut adm_names = Vec::with_capacity(na);
+        let mut adm_layouts = Vec::with_capacity(na);
         for (i, ix) in adm_order.iter().enumerate() {
             adm_index.insert(*ix, i);
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
-                    adm.push(Arc::from(comp));
+                    adm.push(comp);
                     adm_names.push(name);
                     adm_layouts.push(layout);
                 }
@@ -139,13 +141,15 @@ impl Schedule {
             }
         }
         // Impedances in network order, then grouped into batches (see the module docs).
-        let mut net_imp = Vec::new();
+        let mut net_imp = Vec::with_capacity(ni);
         for ix in &imp_order {
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
                 _ => unreachable!("impedance order holds impedances"),
             }
         }
+        // Every node is taken: free the graph before the schedule's arrays are built.
+        drop(net);
         // Open blocks, one per kind (a batch, or None for the per-component group), with
         // their network positions; a block is closed when it holds IMPEDANCE_BLOCK members.
         type Block = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
@@ -173,16 +177,16 @@ impl Schedule {
             }
         }
         blocks.append(&mut open);
-        let mut imp = Vec::new();
-        let mut imp_names = Vec::new();
-        let mut imp_layouts = Vec::new();
-        let mut imp_network_index = Vec::new();
+        let mut imp = Vec::with_capacity(ni);
+        let mut imp_names = Vec::with_capacity(ni);
+        let mut imp_layouts = Vec::with_capacity(ni);
+        let mut imp_network_index = Vec::with_capacity(ni);
         let mut imp_groups = Vec::new();
         for (batch, members) in blocks {
             let start = imp.len();
             for k in members {
                 let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
-                imp.push(Arc::<dyn Impedance>::from(comp));
+                imp.push(comp);
                 imp_names.push(name);
                 imp_layouts.push(layout);
                 imp_network_index.push(k);
@@ -260,8 +264,9 @@ impl Schedule {
 
         let mut imp_y = vec![nx];
         let mut imp_slots = vec![0];
-        let mut attach = Vec::new();
-        let mut taps = Vec::new();
+        let slots: usize = imp_layouts.iter().map(|l| l.ports.len()).sum();
+        let mut attach = Vec::with_capacity(slots);
+        let mut taps = Vec::with_capacity(slots);
         let mut has_moments = false;
         for (i, l) in imp_layouts.iter().enumerate() {
             imp_y.push(imp_y.last().unwrap() + l.states);

@@ -14,19 +14,21 @@
 use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
 use crate::method::Method;
-use crate::network::Network;
+use crate::network::{Ends, Network, NewNode};
 use crate::output::RunPlan;
 use crate::port::Offset;
 use crate::schedule::Schedule;
 use crate::signal::TimeFunction;
 use crate::stepper::Simulator;
-use indexmap::IndexMap;
 use nalgebra::Vector3;
+use petgraph::graph::NodeIndex;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -36,10 +38,10 @@ pub use limits::{
     MAX_SYSTEM_BYTES, THREADS_PER_CORE,
 };
 
-/// The top level of a system file.
+/// The top level of a system file, borrowing from the file's text.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SystemSpec {
+pub struct SystemSpec<'a> {
     /// The JSON Schema an editor checks the file against (`stiction schema`); not read.
     #[serde(default, rename = "$schema")]
     pub schema: Option<String>,
@@ -50,11 +52,189 @@ pub struct SystemSpec {
     pub solver: SolverSpec,
     #[serde(default)]
     pub output: OutputSpec,
-    /// Kept as raw JSON text per component and parsed one at a time while building, so a
-    /// system of 10⁵ components never holds its whole value tree in memory.
-    pub components: IndexMap<String, Box<RawValue>>,
+    /// Each component's name and its raw JSON text, in file order, borrowed from the file
+    /// and parsed one at a time while building, so a system of 10⁵ components never holds
+    /// its whole value tree (nor a second copy of its text) in memory.
+    #[serde(borrow)]
+    pub components: Components<'a>,
+    /// The `"connections"` array as raw text: its elements are read one at a time and
+    /// connected as they are read ([`Connect`]), after the components are built.
+    #[serde(default, borrow, deserialize_with = "present")]
+    pub connections: Option<&'a RawValue>,
+}
+
+/// A raw value that is present, `null` included (which the connection reader rejects, as
+/// it rejects any non-array).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The whole file with its connections typed, read with path tracking only to name where a
+/// malformed connection is (the rest was checked by [`SystemSpec`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CheckedConnections<'a> {
+    #[serde(default, rename = "$schema")]
+    schema: IgnoredAny,
     #[serde(default)]
-    pub connections: Vec<ConnectionSpec>,
+    name: IgnoredAny,
+    #[serde(default)]
+    description: IgnoredAny,
+    solver: IgnoredAny,
+    #[serde(default)]
+    output: IgnoredAny,
+    components: IgnoredAny,
+    #[serde(default, borrow)]
+    connections: Vec<ConnectionSpec<'a>>,
+}
+
+/// Reads the connections array element by element and connects them a chunk at a time,
+/// so no list of 10⁵ connections is held. A network error is kept in `failed` (the reader
+/// then stops with a placeholder error).
+struct Connect<'n> {
+    network: &'n mut Network,
+    failed: &'n mut Option<Error>,
+    /// Look the ends up on the worker threads.
+    parallel: bool,
+}
+
+impl<'de, 'n> serde::de::DeserializeSeed<'de> for Connect<'n> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, 'n> serde::de::Visitor<'de> for Connect<'n> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        // A chunk of connections is read, its ends looked up on the worker threads (the
+        // lookups are cache misses), and connected in file order: the first error, in file
+        // order, is reported, whether the connection is wrong or the text after it.
+        let mut chunk: Vec<ConnectionSpec<'de>> = Vec::with_capacity(LOAD_CHUNK);
+        let mut done = 0;
+        loop {
+            let next = match seq.next_element::<ConnectionSpec<'de>>() {
+                Ok(Some(c)) => {
+                    chunk.push(c);
+                    Ok(false)
+                }
+                Ok(None) => Ok(true),
+                Err(e) => Err(e),
+            };
+            let stop = !matches!(next, Ok(false));
+            if stop || chunk.len() == LOAD_CHUNK {
+                if let Err(e) = connect_chunk(self.network, done, &chunk, self.parallel) {
+                    *self.failed = Some(e);
+                    return Err(serde::de::Error::custom("connection failed"));
+                }
+                done += chunk.len();
+                chunk.clear();
+            }
+            if stop {
+                return next.map(|_| ());
+            }
+        }
+    }
+}
+
+/// Connect `chunk`, connections `first..` of the file: ends resolved on the worker threads
+/// when `parallel`, connected in order.
+fn connect_chunk<'c>(
+    network: &mut Network,
+    first: usize,
+    chunk: &'c [ConnectionSpec<'c>],
+    parallel: bool,
+) -> Result<()> {
+    let net = &*network;
+    let resolve = |c: &'c ConnectionSpec<'c>| -> Result<Ends<'c>> { net.resolve_ends(&c.from, &c.to) };
+    let ends: Vec<Result<Ends>> = if parallel {
+        use rayon::prelude::*;
+        chunk.par_iter().map(resolve).collect()
+    } else {
+        chunk.iter().map(resolve).collect()
+    };
+    for (k, (c, e)) in chunk.iter().zip(ends).enumerate() {
+        let i = first + k;
+        let at = offset(i, c)?;
+        let made = e.and_then(|e| network.connect_ends(&c.from, &c.to, e, at));
+        made.map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The offset of connection `i`, checked.
+fn offset(i: usize, c: &ConnectionSpec) -> Result<Option<Offset>> {
+    let vec = |a: [f64; 3], key: &str| {
+        if a.iter().all(|x| x.is_finite()) {
+            Ok(Vector3::new(a[0], a[1], a[2]))
+        } else {
+            Err(Error::invalid(format!("connections[{i}].{key}"), "must be finite"))
+        }
+    };
+    let at = match (c.at, c.at_world) {
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid(format!("connections[{i}]"), "give either 'at' or 'at_world', not both"))
+        }
+        (Some(a), None) => Some(Offset::Body(vec(a, "at")?)),
+        (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
+        (None, None) => None,
+    };
+    Ok(at)
+}
+
+/// The `"components"` object: (name, raw value) in file order. A name given twice is kept
+/// twice (the network then reports it).
+#[derive(Debug, Default)]
+pub struct Components<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Components<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Components<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some(Name(name)) = m.next_key()? {
+                    out.push((name, m.next_value()?));
+                }
+                Ok(Components(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A string borrowed from the text when it has no escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Name<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(Visit(std::marker::PhantomData))
+    }
 }
 
 /// `"solver"`: method, step T (s), stop time (s), optional thread count.
@@ -101,9 +281,11 @@ impl Default for Signals {
 /// One connection: an impedance port to an admittance port or to `ground`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConnectionSpec {
-    pub from: String,
-    pub to: String,
+pub struct ConnectionSpec<'a> {
+    #[serde(borrow)]
+    pub from: Cow<'a, str>,
+    #[serde(borrow)]
+    pub to: Cow<'a, str>,
     /// Offset in the body frame of a frame port (or world position of a ground anchor).
     #[serde(default)]
     pub at: Option<[f64; 3]>,
@@ -199,10 +381,34 @@ impl Registry {
 /// The parameter table a checked reader and the readers of its nested objects share.
 struct Schema {
     ty: ComponentType,
-    /// Every key read, by its dotted name.
-    read: RefCell<BTreeSet<String>>,
+    /// Which rows of `ty.params` were read: bit i for row i (the first 128 rows).
+    read: Cell<u128>,
+    /// Dotted names read that have no bit: rows past the 128th and undocumented keys.
+    read_other: RefCell<Vec<String>>,
     /// The first key read that the table does not document: (dotted name, JSON path).
     undocumented: RefCell<Option<(String, String)>>,
+}
+
+impl Schema {
+    /// Record that the key `key` of the object at `prefix` was read; `path` gives its JSON
+    /// path, built only for an undocumented key.
+    fn record(&self, prefix: &str, key: &str, path: impl FnOnce() -> String) {
+        let row = self.ty.params.iter().position(|d| dotted_eq(d.name, prefix, key));
+        match row {
+            Some(i) if i < 128 => self.read.set(self.read.get() | 1 << i),
+            Some(_) => self.read_other.borrow_mut().push(format!("{prefix}{key}")),
+            None => {
+                let name = format!("{prefix}{key}");
+                self.undocumented.borrow_mut().get_or_insert_with(|| (name.clone(), path()));
+                self.read_other.borrow_mut().push(name);
+            }
+        }
+    }
+}
+
+/// Whether the dotted name `name` is `prefix` followed by `key`.
+fn dotted_eq(name: &str, prefix: &str, key: &str) -> bool {
+    name.len() == prefix.len() + key.len() && name.starts_with(prefix) && name[prefix.len()..] == *key
 }
 
 /// Reads the parameters of one JSON object, recording which keys were used so that
@@ -214,7 +420,10 @@ struct Schema {
 pub struct Params<'a> {
     path: String,
     map: &'a Map<String, Value>,
-    used: HashSet<String>,
+    /// Keys of `map` read so far, by position: bit i for the i-th key (the first 64).
+    used: u64,
+    /// Keys read past the 64th position.
+    used_more: Vec<&'a str>,
     base: &'a Path,
     schema: Option<Rc<Schema>>,
     /// Dotted name of this object within the component: "" at the top, "law.", "links[].".
@@ -225,7 +434,7 @@ impl<'a> Params<'a> {
     /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
     /// It reads any key (see [`for_type`](Params::for_type) for the checked reader).
     pub fn new(path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
-        Params { path: path.into(), map, used: HashSet::new(), base, schema: None, prefix: String::new() }
+        Params { path: path.into(), map, used: 0, used_more: Vec::new(), base, schema: None, prefix: String::new() }
     }
 
     /// The reader the loader gives `ty.build`: reading a key that `ty.params` does not
@@ -234,9 +443,13 @@ impl<'a> Params<'a> {
     /// key. The key `type` is taken as read.
     pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
         let mut p = Params::new(path, map, base);
-        p.used.insert("type".to_string());
-        p.schema =
-            Some(Rc::new(Schema { ty: *ty, read: RefCell::new(BTreeSet::new()), undocumented: RefCell::new(None) }));
+        p.mark("type");
+        p.schema = Some(Rc::new(Schema {
+            ty: *ty,
+            read: Cell::new(0),
+            read_other: RefCell::new(Vec::new()),
+            undocumented: RefCell::new(None),
+        }));
         p
     }
 
@@ -248,10 +461,41 @@ impl<'a> Params<'a> {
         p
     }
 
+    /// Mark `key` used and return its value. Small objects are searched in order (no
+    /// hashing, no allocation); the position gives the bit.
+    fn mark(&mut self, key: &str) -> Option<&'a Value> {
+        let map = self.map;
+        if map.len() <= 64 {
+            let (i, v) = map.iter().enumerate().find_map(|(i, (k, v))| (k == key).then_some((i, v)))?;
+            self.used |= 1 << i;
+            Some(v)
+        } else {
+            let (k, v) = map.get_key_value(key)?;
+            self.used_more.push(k);
+            Some(v)
+        }
+    }
+
+    /// Whether the key at position `i` of the map, `key`, was read.
+    fn was_used(&self, i: usize, key: &str) -> bool {
+        if self.map.len() <= 64 {
+            self.used & (1 << i) != 0
+        } else {
+            self.used_more.contains(&key)
+        }
+    }
+
     /// The dotted names of the keys read so far by this reader and its nested readers
     /// (empty for a reader made by [`new`](Params::new)).
     pub fn keys_read(&self) -> Vec<String> {
-        self.schema.as_ref().map(|s| s.read.borrow().iter().cloned().collect()).unwrap_or_default()
+        let Some(s) = &self.schema else { return Vec::new() };
+        let bits = s.read.get();
+        let rows = s.ty.params.iter().enumerate().filter(|(i, _)| *i < 128 && bits & (1 << i) != 0);
+        let mut out: Vec<String> = rows.map(|(_, d)| d.name.to_string()).collect();
+        out.extend(s.read_other.borrow().iter().cloned());
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// An internal error if the builder read a key its type does not document.
@@ -292,14 +536,9 @@ impl<'a> Params<'a> {
     /// The raw value of `key`, marking it used (and, for a checked reader, recording it).
     pub fn get(&mut self, key: &str) -> Option<&'a Value> {
         if let Some(s) = &self.schema {
-            let name = format!("{}{key}", self.prefix);
-            if !s.ty.documents(&name) {
-                s.undocumented.borrow_mut().get_or_insert_with(|| (name.clone(), self.key_path(key)));
-            }
-            s.read.borrow_mut().insert(name);
+            s.record(&self.prefix, key, || self.key_path(key));
         }
-        self.used.insert(key.to_string());
-        self.map.get(key)
+        self.mark(key)
     }
 
     /// Whether `key` is present (marks it used).
@@ -368,20 +607,30 @@ impl<'a> Params<'a> {
         self.check_nonneg(key, x)
     }
 
-    /// An array of finite numbers, of length `len` if given.
-    pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
+    /// The array at `key` (present), of length `len` if given.
+    fn numbers_at(&self, key: &str, v: &'a Value, len: Option<usize>) -> Result<&'a [Value]> {
         let arr = v.as_array().ok_or_else(|| self.err(key, format!("expected an array of numbers, got {v}")))?;
         if let Some(n) = len {
             if arr.len() != n {
                 return Err(self.err(key, format!("expected {n} numbers, got {}", arr.len())));
             }
         }
-        let mut out = Vec::with_capacity(arr.len());
-        for (i, x) in arr.iter().enumerate() {
-            out.push(self.number(&format!("{key}[{i}]"), x)?);
+        Ok(arr)
+    }
+
+    /// Element `i` of the array at `key` as a finite number.
+    fn number_at(&self, key: &str, i: usize, x: &Value) -> Result<f64> {
+        match x.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(self.err(&format!("{key}[{i}]"), format!("expected a finite number, got {x}"))),
         }
-        Ok(Some(out))
+    }
+
+    /// An array of finite numbers, of length `len` if given.
+    pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let arr = self.numbers_at(key, v, len)?;
+        arr.iter().enumerate().map(|(i, x)| self.number_at(key, i, x)).collect::<Result<Vec<f64>>>().map(Some)
     }
 
     /// A required array of numbers.
@@ -389,16 +638,25 @@ impl<'a> Params<'a> {
         self.vec_f64_opt(key, len)?.ok_or_else(|| self.err(key, "missing required parameter"))
     }
 
+    /// A 3-vector if present.
+    fn vec3_opt(&mut self, key: &str) -> Result<Option<Vector3<f64>>> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let a = self.numbers_at(key, v, Some(3))?;
+        Ok(Some(Vector3::new(
+            self.number_at(key, 0, &a[0])?,
+            self.number_at(key, 1, &a[1])?,
+            self.number_at(key, 2, &a[2])?,
+        )))
+    }
+
     /// A 3-vector, with a default.
     pub fn vec3_or(&mut self, key: &str, default: [f64; 3]) -> Result<Vector3<f64>> {
-        let v = self.vec_f64_opt(key, Some(3))?.unwrap_or_else(|| default.to_vec());
-        Ok(Vector3::new(v[0], v[1], v[2]))
+        Ok(self.vec3_opt(key)?.unwrap_or_else(|| Vector3::from(default)))
     }
 
     /// A required 3-vector.
     pub fn vec3(&mut self, key: &str) -> Result<Vector3<f64>> {
-        let v = self.vec_f64(key, Some(3))?;
-        Ok(Vector3::new(v[0], v[1], v[2]))
+        self.vec3_opt(key)?.ok_or_else(|| self.err(key, "missing required parameter"))
     }
 
     /// A non-negative integer with a default.
@@ -465,11 +723,10 @@ impl<'a> Params<'a> {
 
     /// A nested object, read by its own [`Params`] (finish it too).
     pub fn object(&mut self, key: &str) -> Result<Option<Params<'a>>> {
-        let path = self.key_path(key);
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(self.nested(key, path, m))),
-            Some(v) => Err(Error::invalid(path, format!("expected an object, got {v}"))),
+            Some(Value::Object(m)) => Ok(Some(self.nested(key, self.key_path(key), m))),
+            Some(v) => Err(self.err(key, format!("expected an object, got {v}"))),
         }
     }
 
@@ -491,7 +748,8 @@ impl<'a> Params<'a> {
     /// Reject keys that were never read (after [`check_documented`](Params::check_documented)).
     pub fn finish(self) -> Result<()> {
         self.check_documented()?;
-        let mut unknown: Vec<&String> = self.map.keys().filter(|k| !self.used.contains(k.as_str())).collect();
+        let mut unknown: Vec<&String> =
+            self.map.keys().enumerate().filter(|(i, k)| !self.was_used(*i, k)).map(|(_, k)| k).collect();
         unknown.sort();
         match unknown.first() {
             None => Ok(()),
@@ -539,13 +797,89 @@ fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
     out
 }
 
+/// The name of the object key a (dotted) table name starts with: `law` for `law.F`,
+/// `links` for `links[].mass`.
+fn top_key(name: &str) -> &str {
+    name.split(['.', '[']).next().unwrap_or(name)
+}
+
 /// The first key of a component object that its type's table does not document at all,
 /// as an "unknown parameter" error with the closest documented key.
 fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Option<(String, String)> {
-    let known = sibling_names(ty.params, "");
-    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !known.contains(k)).collect();
+    let documented = |k: &str| ty.params.iter().any(|d| top_key(d.name) == k);
+    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !documented(k)).collect();
     stray.sort();
-    stray.first().map(|k| (format!("{path}.{k}"), crate::error::suggestion(k, known.iter().map(String::as_str))))
+    stray.first().map(|k| {
+        let known = sibling_names(ty.params, "");
+        (format!("{path}.{k}"), crate::error::suggestion(k, known.iter().map(String::as_str)))
+    })
+}
+
+/// The error of a connection that does not read as one (`plain`: the error of reading it
+/// alone), with its JSON path and its place in the file: the file is read again with path
+/// tracking and typed connections.
+fn malformed_connection(text: &str, plain: serde_json::Error) -> Error {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, CheckedConnections>(de) {
+        Err(e) => Error::invalid(e.path().to_string(), e.into_inner().to_string()),
+        Ok(_) => Error::invalid("connections", plain.to_string()),
+    }
+}
+
+/// Components built per parallel chunk while loading: large enough to keep the workers
+/// busy, small enough that the chunk's waiting nodes cost no peak memory.
+const LOAD_CHUNK: usize = 4096;
+/// Below this many components a load is serial (starting the workers costs more).
+const PARALLEL_LOAD_MIN: usize = 256;
+
+/// Parse component `name` from its raw JSON text `raw` and build it into a node (not yet
+/// in a network). Runs on any thread; every error names the JSON path.
+fn build_component(
+    name: &str,
+    raw: &str,
+    registry: &Registry,
+    base: &Path,
+    stop_time: f64,
+) -> Result<(NewNode, &'static str)> {
+    let path = format!("components.{name}");
+    check_name(name, &path)?;
+    let value: Value = serde_json::from_str(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
+    let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+    let type_name = map
+        .get("type")
+        .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
+        .as_str()
+        .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
+    let ty = registry.get(type_name).ok_or_else(|| {
+        let known: Vec<&str> = registry.types().map(|t| t.name).collect();
+        let msg = match crate::error::closest(type_name, known.iter().copied()) {
+            Some(c) => format!("unknown component type '{type_name}' (did you mean '{c}'?)"),
+            None => format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
+        };
+        Error::invalid(format!("{path}.type"), msg)
+    })?;
+    let stray = stray_key(ty, &path, map);
+    check_step_keys(map, &path, stop_time)?;
+    let mut p = Params::for_type(ty, path.as_str(), map, base);
+    let built = (ty.build)(&mut p);
+    // An undocumented key is the builder's fault: report it before the build's own error.
+    p.check_documented()?;
+    // A stray key first (`mas` before "missing mass"); an old key name (`force` where
+    // a table law now reads `levels`) has no near name, and then what the builder
+    // misses says what to write instead.
+    if let Some((at, hint)) = stray {
+        return Err(match built {
+            Err(missing) if hint.is_empty() => Error::invalid(at, format!("unknown parameter; {missing}")),
+            _ => Error::invalid(at, format!("unknown parameter{hint}")),
+        });
+    }
+    let built = built?;
+    p.finish()?;
+    let node = match built {
+        Built::Admittance(a) => NewNode::admittance(name, a),
+        Built::Impedance(i) => NewNode::impedance(name, i),
+    };
+    Ok((node.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name))
 }
 
 /// A system read from JSON, ready to compile.
@@ -560,8 +894,8 @@ pub struct System {
     pub threads: Option<usize>,
     /// (label, signal name) per output column.
     pub columns: Vec<(String, String)>,
-    /// (component name, type name) in file order.
-    pub components: Vec<(String, String)>,
+    /// Each component's node and type name, in file order (the names are the network's).
+    kinds: Vec<(NodeIndex, &'static str)>,
 }
 
 impl System {
@@ -575,16 +909,26 @@ impl System {
 
     /// Read a system from JSON text; `file` is only used for the system's default name.
     pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let spec: SystemSpec = serde_path_to_error::deserialize(de).map_err(|e| {
-            let p = e.path().to_string();
-            let p = if p == "." { "(top level)".to_string() } else { p };
-            Error::invalid(p, e.into_inner().to_string())
-        })?;
-        Self::from_spec(spec, file, base, registry)
+        // The plain reader is fast; the path-tracking one runs only to name where the
+        // error is (it stops at the same place).
+        let spec: SystemSpec = match serde_json::from_str(text) {
+            Ok(spec) => spec,
+            Err(plain) => {
+                let de = &mut serde_json::Deserializer::from_str(text);
+                return Err(match serde_path_to_error::deserialize::<_, SystemSpec>(de) {
+                    Err(e) => {
+                        let p = e.path().to_string();
+                        let p = if p == "." { "(top level)".to_string() } else { p };
+                        Error::invalid(p, e.into_inner().to_string())
+                    }
+                    Ok(_) => Error::invalid("(top level)", plain.to_string()),
+                });
+            }
+        };
+        Self::from_spec(spec, text, file, base, registry)
     }
 
-    fn from_spec(spec: SystemSpec, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+    fn from_spec(spec: SystemSpec, text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
         let s = &spec.solver;
         if !(s.step.is_finite() && s.step > 0.0) {
             return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
@@ -610,72 +954,63 @@ impl System {
             ));
         }
 
-        let mut network = Network::new();
-        let mut components = Vec::new();
-        if spec.components.is_empty() {
+        let mut network = Network::with_capacity(spec.components.0.len(), 0);
+        let mut kinds = Vec::with_capacity(spec.components.0.len());
+        if spec.components.0.is_empty() {
             return Err(Error::invalid("components", "a system needs at least one component"));
         }
-        for (name, raw) in &spec.components {
-            let path = format!("components.{name}");
-            check_name(name, &path)?;
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| Error::invalid(&path, e.to_string()))?;
-            let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
-            let type_name = map
-                .get("type")
-                .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
-                .as_str()
-                .ok_or_else(|| Error::invalid(format!("{path}.type"), "expected a string"))?;
-            let ty = registry.get(type_name).ok_or_else(|| {
-                let known: Vec<&str> = registry.types().map(|t| t.name).collect();
-                let msg = match crate::error::closest(type_name, known.iter().copied()) {
-                    Some(c) => format!("unknown component type '{type_name}' (did you mean '{c}'?)"),
-                    None => format!("unknown component type '{type_name}' (known: {})", known.join(", ")),
-                };
-                Error::invalid(format!("{path}.type"), msg)
-            })?;
-            let stray = stray_key(ty, &path, map);
-            check_step_keys(map, &path, s.stop_time)?;
-            let mut p = Params::for_type(ty, path.clone(), map, base);
-            let built = (ty.build)(&mut p);
-            // An undocumented key is the builder's fault: report it before the build's own error.
-            p.check_documented()?;
-            // A stray key first (`mas` before "missing mass"); an old key name (`force` where
-            // a table law now reads `levels`) has no near name, and then what the builder
-            // misses says what to write instead.
-            if let Some((at, hint)) = stray {
-                return Err(match built {
-                    Err(missing) if hint.is_empty() => Error::invalid(at, format!("unknown parameter; {missing}")),
-                    _ => Error::invalid(at, format!("unknown parameter{hint}")),
+        // Each component is parsed and built on the worker threads, a chunk at a time, and
+        // added in file order while the workers build the next chunk: names, node indices,
+        // results and the first error (in file order) are those of a serial load. One
+        // thread, or "threads": 1 outside any pool, builds serially.
+        let serial = rayon::current_num_threads() == 1
+            || (rayon::current_thread_index().is_none() && s.threads == Some(1))
+            || spec.components.0.len() < PARALLEL_LOAD_MIN;
+        let build = |(name, raw): &(Cow<str>, &RawValue)| build_component(name, raw.get(), registry, base, s.stop_time);
+        let add = |network: &mut Network, kinds: &mut Vec<_>, chunk: &[(Cow<str>, &RawValue)], made: &mut Vec<_>| {
+            for ((name, _), m) in chunk.iter().zip(made.drain(..)) {
+                let (node, ty) = m?;
+                let added =
+                    network.add_new(node).map_err(|e| Error::invalid(format!("components.{name}"), e.to_string()))?;
+                kinds.push((added, ty));
+            }
+            Ok::<(), Error>(())
+        };
+        let chunks: Vec<_> = spec.components.0.chunks(LOAD_CHUNK).collect();
+        let (mut made, mut next) = (Vec::new(), Vec::new());
+        if serial {
+            for chunk in chunks {
+                made.extend(chunk.iter().map(build));
+                add(&mut network, &mut kinds, chunk, &mut made)?;
+            }
+        } else {
+            use rayon::prelude::*;
+            chunks[0].par_iter().map(build).collect_into_vec(&mut made);
+            for (k, chunk) in chunks.iter().enumerate() {
+                let (added, ()) = rayon::join(
+                    || add(&mut network, &mut kinds, chunk, &mut made),
+                    || {
+                        if let Some(c) = chunks.get(k + 1) {
+                            c.par_iter().map(build).collect_into_vec(&mut next);
+                        }
+                    },
+                );
+                added?;
+                std::mem::swap(&mut made, &mut next);
+            }
+        }
+        if let Some(raw) = spec.connections {
+            // Every impedance port takes exactly one connection.
+            network.reserve_links();
+            let mut failed = None;
+            let de = &mut serde_json::Deserializer::from_str(raw.get());
+            let seed = Connect { network: &mut network, failed: &mut failed, parallel: !serial };
+            if let Err(e) = serde::de::DeserializeSeed::deserialize(seed, de) {
+                return Err(match failed {
+                    Some(e) => e,
+                    None => malformed_connection(text, e),
                 });
             }
-            let built = built?;
-            p.finish()?;
-            let added = match built {
-                Built::Admittance(a) => network.add_admittance(name, a).map(|_| ()),
-                Built::Impedance(i) => network.add_impedance(name, i).map(|_| ()),
-            };
-            added.map_err(|e| Error::invalid(&path, e.to_string()))?;
-            components.push((name.clone(), type_name.to_string()));
-        }
-        for (i, c) in spec.connections.iter().enumerate() {
-            let vec = |a: [f64; 3], key: &str| {
-                if a.iter().all(|x| x.is_finite()) {
-                    Ok(Vector3::new(a[0], a[1], a[2]))
-                } else {
-                    Err(Error::invalid(format!("connections[{i}].{key}"), "must be finite"))
-                }
-            };
-            let at = match (c.at, c.at_world) {
-                (Some(_), Some(_)) => {
-                    return Err(Error::invalid(format!("connections[{i}]"), "give either 'at' or 'at_world', not both"))
-                }
-                (Some(a), None) => Some(Offset::Body(vec(a, "at")?)),
-                (None, Some(a)) => Some(Offset::World(vec(a, "at_world")?)),
-                (None, None) => None,
-            };
-            network
-                .connect_names(&c.from, &c.to, at)
-                .map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
         }
         network.validate()?;
 
@@ -708,13 +1043,20 @@ impl System {
             interval,
             threads: s.threads,
             columns,
-            components,
+            kinds,
         })
+    }
+
+    /// (component name, type name) in file order.
+    pub fn components(&self) -> impl Iterator<Item = (&str, &'static str)> + '_ {
+        self.kinds.iter().map(|&(ix, ty)| (self.network.name(ix), ty))
     }
 
     /// Compile and prepare a simulator for `threads` threads, and the run plan with the
     /// output signals resolved.
     pub fn into_simulator(self, threads: usize) -> Result<(Simulator, RunPlan)> {
+        // What the simulator does not need goes before the schedule is built (the peak).
+        drop(self.kinds);
         let sched = Schedule::compile(self.network)?;
         let sim = Simulator::new(sched, self.method, self.step, threads)?;
         let mut columns = Vec::new();

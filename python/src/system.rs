@@ -57,7 +57,7 @@ impl CoreSystem {
         CoreSystem {
             name: system.name.clone(),
             columns: system.columns.clone(),
-            comps: system.components.clone(),
+            comps: system.components().map(|(n, t)| (n.to_string(), t.to_string())).collect(),
             doc,
             file,
             base,

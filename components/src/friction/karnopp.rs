@@ -93,7 +93,7 @@ macro_rules! contact_params {
     }};
 }
 
-fn scalar(n: &str) -> PortInfo {
+fn scalar(n: &'static str) -> PortInfo {
     PortInfo::new(n, Domain::Scalar)
 }
 

@@ -847,7 +847,7 @@ mod tests {
         .unwrap();
         let layout = robot.layout();
         assert_eq!(layout.states, 4);
-        let names: Vec<&str> = layout.ports.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<&str> = layout.ports.iter().map(|p| &*p.name).collect();
         assert_eq!(names, ["joint0", "joint1", "tip"]);
         assert_eq!(layout.ports[2].domain, Domain::Point3);
         let sigs: Vec<(&str, usize)> = robot.signals().iter().map(|s| (s.name, s.len)).collect();
