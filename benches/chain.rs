@@ -19,17 +19,8 @@ mod generate_chain;
 
 use fused_chain::{ChainParams, FusedChain};
 mod common;
-use common::time_per_call;
+use common::{status_kib, time_per_call};
 use std::time::Instant;
-
-fn status_kib(key: &str) -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(f64::NAN)
-}
 
 fn one(n: usize, path: &std::path::Path) {
     let rss0 = status_kib("VmRSS:");

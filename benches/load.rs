@@ -17,20 +17,14 @@
 #[allow(dead_code)]
 mod generate_chain;
 
+#[allow(dead_code)]
+mod common;
+use common::status_kib;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 const RUNS: usize = 5;
-
-fn status_kib(key: &str) -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(f64::NAN)
-}
 
 /// One measured run in this process: prints "seconds peak_KiB".
 fn child(mode: &str, path: &Path) {

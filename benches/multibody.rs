@@ -15,6 +15,7 @@
 #[allow(dead_code)]
 mod generate_multibody;
 
+#[allow(dead_code)] // multibody reads no memory figures
 mod common;
 use common::time_per_call;
 use std::time::Instant;

@@ -595,4 +595,3 @@ fn huge_descriptions_are_described() {
     let left: Vec<_> = std::fs::read_dir(w.path("tmp")).unwrap().collect();
     assert!(left.is_empty(), "fmu info wrote to TMPDIR: {left:?}");
 }
-

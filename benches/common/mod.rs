@@ -14,3 +14,13 @@ pub fn time_per_call(reps: usize, steps: usize, mut f: impl FnMut()) -> f64 {
     }
     best
 }
+
+/// A field of /proc/self/status in KiB (`"VmRSS:"`, `"VmHWM:"`), NaN where there is none.
+pub fn status_kib(key: &str) -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}

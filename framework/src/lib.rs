@@ -75,7 +75,9 @@ pub mod stability;
 pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
-pub use component::{AffineSwitch, Admittance, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS};
+pub use component::{
+    Admittance, AffineSwitch, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS,
+};
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};
 pub use nalgebra;

@@ -42,9 +42,11 @@ impl Simulator {
         // literal name) is found by its whole name before `[` is read as an index.
         let literal = |list: &[crate::SignalInfo]| list.iter().any(|x| x.name == rest);
         let named = |c: &str| {
-            s.adm_names.iter().position(|n| n == c).map(|i| literal(&s.adm[i].signals())).or_else(|| {
-                s.imp_names.iter().position(|n| n == c).map(|i| literal(&s.imp[i].signals()))
-            })
+            s.adm_names
+                .iter()
+                .position(|n| n == c)
+                .map(|i| literal(&s.adm[i].signals()))
+                .or_else(|| s.imp_names.iter().position(|n| n == c).map(|i| literal(&s.imp[i].signals())))
         };
         let (sig, elem) = match rest.split_once('[') {
             Some(_) if named(comp) == Some(true) => (rest, None),
