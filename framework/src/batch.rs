@@ -141,14 +141,17 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         // The port count (and the usual state counts) as constants, so that the motions
         // stay in registers and a member's states need no bounds check of their own.
         let (m, f) = (motions, &mut *forces.force);
-        match (self.ports, self.states) {
-            (1, 0) => self.run::<1, 0>(members, m, y, t, tau, f, dy),
-            (1, 2) => self.run::<1, 2>(members, m, y, t, tau, f, dy),
-            (2, 0) => self.run::<2, 0>(members, m, y, t, tau, f, dy),
-            (1, _) => self.run::<1, ANY>(members, m, y, t, tau, f, dy),
-            (2, _) => self.run::<2, ANY>(members, m, y, t, tau, f, dy),
-            (3, _) => self.run::<3, ANY>(members, m, y, t, tau, f, dy),
-            _ => self.run::<MAX_IMPEDANCE_PORTS, ANY>(members, m, y, t, tau, f, dy),
+        match (self.ports, self.states, m.all_pv()) {
+            (1, 0, true) => self.run::<1, 0, true>(members, m, y, t, tau, f, dy),
+            (1, 2, true) => self.run::<1, 2, true>(members, m, y, t, tau, f, dy),
+            (2, 0, true) => self.run::<2, 0, true>(members, m, y, t, tau, f, dy),
+            (1, 0, _) => self.run::<1, 0, false>(members, m, y, t, tau, f, dy),
+            (1, 2, _) => self.run::<1, 2, false>(members, m, y, t, tau, f, dy),
+            (2, 0, _) => self.run::<2, 0, false>(members, m, y, t, tau, f, dy),
+            (1, _, _) => self.run::<1, ANY, false>(members, m, y, t, tau, f, dy),
+            (2, _, _) => self.run::<2, ANY, false>(members, m, y, t, tau, f, dy),
+            (3, _, _) => self.run::<3, ANY, false>(members, m, y, t, tau, f, dy),
+            _ => self.run::<MAX_IMPEDANCE_PORTS, ANY, false>(members, m, y, t, tau, f, dy),
         }
     }
 }
@@ -157,10 +160,11 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
 const ANY: usize = usize::MAX;
 
 impl<T: PointImpedance> PointImpedanceBatch<T> {
-    /// The batch loop for members with `P` ports and `S` states (`ANY`: `self.states`).
+    /// The batch loop for members with `P` ports and `S` states (`ANY`: `self.states`);
+    /// `PV`: every port's motion is read with [`PortMotions::point_pv`].
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn run<const P: usize, const S: usize>(
+    fn run<const P: usize, const S: usize, const PV: bool>(
         &self,
         members: Range<usize>,
         motions: &PortMotions<'_>,
@@ -177,7 +181,7 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         let eval = |k: usize, c: &T, f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
             let mut m = [PointMotion::default(); P];
             for (i, mi) in m.iter_mut().enumerate() {
-                *mi = motions.point(k * P + i);
+                *mi = if PV { motions.point_pv(k * P + i) } else { motions.point(k * P + i) };
             }
             c.evaluate_points(&m, y, t, tau, f, dy).map_err(|e| (members.start + k, e))
         };

@@ -102,6 +102,11 @@ pub struct Schedule {
     pub(crate) attach: Vec<Attach>,
     /// Fast motion read of every slot.
     pub(crate) taps: Vec<Tap>,
+    /// The position offsets of the slots whose tap is [`Tap::PointPv`], in slot order, and
+    /// for every slot s the number of them before s (`pv_before[s]`): a range of slots is
+    /// all `PointPv` when the count grows by its length ([`Schedule::slot_motions`]).
+    pub(crate) pv: Vec<u32>,
+    pub(crate) pv_before: Vec<u32>,
     /// Whether any impedance port is a frame port (then slots carry moments too).
     pub(crate) has_moments: bool,
 
@@ -116,7 +121,21 @@ impl Schedule {
     /// Validate `net` and compile it into the flat arrays of the stepper.
     pub fn compile(net: Network) -> Result<Schedule> {
         net.validate()?;
-        Self::build(net)
+        Self::build(net).map(Self::index_pv_taps)
+    }
+
+    /// Fill [`pv`](Self::pv) and [`pv_before`](Self::pv_before) from the taps.
+    fn index_pv_taps(mut self) -> Schedule {
+        self.pv_before = Vec::with_capacity(self.taps.len() + 1);
+        self.pv_before.push(0);
+        for tap in &self.taps {
+            if let Tap::PointPv { p } = *tap {
+                self.pv.push(p);
+            }
+            self.pv_before.push(self.pv.len() as u32);
+        }
+        self.pv.shrink_to_fit();
+        self
     }
 
     fn build(mut net: Network) -> Result<Schedule> {
@@ -341,6 +360,8 @@ impl Schedule {
             imp_groups,
             attach,
             taps,
+            pv: Vec::new(),
+            pv_before: Vec::new(),
             has_moments,
             nx,
             n,
@@ -404,6 +425,20 @@ impl Schedule {
     #[inline]
     pub(crate) fn port_motions<'a>(&'a self, xa: &'a [f64], base: usize) -> PortMotions<'a> {
         PortMotions::new(&self.taps, xa, base, self)
+    }
+
+    /// Ψ (13d) of the slots `slots` at the admittance states `xa`, read on demand; when
+    /// every one of them has a [`Tap::PointPv`], the view reads their offsets directly
+    /// ([`PortMotions::point_pv`]).
+    #[inline]
+    pub(crate) fn slot_motions<'a>(&'a self, xa: &'a [f64], slots: Range<usize>) -> PortMotions<'a> {
+        let m = self.port_motions(xa, slots.start);
+        let (a, b) = (self.pv_before[slots.start], self.pv_before[slots.end]);
+        if (b - a) as usize == slots.len() && !slots.is_empty() {
+            m.with_pv(&self.pv[a as usize..b as usize])
+        } else {
+            m
+        }
     }
 
     /// The Φ view of the admittance ports from global port `base` on, kept in `phi` if

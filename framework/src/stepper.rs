@@ -126,30 +126,34 @@ impl Combine {
     /// in place (the rates need no buffer of their own during a step).
     #[inline]
     fn apply(self, x: &[f64], acc: &mut [f64], next: &mut [f64]) {
+        // Indexed loops over slices of one length: the compiler drops the bounds checks
+        // and vectorises them (zipped iterators were not).
+        let n = next.len();
+        let (x, acc) = (&x[..n], &mut acc[..n]);
         match self {
             Combine::None => {}
-            Combine::Stage { first, w, c } => {
-                if first {
-                    acc.copy_from_slice(next);
-                    for (n, &x) in next.iter_mut().zip(x) {
-                        *n = x + c * *n;
-                    }
-                } else {
-                    for ((n, &x), a) in next.iter_mut().zip(x).zip(acc.iter_mut()) {
-                        let r = *n;
-                        *a += w * r;
-                        *n = x + c * r;
-                    }
+            Combine::Stage { first: true, c, .. } => {
+                for i in 0..n {
+                    let r = next[i];
+                    acc[i] = r;
+                    next[i] = x[i] + c * r;
+                }
+            }
+            Combine::Stage { first: false, w, c } => {
+                for i in 0..n {
+                    let r = next[i];
+                    acc[i] += w * r;
+                    next[i] = x[i] + c * r;
                 }
             }
             Combine::Last { w, c } => {
-                for ((n, &x), &a) in next.iter_mut().zip(x).zip(&*acc) {
-                    *n = x + c * (a + w * *n);
+                for i in 0..n {
+                    next[i] = x[i] + c * (acc[i] + w * next[i]);
                 }
             }
             Combine::Only { c } => {
-                for (n, &x) in next.iter_mut().zip(x) {
-                    *n = x + c * *n;
+                for i in 0..n {
+                    next[i] = x[i] + c * next[i];
                 }
             }
         }
@@ -369,7 +373,7 @@ impl Simulator {
                         .batch
                         .evaluate(
                             chunk.start - group.start..chunk.end - group.start,
-                            &sched.port_motions(xa, sa),
+                            &sched.slot_motions(xa, sa..sb),
                             &xy[ya - nx..yb - nx],
                             t,
                             tau,

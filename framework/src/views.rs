@@ -70,13 +70,39 @@ pub struct PortMotions<'a> {
     xa: &'a [f64],
     base: usize,
     other: &'a dyn SlotMotion,
+    /// When every port of the view has a [`Tap::PointPv`]: their position offsets, from
+    /// port 0 of the view on ([`point_pv`](Self::point_pv)); empty otherwise.
+    pv: &'a [u32],
 }
 
 impl<'a> PortMotions<'a> {
     /// The ports of the members whose first slot is `base`: `taps` of every slot, the
     /// admittance states `xa`, and where the `Other` slots get their motion.
     pub fn new(taps: &'a [Tap], xa: &'a [f64], base: usize, other: &'a dyn SlotMotion) -> Self {
-        PortMotions { taps, xa, base, other }
+        PortMotions { taps, xa, base, other, pv: &[] }
+    }
+
+    /// The same view, with `pv` the position offsets of its ports from port 0 on, when
+    /// every one of them has a [`Tap::PointPv`].
+    pub fn with_pv(self, pv: &'a [u32]) -> Self {
+        PortMotions { pv, ..self }
+    }
+
+    /// Whether every port of the view has a [`Tap::PointPv`], read by
+    /// [`point_pv`](Self::point_pv).
+    #[inline]
+    pub fn all_pv(&self) -> bool {
+        !self.pv.is_empty()
+    }
+
+    /// Position and velocity of port `port` when [`all_pv`](Self::all_pv): six states
+    /// from its offset, with no tap to decode (chain-10k: the tap's `match` was about a
+    /// tenth of the impedance phase).
+    #[inline(always)]
+    pub fn point_pv(&self, port: usize) -> PointMotion {
+        let p = self.pv[port] as usize;
+        let pv: &[f64; 6] = self.xa[p..p + 6].try_into().expect("a range of six");
+        PointMotion { p: Vector3::new(pv[0], pv[1], pv[2]), v: Vector3::new(pv[3], pv[4], pv[5]) }
     }
 
     /// Position and velocity of port `port`.

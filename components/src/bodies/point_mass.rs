@@ -9,15 +9,30 @@ use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
-/// A point mass in space: state [p (3), v (3)].
+/// A point mass in space: state [p (3), v (3)]. Built with [`PointMass::new`]; the mass is
+/// read-only ([`PointMass::mass`]) so that its inverse stays in step.
 #[derive(Clone, Debug)]
 pub struct PointMass {
     /// Mass (kg).
-    pub mass: f64,
+    mass: f64,
     /// Gravitational acceleration (m/s²).
     pub gravity: Vector3<f64>,
     pub p0: Vector3<f64>,
     pub v0: Vector3<f64>,
+    /// 1/M, computed once ([`PointMass::new`]) rather than in every stage.
+    inv_mass: f64,
+}
+
+impl PointMass {
+    /// A point mass of `mass` (kg) under `gravity`, starting at `p0` with velocity `v0`.
+    pub fn new(mass: f64, gravity: Vector3<f64>, p0: Vector3<f64>, v0: Vector3<f64>) -> PointMass {
+        PointMass { mass, gravity, p0, v0, inv_mass: 1.0 / mass }
+    }
+
+    /// Mass (kg).
+    pub fn mass(&self) -> f64 {
+        self.mass
+    }
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -83,7 +98,7 @@ impl PointAdmittance for PointMass {
         dx: &mut [f64],
     ) -> Result<(), Fault> {
         let (x, dx, f) = (&x[..6], &mut dx[..6], f[0]);
-        let inv = 1.0 / self.mass;
+        let inv = self.inv_mass;
         for i in 0..3 {
             dx[i] = x[3 + i];
             dx[3 + i] = f[i] * inv + self.gravity[i];
@@ -101,14 +116,13 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = init.vec3_or("v", [0.0; 3])?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(PointMass { mass, gravity, p0, v0 })))
+    Ok(Built::Admittance(Box::new(PointMass::new(mass, gravity, p0, v0))))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
-pub const SAMPLES: &[&str] = &[
-    r#"{"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0]}}"#,
-];
+pub const SAMPLES: &[&str] =
+    &[r#"{"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -9.81], "init": {"p": [0, 0, 1], "v": [1, 0, 0]}}"#];
 
 /// Register `point_mass`.
 pub fn register(r: &mut Registry) {

@@ -60,8 +60,11 @@ const G_TOLERANCE: f64 = 1e-12;
 
 /// The impedances with a switching function and the buffers of a located step.
 pub(crate) struct Events {
-    /// Per member: schedule index, slot range, state range.
-    members: Vec<Member>,
+    /// The members whose switching function is read straight from the state (those on a
+    /// coordinate axis first), then the others; g, g0, g_lo and g_hi list them in this order.
+    aligned: Vec<Aligned>,
+    affine: Vec<Affine>,
+    general: Vec<General>,
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
     at_k: Option<u64>,
@@ -90,13 +93,58 @@ pub struct EventCounts {
     pub unlocated: u64,
 }
 
-/// A member: its switching function read straight from the state (an
-/// [`AffineSwitch`] on a point port with the state indices of its position and velocity),
-/// or through its port motions.
+/// A member whose switching function is an [`AffineSwitch`] on a point port, read straight
+/// from the state: position `x[p..p + 3]`, velocity `x[v..v + 3]`.
 #[derive(Clone, Copy)]
-enum Member {
-    Affine { a: AffineSwitch, p: usize, v: usize },
-    General { imp: usize, slots: (usize, usize), y: (usize, usize) },
+struct Affine {
+    a: AffineSwitch,
+    p: usize,
+    v: usize,
+}
+
+impl Affine {
+    #[inline]
+    fn g(&self, xa: &[f64]) -> f64 {
+        let (p, v) = (&xa[self.p..self.p + 3], &xa[self.v..self.v + 3]);
+        self.a.eval(&Vector3::new(p[0], p[1], p[2]), &Vector3::new(v[0], v[1], v[2]))
+    }
+}
+
+/// An [`Affine`] member whose normal is a coordinate axis (a `plane_contact`, a wall along
+/// x, y or z): g = min(K·d, K·d − B·ḋ) with d = `level` − x[p], ḋ = −x[v], one coordinate
+/// read instead of two dot products. Equal to the member's `switching` bit for bit.
+#[derive(Clone, Copy)]
+struct Aligned {
+    level: f64,
+    k: f64,
+    b: f64,
+    p: usize,
+    v: usize,
+}
+
+impl Aligned {
+    /// The member for `a` on a point port with position `x[p..p + 3]` and velocity
+    /// `x[v..v + 3]`, if its normal is +x, +y or +z.
+    fn of(a: &AffineSwitch, p: usize, v: usize) -> Option<Aligned> {
+        let c = (0..3).find(|&c| a.axis[c] == 1.0)?;
+        let others_zero = (0..3).all(|i| i == c || a.axis[i] == 0.0);
+        others_zero.then_some(Aligned { level: a.level, k: a.k, b: a.b, p: p + c, v: v + c })
+    }
+
+    #[inline]
+    fn g(&self, xa: &[f64]) -> f64 {
+        let kd = self.k * (self.level - xa[self.p]);
+        kd.min(kd + self.b * -xa[self.v])
+    }
+}
+
+/// A member whose switching function is read through its port motions: schedule index,
+/// slot range, state range.
+#[derive(Clone, Copy)]
+struct General {
+    imp: usize,
+    slots: (usize, usize),
+    y: (usize, usize),
 }
 
 impl Events {
@@ -108,7 +156,9 @@ impl Events {
         }
         let rewindable = sched.adm.iter().all(|a| a.rewindable()) && sched.imp.iter().all(|i| i.rewindable());
         let mut ev = Events {
-            members: Vec::new(),
+            aligned: Vec::new(),
+            affine: Vec::new(),
+            general: Vec::new(),
             g0: Vec::new(),
             at_k: None,
             g: Vec::new(),
@@ -121,19 +171,26 @@ impl Events {
         for imp in 0..sched.imp.len() {
             let slots = (sched.imp_slots[imp], sched.imp_slots[imp + 1]);
             let tap = if slots.1 > slots.0 { sched.taps[slots.0] } else { Tap::Other };
-            let m = match (sched.imp[imp].affine_switching(), tap) {
-                (Some(a), Tap::PointPv { p }) => Member::Affine { a, p: p as usize, v: p as usize + 3 },
-                (Some(a), Tap::Point { p, v }) => Member::Affine { a, p: p as usize, v: v as usize },
-                _ => Member::General { imp, slots, y: (sched.imp_y[imp], sched.imp_y[imp + 1]) },
+            if switching(sched, imp, x, 0.0).is_none() {
+                continue;
+            }
+            let pv = match tap {
+                Tap::PointPv { p } => Some((p as usize, p as usize + 3)),
+                Tap::Point { p, v } => Some((p as usize, v as usize)),
+                _ => None,
             };
-            if switching(sched, imp, x, 0.0).is_some() {
-                ev.members.push(m);
+            match (sched.imp[imp].affine_switching(), pv) {
+                (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
+                    Some(m) => ev.aligned.push(m),
+                    None => ev.affine.push(Affine { a, p, v }),
+                },
+                _ => ev.general.push(General { imp, slots, y: (sched.imp_y[imp], sched.imp_y[imp + 1]) }),
             }
         }
-        if ev.members.is_empty() || !rewindable {
+        let n = ev.aligned.len() + ev.affine.len() + ev.general.len();
+        if n == 0 || !rewindable {
             return None;
         }
-        let n = ev.members.len();
         (ev.g0, ev.g, ev.g_lo, ev.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         Some(Box::new(ev))
     }
@@ -143,38 +200,66 @@ impl Events {
         self.at_k = None;
     }
 
-    /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`).
-    /// With `parallel`, in chunks of [`PARALLEL_CHUNK`] members on the rayon pool (each g
-    /// on its own: the same values for any number of threads).
-    fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool, parallel: bool) {
-        let out = if into_g0 { &mut self.g0 } else { &mut self.g };
-        let run = |out: &mut [f64], members: &[Member]| {
-            let xa = &x[..sched.nx];
-            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
-            for (o, member) in out.iter_mut().zip(members) {
-                *o = match member {
-                    &Member::Affine { ref a, p, v } => {
-                        let (p, v) = (&xa[p..p + 3], &xa[v..v + 3]);
-                        a.eval(&Vector3::new(p[0], p[1], p[2]), &Vector3::new(v[0], v[1], v[2]))
-                    }
-                    &Member::General { imp, slots: (sa, sb), y } => {
-                        for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
-                            *m = sched.motion(xa, slot);
-                        }
-                        sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
-                    }
-                };
+    /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`);
+    /// returns whether the side (g > 0) of some member in `self.g` differs from `self.g0`
+    /// (false when `into_g0`). With `parallel`, in chunks of [`PARALLEL_CHUNK`] members on
+    /// the rayon pool (each g on its own: the same values for any number of threads).
+    fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool, parallel: bool) -> bool {
+        let xa = &x[..sched.nx];
+        let (out, g0): (&mut [f64], &[f64]) = if into_g0 { (&mut self.g0, &[]) } else { (&mut self.g, &self.g0) };
+        let (na, nb) = (self.aligned.len(), self.aligned.len() + self.affine.len());
+        let (out_a, rest) = out.split_at_mut(na);
+        let (out_b, out_g) = rest.split_at_mut(nb - na);
+        let part = |r: std::ops::Range<usize>| if g0.is_empty() { g0 } else { &g0[r] };
+        let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
+        any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
+        let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+        let general = |m: &General| {
+            let &General { imp, slots: (sa, sb), y } = m;
+            for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
+                *m = sched.motion(xa, slot);
             }
+            sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
         };
-        if parallel && out.len() > PARALLEL_CHUNK {
-            use rayon::prelude::*;
-            out.par_chunks_mut(PARALLEL_CHUNK)
-                .zip(self.members.par_chunks(PARALLEL_CHUNK))
-                .for_each(|(o, m)| run(o, m));
-        } else {
-            run(out, &self.members);
-        }
+        any | check_serial(out_g, &self.general, part(nb..g0.len().max(nb)), general)
     }
+}
+
+/// g of `members` into `out` by `g`; whether the side (g > 0) of some member differs
+/// from `g0` (false when `g0` is empty). With `parallel`, in chunks of
+/// [`PARALLEL_CHUNK`] members on the rayon pool (each g on its own: the same values for
+/// any number of threads).
+fn check<M: Sync>(out: &mut [f64], members: &[M], g0: &[f64], parallel: bool, g: impl Fn(&M) -> f64 + Sync) -> bool {
+    if !(parallel && out.len() > PARALLEL_CHUNK) {
+        return check_serial(out, members, g0, g);
+    }
+    use rayon::prelude::*;
+    out.par_chunks_mut(PARALLEL_CHUNK)
+        .zip(members.par_chunks(PARALLEL_CHUNK))
+        .enumerate()
+        .map(|(c, (o, m))| {
+            let g0 = if g0.is_empty() { g0 } else { &g0[c * PARALLEL_CHUNK..][..o.len()] };
+            check_serial(o, m, g0, &g)
+        })
+        .reduce(|| false, |a, b| a | b)
+}
+
+/// [`check`] on this thread.
+#[inline]
+fn check_serial<M>(out: &mut [f64], members: &[M], g0: &[f64], mut g: impl FnMut(&M) -> f64) -> bool {
+    if g0.is_empty() {
+        for (o, m) in out.iter_mut().zip(members) {
+            *o = g(m);
+        }
+        return false;
+    }
+    let mut any = false;
+    for ((o, m), &g0) in out.iter_mut().zip(members).zip(g0) {
+        let g = g(m);
+        any |= (g > 0.0) != (g0 > 0.0);
+        *o = g;
+    }
+    any
 }
 
 /// The switching function of impedance `i` at state `x` and time `t` (for
@@ -183,11 +268,6 @@ fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
     let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
     let m: Vec<Motion> = (sa..sb).map(|slot| sched.motion(&x[..sched.nx], slot)).collect();
     sched.imp[i].switching(&m, &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
-}
-
-/// Whether some member's side (g > 0) differs between `a` and `b`.
-fn switched(a: &[f64], b: &[f64]) -> bool {
-    a.iter().zip(b).any(|(a, b)| (*a > 0.0) != (*b > 0.0))
 }
 
 /// One step of `sim` with its switches located (module doc).
@@ -208,12 +288,12 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
     // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy).
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
-    ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
+    let mut switch = ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
     ev.credit = (ev.credit + CREDIT_PER_STEP).min(CREDIT_MAX);
     // `done`: the part of the step already taken; ev.x0 holds the state there.
     let mut done = 0.0;
     for _ in 0..MAX_SWITCHES {
-        if !switched(&ev.g0, &ev.g) {
+        if !switch {
             return finish(sim, ev, k);
         }
         if ev.credit < (MAX_TRIALS + 2) as f64 {
@@ -234,9 +314,9 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
             let trial = falsi(ev, lo, hi, w_lo, w_hi);
             sim.x.copy_from_slice(&ev.x0);
             sim.span(t0 + done, trial, false)?;
-            ev.eval(&sim.sched, &sim.x, t0 + done + trial, false, par);
+            let switch = ev.eval(&sim.sched, &sim.x, t0 + done + trial, false, par);
             (ev.credit, ev.counts.trials) = (ev.credit - 1.0, ev.counts.trials + 1);
-            if switched(&ev.g0, &ev.g) {
+            if switch {
                 hi = trial;
                 ev.g_hi.copy_from_slice(&ev.g);
                 if changed(ev).all(|j| ev.g[j].abs() <= G_TOLERANCE * scale) {
@@ -263,11 +343,11 @@ fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
         }
         ev.x0.copy_from_slice(&sim.x);
         sim.span(t0 + done, step - done, false)?;
-        ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
+        switch = ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
     }
     // More switches than MAX_SWITCHES, or no credit left: the rest of the step is taken
     // whole (as it already was by the last span).
-    if switched(&ev.g0, &ev.g) {
+    if switch {
         ev.counts.unlocated += 1;
     }
     finish(sim, ev, k)
@@ -319,5 +399,37 @@ impl Simulator {
     pub fn contact_sides(&self) -> Vec<bool> {
         let (s, t) = (&self.sched, self.time());
         (0..s.imp.len()).filter_map(|i| switching(s, i, &self.x, t)).map(|g| g > 0.0).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An axis-aligned member gives the same g as the general affine form, bit for bit, at
+    /// positions and velocities of either sign (zeros included); other normals are not
+    /// aligned.
+    #[test]
+    fn aligned_switch_is_the_affine_switch_bit_for_bit() {
+        let values = [-2.5e-4, -1.0, -0.0, 0.0, 3.0e-5, 0.7, 1.0e3];
+        for c in 0..3 {
+            let mut axis = Vector3::zeros();
+            axis[c] = 1.0;
+            let a = AffineSwitch { axis, level: 0.25, k: 1e5, b: 100.0 };
+            let m = Aligned::of(&a, 0, 3).expect("a coordinate axis is aligned");
+            for (i, &p) in values.iter().enumerate() {
+                for &v in &values {
+                    let x = [values[(i + 1) % 7], p, values[(i + 3) % 7], v, values[(i + 5) % 7], v];
+                    let mut xa = x;
+                    xa[c] = p;
+                    xa[3 + c] = v;
+                    let general = Affine { a, p: 0, v: 3 }.g(&xa);
+                    assert_eq!(m.g(&xa).to_bits(), general.to_bits(), "axis {c}, p {p}, v {v}");
+                }
+            }
+        }
+        let skewed = AffineSwitch { axis: Vector3::new(0.6, 0.0, 0.8), level: 0.0, k: 1.0, b: 1.0 };
+        let negative = AffineSwitch { axis: -Vector3::z(), level: 0.0, k: 1.0, b: 1.0 };
+        assert!(Aligned::of(&skewed, 0, 3).is_none() && Aligned::of(&negative, 0, 3).is_none());
     }
 }
