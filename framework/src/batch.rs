@@ -281,12 +281,17 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
         tau: f64,
         dx: &mut [f64],
     ) -> Result<(), (usize, Fault)> {
-        match (self.ports, self.states) {
-            (1, 6) => self.run::<1, 6>(members, x, forces, t, tau, dx),
-            (1, 2) => self.run::<1, 2>(members, x, forces, t, tau, dx),
-            (1, _) => self.run::<1, ANY>(members, x, forces, t, tau, dx),
-            (2, _) => self.run::<2, ANY>(members, x, forces, t, tau, dx),
-            _ => self.run::<MAX_POINT_ADMITTANCE_PORTS, ANY>(members, x, forces, t, tau, dx),
+        let (m, f) = (members, forces);
+        match (self.ports, self.states, f.uniform()) {
+            (1, 6, 1) => self.run::<1, 6, 1>(m, x, f, t, tau, dx),
+            (1, 6, 2) => self.run::<1, 6, 2>(m, x, f, t, tau, dx),
+            (1, 6, 3) => self.run::<1, 6, 3>(m, x, f, t, tau, dx),
+            (1, 6, 4) => self.run::<1, 6, 4>(m, x, f, t, tau, dx),
+            (1, 6, _) => self.run::<1, 6, 0>(m, x, f, t, tau, dx),
+            (1, 2, _) => self.run::<1, 2, 0>(m, x, f, t, tau, dx),
+            (1, _, _) => self.run::<1, ANY, 0>(m, x, f, t, tau, dx),
+            (2, _, _) => self.run::<2, ANY, 0>(m, x, f, t, tau, dx),
+            _ => self.run::<MAX_POINT_ADMITTANCE_PORTS, ANY, 0>(m, x, f, t, tau, dx),
         }
     }
 
@@ -300,9 +305,10 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
 
 impl<T: PointAdmittance> PointAdmittanceBatch<T> {
     /// The batch loop for members with `P` ports (`P` ≥ the port count; the extra forces
-    /// are not read) and `S` states (`ANY`: `self.states`).
+    /// are not read) and `S` states (`ANY`: `self.states`); `C` ≥ 1: every port receives
+    /// `C` slots ([`PortForces::point_of`]), 0: any number.
     #[inline]
-    fn run<const P: usize, const S: usize>(
+    fn run<const P: usize, const S: usize, const C: usize>(
         &self,
         members: Range<usize>,
         x: &[f64],
@@ -317,7 +323,7 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
         let mut eval = |k: usize, c: &T, x: &[f64], dx: &mut [f64]| {
             let mut f = [Vector3::zeros(); P];
             for (i, fi) in f[..np].iter_mut().enumerate() {
-                *fi = forces.point(k * np + i);
+                *fi = if C > 0 { forces.point_of::<C>(k * np + i) } else { forces.point(k * np + i) };
             }
             c.derivative_points(x, &f[..np], t, tau, dx).map_err(|e| (members.start + k, e))
         };

@@ -107,6 +107,10 @@ pub struct Schedule {
     /// all `PointPv` when the count grows by its length ([`Schedule::slot_motions`]).
     pub(crate) pv: Vec<u32>,
     pub(crate) pv_before: Vec<u32>,
+    /// For every admittance port p: how many ports q in 1..=p receive a different number
+    /// of slots than port q − 1; ports a..b all receive the same number when
+    /// `count_changes[b − 1] == count_changes[a]` ([`Schedule::ports_forces`]).
+    pub(crate) count_changes: Vec<u32>,
     /// Whether any impedance port is a frame port (then slots carry moments too).
     pub(crate) has_moments: bool,
 
@@ -121,11 +125,22 @@ impl Schedule {
     /// Validate `net` and compile it into the flat arrays of the stepper.
     pub fn compile(net: Network) -> Result<Schedule> {
         net.validate()?;
-        Self::build(net).map(Self::index_pv_taps)
+        Self::build(net).map(Self::index_fast_paths)
     }
 
-    /// Fill [`pv`](Self::pv) and [`pv_before`](Self::pv_before) from the taps.
-    fn index_pv_taps(mut self) -> Schedule {
+    /// Fill the indices of the stepper's fast paths: [`pv`](Self::pv) and
+    /// [`pv_before`](Self::pv_before) from the taps, [`count_changes`](Self::count_changes)
+    /// from Φ's lists.
+    fn index_fast_paths(mut self) -> Schedule {
+        let ports = self.in_off.len().saturating_sub(1);
+        self.count_changes = Vec::with_capacity(ports);
+        let mut changes = 0u32;
+        for p in 0..ports {
+            if p > 0 && self.in_off[p + 1] - self.in_off[p] != self.in_off[p] - self.in_off[p - 1] {
+                changes += 1;
+            }
+            self.count_changes.push(changes);
+        }
         self.pv_before = Vec::with_capacity(self.taps.len() + 1);
         self.pv_before.push(0);
         for tap in &self.taps {
@@ -362,6 +377,7 @@ impl Schedule {
             taps,
             pv: Vec::new(),
             pv_before: Vec::new(),
+            count_changes: Vec::new(),
             has_moments,
             nx,
             n,
@@ -452,6 +468,23 @@ impl Schedule {
         keep: bool,
     ) -> PortForces<'a> {
         PortForces::new(&self.in_off, &self.incoming, force, base, phi, keep)
+    }
+
+    /// The Φ view of the admittance ports `ports` (global indices), kept in `phi` if
+    /// `keep`; it knows when they all receive the same number of slots.
+    #[inline]
+    pub(crate) fn ports_forces<'a>(
+        &'a self,
+        force: &'a [Vector3<f64>],
+        ports: Range<usize>,
+        phi: &'a mut [Force],
+        keep: bool,
+    ) -> PortForces<'a> {
+        let view = self.port_forces(force, ports.start, phi, keep);
+        if ports.is_empty() || self.count_changes[ports.end - 1] != self.count_changes[ports.start] {
+            return view;
+        }
+        view.with_uniform(self.in_off[ports.start + 1] - self.in_off[ports.start])
     }
 
     /// Φ (13f) on the ports of admittances `adms` at the admittance states `xa`, from the

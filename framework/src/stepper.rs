@@ -425,7 +425,7 @@ impl Simulator {
                     if !group.batch.sums_points() {
                         sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
                     }
-                    let mut forces = sched.port_forces(force, pa, phi, keep);
+                    let mut forces = sched.ports_forces(force, pa..pb, phi, keep);
                     let members = chunk.start - group.start..chunk.end - group.start;
                     let next = &mut next.buf[xa0 - x0..xb0 - x0];
                     group

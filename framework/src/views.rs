@@ -191,6 +191,10 @@ pub struct PortForces<'a> {
     phi: &'a mut [Force],
     /// Whether [`point`](Self::point) keeps its sums in `phi` (for signals: a probe).
     keep: bool,
+    /// When every port of the view receives the same number c ≥ 1 of slots: c (their
+    /// lists then lie back to back from `incoming[in_off[base]]`, see
+    /// [`point_of`](Self::point_of)); 0 otherwise.
+    uniform: usize,
 }
 
 impl<'a> PortForces<'a> {
@@ -204,7 +208,39 @@ impl<'a> PortForces<'a> {
         phi: &'a mut [Force],
         keep: bool,
     ) -> Self {
-        PortForces { in_off, incoming, force, base, phi, keep }
+        PortForces { in_off, incoming, force, base, phi, keep, uniform: 0 }
+    }
+
+    /// The same view, knowing that every one of its ports receives `count` slots.
+    pub fn with_uniform(self, count: usize) -> Self {
+        PortForces { uniform: count, ..self }
+    }
+
+    /// How many slots every port of the view receives, if that is the same number ≥ 1 for
+    /// all of them ([`point_of`](Self::point_of)); 0 otherwise.
+    #[inline]
+    pub fn uniform(&self) -> usize {
+        self.uniform
+    }
+
+    /// [`point`](Self::point) when every port of the view receives `C` =
+    /// [`uniform`](Self::uniform) slots: port `port`'s list is read at a fixed place, with
+    /// no offsets to load, and summed in the same order (the same bits).
+    #[inline(always)]
+    pub fn point_of<const C: usize>(&mut self, port: usize) -> Vector3<f64> {
+        debug_assert_eq!(C, self.uniform);
+        let at = self.in_off[self.base] + port * C;
+        let slots: &[u32; C] = self.incoming[at..at + C].try_into().expect("C slots");
+        let mut f = Vector3::zeros();
+        for &s in slots {
+            f += self.force[s as usize];
+        }
+        if self.keep {
+            let kept = &mut self.phi[port];
+            kept.f = f;
+            kept.m = Vector3::zeros();
+        }
+        f
     }
 
     /// Total force on scalar or point port `port`, summed in the schedule's order (and
