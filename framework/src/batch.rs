@@ -67,6 +67,27 @@ pub trait PointImpedance: Impedance + Clone + 'static {
         force: &mut [Vector3<f64>],
         dy: &mut [f64],
     ) -> Result<(), Fault>;
+
+    /// Whether the batch loop evaluates stateless members two at a time
+    /// ([`evaluate_points_pair`](Self::evaluate_points_pair)).
+    const PAIRS: bool = false;
+
+    /// `evaluate_points` of two stateless members at once, with the same results bit for
+    /// bit: a type whose physics runs lane by lane overrides it (and sets
+    /// [`PAIRS`](Self::PAIRS)) so that two members share each packed instruction. On
+    /// failure, the lane (0 or 1) that failed. The default evaluates one after the other.
+    #[inline]
+    fn evaluate_points_pair(
+        pair: [&Self; 2],
+        motion: [&[PointMotion]; 2],
+        t: f64,
+        tau: f64,
+        force: [&mut [Vector3<f64>]; 2],
+    ) -> Result<(), (usize, Fault)> {
+        let [f0, f1] = force;
+        pair[0].evaluate_points(motion[0], &[], t, tau, f0, &mut []).map_err(|e| (0, e))?;
+        pair[1].evaluate_points(motion[1], &[], t, tau, f1, &mut []).map_err(|e| (1, e))
+    }
 }
 
 /// [`Impedance::evaluate`] of a [`PointImpedance`] through its `evaluate_points`, so the
@@ -178,13 +199,29 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         let ny = if S == ANY { self.states } else { S };
         let cs = &self.members[members.clone()];
         debug_assert!(force.len() == cs.len() * P && y.len() == cs.len() * ny && dy.len() == y.len());
-        let eval = |k: usize, c: &T, f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
+        let motion = |k: usize| {
             let mut m = [PointMotion::default(); P];
             for (i, mi) in m.iter_mut().enumerate() {
                 *mi = if PV { motions.point_pv(k * P + i) } else { motions.point(k * P + i) };
             }
-            c.evaluate_points(&m, y, t, tau, f, dy).map_err(|e| (members.start + k, e))
+            m
         };
+        let eval = |k: usize, c: &T, f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
+            c.evaluate_points(&motion(k), y, t, tau, f, dy).map_err(|e| (members.start + k, e))
+        };
+        if ny == 0 && T::PAIRS {
+            let mut pairs = force.chunks_exact_mut(2 * P);
+            for (j, (c, f)) in cs.chunks_exact(2).zip(&mut pairs).enumerate() {
+                let (f0, f1) = f.split_at_mut(P);
+                T::evaluate_points_pair([&c[0], &c[1]], [&motion(2 * j), &motion(2 * j + 1)], t, tau, [f0, f1])
+                    .map_err(|(l, e)| (members.start + 2 * j + l, e))?;
+            }
+            if cs.len() % 2 == 1 {
+                let k = cs.len() - 1;
+                eval(k, &cs[k], pairs.into_remainder(), &[], &mut [])?;
+            }
+            return Ok(());
+        }
         let forces = force.chunks_exact_mut(P);
         if ny == 0 {
             for (k, (c, f)) in cs.iter().zip(forces).enumerate() {

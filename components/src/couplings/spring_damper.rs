@@ -12,6 +12,7 @@ use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
+use wide::f64x2;
 
 /// Linear spring–damper between two ports.
 #[derive(Clone, Debug)]
@@ -106,6 +107,46 @@ impl PointImpedance for SpringDamper {
         f[0] = -fb;
         Ok(())
     }
+
+    const PAIRS: bool = true;
+
+    /// (10) for two springs with a rest length at once, one per lane of packed
+    /// instructions, each operation in the order of [`SpringDamper::force`] (so bit for
+    /// bit the same, tests/batch.rs); any other pair goes one by one. chain-10k: the spring
+    /// phase takes half the instructions.
+    #[inline(always)]
+    fn evaluate_points_pair(
+        pair: [&Self; 2],
+        m: [&[PointMotion]; 2],
+        t: f64,
+        tau: f64,
+        f: [&mut [Vector3<f64>]; 2],
+    ) -> Result<(), (usize, Fault)> {
+        let [a, b] = pair;
+        let [f0, f1] = f;
+        let lane = |g: fn(&[PointMotion]) -> f64| f64x2::from([g(&m[0][..2]), g(&m[1][..2])]);
+        let d = [lane(|m| m[1].p.x - m[0].p.x), lane(|m| m[1].p.y - m[0].p.y), lane(|m| m[1].p.z - m[0].p.z)];
+        let len = ((d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]).sqrt();
+        let [l0, l1] = len.to_array();
+        if !(a.rest_length > 0.0 && b.rest_length > 0.0 && l0 != 0.0 && l1 != 0.0) {
+            a.evaluate_points(m[0], &[], t, tau, f0, &mut []).map_err(|e| (0, e))?;
+            return b.evaluate_points(m[1], &[], t, tau, f1, &mut []).map_err(|e| (1, e));
+        }
+        let v = [lane(|m| m[1].v.x - m[0].v.x), lane(|m| m[1].v.y - m[0].v.y), lane(|m| m[1].v.z - m[0].v.z)];
+        let n = [d[0] / len, d[1] / len, d[2] / len];
+        let vn = (v[0] * n[0] + v[1] * n[1]) + v[2] * n[2];
+        let (k, rest, damp) =
+            (f64x2::from([a.k, b.k]), f64x2::from([a.rest_length, b.rest_length]), f64x2::from([a.b, b.b]));
+        // −y as (−1)·y: exact, and −0 for +0 as the scalar `-` gives (`wide`'s negation is 0 − y).
+        let s = f64x2::splat(-1.0) * (k * (len - rest) + damp * vn);
+        let [x, y, z] = [(n[0] * s).to_array(), (n[1] * s).to_array(), (n[2] * s).to_array()];
+        for (l, f) in [f0, f1].into_iter().enumerate() {
+            let fb = Vector3::new(x[l], y[l], z[l]);
+            f[1] = fb;
+            f[0] = -fb;
+        }
+        Ok(())
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {
@@ -121,9 +162,8 @@ fn build(p: &mut Params) -> Result<Built> {
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
-pub const SAMPLES: &[&str] = &[
-    r#"{"type": "spring_damper", "domain": "point3", "K": 100.0, "B": 1.0, "rest_length": 0.5}"#,
-];
+pub const SAMPLES: &[&str] =
+    &[r#"{"type": "spring_damper", "domain": "point3", "K": 100.0, "B": 1.0, "rest_length": 0.5}"#];
 
 /// Register `spring_damper`.
 pub fn register(r: &mut Registry) {
@@ -149,4 +189,40 @@ pub fn register(r: &mut Registry) {
         signals: SIGNALS,
         build,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn motion(p: [f64; 3], v: [f64; 3]) -> PointMotion {
+        PointMotion { p: Vector3::from(p), v: Vector3::from(v) }
+    }
+
+    /// Two springs at once give the forces of one at a time, bit for bit: stretched,
+    /// compressed, at rest length with no rate (a force of exactly −0 or +0), of zero
+    /// length, and without a rest length, in every pairing.
+    #[test]
+    fn a_pair_is_two_springs_bit_for_bit() {
+        let spring = |rest_length: f64| SpringDamper { domain: Domain::Point3, k: 1e4, b: 10.0, rest_length };
+        let cases: Vec<(SpringDamper, [PointMotion; 2])> = vec![
+            (spring(0.1), [motion([0.0; 3], [0.0; 3]), motion([0.13, -0.02, 1e-5], [0.3, 0.0, -2.0])]),
+            (spring(0.1), [motion([1.0, 2.0, 3.0], [1.0; 3]), motion([1.05, 2.0, 3.0], [-1.0, 0.5, 0.0])]),
+            (spring(0.1), [motion([0.0; 3], [0.0; 3]), motion([0.1, 0.0, 0.0], [0.0; 3])]),
+            (spring(0.1), [motion([0.0; 3], [0.0; 3]), motion([-0.1, 0.0, -0.0], [0.0, 1.0, 0.0])]),
+            (spring(0.1), [motion([0.5; 3], [0.0; 3]), motion([0.5; 3], [2.0, 0.0, 0.0])]),
+            (spring(0.0), [motion([0.0; 3], [0.0; 3]), motion([0.2, 0.1, 0.0], [0.0, 0.0, 1.0])]),
+        ];
+        for (a, ma) in &cases {
+            for (b, mb) in &cases {
+                let (mut fa, mut fb) = ([Vector3::zeros(); 2], [Vector3::zeros(); 2]);
+                let (mut pa, mut pb) = ([Vector3::zeros(); 2], [Vector3::zeros(); 2]);
+                a.evaluate_points(ma, &[], 0.0, 1e-4, &mut fa, &mut []).expect("spring");
+                b.evaluate_points(mb, &[], 0.0, 1e-4, &mut fb, &mut []).expect("spring");
+                SpringDamper::evaluate_points_pair([a, b], [ma, mb], 0.0, 1e-4, [&mut pa, &mut pb]).expect("pair");
+                let bits = |f: &[Vector3<f64>; 2]| f.map(|v| v.map(f64::to_bits));
+                assert_eq!((bits(&pa), bits(&pb)), (bits(&fa), bits(&fb)), "{ma:?} with {mb:?}");
+            }
+        }
+    }
 }
