@@ -68,25 +68,28 @@ pub trait PointImpedance: Impedance + Clone + 'static {
         dy: &mut [f64],
     ) -> Result<(), Fault>;
 
-    /// Whether the batch loop evaluates stateless members two at a time
+    /// Whether the batch loop evaluates members two at a time
     /// ([`evaluate_points_pair`](Self::evaluate_points_pair)).
     const PAIRS: bool = false;
 
-    /// `evaluate_points` of two stateless members at once, with the same results bit for
-    /// bit: a type whose physics runs lane by lane overrides it (and sets
-    /// [`PAIRS`](Self::PAIRS)) so that two members share each packed instruction. On
+    /// `evaluate_points` of two members at once, with the same results bit for bit: a
+    /// type whose physics runs lane by lane overrides it (and sets [`PAIRS`](Self::PAIRS))
+    /// so that two members share each packed instruction (a square root, a division). On
     /// failure, the lane (0 or 1) that failed. The default evaluates one after the other.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn evaluate_points_pair(
         pair: [&Self; 2],
         motion: [&[PointMotion]; 2],
+        y: [&[f64]; 2],
         t: f64,
         tau: f64,
         force: [&mut [Vector3<f64>]; 2],
+        dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
-        let [f0, f1] = force;
-        pair[0].evaluate_points(motion[0], &[], t, tau, f0, &mut []).map_err(|e| (0, e))?;
-        pair[1].evaluate_points(motion[1], &[], t, tau, f1, &mut []).map_err(|e| (1, e))
+        let ([f0, f1], [d0, d1]) = (force, dy);
+        pair[0].evaluate_points(motion[0], y[0], t, tau, f0, d0).map_err(|e| (0, e))?;
+        pair[1].evaluate_points(motion[1], y[1], t, tau, f1, d1).map_err(|e| (1, e))
     }
 }
 
@@ -209,16 +212,28 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         let eval = |k: usize, c: &T, f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
             c.evaluate_points(&motion(k), y, t, tau, f, dy).map_err(|e| (members.start + k, e))
         };
-        if ny == 0 && T::PAIRS {
+        if T::PAIRS {
+            // Members two at a time; an odd last one alone.
+            let pair = |j: usize, c: &[T], f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
+                let ((f0, f1), (y0, y1), (d0, d1)) = (f.split_at_mut(P), y.split_at(ny), dy.split_at_mut(ny));
+                let m = [motion(2 * j), motion(2 * j + 1)];
+                T::evaluate_points_pair([&c[0], &c[1]], [&m[0], &m[1]], [y0, y1], t, tau, [f0, f1], [d0, d1])
+                    .map_err(|(l, e)| (members.start + 2 * j + l, e))
+            };
             let mut pairs = force.chunks_exact_mut(2 * P);
-            for (j, (c, f)) in cs.chunks_exact(2).zip(&mut pairs).enumerate() {
-                let (f0, f1) = f.split_at_mut(P);
-                T::evaluate_points_pair([&c[0], &c[1]], [&motion(2 * j), &motion(2 * j + 1)], t, tau, [f0, f1])
-                    .map_err(|(l, e)| (members.start + 2 * j + l, e))?;
+            if ny == 0 {
+                for (j, (c, f)) in cs.chunks_exact(2).zip(&mut pairs).enumerate() {
+                    pair(j, c, f, &[], &mut [])?;
+                }
+            } else {
+                let states = y.chunks_exact(2 * ny).zip(dy.chunks_exact_mut(2 * ny));
+                for (j, ((c, f), (y, dy))) in cs.chunks_exact(2).zip(&mut pairs).zip(states).enumerate() {
+                    pair(j, c, f, y, dy)?;
+                }
             }
             if cs.len() % 2 == 1 {
                 let k = cs.len() - 1;
-                eval(k, &cs[k], pairs.into_remainder(), &[], &mut [])?;
+                eval(k, &cs[k], pairs.into_remainder(), &y[k * ny..], &mut dy[k * ny..])?;
             }
             return Ok(());
         }

@@ -18,6 +18,7 @@ use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
+use wide::{f64x2, CmpLe};
 
 /// Frictional contact of a point with the horizontal plane z = `height`.
 #[derive(Clone, Debug)]
@@ -129,6 +130,54 @@ impl PointImpedance for PlaneContact {
         dy[1] = eps.y;
         Ok(())
     }
+
+    const PAIRS: bool = true;
+
+    /// (23) for two contacts at once: the normal forces lane by lane as in
+    /// [`PlaneContact::contact`], the tangential element (23b)–(23d) in packed
+    /// instructions (one square root, the divisions two at a time), each operation in the
+    /// order of `contact` and [`gsat2`], so bit for bit the same (tests/batch.rs).
+    #[inline(always)]
+    fn evaluate_points_pair(
+        pair: [&Self; 2],
+        m: [&[PointMotion]; 2],
+        y: [&[f64]; 2],
+        _t: f64,
+        tau: f64,
+        force: [&mut [Vector3<f64>]; 2],
+        dy: [&mut [f64]; 2],
+    ) -> Result<(), (usize, Fault)> {
+        let [a, b] = pair;
+        let normal = |c: &Self, m: &PointMotion| {
+            let depth = c.height - m.p.z;
+            if depth > 0.0 {
+                (c.k * depth - c.b * m.v.z).max(0.0)
+            } else {
+                0.0
+            }
+        };
+        let fn_ = [normal(a, &m[0][0]), normal(b, &m[1][0])];
+        let lane = |g: fn(&Self) -> f64| f64x2::from([g(a), g(b)]);
+        let (k, damp, mu) = (lane(|c| c.k), lane(|c| c.b), lane(|c| c.mu));
+        let d = damp + f64x2::splat(tau) * k;
+        let (ex, ey) = (f64x2::from([y[0][0], y[1][0]]), f64x2::from([y[0][1], y[1][1]]));
+        let (vx, vy) = (f64x2::from([m[0][0].v.x, m[1][0].v.x]), f64x2::from([m[0][0].v.y, m[1][0].v.y]));
+        let (fx, fy) = (vx * d + ex * k, vy * d + ey * k);
+        // gsat2(μ f_n, f*): f* where ‖f*‖ ≤ μ f_n, else f*·(μ f_n/‖f*‖).
+        let limit = mu * f64x2::from(fn_);
+        let n = (fx * fx + fy * fy).sqrt();
+        let q = limit / n;
+        let inside = n.cmp_le(limit);
+        let (tx, ty) = (inside.blend(fx, fx * q), inside.blend(fy, fy * q));
+        let (ex, ey) = (((tx - ex * k) / d).to_array(), ((ty - ey * k) / d).to_array());
+        let (tx, ty) = (tx.to_array(), ty.to_array());
+        for (l, (f, dy)) in force.into_iter().zip(dy).enumerate() {
+            f[0] = Vector3::new(-tx[l], -ty[l], fn_[l]);
+            dy[0] = ex[l];
+            dy[1] = ey[l];
+        }
+        Ok(())
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {
@@ -141,9 +190,7 @@ fn build(p: &mut Params) -> Result<Built> {
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
-pub const SAMPLES: &[&str] = &[
-    r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#,
-];
+pub const SAMPLES: &[&str] = &[r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#];
 
 /// Register `plane_contact`.
 pub fn register(r: &mut Registry) {
@@ -161,4 +208,41 @@ pub fn register(r: &mut Registry) {
         signals: SIGNALS,
         build,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two contacts at once give what one at a time gives, bit for bit: free, sticking,
+    /// sliding, pulling away (no normal force), and at rest with no friction force at all.
+    #[test]
+    fn a_pair_is_two_contacts_bit_for_bit() {
+        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0 };
+        let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
+        let cases = [
+            (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),
+            (plane(0.5), at([0.0, 0.0, -9.81e-5], [1e-7, -2e-7, 0.0]), [1e-6, 0.0]),
+            (plane(0.5), at([0.3, 0.1, -9.81e-5], [0.5, -0.25, 1e-3]), [3e-5, -1e-5]),
+            (plane(0.2), at([0.0, 0.0, -1e-4], [0.0, 0.0, 20.0]), [1e-5, 1e-5]),
+            (plane(0.0), at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, -0.0]),
+            (plane(0.5), at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, 0.0]),
+        ];
+        for (a, ma, ya) in &cases {
+            for (b, mb, yb) in &cases {
+                let one = |c: &PlaneContact, m: &PointMotion, y: &[f64; 2]| {
+                    let (mut f, mut dy) = ([Vector3::zeros()], [0.0; 2]);
+                    c.evaluate_points(&[*m], y, 0.0, 5e-5, &mut f, &mut dy).expect("contact");
+                    (f[0].map(f64::to_bits), dy.map(f64::to_bits))
+                };
+                let (mut fa, mut fb, mut da, mut db) = ([Vector3::zeros()], [Vector3::zeros()], [0.0; 2], [0.0; 2]);
+                let (m, y) = ([&[*ma][..], &[*mb][..]], [&ya[..], &yb[..]]);
+                PlaneContact::evaluate_points_pair([a, b], m, y, 0.0, 5e-5, [&mut fa, &mut fb], [&mut da, &mut db])
+                    .expect("pair");
+                let pair =
+                    ((fa[0].map(f64::to_bits), da.map(f64::to_bits)), (fb[0].map(f64::to_bits), db.map(f64::to_bits)));
+                assert_eq!(pair, (one(a, ma, ya), one(b, mb, yb)), "{ma:?} {ya:?} with {mb:?} {yb:?}");
+            }
+        }
+    }
 }

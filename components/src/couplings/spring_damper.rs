@@ -118,9 +118,11 @@ impl PointImpedance for SpringDamper {
     fn evaluate_points_pair(
         pair: [&Self; 2],
         m: [&[PointMotion]; 2],
+        _y: [&[f64]; 2],
         t: f64,
         tau: f64,
         f: [&mut [Vector3<f64>]; 2],
+        _dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
         let [a, b] = pair;
         let [f0, f1] = f;
@@ -219,7 +221,16 @@ mod tests {
                 let (mut pa, mut pb) = ([Vector3::zeros(); 2], [Vector3::zeros(); 2]);
                 a.evaluate_points(ma, &[], 0.0, 1e-4, &mut fa, &mut []).expect("spring");
                 b.evaluate_points(mb, &[], 0.0, 1e-4, &mut fb, &mut []).expect("spring");
-                SpringDamper::evaluate_points_pair([a, b], [ma, mb], 0.0, 1e-4, [&mut pa, &mut pb]).expect("pair");
+                SpringDamper::evaluate_points_pair(
+                    [a, b],
+                    [ma, mb],
+                    [&[], &[]],
+                    0.0,
+                    1e-4,
+                    [&mut pa, &mut pb],
+                    [&mut [], &mut []],
+                )
+                .expect("pair");
                 let bits = |f: &[Vector3<f64>; 2]| f.map(|v| v.map(f64::to_bits));
                 assert_eq!((bits(&pa), bits(&pb)), (bits(&fa), bits(&fb)), "{ma:?} with {mb:?}");
             }
