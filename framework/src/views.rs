@@ -195,6 +195,8 @@ pub struct PortForces<'a> {
     /// lists then lie back to back from `incoming[in_off[base]]`, see
     /// [`point_of`](Self::point_of)); 0 otherwise.
     uniform: usize,
+    /// `in_off[base]`: where the slot list of port 0 of the view starts.
+    first: usize,
 }
 
 impl<'a> PortForces<'a> {
@@ -208,12 +210,13 @@ impl<'a> PortForces<'a> {
         phi: &'a mut [Force],
         keep: bool,
     ) -> Self {
-        PortForces { in_off, incoming, force, base, phi, keep, uniform: 0 }
+        PortForces { in_off, incoming, force, base, phi, keep, uniform: 0, first: 0 }
     }
 
     /// The same view, knowing that every one of its ports receives `count` slots.
     pub fn with_uniform(self, count: usize) -> Self {
-        PortForces { uniform: count, ..self }
+        let first = self.in_off.get(self.base).copied().unwrap_or(0);
+        PortForces { uniform: count, first, ..self }
     }
 
     /// How many slots every port of the view receives, if that is the same number ≥ 1 for
@@ -229,7 +232,7 @@ impl<'a> PortForces<'a> {
     #[inline(always)]
     pub fn point_of<const C: usize>(&mut self, port: usize) -> Vector3<f64> {
         debug_assert_eq!(C, self.uniform);
-        let at = self.in_off[self.base] + port * C;
+        let at = self.first + port * C;
         let slots: &[u32; C] = self.incoming[at..at + C].try_into().expect("C slots");
         let mut f = Vector3::zeros();
         for &s in slots {
