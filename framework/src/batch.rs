@@ -35,6 +35,12 @@
 //! slower. The usual state counts are constants too (`S`; `ANY` reads the batch's): a
 //! member's states are then a chunk of the buffer, with no bounds check of their own
 //! (chain-10k: with the `PointPv` tap, 13.7 → 11.8 million instructions per step).
+//! A type whose physics has square roots and divisions may also evaluate two members at a
+//! time ([`PointImpedance::evaluate_points_pair`], in packed instructions with the scalar
+//! operation order): for chain-10k's springs and contacts each took about 7 % off the whole
+//! run. When every port of a chunk has a `PointPv` tap, their offsets are read directly
+//! ([`PortMotions::point_pv`]), and when every admittance port receives the same number of
+//! slots, their lists are read at fixed places ([`PortForces::point_of`]).
 
 use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::Fault;
