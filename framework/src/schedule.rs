@@ -520,6 +520,15 @@ impl Schedule {
             .collect()
     }
 
+    /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
+    /// (its grounded ports left out).
+    pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.attach[self.imp_slots[i]..self.imp_slots[i + 1]].iter().filter_map(|a| match a {
+            Attach::Ground(_) => None,
+            Attach::Port { adm, port, .. } => Some((*adm, *port)),
+        })
+    }
+
     /// The state slice of admittance j within the full state vector `x`.
     pub fn admittance_state<'a>(&self, j: usize, x: &'a [f64]) -> &'a [f64] {
         &x[self.adm_x[j]..self.adm_x[j + 1]]
