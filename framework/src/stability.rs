@@ -288,23 +288,28 @@ struct Attached {
 impl Attached {
     fn new(sched: &Schedule) -> Self {
         let n = sched.admittance_names().len();
-        let mut by_adm: Vec<(usize, Attachment)> = Vec::new();
+        let mut found: Vec<(usize, Attachment)> = Vec::new();
         for &imp in sched.impedances_in_network_order() {
             let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
             for (adm, port) in sched.impedance_ports(imp) {
-                by_adm.push((adm, Attachment { port, imp, spring }));
+                found.push((adm, Attachment { port, imp, spring }));
             }
         }
-        // Stable: network order within an admittance.
-        by_adm.sort_by_key(|&(adm, _)| adm);
+        // Counted, then placed by admittance, in network order within one.
         let mut start = vec![0; n + 1];
-        for &(adm, _) in &by_adm {
+        for &(adm, _) in &found {
             start[adm + 1] += 1;
         }
         for j in 0..n {
             start[j + 1] += start[j];
         }
-        Attached { list: by_adm.into_iter().map(|(_, a)| a).collect(), start }
+        let mut fill = start.clone();
+        let mut list = vec![None; found.len()];
+        for (adm, a) in found {
+            list[fill[adm]] = Some(a);
+            fill[adm] += 1;
+        }
+        Attached { list: list.into_iter().flatten().collect(), start }
     }
 
     fn of(&self, j: usize) -> &[Attachment] {
