@@ -35,13 +35,14 @@ pub enum Json<'a> {
 pub struct Entry<'a> {
     pub key: Cow<'a, str>,
     pub value: Json<'a>,
-    converted: OnceCell<Value>,
+    /// Boxed: rarely made, and the entries stay small.
+    converted: OnceCell<Box<Value>>,
 }
 
 impl<'a> Entry<'a> {
     /// The value as a `serde_json::Value`, converted on the first call.
     pub fn as_value(&self) -> &Value {
-        self.converted.get_or_init(|| self.value.to_value())
+        self.converted.get_or_init(|| Box::new(self.value.to_value()))
     }
 }
 
@@ -224,14 +225,16 @@ impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
         Json::deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'a>, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        // Room for a 3-vector from the start (serde_json gives no length).
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(3).min(4096));
         while let Some(v) = seq.next_element()? {
             out.push(v);
         }
         Ok(Json::Array(out))
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Json<'a>, M::Error> {
-        let mut out: Vec<Entry<'a>> = Vec::new();
+        // Room for a typical component from the start (no growth by doubling).
+        let mut out: Vec<Entry<'a>> = Vec::with_capacity(8);
         // Position of each key, kept only for large objects.
         let mut index: Option<HashMap<Cow<'a, str>, usize>> = None;
         while let Some(Key(key)) = m.next_key()? {
