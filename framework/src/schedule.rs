@@ -507,14 +507,21 @@ impl Schedule {
 
     /// Effective inertia at every port of impedance `i` (None for ground / unknown).
     pub fn port_inertias(&self, i: usize, x: &[f64]) -> Vec<Option<f64>> {
-        (self.imp_slots[i]..self.imp_slots[i + 1])
-            .map(|s| match &self.attach[s] {
-                Attach::Ground(_) => None,
-                Attach::Port { adm, port, .. } => {
-                    self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
-                }
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.port_inertias_into(i, x, &mut out);
+        out
+    }
+
+    /// [`port_inertias`](Self::port_inertias) into `out` (cleared first; no allocation once
+    /// it has room).
+    pub fn port_inertias_into(&self, i: usize, x: &[f64], out: &mut Vec<Option<f64>>) {
+        out.clear();
+        out.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| match &self.attach[s] {
+            Attach::Ground(_) => None,
+            Attach::Port { adm, port, .. } => {
+                self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
+            }
+        }));
     }
 
     /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`

@@ -39,6 +39,9 @@ fn mul(a: &M2, b: &M2) -> M2 {
 
 const ID: M2 = [[1.0, 0.0], [0.0, 1.0]];
 
+/// The largest spectral radius taken as stable (1, with a margin for rounding).
+const STABLE_RADIUS: f64 = 1.0 + 1e-9;
+
 /// Spectral radius of a real 2×2 matrix.
 fn radius(m: &M2) -> f64 {
     let tr = m[0][0] + m[1][1];
@@ -118,7 +121,7 @@ impl PortModel {
 
     /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding).
     pub fn stable(&self, tab: &Tableau, step: f64) -> bool {
-        self.radius(tab, step) <= 1.0 + 1e-9
+        self.radius(tab, step) <= STABLE_RADIUS
     }
 
     /// The largest step ≤ `step` below which the map is stable, by halving down to a stable
@@ -377,7 +380,9 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
                 model.add(a.spring);
             }
             let radius = model.radius(tab, step);
-            let largest_stable_step = model.largest_stable_step(tab, step);
+            // As `model.largest_stable_step`, whose first test is this radius.
+            let largest_stable_step =
+                if radius <= STABLE_RADIUS { Some(step) } else { model.largest_stable_step(tab, step) };
             out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
         }
     }
@@ -461,7 +466,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         Method::Euler => "euler",
     };
     let mut out = Vec::new();
-    for f in found.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
+    // `!f.model.stable(…)`, from the radius already computed.
+    for f in found.iter().filter(|f| f.radius > STABLE_RADIUS) {
         let names: Vec<String> = att
             .at(f.adm, f.port)
             .map(|a| {

@@ -1116,9 +1116,10 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
+    let mut inertias = Vec::new();
     for &i in sched.impedances_in_network_order() {
         let name = &sched.impedance_names()[i];
-        let inertias = sched.port_inertias(i, sim.state());
+        sched.port_inertias_into(i, sim.state(), &mut inertias);
         for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
             out.push(named(name, d));
         }
