@@ -864,6 +864,18 @@ fn build_component(
     check_name(name, &path)?;
     let map = Object::parse(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
     let map = &map.ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+    build_object(name, path, map, registry, base, stop_time)
+}
+
+/// Build component `name`, at JSON path `path`, from its parsed object `map`.
+fn build_object(
+    name: &str,
+    path: String,
+    map: &Object,
+    registry: &Registry,
+    base: &Path,
+    stop_time: f64,
+) -> Result<(NewNode, &'static str)> {
     let type_name = map
         .get("type")
         .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
@@ -899,6 +911,76 @@ fn build_component(
         Built::Impedance(i) => NewNode::impedance(name, i),
     };
     Ok((node.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name))
+}
+
+/// Check the solver settings and the output interval (which is returned).
+fn check_solver(s: &SolverSpec, output: &OutputSpec) -> Result<f64> {
+    if !(s.step.is_finite() && s.step > 0.0) {
+        return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
+    }
+    if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
+        return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
+    }
+    if let Some(n) = s.threads {
+        check_threads(n, "solver.threads")?;
+    }
+    check_step_count(s.step, s.stop_time)?;
+    if s.step > s.stop_time {
+        return Err(Error::invalid(
+            "solver.step",
+            format!("the step {} s is longer than the stop time {} s", s.step, s.stop_time),
+        ));
+    }
+    let interval = output.interval.unwrap_or(s.step);
+    if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
+        return Err(Error::invalid(
+            "output.interval",
+            format!("must be at least the step {} s, got {interval}", s.step),
+        ));
+    }
+    Ok(interval)
+}
+
+/// The end of a load: the network validated, the output columns and the system's name
+/// checked.
+fn finish_system(
+    name: Option<String>,
+    output: &OutputSpec,
+    s: &SolverSpec,
+    interval: f64,
+    network: Network,
+    kinds: Vec<(NodeIndex, &'static str)>,
+    file: &Path,
+) -> Result<System> {
+    network.validate()?;
+    let columns: Vec<(String, String)> = match &output.signals {
+        Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
+        Signals::Labeled(m) => m
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|s| (k.clone(), s.to_string()))
+                    .ok_or_else(|| Error::invalid(format!("output.signals.{k}"), "expected a signal name string"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    for (label, _) in &columns {
+        check_name(label, &format!("output.signals.{label}"))?;
+    }
+    let name = name.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    check_name(&name, "name")?;
+    Ok(System {
+        name,
+        file: file.to_path_buf(),
+        network,
+        method: s.method,
+        step: s.step,
+        stop_time: s.stop_time,
+        interval,
+        threads: s.threads,
+        columns,
+        kinds,
+    })
 }
 
 /// A system read from JSON, ready to compile.
@@ -949,29 +1031,7 @@ impl System {
 
     fn from_spec(spec: SystemSpec, text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
         let s = &spec.solver;
-        if !(s.step.is_finite() && s.step > 0.0) {
-            return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
-        }
-        if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
-            return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
-        }
-        if let Some(n) = s.threads {
-            check_threads(n, "solver.threads")?;
-        }
-        check_step_count(s.step, s.stop_time)?;
-        if s.step > s.stop_time {
-            return Err(Error::invalid(
-                "solver.step",
-                format!("the step {} s is longer than the stop time {} s", s.step, s.stop_time),
-            ));
-        }
-        let interval = spec.output.interval.unwrap_or(s.step);
-        if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
-            return Err(Error::invalid(
-                "output.interval",
-                format!("must be at least the step {} s, got {interval}", s.step),
-            ));
-        }
+        let interval = check_solver(s, &spec.output)?;
 
         let mut network = Network::with_capacity(spec.components.0.len(), 0);
         let mut kinds = Vec::with_capacity(spec.components.0.len());
@@ -1031,39 +1091,7 @@ impl System {
                 });
             }
         }
-        network.validate()?;
-
-        let columns: Vec<(String, String)> = match &spec.output.signals {
-            Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
-            Signals::Labeled(m) => m
-                .iter()
-                .map(|(k, v)| {
-                    v.as_str()
-                        .map(|s| (k.clone(), s.to_string()))
-                        .ok_or_else(|| Error::invalid(format!("output.signals.{k}"), "expected a signal name string"))
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
-        for (label, _) in &columns {
-            check_name(label, &format!("output.signals.{label}"))?;
-        }
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-        check_name(&name, "name")?;
-        Ok(System {
-            name,
-            file: file.to_path_buf(),
-            network,
-            method: s.method,
-            step: s.step,
-            stop_time: s.stop_time,
-            interval,
-            threads: s.threads,
-            columns,
-            kinds,
-        })
+        finish_system(spec.name, &spec.output, s, interval, network, kinds, file)
     }
 
     /// (component name, type name) in file order.
