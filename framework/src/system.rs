@@ -34,6 +34,7 @@ use std::rc::Rc;
 
 mod json;
 mod limits;
+mod stream;
 pub use json::{Json, Object};
 pub use limits::{
     check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN,
@@ -1010,6 +1011,11 @@ impl System {
 
     /// Read a system from JSON text; `file` is only used for the system's default name.
     pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+        // One pass over the text when the file is well formed and its solver comes first;
+        // otherwise (and for every error) the two-pass loader below.
+        if let Some(system) = stream::load(text, file, base, registry) {
+            return Ok(system);
+        }
         // The plain reader is fast; the path-tracking one runs only to name where the
         // error is (it stops at the same place).
         let spec: SystemSpec = match serde_json::from_str(text) {
