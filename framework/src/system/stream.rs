@@ -15,12 +15,12 @@
 //! succeeds: the same components from the same trees (a component's tree parsed in place
 //! is the tree of its text parsed alone), added and connected in file order.
 
-use super::json::Json;
+use super::json::{Json, Object};
 use super::{
     build_object, check_name, check_solver, concat, finish_system, Connect, Name, OutputSpec, Registry, SolverSpec,
     System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::network::{Network, NewNode};
 use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use std::borrow::Cow;
@@ -28,7 +28,14 @@ use std::fmt;
 use std::path::Path;
 
 /// One component as read: its name and its value.
-type Read<'a> = (Cow<'a, str>, Json<'a>);
+type Read<'a> = (Cow<'a, str>, Value<'a>);
+
+/// A component's value as read: parsed on this thread (a serial load), or its text, to
+/// be parsed by the worker that builds it (so that this thread only skips over it).
+enum Value<'a> {
+    Tree(Json<'a>),
+    Text(&'a serde_json::value::RawValue),
+}
 /// One component as built: its node and type name.
 type Made = Result<(NewNode, &'static str)>;
 
@@ -188,10 +195,16 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         let build = move |(name, value): Read<'de>| -> Made {
             let path = concat(&["components.", &name]);
             check_name(&name, &path)?;
-            match value {
-                Json::Object(map) => build_object(&name, path, &map, registry, base, stop_time),
-                _ => Err(crate::error::Error::invalid(path, "expected an object")),
-            }
+            let map = match value {
+                Value::Tree(Json::Object(map)) => map,
+                Value::Text(raw) => match Object::parse(raw.get()) {
+                    Ok(Some(map)) => map,
+                    Ok(None) => return Err(Error::invalid(path, "expected an object")),
+                    Err(e) => return Err(Error::invalid(path, e.to_string())),
+                },
+                Value::Tree(_) => return Err(Error::invalid(path, "expected an object")),
+            };
+            build_object(&name, path, &map, registry, base, stop_time)
         };
         let mut made: Vec<Vec<Made>> = Vec::new();
         let mut chunk: Vec<Read<'de>> = Vec::with_capacity(LOAD_CHUNK);
@@ -202,7 +215,7 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         loop {
             let next = m.next_key::<Name>()?;
             if let Some(Name(name)) = next {
-                let value: Json<'de> = m.next_value()?;
+                let value = if self.serial { Value::Tree(m.next_value()?) } else { Value::Text(m.next_value()?) };
                 chunk.push((name, value));
                 if chunk.len() < LOAD_CHUNK {
                     continue;
