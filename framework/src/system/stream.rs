@@ -1,6 +1,7 @@
-//! The single-pass loader: a system file read once, front to back, each component parsed
-//! straight into its [`Object`] tree and built as soon as a chunk of them is read (on the
-//! worker threads while the next chunk is read), then the connections.
+//! The single-pass loader: a system file read once, front to back, each component built as
+//! soon as a chunk of them is read, then the connections. On one thread a component is
+//! parsed straight into its [`Object`] tree; with worker threads this thread only skips
+//! over it, and the worker that builds it parses it, while this thread reads the next chunk.
 //!
 //! The two-pass loader ([`System::from_spec`](super::System)) first skips over every
 //! component to find the file's structure and then parses each one again; on chain-10k the
