@@ -817,16 +817,18 @@ fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
     out
 }
 
-/// The name of the object key a (dotted) table name starts with: `law` for `law.F`,
-/// `links` for `links[].mass`.
-fn top_key(name: &str) -> &str {
-    name.split(['.', '[']).next().unwrap_or(name)
-}
-
 /// The first key of a component object that its type's table does not document at all,
 /// as an "unknown parameter" error with the closest documented key.
 fn stray_key(ty: &ComponentType, path: &str, map: &Object) -> Option<(String, String)> {
-    let documented = |k: &str| ty.params.iter().any(|d| top_key(d.name) == k);
+    // Whether k is the object key a table name starts with (`law` of `law.F`, `links` of
+    // `links[].mass`), without splitting every name of the table.
+    let documented = |k: &str| {
+        !k.contains(['.', '['])
+            && ty
+                .params
+                .iter()
+                .any(|d| d.name.strip_prefix(k).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
+    };
     let mut stray: Vec<&str> = map.keys().filter(|k| *k != "type" && !documented(k)).collect();
     stray.sort();
     stray.first().map(|k| {
