@@ -291,7 +291,7 @@ struct Attached {
 impl Attached {
     fn new(sched: &Schedule) -> Self {
         let n = sched.admittance_names().len();
-        let mut found: Vec<(usize, Attachment)> = Vec::new();
+        let mut found: Vec<(usize, Attachment)> = Vec::with_capacity(sched.impedance_names().len());
         for &imp in sched.impedances_in_network_order() {
             let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
             for (adm, port) in sched.impedance_ports(imp) {

@@ -894,7 +894,7 @@ fn build_object(
     })?;
     let stray = stray_key(ty, &path, map);
     check_step_keys(map.get("communication_step").and_then(Json::as_f64), &path, stop_time)?;
-    let mut p = Params::for_type(ty, path.as_str(), map, base);
+    let mut p = Params::for_type(ty, path, map, base);
     let built = (ty.build)(&mut p);
     // An undocumented key is the builder's fault: report it before the build's own error.
     p.check_documented()?;
@@ -908,12 +908,14 @@ fn build_object(
         });
     }
     let built = built?;
-    p.finish()?;
     let node = match built {
         Built::Admittance(a) => NewNode::admittance(name, a),
         Built::Impedance(i) => NewNode::impedance(name, i),
     };
-    Ok((node.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name))
+    // The reader's path, kept only for the node's error (reported after the reader's).
+    let path = node.is_err().then(|| p.path().to_string());
+    p.finish()?;
+    Ok((node.map_err(|e| Error::invalid(path.unwrap_or_default(), e.to_string()))?, ty.name))
 }
 
 /// Check the solver settings and the output interval (which is returned).
