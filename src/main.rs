@@ -318,6 +318,14 @@ fn run(
             plot.map(|p| format!(", plot -> {}", p.0.display())).unwrap_or_default()
         );
     }
+    // The run is over and its output written and closed: the process exits next, and
+    // freeing the simulator piece by piece (one allocation per component and more) costs
+    // more than its load did on large systems. It is left to the exit, unless an FMU is
+    // unpacked: an FMU instance is freed and its extraction directory removed by `Drop`.
+    drop(csv);
+    if stiction_fmi_schema::archive::live() == 0 {
+        std::mem::forget(sim);
+    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@ mod common;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use stiction::framework::system::{Built, ComponentType, Kind, ParamDoc, Params, Registry, System};
+use stiction::framework::system::{Built, ComponentType, Kind, Object, ParamDoc, Params, Registry, System};
 
 /// Components of examples/*.json, at most a few of each type per file: (where, component).
 fn example_samples(reg: &Registry) -> Vec<(String, Value)> {
@@ -43,9 +43,9 @@ const KEY_COLLISIONS: &[(&str, &str)] = &[("karnopp_mass", "speed")];
 
 /// The keys `ty.build` reads from `v`; panics if it reads an undocumented key or fails.
 fn keys_read(ty: &ComponentType, at: &str, v: &Value) -> Vec<String> {
-    let map = v.as_object().unwrap();
+    let map = Object::from_map(v.as_object().unwrap());
     let examples = common::example("");
-    let mut p = Params::for_type(ty, format!("components.{}", ty.name), map, &examples);
+    let mut p = Params::for_type(ty, format!("components.{}", ty.name), &map, &examples);
     let built = (ty.build)(&mut p);
     if let Err(e) = p.check_documented() {
         panic!("{at}: {e}");

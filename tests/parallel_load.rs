@@ -78,3 +78,61 @@ fn the_first_bad_connection_in_file_order_is_reported_for_any_thread_count() {
     assert!(bad.contains("connections[5000]"), "{bad}");
     assert_eq!(load_on(&sys, 1).unwrap_err(), bad);
 }
+
+/// `system` with its top-level keys in the order `keys` (the others dropped).
+fn reordered(system: &Value, keys: &[&str]) -> Value {
+    let mut m = serde_json::Map::new();
+    for k in keys {
+        m.insert(k.to_string(), system[*k].clone());
+    }
+    Value::Object(m)
+}
+
+/// Load `system` outside any pool (the CLI's case: the file is read once, each chunk of
+/// components built on the global pool while the next is read): the components and the
+/// initial state of the compiled system, or the error message.
+fn load_outside_pools(system: &Value) -> Result<(Vec<(String, String)>, Vec<f64>), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.json");
+    std::fs::write(&path, system.to_string()).unwrap();
+    match stiction::load(&path) {
+        Ok(s) => {
+            let comps = s.components().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+            let (sim, _) = s.into_simulator(1).map_err(|e| e.to_string())?;
+            Ok((comps, sim.state().to_vec()))
+        }
+        Err(e) => Err(e.to_string().replace(&path.display().to_string(), "FILE")),
+    }
+}
+
+#[test]
+fn any_order_of_the_top_level_keys_loads_the_same_system() {
+    // The single-pass loader reads solver, components, connections in that order; any other
+    // order is loaded by the two-pass loader: the same components, states and errors.
+    let sys = generate_chain::chain(1500, false);
+    let usual = load_outside_pools(&sys).unwrap();
+    assert_eq!(usual.0.len(), 4500);
+    assert_eq!(usual.0, load_on(&sys, 1).unwrap());
+    for keys in [
+        ["components", "connections", "solver", "output", "name"],
+        ["connections", "solver", "components", "name", "output"],
+        ["name", "output", "solver", "connections", "components"],
+    ] {
+        assert_eq!(load_outside_pools(&reordered(&sys, &keys)).unwrap(), usual, "{keys:?}");
+    }
+    // A bad component is reported the same whichever loader meets it first.
+    let mut bad = sys.clone();
+    bad["components"]["m1200"]["mass"] = json!(0.0);
+    let err = load_outside_pools(&bad).unwrap_err();
+    assert!(err.contains("components.m1200.mass"), "{err}");
+    let late = reordered(&bad, &["components", "connections", "solver", "output", "name"]);
+    assert_eq!(load_outside_pools(&late).unwrap_err(), err);
+    assert_eq!(load_on(&bad, 1).unwrap_err(), err);
+    // A key given twice is refused by both.
+    let twice = sys.to_string().replacen("\"solver\":", "\"solver\":{\"step\":1e-4,\"stop_time\":1},\"solver\":", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.json");
+    std::fs::write(&path, twice).unwrap();
+    let e = stiction::load(&path).err().expect("a key given twice is an error").to_string();
+    assert!(e.contains("duplicate field `solver`"), "{e}");
+}

@@ -404,16 +404,14 @@ impl Network {
         (self.adm_order.len(), self.imp_order.len())
     }
 
-    /// The attachment of every impedance port, in port order (after [`validate`](Self::validate)).
-    pub(crate) fn attachments(&self, imp: NodeIndex) -> Vec<(NodeIndex, Link)> {
-        // Validated: one edge per port, so sorting by port puts edge p at position p (one
-        // allocation per impedance).
-        let n = self.layout(imp).map(|l| l.ports.len()).unwrap_or(0);
-        let mut out = Vec::with_capacity(n);
+    /// The attachment of every port of impedance `imp`, in port order (after
+    /// [`validate`](Self::validate)), appended to `out` (no allocation per impedance).
+    pub(crate) fn attachments_into(&self, imp: NodeIndex, out: &mut Vec<(NodeIndex, Link)>) {
+        // Validated: one edge per port, so sorting by port puts edge p at position p.
+        let first = out.len();
         out.extend(self.graph.edges(imp).map(|e| (e.target(), e.weight().clone())));
-        out.sort_unstable_by_key(|(_, l)| l.imp_port);
-        debug_assert!(out.iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
-        out
+        out[first..].sort_unstable_by_key(|(_, l)| l.imp_port);
+        debug_assert!(out[first..].iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,

@@ -30,8 +30,6 @@ use crate::network::{Network, Node};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
-use petgraph::graph::NodeIndex;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -155,16 +153,25 @@ impl Schedule {
 
     fn build(mut net: Network) -> Result<Schedule> {
         // Take the admittances out of the graph in network order.
-        let (adm_order, imp_order) = (net.adm_order.clone(), net.imp_order.clone());
+        let (adm_order, imp_order) = (std::mem::take(&mut net.adm_order), std::mem::take(&mut net.imp_order));
         // Vectors sized up front: grown by doubling they would hold up to twice the memory.
         let (na, ni) = (adm_order.len(), imp_order.len());
-        let mut adm_index: HashMap<NodeIndex, usize> = HashMap::with_capacity(na);
-        let attachments: Vec<_> = imp_order.iter().map(|&ix| net.attachments(ix)).collect();
+        // The schedule index of every admittance node, by node index (NO_ADM for the others).
+        const NO_ADM: usize = usize::MAX;
+        let mut adm_index = vec![NO_ADM; net.graph.node_count()];
+        // The attachments of network impedance k: `attachments[att_off[k]..att_off[k + 1]]`.
+        let mut attachments = Vec::with_capacity(net.graph.edge_count());
+        let mut att_off = Vec::with_capacity(ni + 1);
+        att_off.push(0);
+        for &ix in &imp_order {
+            net.attachments_into(ix, &mut attachments);
+            att_off.push(attachments.len());
+        }
         let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
         let mut adm_names = Vec::with_capacity(na);
         let mut adm_layouts = Vec::with_capacity(na);
         for (i, ix) in adm_order.iter().enumerate() {
-            adm_index.insert(*ix, i);
+            adm_index[ix.index()] = i;
             match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
                 Node::Admittance { name, layout, comp } => {
                     adm.push(comp);
@@ -306,11 +313,12 @@ impl Schedule {
             imp_y.push(imp_y.last().unwrap() + l.states);
             imp_slots.push(imp_slots.last().unwrap() + l.ports.len());
             has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
-            for (p, (target, link)) in attachments[imp_network_index[i]].iter().enumerate() {
+            let k = imp_network_index[i];
+            for (p, (target, link)) in attachments[att_off[k]..att_off[k + 1]].iter().enumerate() {
                 let u32_of =
                     |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
-                match adm_index.get(target) {
-                    Some(&a) => {
+                match adm_index.get(target.index()).copied().filter(|&a| a != NO_ADM) {
+                    Some(a) => {
                         let gp = adm_ports[a] + link.adm_port;
                         let tap = match (direct[gp], link.offset, l.ports[p].domain) {
                             (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
@@ -567,14 +575,21 @@ impl Schedule {
 
     /// Effective inertia at every port of impedance `i` (None for ground / unknown).
     pub fn port_inertias(&self, i: usize, x: &[f64]) -> Vec<Option<f64>> {
-        (self.imp_slots[i]..self.imp_slots[i + 1])
-            .map(|s| match &self.attach[s] {
-                Attach::Ground(_) => None,
-                Attach::Port { adm, port, .. } => {
-                    self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
-                }
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.port_inertias_into(i, x, &mut out);
+        out
+    }
+
+    /// [`port_inertias`](Self::port_inertias) into `out` (cleared first; no allocation once
+    /// it has room).
+    pub fn port_inertias_into(&self, i: usize, x: &[f64], out: &mut Vec<Option<f64>>) {
+        out.clear();
+        out.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| match &self.attach[s] {
+            Attach::Ground(_) => None,
+            Attach::Port { adm, port, .. } => {
+                self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
+            }
+        }));
     }
 
     /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
@@ -586,6 +601,15 @@ impl Schedule {
                 Attach::Port { adm, port, .. } => Some((*adm, *port)),
             })
             .collect()
+    }
+
+    /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
+    /// (its grounded ports left out).
+    pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.attach[self.imp_slots[i]..self.imp_slots[i + 1]].iter().filter_map(|a| match a {
+            Attach::Ground(_) => None,
+            Attach::Port { adm, port, .. } => Some((*adm, *port)),
+        })
     }
 
     /// The state slice of admittance j within the full state vector `x`.

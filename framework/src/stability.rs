@@ -27,9 +27,6 @@ use nalgebra::{DMatrix, DVector};
 
 type M2 = [[f64; 2]; 2];
 
-/// The spring–dampers attached to one admittance port: (port, [(impedance name, spring)]).
-type PortSprings = (usize, Vec<(String, StageSpring)>);
-
 fn mul(a: &M2, b: &M2) -> M2 {
     let mut c = [[0.0; 2]; 2];
     for i in 0..2 {
@@ -41,6 +38,9 @@ fn mul(a: &M2, b: &M2) -> M2 {
 }
 
 const ID: M2 = [[1.0, 0.0], [0.0, 1.0]];
+
+/// The largest spectral radius taken as stable (1, with a margin for rounding).
+const STABLE_RADIUS: f64 = 1.0 + 1e-9;
 
 /// Spectral radius of a real 2×2 matrix.
 fn radius(m: &M2) -> f64 {
@@ -121,7 +121,7 @@ impl PortModel {
 
     /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding).
     pub fn stable(&self, tab: &Tableau, step: f64) -> bool {
-        self.radius(tab, step) <= 1.0 + 1e-9
+        self.radius(tab, step) <= STABLE_RADIUS
     }
 
     /// The largest step ≤ `step` below which the map is stable, by halving down to a stable
@@ -271,21 +271,68 @@ pub struct PortFinding {
     pub largest_stable_step: Option<f64>,
 }
 
-/// The stuck-state spring–dampers attached to every admittance: per admittance, per port.
-fn attachments(sched: &Schedule) -> Vec<Vec<PortSprings>> {
-    let mut attached: Vec<Vec<PortSprings>> = vec![Vec::new(); sched.admittance_names().len()];
-    for &i in sched.impedances_in_network_order() {
-        let Some(spring) = sched.impedance(i).stuck_spring() else { continue };
-        let name = &sched.impedance_names()[i];
-        for (adm, port) in sched.impedance_attachments(i).into_iter().flatten() {
-            let ports = &mut attached[adm];
-            match ports.iter_mut().find(|(p, _)| *p == port) {
-                Some((_, list)) => list.push((name.clone(), spring)),
-                None => ports.push((port, vec![(name.clone(), spring)])),
+/// One stuck-state spring–damper attached to an admittance port.
+#[derive(Clone, Copy)]
+struct Attachment {
+    port: usize,
+    /// The impedance (schedule index).
+    imp: usize,
+    spring: StageSpring,
+}
+
+/// The stuck-state spring–dampers attached to every admittance, grouped by admittance and in
+/// network order within one: a flat list (no list per port, no names copied).
+struct Attached {
+    list: Vec<Attachment>,
+    /// Admittance j's attachments are `list[start[j]..start[j + 1]]`.
+    start: Vec<usize>,
+}
+
+impl Attached {
+    fn new(sched: &Schedule) -> Self {
+        let n = sched.admittance_names().len();
+        let mut found: Vec<(usize, Attachment)> = Vec::with_capacity(sched.impedance_names().len());
+        for &imp in sched.impedances_in_network_order() {
+            let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
+            for (adm, port) in sched.impedance_ports(imp) {
+                found.push((adm, Attachment { port, imp, spring }));
+            }
+        }
+        // Counted, then placed by admittance, in network order within one.
+        let mut start = vec![0; n + 1];
+        for &(adm, _) in &found {
+            start[adm + 1] += 1;
+        }
+        for j in 0..n {
+            start[j + 1] += start[j];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![None; found.len()];
+        for (adm, a) in found {
+            list[fill[adm]] = Some(a);
+            fill[adm] += 1;
+        }
+        Attached { list: list.into_iter().flatten().collect(), start }
+    }
+
+    fn of(&self, j: usize) -> &[Attachment] {
+        &self.list[self.start[j]..self.start[j + 1]]
+    }
+
+    /// The ports of admittance j with attachments, in the order of their first attachment.
+    fn ports(&self, j: usize, out: &mut Vec<usize>) {
+        out.clear();
+        for a in self.of(j) {
+            if !out.contains(&a.port) {
+                out.push(a.port);
             }
         }
     }
-    attached
+
+    /// The attachments of port `port` of admittance j, in network order.
+    fn at(&self, j: usize, port: usize) -> impl Iterator<Item = &Attachment> {
+        self.of(j).iter().filter(move |a| a.port == port)
+    }
 }
 
 /// The inertia matrix of admittance `j` at `x`, if it couples its ports 0..n (n ≥ 2) and is
@@ -295,18 +342,29 @@ fn inertia_matrix(sched: &Schedule, j: usize, x: &[f64]) -> Option<DMatrix<f64>>
     (n >= 2 && h.len() == n * n && h.iter().all(|v| v.is_finite())).then(|| DMatrix::from_row_slice(n, n, &h))
 }
 
-/// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
-/// state), for `method` and step T; the ports coupled through an inertia matrix are left to
-/// [`analyse_coupled`].
-pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
-    let attached = attachments(sched);
+/// One analysed admittance port: admittance, port, model, ρ, largest stable step.
+struct PortResult {
+    adm: usize,
+    port: usize,
+    model: PortModel,
+    radius: f64,
+    largest_stable_step: Option<f64>,
+}
+
+/// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]).
+fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PortResult> {
     let tab = method.tableau();
     let mut out = Vec::new();
-    for (j, ports) in attached.into_iter().enumerate() {
+    let mut ports = Vec::new();
+    for j in 0..att.start.len() - 1 {
+        att.ports(j, &mut ports);
+        if ports.is_empty() {
+            continue;
+        }
         let adm = sched.admittance(j);
         let xa = sched.admittance_state(j, x);
         let coupled = inertia_matrix(sched, j, x).map_or(0, |h| h.nrows());
-        for (port, impedances) in ports.into_iter().filter(|(p, _)| *p >= coupled) {
+        for &port in ports.iter().filter(|p| **p >= coupled) {
             let Some(inertia) = adm.port_inertia(xa, port).filter(|m| m.is_finite() && *m > 0.0) else { continue };
             let mut model = PortModel {
                 inertia,
@@ -318,39 +376,60 @@ pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Po
             if let Some(s) = adm.internal_spring(port) {
                 model.add(s);
             }
-            for (_, s) in &impedances {
-                model.add(*s);
+            for a in att.at(j, port) {
+                model.add(a.spring);
             }
             let radius = model.radius(tab, step);
-            let largest_stable_step = model.largest_stable_step(tab, step);
-            out.push(PortFinding {
-                admittance: sched.admittance_names()[j].clone(),
-                port,
-                impedances,
-                model,
-                radius,
-                largest_stable_step,
-            });
+            // As `model.largest_stable_step`, whose first test is this radius.
+            let largest_stable_step =
+                if radius <= STABLE_RADIUS { Some(step) } else { model.largest_stable_step(tab, step) };
+            out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
         }
     }
     out
+}
+
+/// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
+/// state), for `method` and step T; the ports coupled through an inertia matrix are left to
+/// [`analyse_coupled`].
+pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
+    let att = Attached::new(sched);
+    let names = sched.impedance_names();
+    analyse_ports(sched, &att, x, method, step)
+        .into_iter()
+        .map(|r| PortFinding {
+            admittance: sched.admittance_names()[r.adm].clone(),
+            port: r.port,
+            impedances: att.at(r.adm, r.port).map(|a| (names[a.imp].clone(), a.spring)).collect(),
+            model: r.model,
+            radius: r.radius,
+            largest_stable_step: r.largest_stable_step,
+        })
+        .collect()
 }
 
 /// Analyse together the ports 0..n of every admittance with an
 /// [inertia matrix](crate::component::Admittance::inertia_matrix) that has spring–dampers
 /// attached to them ([`CoupledModel`]).
 pub fn analyse_coupled(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<CoupledFinding> {
+    coupled_findings(sched, &Attached::new(sched), x, method, step)
+}
+
+fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<CoupledFinding> {
     let tab = method.tableau();
     let mut out = Vec::new();
-    for (j, ports) in attachments(sched).into_iter().enumerate() {
+    let mut ports = Vec::new();
+    for j in 0..att.start.len() - 1 {
         let Some(h) = inertia_matrix(sched, j, x) else { continue };
         let n = h.nrows();
         let adm = sched.admittance(j);
         let (mut k, mut b, mut ki) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         let mut impedances = Vec::new();
-        for (port, list) in ports.into_iter().filter(|(p, _)| *p < n) {
+        att.ports(j, &mut ports);
+        for &port in ports.iter().filter(|p| **p < n) {
+            let list = att.at(j, port).map(|a| (sched.impedance_names()[a.imp].clone(), a.spring));
             let internal = adm.internal_spring(port).map(|s| ("(internal)".to_string(), s));
-            for (name, s) in list.into_iter().chain(internal) {
+            for (name, s) in list.chain(internal) {
                 k[port] += s.k;
                 b[port] += s.b;
                 if s.implicit {
@@ -379,17 +458,22 @@ pub fn analyse_coupled(sched: &Schedule, x: &[f64], method: Method, step: f64) -
 /// `stiction check`'s findings from [`analyse`]: a warning per unstable port, naming the
 /// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
 pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
-    let found = analyse(sched, x, method, step);
+    let att = Attached::new(sched);
+    let found = analyse_ports(sched, &att, x, method, step);
+    let adm_names = sched.admittance_names();
     let method_name = match method {
         Method::Rk4 => "rk4",
         Method::Euler => "euler",
     };
     let mut out = Vec::new();
-    for f in found.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
-        let names: Vec<String> = f
-            .impedances
-            .iter()
-            .map(|(n, s)| format!("{n} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" }))
+    // `!f.model.stable(…)`, from the radius already computed.
+    for f in found.iter().filter(|f| f.radius > STABLE_RADIUS) {
+        let names: Vec<String> = att
+            .at(f.adm, f.port)
+            .map(|a| {
+                let (n, s) = (&sched.impedance_names()[a.imp], a.spring);
+                format!("{n} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" })
+            })
             .collect();
         let limit = match f.largest_stable_step {
             Some(t) => format!("stable for T < {t:.3e} s"),
@@ -399,7 +483,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             "{}: stuck-state stability: inertia {} with {} attached (K's add: ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage{}) \
              — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor every step \
              until the friction saturates; {limit}",
-            f.admittance,
+            adm_names[f.adm],
             f.model.inertia,
             names.join(", "),
             f.model.k,
@@ -409,7 +493,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             f.radius,
         )));
     }
-    let coupled = analyse_coupled(sched, x, method, step);
+    let coupled = coupled_findings(sched, &att, x, method, step);
     for f in coupled.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
         let names: Vec<String> = f
             .impedances
@@ -433,7 +517,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         )));
     }
     let radii =
-        found.iter().map(|f| (f.radius, &f.admittance)).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
+        found.iter().map(|f| (f.radius, &adm_names[f.adm])).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(

@@ -32,7 +32,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+mod json;
 mod limits;
+mod stream;
+pub use json::{Json, Object};
 pub use limits::{
     check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN,
     MAX_SYSTEM_BYTES, THREADS_PER_CORE,
@@ -406,6 +409,15 @@ impl Schema {
     }
 }
 
+/// The pieces joined, allocated once (`format!` costs several times more, per component).
+fn concat(pieces: &[&str]) -> String {
+    let mut s = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    for p in pieces {
+        s.push_str(p);
+    }
+    s
+}
+
 /// Whether the dotted name `name` is `prefix` followed by `key`.
 fn dotted_eq(name: &str, prefix: &str, key: &str) -> bool {
     name.len() == prefix.len() + key.len() && name.starts_with(prefix) && name[prefix.len()..] == *key
@@ -419,7 +431,7 @@ fn dotted_eq(name: &str, prefix: &str, key: &str) -> bool {
 /// drift apart, and records the keys read ([`keys_read`](Params::keys_read)).
 pub struct Params<'a> {
     path: String,
-    map: &'a Map<String, Value>,
+    map: &'a Object<'a>,
     /// Keys of `map` read so far, by position: bit i for the i-th key (the first 64).
     used: u64,
     /// Keys read past the 64th position.
@@ -433,7 +445,7 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
     /// It reads any key (see [`for_type`](Params::for_type) for the checked reader).
-    pub fn new(path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
+    pub fn new(path: impl Into<String>, map: &'a Object<'a>, base: &'a Path) -> Self {
         Params { path: path.into(), map, used: 0, used_more: Vec::new(), base, schema: None, prefix: String::new() }
     }
 
@@ -441,7 +453,7 @@ impl<'a> Params<'a> {
     /// document, here or in a nested object, makes [`check_documented`](Params::check_documented)
     /// (and [`finish`](Params::finish)) return an internal error naming the type and the
     /// key. The key `type` is taken as read.
-    pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Map<String, Value>, base: &'a Path) -> Self {
+    pub fn for_type(ty: &ComponentType, path: impl Into<String>, map: &'a Object<'a>, base: &'a Path) -> Self {
         let mut p = Params::new(path, map, base);
         p.mark("type");
         p.schema = Some(Rc::new(Schema {
@@ -454,26 +466,24 @@ impl<'a> Params<'a> {
     }
 
     /// A reader for the nested object `map` at key `key` (`[]` appended for array items).
-    fn nested(&self, key: &str, path: String, map: &'a Map<String, Value>) -> Params<'a> {
+    fn nested(&self, key: &str, path: String, map: &'a Object<'a>) -> Params<'a> {
         let mut p = Params::new(path, map, self.base);
         p.schema = self.schema.clone();
-        p.prefix = format!("{}{key}.", self.prefix);
+        p.prefix = concat(&[&self.prefix, key, "."]);
         p
     }
 
-    /// Mark `key` used and return its value. Small objects are searched in order (no
-    /// hashing, no allocation); the position gives the bit.
-    fn mark(&mut self, key: &str) -> Option<&'a Value> {
+    /// Mark `key` used and return its entry. The object is searched in order (no hashing,
+    /// no allocation); in the first 64 keys the position gives the bit.
+    fn mark(&mut self, key: &str) -> Option<&'a json::Entry<'a>> {
         let map = self.map;
+        let (i, e) = map.0.iter().enumerate().find(|(_, e)| e.key == key)?;
         if map.len() <= 64 {
-            let (i, v) = map.iter().enumerate().find_map(|(i, (k, v))| (k == key).then_some((i, v)))?;
             self.used |= 1 << i;
-            Some(v)
         } else {
-            let (k, v) = map.get_key_value(key)?;
-            self.used_more.push(k);
-            Some(v)
+            self.used_more.push(&e.key);
         }
+        Some(e)
     }
 
     /// Whether the key at position `i` of the map, `key`, was read.
@@ -520,7 +530,7 @@ impl<'a> Params<'a> {
 
     /// JSON path of a key of this object.
     pub fn key_path(&self, key: &str) -> String {
-        format!("{}.{}", self.path, key)
+        concat(&[&self.path, ".", key])
     }
 
     /// An error at `key`.
@@ -535,18 +545,28 @@ impl<'a> Params<'a> {
 
     /// The raw value of `key`, marking it used (and, for a checked reader, recording it).
     pub fn get(&mut self, key: &str) -> Option<&'a Value> {
+        self.entry(key).map(json::Entry::as_value)
+    }
+
+    /// The entry of `key`, marking it used (and, for a checked reader, recording it).
+    fn entry(&mut self, key: &str) -> Option<&'a json::Entry<'a>> {
         if let Some(s) = &self.schema {
             s.record(&self.prefix, key, || self.key_path(key));
         }
         self.mark(key)
     }
 
-    /// Whether `key` is present (marks it used).
-    pub fn has(&mut self, key: &str) -> bool {
-        self.get(key).is_some()
+    /// The value of `key` as read from the text, marking it used.
+    fn raw(&mut self, key: &str) -> Option<&'a Json<'a>> {
+        self.entry(key).map(|e| &e.value)
     }
 
-    fn number(&self, key: &str, v: &Value) -> Result<f64> {
+    /// Whether `key` is present (marks it used).
+    pub fn has(&mut self, key: &str) -> bool {
+        self.entry(key).is_some()
+    }
+
+    fn number(&self, key: &str, v: &Json) -> Result<f64> {
         match v.as_f64() {
             Some(x) if x.is_finite() => Ok(x),
             _ => Err(self.err(key, format!("expected a finite number, got {v}"))),
@@ -555,13 +575,13 @@ impl<'a> Params<'a> {
 
     /// A required finite number.
     pub fn f64(&mut self, key: &str) -> Result<f64> {
-        let v = self.get(key).ok_or_else(|| self.err(key, "missing required parameter"))?;
+        let v = self.raw(key).ok_or_else(|| self.err(key, "missing required parameter"))?;
         self.number(key, v)
     }
 
     /// An optional finite number.
     pub fn f64_or(&mut self, key: &str, default: f64) -> Result<f64> {
-        match self.get(key) {
+        match self.raw(key) {
             Some(v) => self.number(key, v),
             None => Ok(default),
         }
@@ -608,7 +628,7 @@ impl<'a> Params<'a> {
     }
 
     /// The array at `key` (present), of length `len` if given.
-    fn numbers_at(&self, key: &str, v: &'a Value, len: Option<usize>) -> Result<&'a [Value]> {
+    fn numbers_at(&self, key: &str, v: &'a Json<'a>, len: Option<usize>) -> Result<&'a [Json<'a>]> {
         let arr = v.as_array().ok_or_else(|| self.err(key, format!("expected an array of numbers, got {v}")))?;
         if let Some(n) = len {
             if arr.len() != n {
@@ -619,7 +639,7 @@ impl<'a> Params<'a> {
     }
 
     /// Element `i` of the array at `key` as a finite number.
-    fn number_at(&self, key: &str, i: usize, x: &Value) -> Result<f64> {
+    fn number_at(&self, key: &str, i: usize, x: &Json) -> Result<f64> {
         match x.as_f64() {
             Some(x) if x.is_finite() => Ok(x),
             _ => Err(self.err(&format!("{key}[{i}]"), format!("expected a finite number, got {x}"))),
@@ -628,7 +648,7 @@ impl<'a> Params<'a> {
 
     /// An array of finite numbers, of length `len` if given.
     pub fn vec_f64_opt(&mut self, key: &str, len: Option<usize>) -> Result<Option<Vec<f64>>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else { return Ok(None) };
         let arr = self.numbers_at(key, v, len)?;
         arr.iter().enumerate().map(|(i, x)| self.number_at(key, i, x)).collect::<Result<Vec<f64>>>().map(Some)
     }
@@ -640,7 +660,7 @@ impl<'a> Params<'a> {
 
     /// A 3-vector if present.
     fn vec3_opt(&mut self, key: &str) -> Result<Option<Vector3<f64>>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else { return Ok(None) };
         let a = self.numbers_at(key, v, Some(3))?;
         Ok(Some(Vector3::new(
             self.number_at(key, 0, &a[0])?,
@@ -661,7 +681,7 @@ impl<'a> Params<'a> {
 
     /// A non-negative integer with a default.
     pub fn usize_or(&mut self, key: &str, default: usize) -> Result<usize> {
-        match self.get(key) {
+        match self.raw(key) {
             None => Ok(default),
             Some(v) => v
                 .as_u64()
@@ -672,7 +692,7 @@ impl<'a> Params<'a> {
 
     /// A boolean with a default.
     pub fn bool_or(&mut self, key: &str, default: bool) -> Result<bool> {
-        match self.get(key) {
+        match self.raw(key) {
             None => Ok(default),
             Some(v) => v.as_bool().ok_or_else(|| self.err(key, format!("expected true or false, got {v}"))),
         }
@@ -680,7 +700,7 @@ impl<'a> Params<'a> {
 
     /// One of `choices` (the first is the default).
     pub fn choice(&mut self, key: &str, choices: &[&'static str]) -> Result<&'static str> {
-        match self.get(key) {
+        match self.raw(key) {
             None => Ok(choices[0]),
             Some(v) => {
                 let s = v.as_str().ok_or_else(|| self.err(key, format!("expected a string, got {v}")))?;
@@ -723,9 +743,9 @@ impl<'a> Params<'a> {
 
     /// A nested object, read by its own [`Params`] (finish it too).
     pub fn object(&mut self, key: &str) -> Result<Option<Params<'a>>> {
-        match self.get(key) {
+        match self.raw(key) {
             None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(self.nested(key, self.key_path(key), m))),
+            Some(Json::Object(m)) => Ok(Some(self.nested(key, self.key_path(key), m))),
             Some(v) => Err(self.err(key, format!("expected an object, got {v}"))),
         }
     }
@@ -733,13 +753,13 @@ impl<'a> Params<'a> {
     /// A required array of objects.
     pub fn objects(&mut self, key: &str) -> Result<Vec<Params<'a>>> {
         let path = self.key_path(key);
-        let v = self.get(key).ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
+        let v = self.raw(key).ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
         let arr = v.as_array().ok_or_else(|| Error::invalid(&path, "expected an array of objects"))?;
         let item = format!("{key}[]");
         arr.iter()
             .enumerate()
             .map(|(i, x)| match x {
-                Value::Object(m) => Ok(self.nested(&item, format!("{path}[{i}]"), m)),
+                Json::Object(m) => Ok(self.nested(&item, format!("{path}[{i}]"), m)),
                 _ => Err(Error::invalid(format!("{path}[{i}]"), "expected an object")),
             })
             .collect()
@@ -748,7 +768,7 @@ impl<'a> Params<'a> {
     /// Reject keys that were never read (after [`check_documented`](Params::check_documented)).
     pub fn finish(self) -> Result<()> {
         self.check_documented()?;
-        let mut unknown: Vec<&String> =
+        let mut unknown: Vec<&str> =
             self.map.keys().enumerate().filter(|(i, k)| !self.was_used(*i, k)).map(|(_, k)| k).collect();
         unknown.sort();
         match unknown.first() {
@@ -771,7 +791,7 @@ impl<'a> Params<'a> {
                 let law = format!("{}law", self.prefix);
                 docs.iter().find(|d| d.name == law).and_then(|d| d.default).map(|t| t.trim_matches('"'))
             };
-            let law = self.map.get("law").and_then(Value::as_str).or_else(default_law);
+            let law = self.map.get("law").and_then(Json::as_str).or_else(default_law);
             return match (owner, law) {
                 (Some(o), Some(l)) => {
                     format!("unknown parameter for law \"{l}\": '{key}' is a parameter of law \"{o}\" ({})", d.doc)
@@ -797,17 +817,19 @@ fn sibling_names(docs: &[ParamDoc], prefix: &str) -> Vec<String> {
     out
 }
 
-/// The name of the object key a (dotted) table name starts with: `law` for `law.F`,
-/// `links` for `links[].mass`.
-fn top_key(name: &str) -> &str {
-    name.split(['.', '[']).next().unwrap_or(name)
-}
-
 /// The first key of a component object that its type's table does not document at all,
 /// as an "unknown parameter" error with the closest documented key.
-fn stray_key(ty: &ComponentType, path: &str, map: &Map<String, Value>) -> Option<(String, String)> {
-    let documented = |k: &str| ty.params.iter().any(|d| top_key(d.name) == k);
-    let mut stray: Vec<&String> = map.keys().filter(|k| *k != "type" && !documented(k)).collect();
+fn stray_key(ty: &ComponentType, path: &str, map: &Object) -> Option<(String, String)> {
+    // Whether k is the object key a table name starts with (`law` of `law.F`, `links` of
+    // `links[].mass`), without splitting every name of the table.
+    let documented = |k: &str| {
+        !k.contains(['.', '['])
+            && ty
+                .params
+                .iter()
+                .any(|d| d.name.strip_prefix(k).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
+    };
+    let mut stray: Vec<&str> = map.keys().filter(|k| *k != "type" && !documented(k)).collect();
     stray.sort();
     stray.first().map(|k| {
         let known = sibling_names(ty.params, "");
@@ -841,10 +863,22 @@ fn build_component(
     base: &Path,
     stop_time: f64,
 ) -> Result<(NewNode, &'static str)> {
-    let path = format!("components.{name}");
+    let path = concat(&["components.", name]);
     check_name(name, &path)?;
-    let value: Value = serde_json::from_str(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
-    let map = value.as_object().ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+    let map = Object::parse(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
+    let map = &map.ok_or_else(|| Error::invalid(&path, "expected an object"))?;
+    build_object(name, path, map, registry, base, stop_time)
+}
+
+/// Build component `name`, at JSON path `path`, from its parsed object `map`.
+fn build_object(
+    name: &str,
+    path: String,
+    map: &Object,
+    registry: &Registry,
+    base: &Path,
+    stop_time: f64,
+) -> Result<(NewNode, &'static str)> {
     let type_name = map
         .get("type")
         .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
@@ -859,8 +893,8 @@ fn build_component(
         Error::invalid(format!("{path}.type"), msg)
     })?;
     let stray = stray_key(ty, &path, map);
-    check_step_keys(map, &path, stop_time)?;
-    let mut p = Params::for_type(ty, path.as_str(), map, base);
+    check_step_keys(map.get("communication_step").and_then(Json::as_f64), &path, stop_time)?;
+    let mut p = Params::for_type(ty, path, map, base);
     let built = (ty.build)(&mut p);
     // An undocumented key is the builder's fault: report it before the build's own error.
     p.check_documented()?;
@@ -874,12 +908,84 @@ fn build_component(
         });
     }
     let built = built?;
-    p.finish()?;
     let node = match built {
         Built::Admittance(a) => NewNode::admittance(name, a),
         Built::Impedance(i) => NewNode::impedance(name, i),
     };
-    Ok((node.map_err(|e| Error::invalid(&path, e.to_string()))?, ty.name))
+    // The reader's path, kept only for the node's error (reported after the reader's).
+    let path = node.is_err().then(|| p.path().to_string());
+    p.finish()?;
+    Ok((node.map_err(|e| Error::invalid(path.unwrap_or_default(), e.to_string()))?, ty.name))
+}
+
+/// Check the solver settings and the output interval (which is returned).
+fn check_solver(s: &SolverSpec, output: &OutputSpec) -> Result<f64> {
+    if !(s.step.is_finite() && s.step > 0.0) {
+        return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
+    }
+    if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
+        return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
+    }
+    if let Some(n) = s.threads {
+        check_threads(n, "solver.threads")?;
+    }
+    check_step_count(s.step, s.stop_time)?;
+    if s.step > s.stop_time {
+        return Err(Error::invalid(
+            "solver.step",
+            format!("the step {} s is longer than the stop time {} s", s.step, s.stop_time),
+        ));
+    }
+    let interval = output.interval.unwrap_or(s.step);
+    if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
+        return Err(Error::invalid(
+            "output.interval",
+            format!("must be at least the step {} s, got {interval}", s.step),
+        ));
+    }
+    Ok(interval)
+}
+
+/// The end of a load: the network validated, the output columns and the system's name
+/// checked.
+fn finish_system(
+    name: Option<String>,
+    output: &OutputSpec,
+    s: &SolverSpec,
+    interval: f64,
+    network: Network,
+    kinds: Vec<(NodeIndex, &'static str)>,
+    file: &Path,
+) -> Result<System> {
+    network.validate()?;
+    let columns: Vec<(String, String)> = match &output.signals {
+        Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
+        Signals::Labeled(m) => m
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|s| (k.clone(), s.to_string()))
+                    .ok_or_else(|| Error::invalid(format!("output.signals.{k}"), "expected a signal name string"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    for (label, _) in &columns {
+        check_name(label, &format!("output.signals.{label}"))?;
+    }
+    let name = name.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    check_name(&name, "name")?;
+    Ok(System {
+        name,
+        file: file.to_path_buf(),
+        network,
+        method: s.method,
+        step: s.step,
+        stop_time: s.stop_time,
+        interval,
+        threads: s.threads,
+        columns,
+        kinds,
+    })
 }
 
 /// A system read from JSON, ready to compile.
@@ -909,6 +1015,11 @@ impl System {
 
     /// Read a system from JSON text; `file` is only used for the system's default name.
     pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
+        // One pass over the text when the file is well formed and its solver comes first;
+        // otherwise (and for every error) the two-pass loader below.
+        if let Some(system) = stream::load(text, file, base, registry) {
+            return Ok(system);
+        }
         // The plain reader is fast; the path-tracking one runs only to name where the
         // error is (it stops at the same place).
         let spec: SystemSpec = match serde_json::from_str(text) {
@@ -930,29 +1041,7 @@ impl System {
 
     fn from_spec(spec: SystemSpec, text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
         let s = &spec.solver;
-        if !(s.step.is_finite() && s.step > 0.0) {
-            return Err(Error::invalid("solver.step", format!("must be a positive number, got {}", s.step)));
-        }
-        if !(s.stop_time.is_finite() && s.stop_time > 0.0) {
-            return Err(Error::invalid("solver.stop_time", format!("must be a positive number, got {}", s.stop_time)));
-        }
-        if let Some(n) = s.threads {
-            check_threads(n, "solver.threads")?;
-        }
-        check_step_count(s.step, s.stop_time)?;
-        if s.step > s.stop_time {
-            return Err(Error::invalid(
-                "solver.step",
-                format!("the step {} s is longer than the stop time {} s", s.step, s.stop_time),
-            ));
-        }
-        let interval = spec.output.interval.unwrap_or(s.step);
-        if !(interval.is_finite() && interval >= s.step * (1.0 - 1e-9)) {
-            return Err(Error::invalid(
-                "output.interval",
-                format!("must be at least the step {} s, got {interval}", s.step),
-            ));
-        }
+        let interval = check_solver(s, &spec.output)?;
 
         let mut network = Network::with_capacity(spec.components.0.len(), 0);
         let mut kinds = Vec::with_capacity(spec.components.0.len());
@@ -1012,39 +1101,7 @@ impl System {
                 });
             }
         }
-        network.validate()?;
-
-        let columns: Vec<(String, String)> = match &spec.output.signals {
-            Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
-            Signals::Labeled(m) => m
-                .iter()
-                .map(|(k, v)| {
-                    v.as_str()
-                        .map(|s| (k.clone(), s.to_string()))
-                        .ok_or_else(|| Error::invalid(format!("output.signals.{k}"), "expected a signal name string"))
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
-        for (label, _) in &columns {
-            check_name(label, &format!("output.signals.{label}"))?;
-        }
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-        check_name(&name, "name")?;
-        Ok(System {
-            name,
-            file: file.to_path_buf(),
-            network,
-            method: s.method,
-            step: s.step,
-            stop_time: s.stop_time,
-            interval,
-            threads: s.threads,
-            columns,
-            kinds,
-        })
+        finish_system(spec.name, &spec.output, s, interval, network, kinds, file)
     }
 
     /// (component name, type name) in file order.
@@ -1097,9 +1154,10 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
+    let mut inertias = Vec::new();
     for &i in sched.impedances_in_network_order() {
         let name = &sched.impedance_names()[i];
-        let inertias = sched.port_inertias(i, sim.state());
+        sched.port_inertias_into(i, sim.state(), &mut inertias);
         for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
             out.push(named(name, d));
         }

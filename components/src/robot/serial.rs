@@ -815,7 +815,7 @@ mod tests {
     // ----- (5) JSON -----
 
     fn from_json(v: serde_json::Value) -> Result<Box<dyn Admittance>> {
-        let map = v.as_object().unwrap().clone();
+        let map = stiction_framework::system::Object::from_map(v.as_object().unwrap());
         let mut p = Params::new("components.arm", &map, Path::new("."));
         let built = build(&mut p)?;
         p.finish()?;

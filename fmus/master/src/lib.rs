@@ -77,6 +77,12 @@ impl Algorithm {
 
 /// True if `text` is JSON with a top-level `"fmus"` object: an FMU-only system.
 pub fn is_fmu_system(text: &str) -> bool {
+    // A top-level key `fmus` is written either as the bytes `fmus` or with a `\u` escape;
+    // a file with neither (as a network system usually is) is decided by two substring searches
+    // instead of a second parse of the whole file.
+    if !text.contains("fmus") && !text.contains("\\u") {
+        return false;
+    }
     // Only the top-level keys: the values are checked but not built (building a `Value` of
     // chain-10k cost a quarter of its load time).
     type TopLevel<'a> = std::collections::HashMap<String, &'a serde_json::value::RawValue>;
@@ -1635,6 +1641,20 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a top-level `fmus` key makes an FMU-only system, however it is spelt, and only
+    /// in a file that reads as JSON.
+    #[test]
+    fn fmu_system_detection() {
+        assert!(is_fmu_system(r#"{"fmus": {}, "solver": 1}"#));
+        assert!(is_fmu_system(r#"{"\u0066mus": {}}"#));
+        assert!(is_fmu_system(r#"{"f\u006dus": {"a": "\u00e9"}}"#));
+        assert!(!is_fmu_system(r#"{"components": {"fmus": {}}}"#));
+        assert!(!is_fmu_system(r#"{"components": {"\u0066mus": {}}}"#));
+        assert!(!is_fmu_system(r#"{"fmus": {}, }"#));
+        assert!(!is_fmu_system(r#"{"solver": {}, "components": {}}"#));
+        assert!(!is_fmu_system(r#"[{"fmus": {}}]"#));
+    }
 
     /// Exactly the connections whose every source value the target can hold are accepted.
     #[test]

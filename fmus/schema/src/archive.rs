@@ -90,6 +90,11 @@ fn var_of(field: &str) -> &'static str {
 /// Private directories of the archives unpacked in this process and not yet removed.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// How many extraction directories of this process are alive (an FMU is unpacked).
+pub fn live() -> usize {
+    LIVE.lock().map_or(0, |l| l.len())
+}
+
 /// Remove every extraction directory of this process now (for a SIGINT/SIGTERM handler that
 /// is about to exit; the `Archive`s still alive find their directory gone). Returns how many
 /// were removed.

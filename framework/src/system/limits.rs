@@ -65,10 +65,10 @@ pub fn read_system_file(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-/// A component's own step keys (`communication_step` of an FMU) may not exceed the stop
+/// A component's own step key (`communication_step` of an FMU, its value if a number) may not exceed the stop
 /// time: a single step past the end of the run would be taken whole.
-pub fn check_step_keys(map: &serde_json::Map<String, serde_json::Value>, path: &str, stop_time: f64) -> Result<()> {
-    if let Some(h) = map.get("communication_step").and_then(|v| v.as_f64()) {
+pub fn check_step_keys(communication_step: Option<f64>, path: &str, stop_time: f64) -> Result<()> {
+    if let Some(h) = communication_step {
         if h > stop_time {
             return Err(Error::invalid(
                 format!("{path}.communication_step"),

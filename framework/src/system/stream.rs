@@ -1,0 +1,261 @@
+//! The single-pass loader: a system file read once, front to back, each component built as
+//! soon as a chunk of them is read, then the connections. On one thread a component is
+//! parsed straight into its [`Object`] tree; with worker threads this thread only skips
+//! over it, and the worker that builds it parses it, while this thread reads the next chunk.
+//!
+//! The two-pass loader ([`System::from_spec`](super::System)) first skips over every
+//! component to find the file's structure and then parses each one again; on chain-10k the
+//! skip alone was a tenth of a one-step run, and at 10⁵ components it ran alone on one core
+//! before any component was built.
+//!
+//! This loader handles the common case only and gives up (`None`) on anything else: a file
+//! whose `"solver"` does not come before `"components"`, connections before the components,
+//! and every error of any kind. The caller then loads the file with the two-pass loader,
+//! whose errors (messages, JSON paths, their order) are the reference; so this loader need
+//! not reproduce any error, only build exactly what the two-pass loader builds whenever it
+//! succeeds: the same components from the same trees (a component's tree parsed in place
+//! is the tree of its text parsed alone), added and connected in file order.
+
+use super::json::{Json, Object};
+use super::{
+    build_object, check_name, check_solver, concat, finish_system, Connect, Name, OutputSpec, Registry, SolverSpec,
+    System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
+};
+use crate::error::{Error, Result};
+use crate::network::{Network, NewNode};
+use serde::de::{DeserializeSeed, MapAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
+
+/// One component as read: its name and its value.
+type Read<'a> = (Cow<'a, str>, Value<'a>);
+
+/// A component's value as read: parsed on this thread (a serial load), or its text, to
+/// be parsed by the worker that builds it (so that this thread only skips over it).
+enum Value<'a> {
+    Tree(Json<'a>),
+    Text(&'a serde_json::value::RawValue),
+}
+/// One component as built: its node and type name.
+type Made = Result<(NewNode, &'static str)>;
+
+/// Load `text` in one pass, or `None` to have the two-pass loader do it (see the module).
+pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<System> {
+    let mut state = State::default();
+    let top = Top { registry, base, state: &mut state };
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let pipelined = rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none();
+    let read = if pipelined {
+        // Chunks are built by jobs of this scope while this thread reads on.
+        rayon::in_place_scope(|scope| top.deserialize_with(de, Some(scope)))
+    } else {
+        top.deserialize_with(de, None)
+    };
+    read.ok()?;
+    de.end().ok()?;
+    let solver = state.solver?;
+    let output = state.output.unwrap_or_default();
+    let interval = check_solver(&solver, &output).ok()?;
+    let (network, kinds) = match state.network {
+        Some(n) => n,
+        // No connections key: the components are added now.
+        None => add_all(state.made?).ok()?,
+    };
+    finish_system(state.name, &output, &solver, interval, network, kinds, file).ok()
+}
+
+/// What has been read so far.
+#[derive(Default)]
+struct State {
+    seen: [bool; 7],
+    name: Option<String>,
+    solver: Option<SolverSpec>,
+    output: Option<OutputSpec>,
+    /// The built components, a chunk per entry, in file order (until they are added).
+    made: Option<Vec<Vec<Made>>>,
+    /// The network with every component added (once the connections are read).
+    network: Option<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)>,
+}
+
+/// Add every built component to a network sized for them, in file order.
+fn add_all(made: Vec<Vec<Made>>) -> Result<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)> {
+    let count: usize = made.iter().map(Vec::len).sum();
+    let mut network = Network::with_capacity(count, 0);
+    let mut kinds = Vec::with_capacity(count);
+    for chunk in made {
+        for m in chunk {
+            let (node, ty) = m?;
+            kinds.push((network.add_new(node)?, ty));
+        }
+    }
+    Ok((network, kinds))
+}
+
+/// The top-level object.
+struct Top<'r, 's> {
+    registry: &'r Registry,
+    base: &'r Path,
+    state: &'s mut State,
+}
+
+/// The keys of the top level, in the order of [`State::seen`].
+const KEYS: [&str; 7] = ["$schema", "name", "description", "solver", "output", "components", "connections"];
+
+/// Any reason to give up (its text is never shown).
+fn give_up<E: serde::de::Error>() -> E {
+    E::custom("left to the two-pass loader")
+}
+
+impl<'r, 's> Top<'r, 's> {
+    fn deserialize_with<'de, 'sc>(
+        self,
+        de: &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+        scope: Option<&rayon::Scope<'sc>>,
+    ) -> std::result::Result<(), serde_json::Error>
+    where
+        'r: 'sc,
+        'de: 'sc,
+    {
+        serde::Deserializer::deserialize_map(de, TopVisitor { top: self, scope })
+    }
+}
+
+struct TopVisitor<'r, 's, 'c, 'sc> {
+    top: Top<'r, 's>,
+    scope: Option<&'c rayon::Scope<'sc>>,
+}
+
+impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a system object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
+        let Top { registry, base, state } = self.top;
+        while let Some(Name(key)) = m.next_key()? {
+            let k = KEYS.iter().position(|k| *k == key).ok_or_else(give_up)?;
+            if std::mem::replace(&mut state.seen[k], true) {
+                return Err(give_up());
+            }
+            match k {
+                0 | 2 => drop(m.next_value::<Option<String>>()?),
+                1 => state.name = m.next_value()?,
+                3 => state.solver = Some(m.next_value()?),
+                4 => state.output = Some(m.next_value()?),
+                5 => {
+                    let solver = state.solver.as_ref().ok_or_else(give_up)?;
+                    // As the two-pass loader decides (a small system is built serially).
+                    let serial = rayon::current_num_threads() == 1
+                        || (rayon::current_thread_index().is_none() && solver.threads == Some(1));
+                    let seed =
+                        ComponentsSeed { registry, base, stop_time: solver.stop_time, serial, scope: self.scope };
+                    state.made = Some(m.next_value_seed(seed)?);
+                }
+                _ => {
+                    let made = state.made.take().ok_or_else(give_up)?;
+                    let (mut network, kinds) = add_all(made).map_err(|_| give_up::<M::Error>())?;
+                    network.reserve_links();
+                    let mut failed = None;
+                    let serial = rayon::current_num_threads() == 1
+                        || (rayon::current_thread_index().is_none()
+                            && state.solver.as_ref().and_then(|s| s.threads) == Some(1))
+                        || kinds.len() < PARALLEL_LOAD_MIN;
+                    m.next_value_seed(Connect { network: &mut network, failed: &mut failed, parallel: !serial })?;
+                    state.network = Some((network, kinds));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `"components"` object: read a chunk at a time, each chunk built (see [`load`]).
+struct ComponentsSeed<'r, 'c, 'sc> {
+    registry: &'r Registry,
+    base: &'r Path,
+    stop_time: f64,
+    serial: bool,
+    scope: Option<&'c rayon::Scope<'sc>>,
+}
+
+impl<'de: 'sc, 'r: 'sc, 'c, 'sc> DeserializeSeed<'de> for ComponentsSeed<'r, 'c, 'sc> {
+    type Value = Vec<Vec<Made>>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
+    type Value = Vec<Vec<Made>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+        let (registry, base, stop_time) = (self.registry, self.base, self.stop_time);
+        let build = move |(name, value): Read<'de>| -> Made {
+            let path = concat(&["components.", &name]);
+            check_name(&name, &path)?;
+            let map = match value {
+                Value::Tree(Json::Object(map)) => map,
+                Value::Text(raw) => match Object::parse(raw.get()) {
+                    Ok(Some(map)) => map,
+                    Ok(None) => return Err(Error::invalid(path, "expected an object")),
+                    Err(e) => return Err(Error::invalid(path, e.to_string())),
+                },
+                Value::Tree(_) => return Err(Error::invalid(path, "expected an object")),
+            };
+            build_object(&name, path, &map, registry, base, stop_time)
+        };
+        let mut made: Vec<Vec<Made>> = Vec::new();
+        let mut chunk: Vec<Read<'de>> = Vec::with_capacity(LOAD_CHUNK);
+        // The chunk being built by a job of the scope, received here in file order.
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<Made>>();
+        let mut pending = 0usize;
+        let mut first = true;
+        loop {
+            let next = m.next_key::<Name>()?;
+            if let Some(Name(name)) = next {
+                let value = if self.serial { Value::Tree(m.next_value()?) } else { Value::Text(m.next_value()?) };
+                chunk.push((name, value));
+                if chunk.len() < LOAD_CHUNK {
+                    continue;
+                }
+            }
+            let end = chunk.len() < LOAD_CHUNK;
+            let full = std::mem::replace(&mut chunk, if end { Vec::new() } else { Vec::with_capacity(LOAD_CHUNK) });
+            // Serial as the two-pass loader: one thread, "threads": 1, or a small system.
+            let serial = self.serial || (first && end && full.len() < PARALLEL_LOAD_MIN);
+            first = false;
+            if !full.is_empty() {
+                use rayon::prelude::*;
+                match self.scope {
+                    Some(scope) if !serial => {
+                        // At most one chunk in flight: take the previous one first.
+                        if pending > 0 {
+                            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
+                            pending -= 1;
+                        }
+                        let tx = tx.clone();
+                        scope.spawn(move |_| {
+                            let _ = tx.send(full.into_par_iter().map(build).collect());
+                        });
+                        pending += 1;
+                    }
+                    _ if !serial => made.push(full.into_par_iter().map(build).collect()),
+                    _ => made.push(full.into_iter().map(build).collect()),
+                }
+            }
+            if end {
+                break;
+            }
+        }
+        for _ in 0..pending {
+            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
+        }
+        if made.is_empty() || made.iter().flatten().any(|m| m.is_err()) {
+            return Err(give_up());
+        }
+        Ok(made)
+    }
+}
