@@ -361,7 +361,8 @@ fn changed(ev: &Events) -> impl Iterator<Item = usize> + '_ {
 /// The step is taken: count it and keep g at x(k+1) for the next one.
 fn finish(sim: &mut Simulator, ev: &mut Events, k: u64) -> Result<()> {
     sim.k = k + 1;
-    ev.g0.copy_from_slice(&ev.g);
+    // g is written again before it is next read: a swap instead of a copy.
+    std::mem::swap(&mut ev.g0, &mut ev.g);
     ev.at_k = Some(k + 1);
     Ok(())
 }
