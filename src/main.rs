@@ -266,9 +266,14 @@ fn run(
         sim.set_parallel_threshold(n);
     }
     let phases = if sim.is_parallel() { "parallel phases" } else { "serial phases" };
-    // What `stiction check` warns about (stability, well-posedness, imported FMUs), before stepping.
-    let findings = diagnostics(&sim, &plan);
-    let warned = if quiet { warnings::warnings(&findings).len() } else { warnings::print_before_run(&findings) };
+    // What `stiction check` warns about (stability, well-posedness, imported FMUs), before
+    // stepping: printed, or (--strict) refused; with --quiet and without --strict nothing
+    // reads them, so they are not computed.
+    let warned = match (quiet, strict) {
+        (true, false) => 0,
+        (true, true) => warnings::warnings(&diagnostics(&sim, &plan)).len(),
+        (false, _) => warnings::print_before_run(&diagnostics(&sim, &plan)),
+    };
     if strict && warned > 0 {
         return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
     }
