@@ -266,8 +266,11 @@ fn check_serial<M>(out: &mut [f64], members: &[M], g0: &[f64], mut g: impl FnMut
 /// [`Simulator::contact_sides`]).
 fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
     let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
-    let m: Vec<Motion> = (sa..sb).map(|slot| sched.motion(&x[..sched.nx], slot)).collect();
-    sched.imp[i].switching(&m, &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
+    let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
+    for (slot, m) in (sa..sb).zip(m.iter_mut()) {
+        *m = sched.motion(&x[..sched.nx], slot);
+    }
+    sched.imp[i].switching(&m[..(sb - sa).min(MAX_IMPEDANCE_PORTS)], &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
 }
 
 /// One step of `sim` with its switches located (module doc).
