@@ -23,7 +23,7 @@ pub enum Diagnostic {
 
 /// The linear spring–damper an element presents at its ports in the stuck state (its
 /// friction holding), for the system-wide stability analysis of `stiction check`
-/// (framework/src/stability.rs): force −K·x − (B + τK·[implicit])·ẋ on each attached port.
+/// (framework/src/stability.rs): force −K·x − (B + τK·\[implicit\])·ẋ on each attached port.
 /// `implicit` marks elements whose stage form carries the extra damping τK of I_fricK (19)
 /// (the implicit-Euler step, paper's (20)); plain springs have `implicit: false`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -24,8 +24,8 @@ impl Method {
 }
 
 /// The stages of an explicit method of the form (13), as fractions of the step T:
-/// stage r (0-based) starts from x(k) + offset[r]·T·ξ_{r−1} at time kT + offset[r]·T and
-/// gives its components the stage step size τ = tau[r]·T; x(k+1) = x(k) + T·Σ weight[r]·ξ_r / Σ weight.
+/// stage r (0-based) starts from x(k) + `offset[r]`·T·ξ_{r−1} at time kT + `offset[r]`·T and
+/// gives its components the stage step size τ = `tau[r]`·T; x(k+1) = x(k) + T·Σ `weight[r]`·ξ_r / Σ weight.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tableau {
     /// T_{r−1}/T of (13b)/(13c) and (21).

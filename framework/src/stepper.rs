@@ -1,6 +1,6 @@
 //! The stepper: the modular RK4 of (13) with the stage step sizes of (21)/(22), and the
 //! one-stage Euler special case (τ = T) that reproduces the papers' discrete-time
-//! algorithms ((14), (20), (24), ...), both read from a [`Tableau`](crate::method::Tableau).
+//! algorithms ((14), (20), (24), ...), both read from a [`Tableau`].
 //! Sampling signals and the run loop are in [`crate::output`].
 //!
 //! One step reads like (13); `step` runs, per stage of the tableau, two phases, and each
@@ -16,10 +16,10 @@
 //!                offset     next xs = x(k) + T_r·ξ_r                (13b)/(13c)
 //!                (last r)   x(k+1) = x(k) + T/Σw·acc, post_step     (13j)/(13l)
 //! ```
-//! [`Combine`] is the combine/offset part, fused into the phases while the rates are in
+//! `Combine` is the combine/offset part, fused into the phases while the rates are in
 //! cache: as separate passes over the state vectors chain-10k took 1.35× as long. Every
 //! phase walks the batches of the schedule ([`crate::batch`]); the parallel ones split the
-//! component range with [`split_run`], so no sum crosses a part and the results are
+//! component range with `split_run` (crate::parallel), so no sum crosses a part and the results are
 //! bit-identical for any number of threads. No step allocates.
 
 use crate::component::MAX_IMPEDANCE_PORTS;

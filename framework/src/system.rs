@@ -61,7 +61,7 @@ pub struct SystemSpec<'a> {
     #[serde(borrow)]
     pub components: Components<'a>,
     /// The `"connections"` array as raw text: its elements are read one at a time and
-    /// connected as they are read ([`Connect`]), after the components are built.
+    /// connected as they are read (`Connect`), after the components are built.
     #[serde(default, borrow, deserialize_with = "present")]
     pub connections: Option<&'a RawValue>,
 }

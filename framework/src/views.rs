@@ -44,7 +44,7 @@ pub enum Tap {
     /// A point port whose velocity follows its position: p = x[p..p+3], v = x[p+3..p+6]
     /// (one bounds check instead of two).
     PointPv { p: u32 },
-    /// A scalar port: q = x[p], q̇ = x[v].
+    /// A scalar port: q = `x[p]`, q̇ = `x[v]`.
     Scalar { p: u32, v: u32 },
     /// Neither: ground, or `port_motion` of the admittance (and an offset).
     Other,

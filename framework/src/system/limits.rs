@@ -83,7 +83,7 @@ pub fn check_step_keys(communication_step: Option<f64>, path: &str, stop_time: f
 /// kT stop being meaningful and the run would not end in any useful time.
 pub const MAX_STEPS: f64 = (1u64 << 40) as f64;
 
-/// Check that stop_time / step is at most [`MAX_STEPS`].
+/// Check that stop_time / step is at most `MAX_STEPS`.
 pub fn check_step_count(step: f64, stop_time: f64) -> Result<()> {
     let n = stop_time / step;
     if n > MAX_STEPS {
