@@ -8,9 +8,22 @@ use stiction_fmi_master::{is_fmu_system, Algorithm, FmuSystem};
 use stiction_framework::Recorder;
 use stiction_framework::Tee;
 
-/// True if `path` holds an FMU-only system (unreadable files are left to the normal loader).
-pub fn detect(path: &Path) -> bool {
-    stiction_framework::system::read_system_file(path).is_ok_and(|t| is_fmu_system(&t))
+/// What a system file holds.
+pub enum Detected {
+    /// An FMU-only system (a top-level `"fmus"` object).
+    Fmus,
+    /// A network of components, with the file's text (`None` if it could not be read: the
+    /// loader then reports why).
+    Network(Option<String>),
+}
+
+/// Whether `path` holds an FMU-only system; otherwise its text, read once for the loader.
+pub fn detect(path: &Path) -> Detected {
+    match stiction_framework::system::read_system_file(path) {
+        Ok(text) if is_fmu_system(&text) => Detected::Fmus,
+        Ok(text) => Detected::Network(Some(text)),
+        Err(_) => Detected::Network(None),
+    }
 }
 
 pub fn run(

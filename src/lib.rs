@@ -39,4 +39,12 @@ pub fn load(path: impl AsRef<Path>) -> stiction_framework::Result<System> {
     System::load(path.as_ref(), &registry())
 }
 
+/// [`load`] of `path` whose text the caller has already read (`None`: read it here).
+pub fn load_read(path: &Path, text: Option<&str>) -> stiction_framework::Result<System> {
+    match text {
+        Some(text) => System::load_text(path, text, &registry()),
+        None => load(path),
+    }
+}
+
 pub mod fmu_export;

@@ -220,8 +220,8 @@ fn finish_run(
     Ok(summary)
 }
 
-fn load(path: &Path) -> Result<System, Failure> {
-    Ok(stiction::load(path)?)
+fn load(path: &Path, text: Option<&str>) -> Result<System, Failure> {
+    Ok(stiction::load_read(path, text)?)
 }
 
 fn run(
@@ -234,9 +234,10 @@ fn run(
     fmu: &fmu_run::FmuRun,
     strict: bool,
 ) -> Result<(), Failure> {
-    if fmu_master::detect(path) {
-        return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict);
-    }
+    let text = match fmu_master::detect(path) {
+        fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict),
+        fmu_master::Detected::Network(text) => text,
+    };
     interrupt::install();
     // The loader builds components on rayon's global pool: with --threads, that many.
     if let Some(n) = threads {
@@ -249,7 +250,7 @@ fn run(
         let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
         return Err(Failure::Input(anyhow::anyhow!(msg)));
     } else {
-        stiction::set::load_with_sets(path, fmu.sets)?
+        stiction::set::load_with_sets(path, fmu.sets, text.as_deref())?
     };
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
@@ -335,10 +336,11 @@ fn run(
 }
 
 fn check(path: &Path, strict: bool) -> Result<(), Failure> {
-    if fmu_master::detect(path) {
-        return fmu_master::check(path, strict);
-    }
-    let system = load(path)?;
+    let text = match fmu_master::detect(path) {
+        fmu_master::Detected::Fmus => return fmu_master::check(path, strict),
+        fmu_master::Detected::Network(text) => text,
+    };
+    let system = load(path, text.as_deref())?;
     let file = path.display().to_string();
     let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, t) in system.components() {
@@ -419,10 +421,11 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 }
 
 fn graph(path: &Path) -> Result<(), Failure> {
-    if fmu_master::detect(path) {
-        return fmu_master::graph(path);
-    }
-    let system = load(path)?;
+    let text = match fmu_master::detect(path) {
+        fmu_master::Detected::Fmus => return fmu_master::graph(path),
+        fmu_master::Detected::Network(text) => text,
+    };
+    let system = load(path, text.as_deref())?;
     print!("{}", system.network.to_dot(&system.name));
     Ok(())
 }

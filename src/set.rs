@@ -239,9 +239,14 @@ fn without_position(e: Error) -> Error {
 
 /// Read a system file as JSON (errors name the file).
 pub fn read_json(path: &Path) -> stiction_framework::Result<Value> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: shown.clone(), error: e })?;
-    serde_json::from_str(&text).map_err(|e| Error::invalid("(top level)", e.to_string()).in_file(shown))
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), error: e })?;
+    parse_json(path, &text)
+}
+
+/// The JSON document `text` read from `path`.
+fn parse_json(path: &Path, text: &str) -> stiction_framework::Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::invalid("(top level)", e.to_string()).in_file(path.display().to_string()))
 }
 
 /// The directory relative names in `path` are taken from.
@@ -313,11 +318,15 @@ pub fn load_fmu_system_with_sets(
 
 /// Load a system file with `--set` overrides, checked exactly like the file. Without
 /// overrides this is [`crate::load`].
-pub fn load_with_sets(path: &Path, sets: &[String]) -> stiction_framework::Result<System> {
+/// `text`: the file's text when the caller has already read it.
+pub fn load_with_sets(path: &Path, sets: &[String], text: Option<&str>) -> stiction_framework::Result<System> {
     if sets.is_empty() {
-        return crate::load(path);
+        return crate::load_read(path, text);
     }
-    let mut doc = read_json(path)?;
+    let mut doc = match text {
+        Some(text) => parse_json(path, text)?,
+        None => read_json(path)?,
+    };
     let shown = path.display().to_string();
     let applied =
         apply_all(&mut doc, sets).map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(shown))?;
