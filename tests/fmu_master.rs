@@ -99,6 +99,17 @@ fn col(rec: &Recorder, c: &str) -> Vec<f64> {
 }
 
 /// The FMU-only gear + contact system (module documentation), step h.
+/// The gear and friction FMUs exported into `dir`, and a copy of the friction FMU that
+/// declares canHandleVariableCommunicationStepSize="false".
+fn gear_contact_and_fixed_step_contact(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (gear, contact) = (export(dir, "gear", "2", &[]), export(dir, "friction", "2", &[]));
+    let fixed = dir.join("contact-fixed-step.fmu");
+    edit_description(&contact, &fixed, |x| {
+        x.replace("canHandleVariableCommunicationStepSize=\"true\"", "canHandleVariableCommunicationStepSize=\"false\"")
+    });
+    (gear, contact, fixed)
+}
+
 fn gear_and_contact(gear: &Path, contact: &Path, algorithm: &str, h: f64) -> Value {
     json!({
         "name": "gear_and_contact",
@@ -515,11 +526,7 @@ fn the_fmu_only_example_runs_from_the_cli() {
 fn capability_flags_are_honoured_or_reported() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (gear, contact) = (export(d, "gear", "2", &[]), export(d, "friction", "2", &[]));
-    let fixed = d.join("contact-fixed-step.fmu");
-    edit_description(&contact, &fixed, |x| {
-        x.replace("canHandleVariableCommunicationStepSize=\"true\"", "canHandleVariableCommunicationStepSize=\"false\"")
-    });
+    let (gear, contact, fixed) = gear_contact_and_fixed_step_contact(d);
     let stop = 0.0105;
     let mut s = gear_and_contact(&gear, &contact, "gauss-seidel", 1e-3);
     s["master"]["stop_time"] = json!(stop);
@@ -592,11 +599,7 @@ fn capability_flags_are_honoured_or_reported() {
 fn strict_refuses_an_fmu_only_system_with_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (gear, contact) = (export(d, "gear", "2", &[]), export(d, "friction", "2", &[]));
-    let fixed = d.join("contact-fixed-step.fmu");
-    edit_description(&contact, &fixed, |x| {
-        x.replace("canHandleVariableCommunicationStepSize=\"true\"", "canHandleVariableCommunicationStepSize=\"false\"")
-    });
+    let (gear, _, fixed) = gear_contact_and_fixed_step_contact(d);
     let mut s = gear_and_contact(&gear, &fixed, "gauss-seidel", 1e-3);
     s["master"]["stop_time"] = json!(0.0105);
     let path = write(d, "strict.json", &s);

@@ -6,7 +6,7 @@
 //! command cannot go unchecked.
 
 mod common;
-use common::*;
+
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;

@@ -455,6 +455,19 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
     out
 }
 
+/// How a warning names a spring: "K = …, B = …" (with "+ τK" for an implicit one).
+fn spring_text(s: &StageSpring) -> String {
+    format!("K = {}, B = {}{}", s.k, s.b, if s.implicit { " + τK" } else { "" })
+}
+
+/// The largest stable step of a warning, or that none was found.
+fn limit_text(largest_stable_step: Option<f64>) -> String {
+    match largest_stable_step {
+        Some(t) => format!("stable for T < {t:.3e} s"),
+        None => "no stable step found".to_string(),
+    }
+}
+
 /// `stiction check`'s findings from [`analyse`]: a warning per unstable port, naming the
 /// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
 pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
@@ -470,15 +483,9 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     for f in found.iter().filter(|f| f.radius > STABLE_RADIUS) {
         let names: Vec<String> = att
             .at(f.adm, f.port)
-            .map(|a| {
-                let (n, s) = (&sched.impedance_names()[a.imp], a.spring);
-                format!("{n} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" })
-            })
+            .map(|a| format!("{} ({})", sched.impedance_names()[a.imp], spring_text(&a.spring)))
             .collect();
-        let limit = match f.largest_stable_step {
-            Some(t) => format!("stable for T < {t:.3e} s"),
-            None => "no stable step found".to_string(),
-        };
+        let limit = limit_text(f.largest_stable_step);
         out.push(Diagnostic::Warning(format!(
             "{}: stuck-state stability: inertia {} with {} attached (K's add: ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage{}) \
              — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor every step \
@@ -495,17 +502,9 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     }
     let coupled = coupled_findings(sched, &att, x, method, step);
     for f in coupled.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
-        let names: Vec<String> = f
-            .impedances
-            .iter()
-            .map(|(p, n, s)| {
-                format!("{n} on port {p} (K = {}, B = {}{})", s.k, s.b, if s.implicit { " + τK" } else { "" })
-            })
-            .collect();
-        let limit = match f.largest_stable_step {
-            Some(t) => format!("stable for T < {t:.3e} s"),
-            None => "no stable step found".to_string(),
-        };
+        let names: Vec<String> =
+            f.impedances.iter().map(|(p, n, s)| format!("{n} on port {p} ({})", spring_text(s))).collect();
+        let limit = limit_text(f.largest_stable_step);
         out.push(Diagnostic::Warning(format!(
             "{}: stuck-state stability of its {} joints coupled through the inertia matrix H, with {} attached \
              — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor \
