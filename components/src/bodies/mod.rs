@@ -8,5 +8,5 @@ family! {
 }
 
 pub use mass::Mass;
-pub use point_mass::PointMass;
+pub use point_mass::{PointMass, PointMassDynamics};
 pub use rigid_body::RigidBody;
