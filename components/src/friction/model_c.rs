@@ -4,7 +4,7 @@
 //! v* = v + K e/(B + τK),  y = Φ_{1/(B+τK)}(v*),  e_new = (B e + τ y)/(B + τK),
 //! returned as the rate ė = (y − K e)/(B + τK) (= v while stuck, up to rounding, so the
 //! contact point does not drift). With Coulomb friction and the Euler method this is I_fricK
-//! ((19) of the RK4 paper); here any law of [`crate::friction_law`] and 1, 2 or 3
+//! ((19) of the RK4 paper); here any law of [`FrictionLaw`] and 1, 2 or 3
 //! dimensions. Port b sees the motion relative to port a and receives the force −y
 //! (which opposes the relative sliding); port a receives +y.
 //!

@@ -1,7 +1,7 @@
 //! axproj of the geared robot step (69)
 //! (papers/gear-transmission-asymmetric-friction.txt, section 5).
 //!
-//! With the friction torque f = Φ(s, φ, P) = [s]|λ|, λ = φ + P f (the load-dependent "normal"
+//! With the friction torque f = Φ(s, φ, P) = \[s\]|λ|, λ = φ + P f (the load-dependent "normal"
 //! torque of each mesh), axproj(v*, A, φ, P) = A f where f, v = v* − A f satisfy, per joint,
 //! f_i = Sgn(v_i)|λ_i|. This is the variational inequality 0 ∈ F(s) + N_[−1,1]ⁿ(s),
 //! F(s) = A Φ(s) − v*. Solvers, in order:

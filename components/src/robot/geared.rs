@@ -67,7 +67,7 @@ impl GearedRobot {
         self.robot.dof()
     }
 
-    /// M̂ = [m] + M(q) and P(q) of (52).
+    /// M̂ = \[m\] + M(q) and P(q) of (52).
     pub fn matrices(&self, q: &[f64]) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
         let n = self.dof();
         let big_m = self.robot.inertia_matrix(q);

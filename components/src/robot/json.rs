@@ -71,7 +71,7 @@ pub fn read_links(p: &mut Params) -> Result<Vec<Link>> {
 /// `tip`, `gravity`, initial angles and initial velocities of a serial chain.
 pub type ChainSetup = (Vector3<f64>, Vector3<f64>, Vec<f64>, Vec<f64>);
 
-/// Read `tip`, `gravity` and `init` {"q": [n], `<vel>`: [n]} of a serial chain.
+/// Read `tip`, `gravity` and `init` `{"q": [n], <vel>: [n]}` of a serial chain.
 pub fn read_tip_gravity_init(p: &mut Params, n: usize, vel: &str) -> Result<ChainSetup> {
     let tip = p.vec3_or("tip", [0.0; 3])?;
     let gravity = p.vec3_or("gravity", [0.0; 3])?;

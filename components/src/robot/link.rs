@@ -9,7 +9,7 @@ pub struct Link {
     /// Joint position in the parent frame (m).
     pub origin: Vector3<f64>,
     /// Joint axis in the parent frame (equal to the axis in the link frame); unit length
-    /// once validated by [`SerialRobot::new`].
+    /// once validated by [`SerialRobot::new`](crate::robot::SerialRobot::new).
     pub axis: Vector3<f64>,
     /// Mass (kg), > 0.
     pub mass: f64,

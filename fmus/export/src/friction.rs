@@ -18,7 +18,7 @@ use nalgebra::Vector3;
 use stiction_components::friction::law::{DryLaw, FrictionLaw};
 use stiction_components::friction::model_c::model_c_step;
 
-/// Value references (rows of [`VARIABLES`]).
+/// Value references (rows of `VARIABLES`).
 pub mod vr {
     pub const K: usize = 1;
     pub const B: usize = 2;

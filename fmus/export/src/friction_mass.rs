@@ -10,7 +10,7 @@ use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, 
 use nalgebra::Vector3;
 use stiction_components::friction::model_d::ModelD;
 
-/// Value references (rows of [`VARIABLES`]).
+/// Value references (rows of `VARIABLES`).
 pub mod vr {
     pub const MASS: usize = 1;
     pub const K: usize = 2;

@@ -15,7 +15,7 @@ use crate::model::{substeps, Check, EventUpdate, Interface, Model, ModelInfo, Ro
 use stiction_components::gear::efficiency::{asymmetry_from_efficiencies, big_phi, phi, rho_hat};
 use stiction_components::gear::transmission::{mode, Gear as GearComponent, GearModel};
 
-/// Value references (rows of [`VARIABLES`]).
+/// Value references (rows of `VARIABLES`).
 pub mod vr {
     pub const M_IN: usize = 1;
     pub const M_OUT: usize = 2;

@@ -4,7 +4,7 @@
 //!
 //! * [`vocab`]: the FMI 2.0 / 3.0 vocabulary: [`FmiVersion`], [`Interface`], [`VarType`],
 //!   [`Causality`], [`Variability`], [`Initial`], [`Capabilities`], [`DefaultExperiment`];
-//! * [`write`]: modelDescription.xml written from the same vocabulary, and the .fmu zip;
+//! * [`write`](mod@write): modelDescription.xml written from the same vocabulary, and the .fmu zip;
 //! * [`description`] (feature `read`): modelDescription.xml read with [`xml`], a compact
 //!   element tree built from quick-xml's streaming reader;
 //! * [`structure`] (feature `read`): the outputs' dependencies, for the FMU-only master;
