@@ -18,12 +18,12 @@
 
 use super::json::{Json, Object};
 use super::{
-    build_object, check_name, check_solver, concat, finish_system, Connect, Name, OutputSpec, Registry, SolverSpec,
-    System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
+    build_object, check_name, check_solver, concat, connect_chunk, finish_system, Connect, ConnectionSpec, Name,
+    OutputSpec, Registry, SolverSpec, System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
 };
 use crate::error::{Error, Result};
 use crate::network::{Network, NewNode};
-use serde::de::{DeserializeSeed, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
@@ -154,15 +154,20 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                 }
                 _ => {
                     let made = state.made.take().ok_or_else(give_up)?;
-                    let (mut network, kinds) = add_all(made).map_err(|_| give_up::<M::Error>())?;
-                    network.reserve_links();
-                    let mut failed = None;
+                    let count: usize = made.iter().map(Vec::len).sum();
                     let serial = rayon::current_num_threads() == 1
                         || (rayon::current_thread_index().is_none()
                             && state.solver.as_ref().and_then(|s| s.threads) == Some(1))
-                        || kinds.len() < PARALLEL_LOAD_MIN;
-                    m.next_value_seed(Connect { network: &mut network, failed: &mut failed, parallel: !serial })?;
-                    state.network = Some((network, kinds));
+                        || count < PARALLEL_LOAD_MIN;
+                    if serial || self.scope.is_none() {
+                        let (mut network, kinds) = add_all(made).map_err(|_| give_up::<M::Error>())?;
+                        network.reserve_links();
+                        let mut failed = None;
+                        m.next_value_seed(Connect { network: &mut network, failed: &mut failed, parallel: !serial })?;
+                        state.network = Some((network, kinds));
+                    } else {
+                        state.network = Some(m.next_value_seed(Pipelined { made })?);
+                    }
                 }
             }
         }
@@ -258,4 +263,72 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         }
         Ok(made)
     }
+}
+
+/// Connections per chunk handed from the reading thread to the connecting job.
+const CONNECT_CHUNK: usize = 1024;
+
+/// The `"connections"` array read on this thread while a job of the pool adds the built
+/// components to the network and then makes the connections, a chunk at a time in file
+/// order, as soon as each chunk is read: the reading and the connecting overlap (each is
+/// about half of the work).
+struct Pipelined {
+    made: Vec<Vec<Made>>,
+}
+
+/// The network with its components and connections, and the component types.
+type Connected = (Network, Vec<(petgraph::graph::NodeIndex, &'static str)>);
+
+impl<'de> DeserializeSeed<'de> for Pipelined {
+    type Value = Connected;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Connected, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pipelined {
+    type Value = Connected;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Connected, A::Error> {
+        // A few chunks in flight at most: the reader waits when the connecting job lags.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ConnectionSpec<'de>>>(4);
+        let made = self.made;
+        let mut connected = None;
+        let read = rayon::in_place_scope(|scope| {
+            // Owned here, so that every way out of this closure closes the channel and the
+            // job ends.
+            let tx = tx;
+            let out = &mut connected;
+            scope.spawn(move |_| *out = connect_all(made, rx).ok());
+            let mut chunk = Vec::with_capacity(CONNECT_CHUNK);
+            while let Some(c) = seq.next_element::<ConnectionSpec<'de>>()? {
+                chunk.push(c);
+                if chunk.len() == CONNECT_CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CONNECT_CHUNK));
+                    // The job stopped (an error): give up.
+                    tx.send(full).map_err(|_| give_up::<A::Error>())?;
+                }
+            }
+            if !chunk.is_empty() {
+                tx.send(chunk).map_err(|_| give_up::<A::Error>())?;
+            }
+            Ok(())
+        });
+        read?;
+        connected.ok_or_else(give_up)
+    }
+}
+
+/// Add the components and make the connections received from `rx`, in file order.
+fn connect_all(made: Vec<Vec<Made>>, rx: std::sync::mpsc::Receiver<Vec<ConnectionSpec>>) -> Result<Connected> {
+    let (mut network, kinds) = add_all(made)?;
+    network.reserve_links();
+    let mut done = 0;
+    for chunk in rx {
+        connect_chunk(&mut network, done, &chunk, false)?;
+        done += chunk.len();
+    }
+    Ok((network, kinds))
 }
