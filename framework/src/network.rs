@@ -404,14 +404,9 @@ impl Network {
         (self.adm_order.len(), self.imp_order.len())
     }
 
-    /// The attachment of every port of impedance `imp`, in port order (after
-    /// [`validate`](Self::validate)), appended to `out` (no allocation per impedance).
-    pub(crate) fn attachments_into(&self, imp: NodeIndex, out: &mut Vec<(NodeIndex, Link)>) {
-        // Validated: one edge per port, so sorting by port puts edge p at position p.
-        let first = out.len();
-        out.extend(self.graph.edges(imp).map(|e| (e.target(), e.weight().clone())));
-        out[first..].sort_unstable_by_key(|(_, l)| l.imp_port);
-        debug_assert!(out[first..].iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
+    /// The graph and its ground node, the network taken apart (for the schedule).
+    pub(crate) fn into_graph(self) -> (Graph<Node, Link>, NodeIndex) {
+        (self.graph, self.ground)
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,
