@@ -57,10 +57,11 @@ pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) ->
     let solver = state.solver?;
     let output = state.output.unwrap_or_default();
     let interval = check_solver(&solver, &output).ok()?;
-    let (network, kinds) = match state.network {
-        Some(n) => n,
+    let (network, kinds) = match (state.network, state.made) {
+        (Some(n), _) | (None, Some(Components::Added(n))) => n,
         // No connections key: the components are added now.
-        None => add_all(state.made?).ok()?,
+        (None, Some(Components::Built(made))) => add_all(made).ok()?,
+        (None, None) => return None,
     };
     finish_system(state.name, &output, &solver, interval, network, kinds, file).ok()
 }
@@ -72,24 +73,37 @@ struct State {
     name: Option<String>,
     solver: Option<SolverSpec>,
     output: Option<OutputSpec>,
-    /// The built components, a chunk per entry, in file order (until they are added).
-    made: Option<Vec<Vec<Made>>>,
+    /// The components, built or added (until the connections are read).
+    made: Option<Components>,
     /// The network with every component added (once the connections are read).
-    network: Option<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)>,
+    network: Option<Connected>,
+}
+
+/// The components as read.
+enum Components {
+    /// Built, a chunk per entry, in file order: to be added.
+    Built(Vec<Vec<Made>>),
+    /// Added to a network (a pipelined load adds each chunk as it is built).
+    Added(Connected),
 }
 
 /// Add every built component to a network sized for them, in file order.
-fn add_all(made: Vec<Vec<Made>>) -> Result<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)> {
+fn add_all(made: Vec<Vec<Made>>) -> Result<Connected> {
     let count: usize = made.iter().map(Vec::len).sum();
-    let mut network = Network::with_capacity(count, 0);
-    let mut kinds = Vec::with_capacity(count);
+    let mut added = (Network::with_capacity(count, 0), Vec::with_capacity(count));
     for chunk in made {
-        for m in chunk {
-            let (node, ty) = m?;
-            kinds.push((network.add_new(node)?, ty));
-        }
+        add_chunk(&mut added, chunk)?;
     }
-    Ok((network, kinds))
+    Ok(added)
+}
+
+/// Add a chunk of built components, in order.
+fn add_chunk((network, kinds): &mut Connected, chunk: Vec<Made>) -> Result<()> {
+    for m in chunk {
+        let (node, ty) = m?;
+        kinds.push((network.add_new(node)?, ty));
+    }
+    Ok(())
 }
 
 /// The top-level object.
@@ -153,21 +167,22 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     state.made = Some(m.next_value_seed(seed)?);
                 }
                 _ => {
-                    let made = state.made.take().ok_or_else(give_up)?;
-                    let count: usize = made.iter().map(Vec::len).sum();
+                    let (mut network, kinds) = match state.made.take().ok_or_else(give_up)? {
+                        // Read while a job of the pool makes the connections.
+                        Components::Added(added) => {
+                            state.network = Some(m.next_value_seed(Pipelined { added })?);
+                            continue;
+                        }
+                        Components::Built(made) => add_all(made).map_err(|_| give_up::<M::Error>())?,
+                    };
+                    network.reserve_links();
+                    let mut failed = None;
                     let serial = rayon::current_num_threads() == 1
                         || (rayon::current_thread_index().is_none()
                             && state.solver.as_ref().and_then(|s| s.threads) == Some(1))
-                        || count < PARALLEL_LOAD_MIN;
-                    if serial || self.scope.is_none() {
-                        let (mut network, kinds) = add_all(made).map_err(|_| give_up::<M::Error>())?;
-                        network.reserve_links();
-                        let mut failed = None;
-                        m.next_value_seed(Connect { network: &mut network, failed: &mut failed, parallel: !serial })?;
-                        state.network = Some((network, kinds));
-                    } else {
-                        state.network = Some(m.next_value_seed(Pipelined { made })?);
-                    }
+                        || kinds.len() < PARALLEL_LOAD_MIN;
+                    m.next_value_seed(Connect { network: &mut network, failed: &mut failed, parallel: !serial })?;
+                    state.network = Some((network, kinds));
                 }
             }
         }
@@ -185,14 +200,14 @@ struct ComponentsSeed<'r, 'c, 'sc> {
 }
 
 impl<'de: 'sc, 'r: 'sc, 'c, 'sc> DeserializeSeed<'de> for ComponentsSeed<'r, 'c, 'sc> {
-    type Value = Vec<Vec<Made>>;
+    type Value = Components;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
-    type Value = Vec<Vec<Made>>;
+    type Value = Components;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a map")
     }
@@ -213,6 +228,9 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
             build_object(&name, path, &map, registry, base, stop_time)
         };
         let mut made: Vec<Vec<Made>> = Vec::new();
+        // With jobs of the scope, each chunk is added to this network as soon as it is
+        // built, while the next one builds (its size is not known until the end).
+        let mut added: Option<Connected> = None;
         let mut chunk: Vec<Read<'de>> = Vec::with_capacity(LOAD_CHUNK);
         // The chunk being built by a job of the scope, received here in file order.
         let (tx, rx) = std::sync::mpsc::channel::<Vec<Made>>();
@@ -236,16 +254,21 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 use rayon::prelude::*;
                 match self.scope {
                     Some(scope) if !serial => {
-                        // At most one chunk in flight: take the previous one first.
-                        if pending > 0 {
-                            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
-                            pending -= 1;
-                        }
+                        // At most one chunk in flight: the previous one is taken first,
+                        // and added while this one builds.
+                        let previous = match pending {
+                            0 => None,
+                            _ => Some(rx.recv().map_err(|_| give_up::<M::Error>())?),
+                        };
                         let tx = tx.clone();
                         scope.spawn(move |_| {
                             let _ = tx.send(full.into_par_iter().map(build).collect());
                         });
-                        pending += 1;
+                        pending = 1;
+                        let added = added.get_or_insert_with(|| (Network::new(), Vec::new()));
+                        if let Some(previous) = previous {
+                            add_chunk(added, previous).map_err(|_| give_up::<M::Error>())?;
+                        }
                     }
                     _ if !serial => made.push(full.into_par_iter().map(build).collect()),
                     _ => made.push(full.into_iter().map(build).collect()),
@@ -255,13 +278,17 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 break;
             }
         }
-        for _ in 0..pending {
-            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
+        if let Some(mut added) = added {
+            if pending > 0 {
+                let last = rx.recv().map_err(|_| give_up::<M::Error>())?;
+                add_chunk(&mut added, last).map_err(|_| give_up::<M::Error>())?;
+            }
+            return Ok(Components::Added(added));
         }
         if made.is_empty() || made.iter().flatten().any(|m| m.is_err()) {
             return Err(give_up());
         }
-        Ok(made)
+        Ok(Components::Built(made))
     }
 }
 
@@ -273,10 +300,10 @@ const CONNECT_CHUNK: usize = 1024;
 /// order, as soon as each chunk is read: the reading and the connecting overlap (each is
 /// about half of the work).
 struct Pipelined {
-    made: Vec<Vec<Made>>,
+    added: Connected,
 }
 
-/// The network with its components and connections, and the component types.
+/// The network with its components (and connections), and the component types.
 type Connected = (Network, Vec<(petgraph::graph::NodeIndex, &'static str)>);
 
 impl<'de> DeserializeSeed<'de> for Pipelined {
@@ -294,14 +321,14 @@ impl<'de> Visitor<'de> for Pipelined {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Connected, A::Error> {
         // A few chunks in flight at most: the reader waits when the connecting job lags.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ConnectionSpec<'de>>>(4);
-        let made = self.made;
+        let added = self.added;
         let mut connected = None;
         let read = rayon::in_place_scope(|scope| {
             // Owned here, so that every way out of this closure closes the channel and the
             // job ends.
             let tx = tx;
             let out = &mut connected;
-            scope.spawn(move |_| *out = connect_all(made, rx).ok());
+            scope.spawn(move |_| *out = connect_all(added, rx).ok());
             let mut chunk = Vec::with_capacity(CONNECT_CHUNK);
             while let Some(c) = seq.next_element::<ConnectionSpec<'de>>()? {
                 chunk.push(c);
@@ -321,9 +348,9 @@ impl<'de> Visitor<'de> for Pipelined {
     }
 }
 
-/// Add the components and make the connections received from `rx`, in file order.
-fn connect_all(made: Vec<Vec<Made>>, rx: std::sync::mpsc::Receiver<Vec<ConnectionSpec>>) -> Result<Connected> {
-    let (mut network, kinds) = add_all(made)?;
+/// Make the connections received from `rx`, in file order.
+fn connect_all(added: Connected, rx: std::sync::mpsc::Receiver<Vec<ConnectionSpec>>) -> Result<Connected> {
+    let (mut network, kinds) = added;
     network.reserve_links();
     let mut done = 0;
     for chunk in rx {
