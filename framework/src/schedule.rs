@@ -123,32 +123,7 @@ impl Schedule {
     /// Validate `net` and compile it into the flat arrays of the stepper.
     pub fn compile(net: Network) -> Result<Schedule> {
         net.validate()?;
-        Self::build(net).map(Self::index_fast_paths)
-    }
-
-    /// Fill the indices of the stepper's fast paths: [`pv`](Self::pv) and
-    /// [`pv_before`](Self::pv_before) from the taps, [`count_changes`](Self::count_changes)
-    /// from Φ's lists.
-    fn index_fast_paths(mut self) -> Schedule {
-        let ports = self.in_off.len().saturating_sub(1);
-        self.count_changes = Vec::with_capacity(ports);
-        let mut changes = 0u32;
-        for p in 0..ports {
-            if p > 0 && self.in_off[p + 1] - self.in_off[p] != self.in_off[p] - self.in_off[p - 1] {
-                changes += 1;
-            }
-            self.count_changes.push(changes);
-        }
-        self.pv_before = Vec::with_capacity(self.taps.len() + 1);
-        self.pv_before.push(0);
-        for tap in &self.taps {
-            if let Tap::PointPv { p } = *tap {
-                self.pv.push(p);
-            }
-            self.pv_before.push(self.pv.len() as u32);
-        }
-        self.pv.shrink_to_fit();
-        self
+        Self::build(net)
     }
 
     fn build(net: Network) -> Result<Schedule> {
@@ -239,9 +214,18 @@ impl Schedule {
         if too_many.into_inner() {
             return Err(Error::Network("too many admittance states".into()));
         }
-        // The graph's edges are no longer needed: freed while Φ is built.
-        let ((), (in_off, incoming)) =
-            rayon::join(|| drop((edges, edge_of, rank)), || phi(&attach, &adm_ports, &imp_slots, &schedule_index));
+        // Φ and the indices of the fast paths, while the graph's edges are freed.
+        let ((pv, pv_before), (in_off, incoming, count_changes)) = rayon::join(
+            || {
+                drop((edges, edge_of, rank));
+                pv_index(&taps)
+            },
+            || {
+                let (in_off, incoming) = phi(&attach, &adm_ports, &imp_slots, &schedule_index);
+                let changes = count_changes(&in_off);
+                (in_off, incoming, changes)
+            },
+        );
         let zeros_imp = vec![0; imp.len() + 1];
         Ok(Schedule {
             adm,
@@ -261,9 +245,9 @@ impl Schedule {
             imp_groups,
             attach,
             taps,
-            pv: Vec::new(),
-            pv_before: Vec::new(),
-            count_changes: Vec::new(),
+            pv,
+            pv_before,
+            count_changes,
             has_moments,
             nx,
             n,
@@ -432,6 +416,36 @@ fn group_admittances(adm: &[Arc<dyn Admittance>], adm_names: &[String], adm_layo
         }
     }
     Ok(AdmGroups { adm_groups, adm_x, adm_ports, adm_port_domain, direct })
+}
+
+/// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
+/// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
+fn pv_index(taps: &[Tap]) -> (Vec<u32>, Vec<u32>) {
+    let mut pv = Vec::new();
+    let mut pv_before = Vec::with_capacity(taps.len() + 1);
+    pv_before.push(0);
+    for tap in taps {
+        if let Tap::PointPv { p } = *tap {
+            pv.push(p);
+        }
+        pv_before.push(pv.len() as u32);
+    }
+    pv.shrink_to_fit();
+    (pv, pv_before)
+}
+
+/// `Schedule::count_changes` from Φ's row offsets `in_off`.
+fn count_changes(in_off: &[usize]) -> Vec<u32> {
+    let ports = in_off.len().saturating_sub(1);
+    let mut out = Vec::with_capacity(ports);
+    let mut changes = 0u32;
+    for p in 0..ports {
+        if p > 0 && in_off[p + 1] - in_off[p] != in_off[p] - in_off[p - 1] {
+            changes += 1;
+        }
+        out.push(changes);
+    }
+    out
 }
 
 /// Φ: the incoming slots of every admittance port, in network order of the slots
