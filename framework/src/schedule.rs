@@ -131,34 +131,30 @@ impl Schedule {
         let (graph, ground) = net.into_graph();
         // The graph taken apart: its nodes in insertion order (so admittances and
         // impedances each in network order) and its edges, each from an impedance port.
-        let (nodes, edges) = graph.into_nodes_edges();
-        // Vectors sized up front: grown by doubling they would hold up to twice the memory.
-        // The rank of every node among the admittances or among the impedances.
+        let (mut nodes, edges) = graph.into_nodes_edges();
+        // The rank of every node among the admittances or among the impedances, and the
+        // nodes of each kind in network order, to be taken out by the two groupings.
         let mut rank = vec![0; nodes.len()];
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
-        let mut adm_names = Vec::with_capacity(na);
-        let mut adm_layouts = Vec::with_capacity(na);
-        let mut net_imp = Vec::with_capacity(ni);
-        for (ix, node) in nodes.into_iter().enumerate() {
+        let mut adm_nodes = Vec::with_capacity(na);
+        let mut imp_nodes = Vec::with_capacity(ni);
+        for (ix, node) in nodes.iter_mut().enumerate() {
             match node.weight {
-                Node::Admittance { name, layout, comp } => {
-                    rank[ix] = adm.len();
-                    adm.push(comp);
-                    adm_names.push(name);
-                    adm_layouts.push(layout);
+                Node::Admittance { .. } => {
+                    rank[ix] = adm_nodes.len();
+                    adm_nodes.push(&mut node.weight);
                 }
-                Node::Impedance { name, layout, comp } => {
-                    rank[ix] = net_imp.len();
-                    net_imp.push(Some((name, layout, comp)));
+                Node::Impedance { .. } => {
+                    rank[ix] = imp_nodes.len();
+                    imp_nodes.push(&mut node.weight);
                 }
                 Node::Ground => {}
             }
         }
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
-        let (imps, adms) = rayon::join(|| group_impedances(net_imp), || group_admittances(&adm, &adm_names, &adm_layouts));
+        let (imps, adms) = rayon::join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
         let ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index } = imps;
-        let AdmGroups { adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
+        let AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
         let nx = *adm_x.last().unwrap();
 
         let mut imp_y = Vec::with_capacity(ni + 1);
@@ -217,7 +213,7 @@ impl Schedule {
         // Φ and the indices of the fast paths, while the graph's edges are freed.
         let ((pv, pv_before), (in_off, incoming, count_changes)) = rayon::join(
             || {
-                drop((edges, edge_of, rank));
+                drop((nodes, edges, edge_of, rank));
                 pv_index(&taps)
             },
             || {
@@ -283,16 +279,16 @@ struct ImpGroups {
     schedule_index: Vec<usize>,
 }
 
-/// Group the impedances `net_imp` (in network order) into batches: every impedance joins
-/// the open block of its kind (a batch, or None for the per-component group), which is
-/// closed when it holds `IMPEDANCE_BLOCK` members.
-fn group_impedances(mut net_imp: Vec<Option<(String, Layout, Arc<dyn Impedance>)>>) -> ImpGroups {
+/// Group the impedance nodes `net_imp` (in network order) into batches and take them out
+/// of the graph: every impedance joins the open block of its kind (a batch, or None for
+/// the per-component group), which is closed when it holds `IMPEDANCE_BLOCK` members.
+fn group_impedances(mut net_imp: Vec<&mut Node>) -> ImpGroups {
     let ni = net_imp.len();
     type Block = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
     let mut open: Vec<Block> = Vec::new();
     let mut blocks: Vec<Block> = Vec::new();
-    for (k, entry) in net_imp.iter().enumerate() {
-        let comp = &entry.as_ref().expect("present").2;
+    for (k, node) in net_imp.iter().enumerate() {
+        let Node::Impedance { comp, .. } = &**node else { unreachable!("impedance nodes") };
         let batch = comp.batch();
         let found = match &batch {
             Some(b) => open.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| g.merge(b.as_ref()))),
@@ -321,7 +317,9 @@ fn group_impedances(mut net_imp: Vec<Option<(String, Layout, Arc<dyn Impedance>)
     for (batch, members) in blocks {
         let start = imp.len();
         for k in members {
-            let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
+            let Node::Impedance { name, layout, comp } = std::mem::replace(&mut *net_imp[k], Node::Ground) else {
+                unreachable!("each impedance once")
+            };
             imp.push(comp);
             imp_names.push(name);
             imp_layouts.push(layout);
@@ -337,8 +335,10 @@ fn group_impedances(mut net_imp: Vec<Option<(String, Layout, Arc<dyn Impedance>)
     ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index }
 }
 
-/// The admittances' batches, state and port offsets, and direct state reads.
+/// The admittances, their batches, state and port offsets, and direct state reads.
 struct AdmGroups {
+    adm: Vec<Arc<dyn Admittance>>,
+    adm_names: Vec<String>,
     adm_groups: Vec<Group<dyn AdmittanceBatch>>,
     adm_x: Vec<usize>,
     adm_ports: Vec<usize>,
@@ -348,10 +348,22 @@ struct AdmGroups {
     direct: Vec<Option<(usize, usize)>>,
 }
 
-/// Group the admittances into runs of one batch kind (None: the per-component kind),
-/// place their states and ports, and check their direct state reads against
-/// `port_motion`.
-fn group_admittances(adm: &[Arc<dyn Admittance>], adm_names: &[String], adm_layouts: &[Layout]) -> Result<AdmGroups> {
+/// Take the admittance nodes `nodes` (in network order) out of the graph, group them into
+/// runs of one batch kind (None: the per-component kind), place their states and ports,
+/// and check their direct state reads against `port_motion`.
+fn group_admittances(nodes: Vec<&mut Node>) -> Result<AdmGroups> {
+    let na = nodes.len();
+    let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
+    let mut adm_names = Vec::with_capacity(na);
+    let mut adm_layouts = Vec::with_capacity(na);
+    for node in nodes {
+        let Node::Admittance { name, layout, comp } = std::mem::replace(node, Node::Ground) else {
+            unreachable!("admittance nodes")
+        };
+        adm.push(comp);
+        adm_names.push(name);
+        adm_layouts.push(layout);
+    }
     type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
     let mut runs: Vec<Run> = Vec::new();
     for (j, a) in adm.iter().enumerate() {
@@ -378,12 +390,12 @@ fn group_admittances(adm: &[Arc<dyn Admittance>], adm_names: &[String], adm_layo
     let mut adm_ports = Vec::with_capacity(adm.len() + 1);
     adm_x.push(0);
     adm_ports.push(0);
-    for l in adm_layouts {
+    for l in &adm_layouts {
         adm_x.push(adm_x.last().unwrap() + l.states);
         adm_ports.push(adm_ports.last().unwrap() + l.ports.len());
     }
     let mut adm_port_domain = Vec::with_capacity(*adm_ports.last().unwrap());
-    for l in adm_layouts {
+    for l in &adm_layouts {
         adm_port_domain.extend(l.ports.iter().map(|p| p.domain));
     }
     // Direct state reads of scalar and point ports, checked against port_motion.
@@ -415,7 +427,7 @@ fn group_admittances(adm: &[Arc<dyn Admittance>], adm_names: &[String], adm_layo
             direct[adm_ports[j] + port] = Some((adm_x[j] + ps.p, adm_x[j] + ps.v));
         }
     }
-    Ok(AdmGroups { adm_groups, adm_x, adm_ports, adm_port_domain, direct })
+    Ok(AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct })
 }
 
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
