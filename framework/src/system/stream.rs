@@ -43,7 +43,8 @@ type Made = Result<(NewNode, &'static str)>;
 /// Load `text` in one pass, or `None` to have the two-pass loader do it (see the module).
 pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<System> {
     let mut state = State::default();
-    let top = Top { registry, base, state: &mut state };
+    let text_end = text.as_ptr() as usize + text.len();
+    let top = Top { registry, base, text_end, state: &mut state };
     let de = &mut serde_json::Deserializer::from_str(text);
     let pipelined = rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none();
     let read = if pipelined {
@@ -87,6 +88,25 @@ enum Components {
     Added(Connected),
 }
 
+/// How many components a file holds at most, judged from its first chunk `read` of them
+/// (their values' text) and the address just past the file's text, `text_end`.
+fn estimate(read: &[Read], text_end: usize) -> usize {
+    fn text<'a>(v: &Value<'a>) -> Option<&'a str> {
+        match v {
+            Value::Text(raw) => Some(raw.get()),
+            Value::Tree(_) => None,
+        }
+    }
+    let (Some(first), Some(last)) = (read.first().and_then(|r| text(&r.1)), read.last().and_then(|r| text(&r.1))) else {
+        return read.len();
+    };
+    let start = first.as_ptr() as usize;
+    let bytes = (last.as_ptr() as usize + last.len()).saturating_sub(start).max(1);
+    let left = text_end.saturating_sub(start);
+    // At least the chunk, at most one per two bytes left.
+    (left.saturating_mul(read.len()) / bytes).clamp(read.len(), left / 2 + read.len())
+}
+
 /// Add every built component to a network sized for them, in file order.
 fn add_all(made: Vec<Vec<Made>>) -> Result<Connected> {
     let count: usize = made.iter().map(Vec::len).sum();
@@ -110,6 +130,8 @@ fn add_chunk((network, kinds): &mut Connected, chunk: Vec<Made>) -> Result<()> {
 struct Top<'r, 's> {
     registry: &'r Registry,
     base: &'r Path,
+    /// The address just past the text (to estimate how many components it holds).
+    text_end: usize,
     state: &'s mut State,
 }
 
@@ -146,7 +168,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
         f.write_str("a system object")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
-        let Top { registry, base, state } = self.top;
+        let Top { registry, base, text_end, state } = self.top;
         while let Some(Name(key)) = m.next_key()? {
             let k = KEYS.iter().position(|k| *k == key).ok_or_else(give_up)?;
             if std::mem::replace(&mut state.seen[k], true) {
@@ -163,7 +185,14 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     let serial = rayon::current_num_threads() == 1
                         || (rayon::current_thread_index().is_none() && solver.threads == Some(1));
                     let seed =
-                        ComponentsSeed { registry, base, stop_time: solver.stop_time, serial, scope: self.scope };
+                        ComponentsSeed {
+                        registry,
+                        base,
+                        stop_time: solver.stop_time,
+                        serial,
+                        scope: self.scope,
+                        text_end,
+                    };
                     state.made = Some(m.next_value_seed(seed)?);
                 }
                 _ => {
@@ -197,6 +226,7 @@ struct ComponentsSeed<'r, 'c, 'sc> {
     stop_time: f64,
     serial: bool,
     scope: Option<&'c rayon::Scope<'sc>>,
+    text_end: usize,
 }
 
 impl<'de: 'sc, 'r: 'sc, 'c, 'sc> DeserializeSeed<'de> for ComponentsSeed<'r, 'c, 'sc> {
@@ -260,12 +290,22 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                             0 => None,
                             _ => Some(rx.recv().map_err(|_| give_up::<M::Error>())?),
                         };
+                        // Sized once, from the first chunk: its components per byte times
+                        // the bytes left in the file (more than enough: the connections
+                        // follow). Grown by doubling, the name table would hash every name
+                        // again at each step.
+                        let room = match &added {
+                            Some(_) => 0,
+                            None if end => full.len(),
+                            None => estimate(&full, self.text_end),
+                        };
                         let tx = tx.clone();
                         scope.spawn(move |_| {
                             let _ = tx.send(full.into_par_iter().map(build).collect());
                         });
                         pending = 1;
-                        let added = added.get_or_insert_with(|| (Network::new(), Vec::new()));
+                        let added =
+                            added.get_or_insert_with(|| (Network::with_capacity(room, 0), Vec::with_capacity(room)));
                         if let Some(previous) = previous {
                             add_chunk(added, previous).map_err(|_| give_up::<M::Error>())?;
                         }
