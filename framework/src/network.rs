@@ -381,20 +381,20 @@ impl Network {
 
     /// Check that every impedance port is connected exactly once.
     pub fn validate(&self) -> Result<()> {
-        let mut missing = Vec::new();
-        for &ix in &self.imp_order {
+        let open = |&ix: &NodeIndex| {
             let layout = self.layout(ix).expect("impedance");
-            for (p, info) in layout.ports.iter().enumerate() {
-                if self.existing_link(ix, p).is_none() {
-                    missing.push(format!("{}.{}", self.name(ix), info.name));
-                }
-            }
-        }
+            let open = layout.ports.iter().enumerate().filter(move |&(p, _)| self.existing_link(ix, p).is_none());
+            open.map(move |(_, info)| format!("{}.{}", self.name(ix), info.name))
+        };
+        // Large networks are checked on the worker threads (in order: the same list).
+        let missing: Vec<String> = if self.imp_order.len() >= PARALLEL_VALIDATE && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            self.imp_order.par_iter().flat_map_iter(open).collect()
+        } else {
+            self.imp_order.iter().flat_map(open).collect()
+        };
         if !missing.is_empty() {
-            return Err(Error::Network(format!(
-                "impedance port(s) not connected: {} (connect each to an admittance port or to 'ground')",
-                missing.join(", ")
-            )));
+            return Err(not_connected(missing));
         }
         Ok(())
     }
@@ -452,6 +452,17 @@ impl Network {
         s.push_str("}\n");
         s
     }
+}
+
+/// Impedances from which [`Network::validate`] runs on the worker threads.
+const PARALLEL_VALIDATE: usize = 4096;
+
+/// The error of the impedance ports `missing` ("component.port") left unconnected.
+pub(crate) fn not_connected(missing: Vec<String>) -> Error {
+    Error::Network(format!(
+        "impedance port(s) not connected: {} (connect each to an admittance port or to 'ground')",
+        missing.join(", ")
+    ))
 }
 
 /// A named component of a network.

@@ -120,9 +120,9 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Validate `net` and compile it into the flat arrays of the stepper.
+    /// Validate `net` ([`Network::validate`], checked while building) and compile it into
+    /// the flat arrays of the stepper.
     pub fn compile(net: Network) -> Result<Schedule> {
-        net.validate()?;
         Self::build(net)
     }
 
@@ -154,28 +154,40 @@ impl Schedule {
         // when there are).
         let (imps, adms) = rayon::join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
         let ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index } = imps;
-        let AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
-        let nx = *adm_x.last().unwrap();
-
-        let mut imp_y = Vec::with_capacity(ni + 1);
         let mut imp_slots = Vec::with_capacity(ni + 1);
-        imp_y.push(nx);
         imp_slots.push(0);
-        let mut has_moments = false;
         for l in &imp_layouts {
-            imp_y.push(imp_y.last().unwrap() + l.states);
             imp_slots.push(imp_slots.last().unwrap() + l.ports.len());
-            has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
         }
-        let n = *imp_y.last().unwrap();
         let slots = *imp_slots.last().unwrap();
-        // The edge of every slot (validated: one edge per impedance port).
-        let mut edge_of = vec![0u32; slots];
+        // The edge of every slot (a port takes at most one: `Network::try_connect`); a slot
+        // without one is a port left unconnected, reported as `Network::validate` does.
+        const NO_EDGE: u32 = u32::MAX;
+        let mut edge_of = vec![NO_EDGE; slots];
         for (e, edge) in edges.iter().enumerate() {
             let i = schedule_index[rank[edge.source().index()]];
             edge_of[imp_slots[i] + edge.weight.imp_port] =
                 u32::try_from(e).map_err(|_| Error::Network("too many impedance ports".into()))?;
         }
+        if edge_of.contains(&NO_EDGE) {
+            let edge_of = &edge_of;
+            let missing = schedule_index.iter().flat_map(|&i| {
+                let (name, ports, first) = (&imp_names[i], &imp_layouts[i].ports, imp_slots[i]);
+                let open = move |p: &usize| edge_of[first + p] == NO_EDGE;
+                (0..ports.len()).filter(open).map(move |p| format!("{name}.{}", ports[p].name))
+            });
+            return Err(crate::network::not_connected(missing.collect()));
+        }
+        let AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
+        let nx = *adm_x.last().unwrap();
+        let mut imp_y = Vec::with_capacity(ni + 1);
+        imp_y.push(nx);
+        let mut has_moments = false;
+        for l in &imp_layouts {
+            imp_y.push(imp_y.last().unwrap() + l.states);
+            has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
+        }
+        let n = *imp_y.last().unwrap();
         // Ψ: the attachment and the tap of every slot.
         let too_many = std::sync::atomic::AtomicBool::new(false);
         let u32_of = |v: usize| {
