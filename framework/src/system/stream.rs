@@ -1,7 +1,9 @@
 //! The single-pass loader: a system file read once, front to back, each component built as
 //! soon as a chunk of them is read, then the connections. On one thread a component is
 //! parsed straight into its [`Object`] tree; with worker threads this thread only skips
-//! over it, and the worker that builds it parses it, while this thread reads the next chunk.
+//! over it, and the worker that builds it parses it, while this thread reads the next chunk
+//! and adds the previous one to the network; then this thread reads the connections while
+//! a job of the pool makes them ([`Pipelined`]).
 //!
 //! The two-pass loader ([`System::from_spec`](super::System)) first skips over every
 //! component to find the file's structure and then parses each one again; on chain-10k the
@@ -97,7 +99,8 @@ fn estimate(read: &[Read], text_end: usize) -> usize {
             Value::Tree(_) => None,
         }
     }
-    let (Some(first), Some(last)) = (read.first().and_then(|r| text(&r.1)), read.last().and_then(|r| text(&r.1))) else {
+    let (Some(first), Some(last)) = (read.first().and_then(|r| text(&r.1)), read.last().and_then(|r| text(&r.1)))
+    else {
         return read.len();
     };
     let start = first.as_ptr() as usize;
@@ -184,8 +187,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     // As the two-pass loader decides (a small system is built serially).
                     let serial = rayon::current_num_threads() == 1
                         || (rayon::current_thread_index().is_none() && solver.threads == Some(1));
-                    let seed =
-                        ComponentsSeed {
+                    let seed = ComponentsSeed {
                         registry,
                         base,
                         stop_time: solver.stop_time,
