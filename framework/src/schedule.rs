@@ -52,6 +52,23 @@ pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 /// Most components whose initial states one thread computes ([`Schedule::initial_state`]).
 const INIT_GRAIN: usize = 2048;
 
+/// `a` and `b` on two threads ([`rayon::join`]) when the pool has more than one; otherwise
+/// one after the other on this thread, whose memory allocator holds what the load freed (a
+/// pool of one would run them on its own thread, with fresh memory to fault in).
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if rayon::current_num_threads() > 1 {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 /// A contiguous range of components in schedule order, evaluated by one batch.
 pub(crate) struct Group<B: ?Sized> {
     pub start: usize,
@@ -155,7 +172,7 @@ impl Schedule {
         }
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
-        let (imps, adms) = rayon::join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
+        let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
         let ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index } = imps;
         let mut imp_slots = Vec::with_capacity(ni + 1);
         imp_slots.push(0);
@@ -226,7 +243,7 @@ impl Schedule {
             return Err(Error::Network("too many admittance states".into()));
         }
         // Φ and the indices of the fast paths, while the graph's edges are freed.
-        let ((pv, pv_before), (in_off, incoming, count_changes)) = rayon::join(
+        let ((pv, pv_before), (in_off, incoming, count_changes)) = join(
             || {
                 drop((nodes, edges, edge_of, rank));
                 pv_index(&taps)
