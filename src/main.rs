@@ -252,6 +252,11 @@ fn run(
     } else {
         stiction::set::load_with_sets(path, fmu.sets, text.as_deref())?
     };
+    // The file's text is read: with worker threads, one of them frees it (a large unmap)
+    // while this thread compiles.
+    if let Some(text) = text.filter(|_| rayon::current_num_threads() > 1) {
+        rayon::spawn(move || drop(text));
+    }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
     let step = system.step;

@@ -381,20 +381,20 @@ impl Network {
 
     /// Check that every impedance port is connected exactly once.
     pub fn validate(&self) -> Result<()> {
-        let mut missing = Vec::new();
-        for &ix in &self.imp_order {
+        let open = |&ix: &NodeIndex| {
             let layout = self.layout(ix).expect("impedance");
-            for (p, info) in layout.ports.iter().enumerate() {
-                if self.existing_link(ix, p).is_none() {
-                    missing.push(format!("{}.{}", self.name(ix), info.name));
-                }
-            }
-        }
+            let open = layout.ports.iter().enumerate().filter(move |&(p, _)| self.existing_link(ix, p).is_none());
+            open.map(move |(_, info)| format!("{}.{}", self.name(ix), info.name))
+        };
+        // Large networks are checked on the worker threads (in order: the same list).
+        let missing: Vec<String> = if self.imp_order.len() >= PARALLEL_VALIDATE && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            self.imp_order.par_iter().flat_map_iter(open).collect()
+        } else {
+            self.imp_order.iter().flat_map(open).collect()
+        };
         if !missing.is_empty() {
-            return Err(Error::Network(format!(
-                "impedance port(s) not connected: {} (connect each to an admittance port or to 'ground')",
-                missing.join(", ")
-            )));
+            return Err(not_connected(missing));
         }
         Ok(())
     }
@@ -404,14 +404,9 @@ impl Network {
         (self.adm_order.len(), self.imp_order.len())
     }
 
-    /// The attachment of every port of impedance `imp`, in port order (after
-    /// [`validate`](Self::validate)), appended to `out` (no allocation per impedance).
-    pub(crate) fn attachments_into(&self, imp: NodeIndex, out: &mut Vec<(NodeIndex, Link)>) {
-        // Validated: one edge per port, so sorting by port puts edge p at position p.
-        let first = out.len();
-        out.extend(self.graph.edges(imp).map(|e| (e.target(), e.weight().clone())));
-        out[first..].sort_unstable_by_key(|(_, l)| l.imp_port);
-        debug_assert!(out[first..].iter().enumerate().all(|(p, (_, l))| l.imp_port == p));
+    /// The graph and its ground node, the network taken apart (for the schedule).
+    pub(crate) fn into_graph(self) -> (Graph<Node, Link>, NodeIndex) {
+        (self.graph, self.ground)
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,
@@ -457,6 +452,17 @@ impl Network {
         s.push_str("}\n");
         s
     }
+}
+
+/// Impedances from which [`Network::validate`] runs on the worker threads.
+const PARALLEL_VALIDATE: usize = 4096;
+
+/// The error of the impedance ports `missing` ("component.port") left unconnected.
+pub(crate) fn not_connected(missing: Vec<String>) -> Error {
+    Error::Network(format!(
+        "impedance port(s) not connected: {} (connect each to an admittance port or to 'ground')",
+        missing.join(", ")
+    ))
 }
 
 /// A named component of a network.

@@ -49,6 +49,26 @@ pub enum Attach {
 /// threads: 498 instead of 543 µs/step with one group per kind; on 1 thread: no change).
 pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 
+/// Most components whose initial states one thread computes ([`Schedule::initial_state`]).
+const INIT_GRAIN: usize = 2048;
+
+/// `a` and `b` on two threads ([`rayon::join`]) when the pool has more than one; otherwise
+/// one after the other on this thread, whose memory allocator holds what the load freed (a
+/// pool of one would run them on its own thread, with fresh memory to fault in).
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if rayon::current_num_threads() > 1 {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 /// A contiguous range of components in schedule order, evaluated by one batch.
 pub(crate) struct Group<B: ?Sized> {
     pub start: usize,
@@ -120,250 +140,120 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Validate `net` and compile it into the flat arrays of the stepper.
+    /// Validate `net` ([`Network::validate`], checked while building) and compile it into
+    /// the flat arrays of the stepper.
     pub fn compile(net: Network) -> Result<Schedule> {
-        net.validate()?;
-        Self::build(net).map(Self::index_fast_paths)
+        Self::build(net)
     }
 
-    /// Fill the indices of the stepper's fast paths: [`pv`](Self::pv) and
-    /// [`pv_before`](Self::pv_before) from the taps, [`count_changes`](Self::count_changes)
-    /// from Φ's lists.
-    fn index_fast_paths(mut self) -> Schedule {
-        let ports = self.in_off.len().saturating_sub(1);
-        self.count_changes = Vec::with_capacity(ports);
-        let mut changes = 0u32;
-        for p in 0..ports {
-            if p > 0 && self.in_off[p + 1] - self.in_off[p] != self.in_off[p] - self.in_off[p - 1] {
-                changes += 1;
-            }
-            self.count_changes.push(changes);
-        }
-        self.pv_before = Vec::with_capacity(self.taps.len() + 1);
-        self.pv_before.push(0);
-        for tap in &self.taps {
-            if let Tap::PointPv { p } = *tap {
-                self.pv.push(p);
-            }
-            self.pv_before.push(self.pv.len() as u32);
-        }
-        self.pv.shrink_to_fit();
-        self
-    }
-
-    fn build(mut net: Network) -> Result<Schedule> {
-        // Take the admittances out of the graph in network order.
-        let (adm_order, imp_order) = (std::mem::take(&mut net.adm_order), std::mem::take(&mut net.imp_order));
-        // Vectors sized up front: grown by doubling they would hold up to twice the memory.
-        let (na, ni) = (adm_order.len(), imp_order.len());
-        // The schedule index of every admittance node, by node index (NO_ADM for the others).
-        const NO_ADM: usize = usize::MAX;
-        let mut adm_index = vec![NO_ADM; net.graph.node_count()];
-        // The attachments of network impedance k: `attachments[att_off[k]..att_off[k + 1]]`.
-        let mut attachments = Vec::with_capacity(net.graph.edge_count());
-        let mut att_off = Vec::with_capacity(ni + 1);
-        att_off.push(0);
-        for &ix in &imp_order {
-            net.attachments_into(ix, &mut attachments);
-            att_off.push(attachments.len());
-        }
-        let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
-        let mut adm_names = Vec::with_capacity(na);
-        let mut adm_layouts = Vec::with_capacity(na);
-        for (i, ix) in adm_order.iter().enumerate() {
-            adm_index[ix.index()] = i;
-            match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
-                Node::Admittance { name, layout, comp } => {
-                    adm.push(comp);
-                    adm_names.push(name);
-                    adm_layouts.push(layout);
+    fn build(net: Network) -> Result<Schedule> {
+        let (na, ni) = net.counts();
+        let (graph, ground) = net.into_graph();
+        // The graph taken apart: its nodes in insertion order (so admittances and
+        // impedances each in network order) and its edges, each from an impedance port.
+        let (mut nodes, edges) = graph.into_nodes_edges();
+        // The rank of every node among the admittances or among the impedances, and the
+        // nodes of each kind in network order, to be taken out by the two groupings.
+        let mut rank = vec![0; nodes.len()];
+        let mut adm_nodes = Vec::with_capacity(na);
+        let mut imp_nodes = Vec::with_capacity(ni);
+        for (ix, node) in nodes.iter_mut().enumerate() {
+            match node.weight {
+                Node::Admittance { .. } => {
+                    rank[ix] = adm_nodes.len();
+                    adm_nodes.push(&mut node.weight);
                 }
-                _ => unreachable!("admittance order holds admittances"),
-            }
-        }
-        // Impedances in network order, then grouped into batches (see the module docs).
-        let mut net_imp = Vec::with_capacity(ni);
-        for ix in &imp_order {
-            match std::mem::replace(&mut net.graph[*ix], Node::Ground) {
-                Node::Impedance { name, layout, comp } => net_imp.push(Some((name, layout, comp))),
-                _ => unreachable!("impedance order holds impedances"),
-            }
-        }
-        // Every node is taken: free the graph before the schedule's arrays are built.
-        drop(net);
-        // Open blocks, one per kind (a batch, or None for the per-component group), with
-        // their network positions; a block is closed when it holds IMPEDANCE_BLOCK members.
-        type Block = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
-        let mut open: Vec<Block> = Vec::new();
-        let mut blocks: Vec<Block> = Vec::new();
-        for (k, entry) in net_imp.iter().enumerate() {
-            let comp = &entry.as_ref().expect("present").2;
-            let batch = comp.batch();
-            let found = match &batch {
-                Some(b) => open.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| g.merge(b.as_ref()))),
-                None => open.iter().position(|(g, _)| g.is_none()),
-            };
-            let g = match found {
-                Some(g) => {
-                    open[g].1.push(k);
-                    g
+                Node::Impedance { .. } => {
+                    rank[ix] = imp_nodes.len();
+                    imp_nodes.push(&mut node.weight);
                 }
-                None => {
-                    open.push((batch, vec![k]));
-                    open.len() - 1
-                }
-            };
-            if open[g].1.len() == IMPEDANCE_BLOCK {
-                blocks.push(open.remove(g));
+                Node::Ground => {}
             }
         }
-        blocks.append(&mut open);
-        let mut imp = Vec::with_capacity(ni);
-        let mut imp_names = Vec::with_capacity(ni);
-        let mut imp_layouts = Vec::with_capacity(ni);
-        let mut imp_network_index = Vec::with_capacity(ni);
-        let mut imp_groups = Vec::new();
-        for (batch, members) in blocks {
-            let start = imp.len();
-            for k in members {
-                let (name, layout, comp) = net_imp[k].take().expect("each impedance once");
-                imp.push(comp);
-                imp_names.push(name);
-                imp_layouts.push(layout);
-                imp_network_index.push(k);
-            }
-            let batch = batch.unwrap_or_else(|| EachImpedance::batch(imp[start..].to_vec()));
-            imp_groups.push(Group { start, end: imp.len(), batch });
-        }
-        let mut schedule_index = vec![0; imp.len()];
-        for (i, &k) in imp_network_index.iter().enumerate() {
-            schedule_index[k] = i;
-        }
-
-        // Admittance groups: runs of consecutive admittances of one batch kind (None: the
-        // per-component kind).
-        type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
-        let mut runs: Vec<Run> = Vec::new();
-        for (j, a) in adm.iter().enumerate() {
-            let b = a.batch();
-            let joined = match (runs.last_mut(), &b) {
-                (Some((_, g)), Some(b)) => g.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
-                (Some((_, g)), None) => g.is_none(),
-                (None, _) => false,
-            };
-            match runs.last_mut() {
-                Some((r, _)) if joined => r.end = j + 1,
-                _ => runs.push((j..j + 1, b)),
-            }
-        }
-        let adm_groups: Vec<Group<dyn AdmittanceBatch>> = runs
-            .into_iter()
-            .map(|(r, b)| {
-                let batch = b.unwrap_or_else(|| EachAdmittance::batch(adm[r.clone()].to_vec()));
-                Group { start: r.start, end: r.end, batch }
-            })
-            .collect();
-
-        let mut adm_x = vec![0];
-        let mut adm_ports = vec![0];
-        let mut adm_port_domain = Vec::new();
-        for l in &adm_layouts {
-            adm_x.push(adm_x.last().unwrap() + l.states);
-            adm_ports.push(adm_ports.last().unwrap() + l.ports.len());
-            adm_port_domain.extend(l.ports.iter().map(|p| p.domain));
-        }
-        let nx = *adm_x.last().unwrap();
-        // Direct state reads of scalar and point ports, checked against port_motion.
-        let mut direct: Vec<Option<(usize, usize)>> = vec![None; adm_port_domain.len()];
-        let longest = adm_x.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        let probe_states: Vec<f64> = (0..longest).map(|i| 1.0 + 0.25 * i as f64).collect();
-        for (j, a) in adm.iter().enumerate() {
-            let len = adm_x[j + 1] - adm_x[j];
-            let probe_x = &probe_states[..len];
-            for (port, info) in adm_layouts[j].ports.iter().enumerate() {
-                let Some(ps) = a.port_states(port) else { continue };
-                let (d, read) = match info.domain {
-                    Domain::Scalar => (1, Motion::scalar(probe_x[ps.p], probe_x[ps.v])),
-                    Domain::Point3 if ps.p + 3 <= len && ps.v + 3 <= len => (
-                        3,
-                        Motion::point(
-                            Vector3::from_column_slice(&probe_x[ps.p..ps.p + 3]),
-                            Vector3::from_column_slice(&probe_x[ps.v..ps.v + 3]),
-                        ),
-                    ),
-                    _ => (0, Motion::REST),
-                };
-                if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(probe_x, port) != read {
-                    return Err(Error::Network(format!(
-                        "admittance '{}': port_states of port '{}' disagree with its port_motion",
-                        adm_names[j], info.name
-                    )));
-                }
-                direct[adm_ports[j] + port] = Some((adm_x[j] + ps.p, adm_x[j] + ps.v));
-            }
-        }
-
-        let mut imp_y = vec![nx];
-        let mut imp_slots = vec![0];
-        let slots: usize = imp_layouts.iter().map(|l| l.ports.len()).sum();
-        let mut attach = Vec::with_capacity(slots);
-        let mut taps = Vec::with_capacity(slots);
-        let mut has_moments = false;
-        for (i, l) in imp_layouts.iter().enumerate() {
-            imp_y.push(imp_y.last().unwrap() + l.states);
+        // The impedances and the admittances are grouped independently (on two threads
+        // when there are).
+        let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
+        let ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index } = imps;
+        let mut imp_slots = Vec::with_capacity(ni + 1);
+        imp_slots.push(0);
+        for l in &imp_layouts {
             imp_slots.push(imp_slots.last().unwrap() + l.ports.len());
+        }
+        let slots = *imp_slots.last().unwrap();
+        // The edge of every slot (a port takes at most one: `Network::try_connect`); a slot
+        // without one is a port left unconnected, reported as `Network::validate` does.
+        const NO_EDGE: u32 = u32::MAX;
+        let mut edge_of = vec![NO_EDGE; slots];
+        for (e, edge) in edges.iter().enumerate() {
+            let i = schedule_index[rank[edge.source().index()]];
+            edge_of[imp_slots[i] + edge.weight.imp_port] =
+                u32::try_from(e).map_err(|_| Error::Network("too many impedance ports".into()))?;
+        }
+        if edge_of.contains(&NO_EDGE) {
+            let edge_of = &edge_of;
+            let missing = schedule_index.iter().flat_map(|&i| {
+                let (name, ports, first) = (&imp_names[i], &imp_layouts[i].ports, imp_slots[i]);
+                let open = move |p: &usize| edge_of[first + p] == NO_EDGE;
+                (0..ports.len()).filter(open).map(move |p| format!("{name}.{}", ports[p].name))
+            });
+            return Err(crate::network::not_connected(missing.collect()));
+        }
+        let AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
+        let nx = *adm_x.last().unwrap();
+        let mut imp_y = Vec::with_capacity(ni + 1);
+        imp_y.push(nx);
+        let mut has_moments = false;
+        for l in &imp_layouts {
+            imp_y.push(imp_y.last().unwrap() + l.states);
             has_moments |= l.ports.iter().any(|p| p.domain == Domain::Frame);
-            let k = imp_network_index[i];
-            for (p, (target, link)) in attachments[att_off[k]..att_off[k + 1]].iter().enumerate() {
-                let u32_of =
-                    |v: usize| u32::try_from(v).map_err(|_| Error::Network("too many admittance states".into()));
-                match adm_index.get(target.index()).copied().filter(|&a| a != NO_ADM) {
-                    Some(a) => {
-                        let gp = adm_ports[a] + link.adm_port;
-                        let tap = match (direct[gp], link.offset, l.ports[p].domain) {
-                            (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp)?, v: u32_of(sv)? },
-                            (Some((sp, sv)), None, Domain::Point3) if sv == sp + 3 => Tap::PointPv { p: u32_of(sp)? },
-                            (Some((sp, sv)), None, Domain::Point3) => Tap::Point { p: u32_of(sp)?, v: u32_of(sv)? },
-                            _ => Tap::Other,
-                        };
-                        attach.push(Attach::Port { adm: a, port: link.adm_port, offset: link.offset });
-                        taps.push(tap);
-                    }
-                    None => {
-                        attach.push(Attach::Ground(link.offset.map(|o| o.vector()).unwrap_or_else(Vector3::zeros)));
-                        taps.push(Tap::Other);
-                    }
-                }
-            }
         }
         let n = *imp_y.last().unwrap();
-
-        // Φ: incoming slots per admittance port, in network order of the slots (fixed),
-        // as compressed rows: count the slots of every port, then place them.
-        let n_adm_ports = *adm_ports.last().unwrap();
-        let port_of = |a: &Attach| match a {
-            Attach::Port { adm, port, .. } => Some(adm_ports[*adm] + port),
-            Attach::Ground(_) => None,
+        // Ψ: the attachment and the tap of every slot.
+        let too_many = std::sync::atomic::AtomicBool::new(false);
+        let u32_of = |v: usize| {
+            u32::try_from(v).unwrap_or_else(|_| {
+                too_many.store(true, std::sync::atomic::Ordering::Relaxed);
+                0
+            })
         };
-        let mut in_off = vec![0; n_adm_ports + 1];
-        for gp in attach.iter().filter_map(port_of) {
-            in_off[gp + 1] += 1;
-        }
-        for p in 0..n_adm_ports {
-            in_off[p + 1] += in_off[p];
-        }
-        let mut fill = in_off.clone();
-        let mut incoming = vec![0u32; in_off[n_adm_ports]];
-        for &i in &schedule_index {
-            let slots = imp_slots[i]..imp_slots[i + 1];
-            for (s, a) in slots.clone().zip(&attach[slots]) {
-                if let Some(gp) = port_of(a) {
-                    incoming[fill[gp]] =
-                        u32::try_from(s).map_err(|_| Error::Network("too many impedance ports".into()))?;
-                    fill[gp] += 1;
-                }
+        let slot = |e: &u32| {
+            let edge = &edges[*e as usize];
+            let link = &edge.weight;
+            if edge.target() == ground {
+                return (Attach::Ground(link.offset.map(|o| o.vector()).unwrap_or_else(Vector3::zeros)), Tap::Other);
             }
+            let a = rank[edge.target().index()];
+            let domain = imp_layouts[schedule_index[rank[edge.source().index()]]].ports[link.imp_port].domain;
+            let tap = match (direct[adm_ports[a] + link.adm_port], link.offset, domain) {
+                (Some((sp, sv)), None, Domain::Scalar) => Tap::Scalar { p: u32_of(sp), v: u32_of(sv) },
+                (Some((sp, sv)), None, Domain::Point3) if sv == sp + 3 => Tap::PointPv { p: u32_of(sp) },
+                (Some((sp, sv)), None, Domain::Point3) => Tap::Point { p: u32_of(sp), v: u32_of(sv) },
+                _ => Tap::Other,
+            };
+            (Attach::Port { adm: a, port: link.adm_port, offset: link.offset }, tap)
+        };
+        let (mut attach, mut taps) = (Vec::new(), Vec::new());
+        if rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            edge_of.par_iter().map(slot).unzip_into_vecs(&mut attach, &mut taps);
+        } else {
+            (attach, taps) = edge_of.iter().map(slot).unzip();
         }
+        if too_many.into_inner() {
+            return Err(Error::Network("too many admittance states".into()));
+        }
+        // Φ and the indices of the fast paths, while the graph's edges are freed.
+        let ((pv, pv_before), (in_off, incoming, count_changes)) = join(
+            || {
+                drop((nodes, edges, edge_of, rank));
+                pv_index(&taps)
+            },
+            || {
+                let (in_off, incoming) = phi(&attach, &adm_ports, &imp_slots, &schedule_index);
+                let changes = count_changes(&in_off);
+                (in_off, incoming, changes)
+            },
+        );
         let zeros_imp = vec![0; imp.len() + 1];
         Ok(Schedule {
             adm,
@@ -372,7 +262,7 @@ impl Schedule {
             adm_ports,
             adm_port_domain,
             in_off,
-            incoming,
+            incoming: incoming?,
             adm_groups,
             imp,
             imp_names,
@@ -383,9 +273,9 @@ impl Schedule {
             imp_groups,
             attach,
             taps,
-            pv: Vec::new(),
-            pv_before: Vec::new(),
-            count_changes: Vec::new(),
+            pv,
+            pv_before,
+            count_changes,
             has_moments,
             nx,
             n,
@@ -409,6 +299,234 @@ impl Schedule {
     pub(crate) fn motion(&self, xa: &[f64], slot: usize) -> Motion {
         SlotMotion::motion(self, xa, slot)
     }
+}
+
+/// The impedances in schedule order, grouped into batches (see the module docs).
+struct ImpGroups {
+    imp: Vec<Arc<dyn Impedance>>,
+    imp_names: Vec<String>,
+    imp_layouts: Vec<Layout>,
+    imp_groups: Vec<Group<dyn ImpedanceBatch>>,
+    /// The schedule position of the impedance at each network position.
+    schedule_index: Vec<usize>,
+}
+
+/// Group the impedance nodes `net_imp` (in network order) into batches and take them out
+/// of the graph: every impedance joins the open block of its kind (a batch, or None for
+/// the per-component group), which is closed when it holds `IMPEDANCE_BLOCK` members.
+fn group_impedances(mut net_imp: Vec<&mut Node>) -> ImpGroups {
+    let ni = net_imp.len();
+    type Block = (Option<Box<dyn ImpedanceBatch>>, Vec<usize>);
+    let mut open: Vec<Block> = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
+    for (k, node) in net_imp.iter().enumerate() {
+        let Node::Impedance { comp, .. } = &**node else { unreachable!("impedance nodes") };
+        let batch = comp.batch();
+        let found = match &batch {
+            Some(b) => open.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| g.merge(b.as_ref()))),
+            None => open.iter().position(|(g, _)| g.is_none()),
+        };
+        let g = match found {
+            Some(g) => {
+                open[g].1.push(k);
+                g
+            }
+            None => {
+                open.push((batch, vec![k]));
+                open.len() - 1
+            }
+        };
+        if open[g].1.len() == IMPEDANCE_BLOCK {
+            blocks.push(open.remove(g));
+        }
+    }
+    blocks.append(&mut open);
+    let mut imp = Vec::with_capacity(ni);
+    let mut imp_names = Vec::with_capacity(ni);
+    let mut imp_layouts = Vec::with_capacity(ni);
+    let mut imp_network_index = Vec::with_capacity(ni);
+    let mut imp_groups = Vec::new();
+    for (batch, members) in blocks {
+        let start = imp.len();
+        for k in members {
+            let Node::Impedance { name, layout, comp } = std::mem::replace(&mut *net_imp[k], Node::Ground) else {
+                unreachable!("each impedance once")
+            };
+            imp.push(comp);
+            imp_names.push(name);
+            imp_layouts.push(layout);
+            imp_network_index.push(k);
+        }
+        let batch = batch.unwrap_or_else(|| EachImpedance::batch(imp[start..].to_vec()));
+        imp_groups.push(Group { start, end: imp.len(), batch });
+    }
+    let mut schedule_index = vec![0; imp.len()];
+    for (i, &k) in imp_network_index.iter().enumerate() {
+        schedule_index[k] = i;
+    }
+    ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index }
+}
+
+/// The admittances, their batches, state and port offsets, and direct state reads.
+struct AdmGroups {
+    adm: Vec<Arc<dyn Admittance>>,
+    adm_names: Vec<String>,
+    adm_groups: Vec<Group<dyn AdmittanceBatch>>,
+    adm_x: Vec<usize>,
+    adm_ports: Vec<usize>,
+    adm_port_domain: Vec<Domain>,
+    /// The (position, velocity) state offsets of every scalar or point port that
+    /// declares them ([`Admittance::port_states`]).
+    direct: Vec<Option<(usize, usize)>>,
+}
+
+/// Take the admittance nodes `nodes` (in network order) out of the graph, group them into
+/// runs of one batch kind (None: the per-component kind), place their states and ports,
+/// and check their direct state reads against `port_motion`.
+fn group_admittances(nodes: Vec<&mut Node>) -> Result<AdmGroups> {
+    let na = nodes.len();
+    let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
+    let mut adm_names = Vec::with_capacity(na);
+    let mut adm_layouts = Vec::with_capacity(na);
+    for node in nodes {
+        let Node::Admittance { name, layout, comp } = std::mem::replace(node, Node::Ground) else {
+            unreachable!("admittance nodes")
+        };
+        adm.push(comp);
+        adm_names.push(name);
+        adm_layouts.push(layout);
+    }
+    type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
+    let mut runs: Vec<Run> = Vec::new();
+    for (j, a) in adm.iter().enumerate() {
+        let b = a.batch();
+        let joined = match (runs.last_mut(), &b) {
+            (Some((_, g)), Some(b)) => g.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
+            (Some((_, g)), None) => g.is_none(),
+            (None, _) => false,
+        };
+        match runs.last_mut() {
+            Some((r, _)) if joined => r.end = j + 1,
+            _ => runs.push((j..j + 1, b)),
+        }
+    }
+    let adm_groups: Vec<Group<dyn AdmittanceBatch>> = runs
+        .into_iter()
+        .map(|(r, b)| {
+            let batch = b.unwrap_or_else(|| EachAdmittance::batch(adm[r.clone()].to_vec()));
+            Group { start: r.start, end: r.end, batch }
+        })
+        .collect();
+
+    let mut adm_x = Vec::with_capacity(adm.len() + 1);
+    let mut adm_ports = Vec::with_capacity(adm.len() + 1);
+    adm_x.push(0);
+    adm_ports.push(0);
+    for l in &adm_layouts {
+        adm_x.push(adm_x.last().unwrap() + l.states);
+        adm_ports.push(adm_ports.last().unwrap() + l.ports.len());
+    }
+    let mut adm_port_domain = Vec::with_capacity(*adm_ports.last().unwrap());
+    for l in &adm_layouts {
+        adm_port_domain.extend(l.ports.iter().map(|p| p.domain));
+    }
+    // Direct state reads of scalar and point ports, checked against port_motion.
+    let mut direct: Vec<Option<(usize, usize)>> = vec![None; adm_port_domain.len()];
+    let longest = adm_x.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let probe_states: Vec<f64> = (0..longest).map(|i| 1.0 + 0.25 * i as f64).collect();
+    for (j, a) in adm.iter().enumerate() {
+        let len = adm_x[j + 1] - adm_x[j];
+        let probe_x = &probe_states[..len];
+        for (port, info) in adm_layouts[j].ports.iter().enumerate() {
+            let Some(ps) = a.port_states(port) else { continue };
+            let (d, read) = match info.domain {
+                Domain::Scalar => (1, Motion::scalar(probe_x[ps.p], probe_x[ps.v])),
+                Domain::Point3 if ps.p + 3 <= len && ps.v + 3 <= len => (
+                    3,
+                    Motion::point(
+                        Vector3::from_column_slice(&probe_x[ps.p..ps.p + 3]),
+                        Vector3::from_column_slice(&probe_x[ps.v..ps.v + 3]),
+                    ),
+                ),
+                _ => (0, Motion::REST),
+            };
+            if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(probe_x, port) != read {
+                return Err(Error::Network(format!(
+                    "admittance '{}': port_states of port '{}' disagree with its port_motion",
+                    adm_names[j], info.name
+                )));
+            }
+            direct[adm_ports[j] + port] = Some((adm_x[j] + ps.p, adm_x[j] + ps.v));
+        }
+    }
+    Ok(AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct })
+}
+
+/// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
+/// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
+fn pv_index(taps: &[Tap]) -> (Vec<u32>, Vec<u32>) {
+    let mut pv = Vec::new();
+    let mut pv_before = Vec::with_capacity(taps.len() + 1);
+    pv_before.push(0);
+    for tap in taps {
+        if let Tap::PointPv { p } = *tap {
+            pv.push(p);
+        }
+        pv_before.push(pv.len() as u32);
+    }
+    pv.shrink_to_fit();
+    (pv, pv_before)
+}
+
+/// `Schedule::count_changes` from Φ's row offsets `in_off`.
+fn count_changes(in_off: &[usize]) -> Vec<u32> {
+    let ports = in_off.len().saturating_sub(1);
+    let mut out = Vec::with_capacity(ports);
+    let mut changes = 0u32;
+    for p in 0..ports {
+        if p > 0 && in_off[p + 1] - in_off[p] != in_off[p] - in_off[p - 1] {
+            changes += 1;
+        }
+        out.push(changes);
+    }
+    out
+}
+
+/// Φ: the incoming slots of every admittance port, in network order of the slots
+/// (fixed), as compressed rows: the slots of every port counted, then placed.
+fn phi(
+    attach: &[Attach],
+    adm_ports: &[usize],
+    imp_slots: &[usize],
+    schedule_index: &[usize],
+) -> (Vec<usize>, Result<Vec<u32>>) {
+    let n_adm_ports = *adm_ports.last().unwrap();
+    let port_of = |a: &Attach| match a {
+        Attach::Port { adm, port, .. } => Some(adm_ports[*adm] + port),
+        Attach::Ground(_) => None,
+    };
+    let mut in_off = vec![0; n_adm_ports + 1];
+    for gp in attach.iter().filter_map(port_of) {
+        in_off[gp + 1] += 1;
+    }
+    for p in 0..n_adm_ports {
+        in_off[p + 1] += in_off[p];
+    }
+    let mut fill = in_off.clone();
+    let mut incoming = vec![0u32; in_off[n_adm_ports]];
+    for &i in schedule_index {
+        let slots = imp_slots[i]..imp_slots[i + 1];
+        for (s, a) in slots.clone().zip(&attach[slots]) {
+            if let Some(gp) = port_of(a) {
+                match u32::try_from(s) {
+                    Ok(s) => incoming[fill[gp]] = s,
+                    Err(_) => return (in_off, Err(Error::Network("too many impedance ports".into()))),
+                }
+                fill[gp] += 1;
+            }
+        }
+    }
+    (in_off, Ok(incoming))
 }
 
 impl SlotMotion for Schedule {
@@ -554,23 +672,49 @@ impl Schedule {
     }
 
     /// Initial state vector: admittances first, then impedances initialised at the
-    /// initial port motions.
+    /// initial port motions (each component on its own: on the worker threads for large
+    /// networks, the same values).
     pub fn initial_state(&self) -> Vec<f64> {
         let mut x = vec![0.0; self.n];
-        for (i, a) in self.adm.iter().enumerate() {
-            a.init(&mut x[self.adm_x[i]..self.adm_x[i + 1]]);
+        let (xa, y) = x.split_at_mut(self.nx);
+        let parallel = rayon::current_num_threads() > 1;
+        self.init_admittances(0..self.adm.len(), xa, parallel);
+        self.init_impedances(0..self.imp.len(), xa, y, parallel);
+        x
+    }
+
+    /// The initial states of admittances `adms` into `x`, their part of the state vector.
+    fn init_admittances(&self, adms: Range<usize>, x: &mut [f64], parallel: bool) {
+        let base = self.adm_x[adms.start];
+        if parallel && adms.len() > INIT_GRAIN {
+            let mid = adms.start + adms.len() / 2;
+            let (a, b) = x.split_at_mut(self.adm_x[mid] - base);
+            let (first, second) = (adms.start..mid, mid..adms.end);
+            rayon::join(|| self.init_admittances(first, a, true), || self.init_admittances(second, b, true));
+            return;
+        }
+        for i in adms {
+            self.adm[i].init(&mut x[self.adm_x[i] - base..self.adm_x[i + 1] - base]);
+        }
+    }
+
+    /// The initial states of impedances `imps` into `y`, their part of the state vector,
+    /// at the port motions of the admittance states `xa`.
+    fn init_impedances(&self, imps: Range<usize>, xa: &[f64], y: &mut [f64], parallel: bool) {
+        let base = self.imp_y[imps.start];
+        if parallel && imps.len() > INIT_GRAIN {
+            let mid = imps.start + imps.len() / 2;
+            let (a, b) = y.split_at_mut(self.imp_y[mid] - base);
+            let (first, second) = (imps.start..mid, mid..imps.end);
+            rayon::join(|| self.init_impedances(first, xa, a, true), || self.init_impedances(second, xa, b, true));
+            return;
         }
         let mut motions = Vec::new();
-        for (i, imp) in self.imp.iter().enumerate() {
+        for i in imps {
             motions.clear();
-            for s in self.imp_slots[i]..self.imp_slots[i + 1] {
-                motions.push(self.motion(&x[..self.nx], s));
-            }
-            let (a, b) = (self.imp_y[i], self.imp_y[i + 1]);
-            let y = &mut x[self.nx..];
-            imp.init(&mut y[a - self.nx..b - self.nx], &motions);
+            motions.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| self.motion(xa, s)));
+            self.imp[i].init(&mut y[self.imp_y[i] - base..self.imp_y[i + 1] - base], &motions);
         }
-        x
     }
 
     /// Effective inertia at every port of impedance `i` (None for ground / unknown).

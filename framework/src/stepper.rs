@@ -215,34 +215,33 @@ impl Simulator {
             grain_adm: (sched.adm.len() / parts).max(MIN_GRAIN),
             grain_imp: (sched.imp.len() / parts).max(MIN_GRAIN),
         };
-        let mut sim = Simulator {
-            method,
-            step,
-            k: 0,
-            xs: [x.clone(), x.clone()],
-            x,
-            work: Work {
-                rate: vec![0.0; n],
-                acc: vec![0.0; n],
-                force: vec![Vector3::zeros(); n_slots],
-                moment: vec![Vector3::zeros(); if sched.has_moments { n_slots } else { 0 }],
-                adm_forces: vec![Force::ZERO; n_adm_ports],
+        // The components prepared and the events found while the buffers are allocated
+        // (on two threads when there are).
+        let s = &sched;
+        let (ready, (xs, work)) = crate::schedule::join(
+            || {
+                let adm = s.adm.iter().zip(&s.adm_names).map(|(c, n)| (c.prepare(method, step), n));
+                let imp = s.imp.iter().zip(&s.imp_names).map(|(c, n)| (c.prepare(method, step), n));
+                for (r, name) in adm.chain(imp) {
+                    r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
+                }
+                let imp_post: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].needs_post_step()).collect();
+                Ok((events::Events::new(s, method, &x), imp_post))
             },
-            threads,
-            split,
-            sched,
-            events: None,
-            imp_post: Vec::new(),
-        };
+            || {
+                let work = Work {
+                    rate: vec![0.0; n],
+                    acc: vec![0.0; n],
+                    force: vec![Vector3::zeros(); n_slots],
+                    moment: vec![Vector3::zeros(); if s.has_moments { n_slots } else { 0 }],
+                    adm_forces: vec![Force::ZERO; n_adm_ports],
+                };
+                ([x.clone(), x.clone()], work)
+            },
+        );
+        let (events, imp_post) = ready?;
+        let mut sim = Simulator { method, step, k: 0, xs, x, work, threads, split, sched, events, imp_post };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
-        let s = &sim.sched;
-        let adm = s.adm.iter().zip(&s.adm_names).map(|(c, n)| (c.prepare(method, step), n));
-        let imp = s.imp.iter().zip(&s.imp_names).map(|(c, n)| (c.prepare(method, step), n));
-        for (r, name) in adm.chain(imp) {
-            r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
-        }
-        sim.events = events::Events::new(&sim.sched, method, &sim.x);
-        sim.imp_post = (0..sim.sched.imp.len()).filter(|&i| sim.sched.imp[i].needs_post_step()).collect();
         Ok(sim)
     }
 

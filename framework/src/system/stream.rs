@@ -1,7 +1,9 @@
 //! The single-pass loader: a system file read once, front to back, each component built as
 //! soon as a chunk of them is read, then the connections. On one thread a component is
 //! parsed straight into its [`Object`] tree; with worker threads this thread only skips
-//! over it, and the worker that builds it parses it, while this thread reads the next chunk.
+//! over it, and the worker that builds it parses it, while this thread reads the next chunk
+//! and adds the previous one to the network; then this thread reads the connections while
+//! a job of the pool makes them ([`Pipelined`]).
 //!
 //! The two-pass loader ([`System::from_spec`](super::System)) first skips over every
 //! component to find the file's structure and then parses each one again; on chain-10k the
@@ -18,12 +20,12 @@
 
 use super::json::{Json, Object};
 use super::{
-    build_object, check_name, check_solver, concat, finish_system, Connect, Name, OutputSpec, Registry, SolverSpec,
-    System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
+    build_object, check_name, check_solver, concat, connect_chunk, finish_system, Connect, ConnectionSpec, Name,
+    OutputSpec, Registry, SolverSpec, System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
 };
 use crate::error::{Error, Result};
 use crate::network::{Network, NewNode};
-use serde::de::{DeserializeSeed, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
@@ -43,7 +45,8 @@ type Made = Result<(NewNode, &'static str)>;
 /// Load `text` in one pass, or `None` to have the two-pass loader do it (see the module).
 pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<System> {
     let mut state = State::default();
-    let top = Top { registry, base, state: &mut state };
+    let text_end = text.as_ptr() as usize + text.len();
+    let top = Top { registry, base, text_end, state: &mut state };
     let de = &mut serde_json::Deserializer::from_str(text);
     let pipelined = rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none();
     let read = if pipelined {
@@ -57,10 +60,11 @@ pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) ->
     let solver = state.solver?;
     let output = state.output.unwrap_or_default();
     let interval = check_solver(&solver, &output).ok()?;
-    let (network, kinds) = match state.network {
-        Some(n) => n,
+    let (network, kinds) = match (state.network, state.made) {
+        (Some(n), _) | (None, Some(Components::Added(n))) => n,
         // No connections key: the components are added now.
-        None => add_all(state.made?).ok()?,
+        (None, Some(Components::Built(made))) => add_all(made).ok()?,
+        (None, None) => return None,
     };
     finish_system(state.name, &output, &solver, interval, network, kinds, file).ok()
 }
@@ -72,30 +76,65 @@ struct State {
     name: Option<String>,
     solver: Option<SolverSpec>,
     output: Option<OutputSpec>,
-    /// The built components, a chunk per entry, in file order (until they are added).
-    made: Option<Vec<Vec<Made>>>,
+    /// The components, built or added (until the connections are read).
+    made: Option<Components>,
     /// The network with every component added (once the connections are read).
-    network: Option<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)>,
+    network: Option<Connected>,
+}
+
+/// The components as read.
+enum Components {
+    /// Built, a chunk per entry, in file order: to be added.
+    Built(Vec<Vec<Made>>),
+    /// Added to a network (a pipelined load adds each chunk as it is built).
+    Added(Connected),
+}
+
+/// How many components a file holds at most, judged from its first chunk `read` of them
+/// (their values' text) and the address just past the file's text, `text_end`.
+fn estimate(read: &[Read], text_end: usize) -> usize {
+    fn text<'a>(v: &Value<'a>) -> Option<&'a str> {
+        match v {
+            Value::Text(raw) => Some(raw.get()),
+            Value::Tree(_) => None,
+        }
+    }
+    let (Some(first), Some(last)) = (read.first().and_then(|r| text(&r.1)), read.last().and_then(|r| text(&r.1)))
+    else {
+        return read.len();
+    };
+    let start = first.as_ptr() as usize;
+    let bytes = (last.as_ptr() as usize + last.len()).saturating_sub(start).max(1);
+    let left = text_end.saturating_sub(start);
+    // At least the chunk, at most one per two bytes left.
+    (left.saturating_mul(read.len()) / bytes).clamp(read.len(), left / 2 + read.len())
 }
 
 /// Add every built component to a network sized for them, in file order.
-fn add_all(made: Vec<Vec<Made>>) -> Result<(Network, Vec<(petgraph::graph::NodeIndex, &'static str)>)> {
+fn add_all(made: Vec<Vec<Made>>) -> Result<Connected> {
     let count: usize = made.iter().map(Vec::len).sum();
-    let mut network = Network::with_capacity(count, 0);
-    let mut kinds = Vec::with_capacity(count);
+    let mut added = (Network::with_capacity(count, 0), Vec::with_capacity(count));
     for chunk in made {
-        for m in chunk {
-            let (node, ty) = m?;
-            kinds.push((network.add_new(node)?, ty));
-        }
+        add_chunk(&mut added, chunk)?;
     }
-    Ok((network, kinds))
+    Ok(added)
+}
+
+/// Add a chunk of built components, in order.
+fn add_chunk((network, kinds): &mut Connected, chunk: Vec<Made>) -> Result<()> {
+    for m in chunk {
+        let (node, ty) = m?;
+        kinds.push((network.add_new(node)?, ty));
+    }
+    Ok(())
 }
 
 /// The top-level object.
 struct Top<'r, 's> {
     registry: &'r Registry,
     base: &'r Path,
+    /// The address just past the text (to estimate how many components it holds).
+    text_end: usize,
     state: &'s mut State,
 }
 
@@ -132,7 +171,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
         f.write_str("a system object")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
-        let Top { registry, base, state } = self.top;
+        let Top { registry, base, text_end, state } = self.top;
         while let Some(Name(key)) = m.next_key()? {
             let k = KEYS.iter().position(|k| *k == key).ok_or_else(give_up)?;
             if std::mem::replace(&mut state.seen[k], true) {
@@ -148,13 +187,25 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     // As the two-pass loader decides (a small system is built serially).
                     let serial = rayon::current_num_threads() == 1
                         || (rayon::current_thread_index().is_none() && solver.threads == Some(1));
-                    let seed =
-                        ComponentsSeed { registry, base, stop_time: solver.stop_time, serial, scope: self.scope };
+                    let seed = ComponentsSeed {
+                        registry,
+                        base,
+                        stop_time: solver.stop_time,
+                        serial,
+                        scope: self.scope,
+                        text_end,
+                    };
                     state.made = Some(m.next_value_seed(seed)?);
                 }
                 _ => {
-                    let made = state.made.take().ok_or_else(give_up)?;
-                    let (mut network, kinds) = add_all(made).map_err(|_| give_up::<M::Error>())?;
+                    let (mut network, kinds) = match state.made.take().ok_or_else(give_up)? {
+                        // Read while a job of the pool makes the connections.
+                        Components::Added(added) => {
+                            state.network = Some(m.next_value_seed(Pipelined { added })?);
+                            continue;
+                        }
+                        Components::Built(made) => add_all(made).map_err(|_| give_up::<M::Error>())?,
+                    };
                     network.reserve_links();
                     let mut failed = None;
                     let serial = rayon::current_num_threads() == 1
@@ -177,17 +228,18 @@ struct ComponentsSeed<'r, 'c, 'sc> {
     stop_time: f64,
     serial: bool,
     scope: Option<&'c rayon::Scope<'sc>>,
+    text_end: usize,
 }
 
 impl<'de: 'sc, 'r: 'sc, 'c, 'sc> DeserializeSeed<'de> for ComponentsSeed<'r, 'c, 'sc> {
-    type Value = Vec<Vec<Made>>;
+    type Value = Components;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
-    type Value = Vec<Vec<Made>>;
+    type Value = Components;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a map")
     }
@@ -208,6 +260,9 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
             build_object(&name, path, &map, registry, base, stop_time)
         };
         let mut made: Vec<Vec<Made>> = Vec::new();
+        // With jobs of the scope, each chunk is added to this network as soon as it is
+        // built, while the next one builds (its size is not known until the end).
+        let mut added: Option<Connected> = None;
         let mut chunk: Vec<Read<'de>> = Vec::with_capacity(LOAD_CHUNK);
         // The chunk being built by a job of the scope, received here in file order.
         let (tx, rx) = std::sync::mpsc::channel::<Vec<Made>>();
@@ -231,16 +286,31 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 use rayon::prelude::*;
                 match self.scope {
                     Some(scope) if !serial => {
-                        // At most one chunk in flight: take the previous one first.
-                        if pending > 0 {
-                            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
-                            pending -= 1;
-                        }
+                        // At most one chunk in flight: the previous one is taken first,
+                        // and added while this one builds.
+                        let previous = match pending {
+                            0 => None,
+                            _ => Some(rx.recv().map_err(|_| give_up::<M::Error>())?),
+                        };
+                        // Sized once, from the first chunk: its components per byte times
+                        // the bytes left in the file (more than enough: the connections
+                        // follow). Grown by doubling, the name table would hash every name
+                        // again at each step.
+                        let room = match &added {
+                            Some(_) => 0,
+                            None if end => full.len(),
+                            None => estimate(&full, self.text_end),
+                        };
                         let tx = tx.clone();
                         scope.spawn(move |_| {
                             let _ = tx.send(full.into_par_iter().map(build).collect());
                         });
-                        pending += 1;
+                        pending = 1;
+                        let added =
+                            added.get_or_insert_with(|| (Network::with_capacity(room, 0), Vec::with_capacity(room)));
+                        if let Some(previous) = previous {
+                            add_chunk(added, previous).map_err(|_| give_up::<M::Error>())?;
+                        }
                     }
                     _ if !serial => made.push(full.into_par_iter().map(build).collect()),
                     _ => made.push(full.into_iter().map(build).collect()),
@@ -250,12 +320,84 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 break;
             }
         }
-        for _ in 0..pending {
-            made.push(rx.recv().map_err(|_| give_up::<M::Error>())?);
+        if let Some(mut added) = added {
+            if pending > 0 {
+                let last = rx.recv().map_err(|_| give_up::<M::Error>())?;
+                add_chunk(&mut added, last).map_err(|_| give_up::<M::Error>())?;
+            }
+            return Ok(Components::Added(added));
         }
         if made.is_empty() || made.iter().flatten().any(|m| m.is_err()) {
             return Err(give_up());
         }
-        Ok(made)
+        Ok(Components::Built(made))
     }
+}
+
+/// Connections per chunk handed from the reading thread to the connecting job.
+const CONNECT_CHUNK: usize = 1024;
+
+/// The `"connections"` array read on this thread while a job of the pool adds the built
+/// components to the network and then makes the connections, a chunk at a time in file
+/// order, as soon as each chunk is read: the reading and the connecting overlap (each is
+/// about half of the work).
+struct Pipelined {
+    added: Connected,
+}
+
+/// The network with its components (and connections), and the component types.
+type Connected = (Network, Vec<(petgraph::graph::NodeIndex, &'static str)>);
+
+impl<'de> DeserializeSeed<'de> for Pipelined {
+    type Value = Connected;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Connected, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pipelined {
+    type Value = Connected;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Connected, A::Error> {
+        // A few chunks in flight at most: the reader waits when the connecting job lags.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ConnectionSpec<'de>>>(4);
+        let added = self.added;
+        let mut connected = None;
+        let read = rayon::in_place_scope(|scope| {
+            // Owned here, so that every way out of this closure closes the channel and the
+            // job ends.
+            let tx = tx;
+            let out = &mut connected;
+            scope.spawn(move |_| *out = connect_all(added, rx).ok());
+            let mut chunk = Vec::with_capacity(CONNECT_CHUNK);
+            while let Some(c) = seq.next_element::<ConnectionSpec<'de>>()? {
+                chunk.push(c);
+                if chunk.len() == CONNECT_CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CONNECT_CHUNK));
+                    // The job stopped (an error): give up.
+                    tx.send(full).map_err(|_| give_up::<A::Error>())?;
+                }
+            }
+            if !chunk.is_empty() {
+                tx.send(chunk).map_err(|_| give_up::<A::Error>())?;
+            }
+            Ok(())
+        });
+        read?;
+        connected.ok_or_else(give_up)
+    }
+}
+
+/// Make the connections received from `rx`, in file order.
+fn connect_all(added: Connected, rx: std::sync::mpsc::Receiver<Vec<ConnectionSpec>>) -> Result<Connected> {
+    let (mut network, kinds) = added;
+    network.reserve_links();
+    let mut done = 0;
+    for chunk in rx {
+        connect_chunk(&mut network, done, &chunk, false)?;
+        done += chunk.len();
+    }
+    Ok((network, kinds))
 }
