@@ -77,3 +77,20 @@ where
     );
     Ok(r1? & r2?)
 }
+
+/// `a` and `b` on two threads ([`rayon::join`]) when the pool has more than one; otherwise
+/// one after the other on this thread, whose memory allocator holds what the load freed (a
+/// pool of one would run them on its own thread, with fresh memory to fault in).
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if rayon::current_num_threads() > 1 {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}

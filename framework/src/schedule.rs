@@ -27,6 +27,7 @@ use crate::batch::{EachAdmittance, EachImpedance};
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
+use crate::parallel::join;
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
@@ -51,23 +52,6 @@ pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 
 /// Most components whose initial states one thread computes ([`Schedule::initial_state`]).
 const INIT_GRAIN: usize = 2048;
-
-/// `a` and `b` on two threads ([`rayon::join`]) when the pool has more than one; otherwise
-/// one after the other on this thread, whose memory allocator holds what the load freed (a
-/// pool of one would run them on its own thread, with fresh memory to fault in).
-pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    if rayon::current_num_threads() > 1 {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
-    }
-}
 
 /// A contiguous range of components in schedule order, evaluated by one batch.
 pub(crate) struct Group<B: ?Sized> {

@@ -218,7 +218,7 @@ impl Simulator {
         // The components prepared and the events found while the buffers are allocated
         // (on two threads when there are).
         let s = &sched;
-        let (ready, (xs, work)) = crate::schedule::join(
+        let (ready, (xs, work)) = crate::parallel::join(
             || {
                 let adm = s.adm.iter().zip(&s.adm_names).map(|(c, n)| (c.prepare(method, step), n));
                 let imp = s.imp.iter().zip(&s.imp_names).map(|(c, n)| (c.prepare(method, step), n));

@@ -59,7 +59,7 @@ const SIGNALS: &[SignalInfo] = &[
 
 impl Admittance for PointMass {
     fn layout(&self) -> Layout {
-        Layout::new(6, vec![PortInfo::new("body", Domain::Point3)])
+        self.dynamics.layout()
     }
     fn init(&self, x: &mut [f64]) {
         x[..3].copy_from_slice(self.p0.as_slice());
