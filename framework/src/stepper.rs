@@ -178,19 +178,17 @@ fn map_finite(x: &[f64], acc: &[f64], next: &mut [f64], f: impl Fn(f64, f64, f64
     z.iter().all(|&z| z == 0.0)
 }
 
-/// How the phases of a step are split.
+/// Whether the phases of a step are split between threads.
 #[derive(Clone, Copy, Debug)]
 struct Split {
     parallel: bool,
-    grain_adm: usize,
-    grain_imp: usize,
 }
 
 /// Components a phase evaluates at a time: their batch is called and their rates combined
 /// while the rates are in the L1 cache.
 const CHUNK: usize = 64;
 
-/// Components per sequential part of a parallel phase.
+/// Fewest components in a sequential part of a parallel phase.
 const MIN_GRAIN: usize = 64;
 
 /// Default [`Simulator::set_parallel_threshold`]: below this many components a step runs
@@ -209,12 +207,7 @@ impl Simulator {
         let n_slots = sched.attach.len();
         let n_adm_ports = *sched.adm_ports.last().unwrap_or(&0);
         let threads = threads.max(1);
-        let parts = threads * 4;
-        let split = Split {
-            parallel: false,
-            grain_adm: (sched.adm.len() / parts).max(MIN_GRAIN),
-            grain_imp: (sched.imp.len() / parts).max(MIN_GRAIN),
-        };
+        let split = Split { parallel: false };
         // The components prepared and the events found while the buffers are allocated
         // (on two threads when there are).
         let s = &sched;
@@ -404,7 +397,7 @@ impl Simulator {
             Cut::new(&mut acc[nx..], &sched.imp_y),
             Cut::new(&mut next[nx..], &sched.imp_y),
         );
-        split_run(0..sched.imp.len(), parts, split.grain_imp, split.parallel, &leaf)
+        split_run(0..sched.imp.len(), parts, split.parallel, MIN_GRAIN, &leaf)
             .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })
     }
 
@@ -455,7 +448,7 @@ impl Simulator {
             Cut::new(&mut acc[..nx], &sched.adm_x),
             Cut::new(&mut next[..nx], &sched.adm_x),
         );
-        split_run(0..sched.adm.len(), parts, split.grain_adm, split.parallel, &leaf)
+        split_run(0..sched.adm.len(), parts, split.parallel, MIN_GRAIN, &leaf)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
     }
 
