@@ -213,15 +213,17 @@ impl Events {
         let part = |r: std::ops::Range<usize>| if g0.is_empty() { g0 } else { &g0[r] };
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
-        let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
         let general = |m: &General| {
             let &General { imp, slots: (sa, sb), y } = m;
+            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
             for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
                 *m = sched.motion(xa, slot);
             }
             sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
         };
-        any | check_serial(out_g, &self.general, part(nb..g0.len().max(nb)), general)
+        // In parallel too: on multibody-10k (6544 contacts on rigid bodies' corners, read
+        // through their port motions) this check on one thread took 5.7 % of a 2-thread step.
+        any | check(out_g, &self.general, part(nb..g0.len().max(nb)), parallel, general)
     }
 }
 
