@@ -10,6 +10,11 @@
 //! peak memory is its own. Times are the best of 5 repetitions (the machine may be shared).
 //! Below `PARALLEL_THRESHOLD` components the 2-thread simulator steps serially; its
 //! speed-up is then marked "(serial)".
+//!
+//! `-- N --whole K` also times the whole process (`stiction run FILE -o /dev/null --threads
+//! T --quiet`: load, compile, the 1000 steps, exit) K times at 1 and 2 threads, in turn, and
+//! prints the medians and their ratio: the issue-17 figure, with the 1-thread run as the
+//! baseline measured in the same run.
 
 #[path = "fused_chain.rs"]
 mod fused_chain;
@@ -61,7 +66,14 @@ fn one(n: usize, path: &std::path::Path) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let whole: Option<usize> = all.iter().position(|a| a == "--whole").and_then(|i| all.get(i + 1)?.parse().ok());
+    let args: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && all[i - 1] == "--whole"))
+        .map(|(_, a)| a.clone())
+        .collect();
     if let Some(pos) = std::env::args().position(|a| a == "--one") {
         let n = std::env::args().nth(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE");
         let file = std::env::args().nth(pos + 2).expect("--one N FILE");
@@ -92,7 +104,44 @@ fn main() {
         if !st.success() {
             eprintln!("N = {n} failed");
         }
+        if let Some(k) = whole {
+            whole_process(n, &path, k);
+        }
         let _ = std::fs::remove_file(&path);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The whole `stiction run` of `path` at 1 and 2 threads, `k` times each in turn: medians
+/// and the speed-up.
+fn whole_process(n: usize, path: &std::path::Path, k: usize) {
+    let run = |threads: &str| {
+        let t = Instant::now();
+        let st = std::process::Command::new(env!("CARGO_BIN_EXE_stiction"))
+            .arg("run")
+            .arg(path)
+            .args(["-o", "/dev/null", "--threads", threads, "--quiet"])
+            .status()
+            .expect("run stiction");
+        assert!(st.success(), "stiction run failed");
+        t.elapsed().as_secs_f64()
+    };
+    let (mut one, mut two) = (Vec::new(), Vec::new());
+    for _ in 0..k.max(1) {
+        one.push(run("1"));
+        two.push(run("2"));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (m1, m2) = (median(&mut one), median(&mut two));
+    println!(
+        "whole process, chain-{n}, {} runs each: 1 thread {m1:.3} s, 2 threads {m2:.3} s (median); 2 threads / 1 thread {:.3} ({:.2}x faster; fastest runs {:.3} s and {:.3} s)",
+        one.len(),
+        m2 / m1,
+        m1 / m2,
+        one[0],
+        two[0]
+    );
 }
