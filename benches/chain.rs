@@ -71,7 +71,7 @@ fn main() {
     let args: Vec<String> = all
         .iter()
         .enumerate()
-        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && all[i - 1] == "--whole"))
+        .filter(|(i, a)| !(a.starts_with("--") || (*i > 0 && all[i - 1] == "--whole")))
         .map(|(_, a)| a.clone())
         .collect();
     if let Some(pos) = std::env::args().position(|a| a == "--one") {
