@@ -2,8 +2,8 @@
 //! variable-length slices of shared buffers (states, port slots).
 //!
 //! The component range is split recursively in halves with `split_at_mut` and
-//! `rayon::join` (see [`split_run`] for how deep), and each part runs in order. No work is shared between components, so results do not depend on the
-//! number of threads.
+//! `rayon::join` (see [`Splits`] for how deep), and each part runs in order. No work is
+//! shared between components, so results do not depend on the number of threads.
 
 use std::ops::Range;
 
@@ -49,56 +49,47 @@ tuple_parts!(A a 0, B b 1, C c 2);
 tuple_parts!(A a 0, B b 1, C c 2, D d 3);
 tuple_parts!(A a 0, B b 1, C c 2, D d 3, E e 4);
 
-/// Run `leaf(range, parts)` over parts of `range`, in parallel when `parallel` is set. In
-/// each call the buffers start at component `range.start`. The error of the lowest-indexed
-/// failing part is returned, else whether every part returned true.
-///
-/// The range is cut by rayon's adaptive rule (its `Splitter`): in halves, `threads` times
-/// deep, and a half that another thread takes (`migrated`) is cut `threads` times again,
-/// so that work is shared finely only where a thread ran out of it; no part is cut below
-/// `min` components. Cut into a fixed 4 parts per thread instead, the multibody-10k
-/// benchmark stepped about 3 % slower on 2 threads (more, smaller parts moved between
-/// the cores' caches), and chain-10k no faster.
-pub(crate) fn split_run<P, E, F>(
-    range: Range<usize>,
-    parts: P,
-    parallel: bool,
-    min: usize,
-    leaf: &F,
-) -> Result<bool, E>
-where
-    P: Parts,
-    E: Send,
-    F: Fn(Range<usize>, P) -> Result<bool, E> + Sync,
-{
-    let threads = if parallel { rayon::current_num_threads() } else { 0 };
-    split_adaptive(range, parts, threads, threads, min.max(1), leaf)
-}
-
-/// [`split_run`] with `splits` more halvings allowed here.
-fn split_adaptive<P, E, F>(
-    range: Range<usize>,
-    parts: P,
-    splits: usize,
+/// How far [`split_run`] may still cut a range, by rayon's adaptive rule (its `Splitter`):
+/// in halves, `threads` times deep, and a half that another thread takes (`migrated`) is
+/// cut `threads` times again, so that work is shared finely only where a thread ran out of
+/// it; no part is cut below `min` components. Cut into a fixed 4 parts per thread instead,
+/// the multibody-10k benchmark stepped about 3 % slower on 2 threads (more, smaller parts
+/// moved between the cores' caches), and chain-10k no faster.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Splits {
+    left: usize,
     threads: usize,
     min: usize,
-    leaf: &F,
-) -> Result<bool, E>
+}
+
+impl Splits {
+    /// A whole range: cut for the current pool's threads when `parallel`, else not at all.
+    pub(crate) fn new(parallel: bool, min: usize) -> Splits {
+        let threads = if parallel { rayon::current_num_threads() } else { 0 };
+        Splits { left: threads, threads, min: min.max(1) }
+    }
+}
+
+/// Run `leaf(range, parts)` over parts of `range` cut as `splits` allows (in parallel when
+/// it cuts at all). In each call the buffers start at component `range.start`. The error
+/// of the lowest-indexed failing part is returned, else whether every part returned true.
+pub(crate) fn split_run<P, E, F>(range: Range<usize>, parts: P, splits: Splits, leaf: &F) -> Result<bool, E>
 where
     P: Parts,
     E: Send,
     F: Fn(Range<usize>, P) -> Result<bool, E> + Sync,
 {
-    if splits == 0 || range.len() < 2 * min {
+    if splits.left == 0 || range.len() < 2 * splits.min {
         return leaf(range, parts);
     }
     let mid = range.start + range.len() / 2;
     let (p1, p2) = parts.split(range.start, mid);
+    let half = Splits { left: splits.left / 2, ..splits };
     let (r1, r2) = rayon::join_context(
-        |_| split_adaptive(range.start..mid, p1, splits / 2, threads, min, leaf),
+        |_| split_run(range.start..mid, p1, half, leaf),
         |ctx| {
-            let splits = if ctx.migrated() { threads.max(splits / 2) } else { splits / 2 };
-            split_adaptive(mid..range.end, p2, splits, threads, min, leaf)
+            let taken = Splits { left: splits.threads.max(half.left), ..splits };
+            split_run(mid..range.end, p2, if ctx.migrated() { taken } else { half }, leaf)
         },
     );
     Ok(r1? & r2?)

@@ -25,7 +25,7 @@
 use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::{Error, Result};
 use crate::method::{Method, Tableau};
-use crate::parallel::{split_run, Cut};
+use crate::parallel::{split_run, Cut, Splits};
 use crate::port::{Force, Motion};
 use crate::schedule::{groups_in, Schedule};
 use crate::views::SlotForces;
@@ -397,7 +397,7 @@ impl Simulator {
             Cut::new(&mut acc[nx..], &sched.imp_y),
             Cut::new(&mut next[nx..], &sched.imp_y),
         );
-        split_run(0..sched.imp.len(), parts, split.parallel, MIN_GRAIN, &leaf)
+        split_run(0..sched.imp.len(), parts, Splits::new(split.parallel, MIN_GRAIN), &leaf)
             .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })
     }
 
@@ -448,7 +448,7 @@ impl Simulator {
             Cut::new(&mut acc[..nx], &sched.adm_x),
             Cut::new(&mut next[..nx], &sched.adm_x),
         );
-        split_run(0..sched.adm.len(), parts, split.parallel, MIN_GRAIN, &leaf)
+        split_run(0..sched.adm.len(), parts, Splits::new(split.parallel, MIN_GRAIN), &leaf)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
     }
 
