@@ -27,7 +27,7 @@ use crate::batch::{EachAdmittance, EachImpedance};
 use crate::component::{Admittance, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
-use crate::parallel::join;
+use crate::parallel::{join, split_run, Cut, Splits};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortForces, PortMotions, SlotMotion, Tap};
 use nalgebra::Vector3;
@@ -50,8 +50,8 @@ pub enum Attach {
 /// threads: 498 instead of 543 µs/step with one group per kind; on 1 thread: no change).
 pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 
-/// Most components whose initial states one thread computes ([`Schedule::initial_state`]).
-const INIT_GRAIN: usize = 2048;
+/// Fewest components whose initial states one thread computes ([`Schedule::initial_state`]).
+const INIT_GRAIN: usize = 1024;
 
 /// A contiguous range of components in schedule order, evaluated by one batch.
 pub(crate) struct Group<B: ?Sized> {
@@ -661,44 +661,27 @@ impl Schedule {
     pub fn initial_state(&self) -> Vec<f64> {
         let mut x = vec![0.0; self.n];
         let (xa, y) = x.split_at_mut(self.nx);
-        let parallel = rayon::current_num_threads() > 1;
-        self.init_admittances(0..self.adm.len(), xa, parallel);
-        self.init_impedances(0..self.imp.len(), xa, y, parallel);
+        let splits = Splits::new(rayon::current_num_threads() > 1, INIT_GRAIN);
+        let never = |r: Result<bool, std::convert::Infallible>| r.unwrap_or_else(|e| match e {});
+        never(split_run(0..self.adm.len(), Cut::new(&mut *xa, &self.adm_x), splits, &|adms, x: Cut<f64>| {
+            let base = self.adm_x[adms.start];
+            for i in adms {
+                self.adm[i].init(&mut x.buf[self.adm_x[i] - base..self.adm_x[i + 1] - base]);
+            }
+            Ok(true)
+        }));
+        let xa: &[f64] = xa;
+        never(split_run(0..self.imp.len(), Cut::new(y, &self.imp_y), splits, &|imps, y: Cut<f64>| {
+            let base = self.imp_y[imps.start];
+            let mut motions = Vec::new();
+            for i in imps {
+                motions.clear();
+                motions.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| self.motion(xa, s)));
+                self.imp[i].init(&mut y.buf[self.imp_y[i] - base..self.imp_y[i + 1] - base], &motions);
+            }
+            Ok(true)
+        }));
         x
-    }
-
-    /// The initial states of admittances `adms` into `x`, their part of the state vector.
-    fn init_admittances(&self, adms: Range<usize>, x: &mut [f64], parallel: bool) {
-        let base = self.adm_x[adms.start];
-        if parallel && adms.len() > INIT_GRAIN {
-            let mid = adms.start + adms.len() / 2;
-            let (a, b) = x.split_at_mut(self.adm_x[mid] - base);
-            let (first, second) = (adms.start..mid, mid..adms.end);
-            rayon::join(|| self.init_admittances(first, a, true), || self.init_admittances(second, b, true));
-            return;
-        }
-        for i in adms {
-            self.adm[i].init(&mut x[self.adm_x[i] - base..self.adm_x[i + 1] - base]);
-        }
-    }
-
-    /// The initial states of impedances `imps` into `y`, their part of the state vector,
-    /// at the port motions of the admittance states `xa`.
-    fn init_impedances(&self, imps: Range<usize>, xa: &[f64], y: &mut [f64], parallel: bool) {
-        let base = self.imp_y[imps.start];
-        if parallel && imps.len() > INIT_GRAIN {
-            let mid = imps.start + imps.len() / 2;
-            let (a, b) = y.split_at_mut(self.imp_y[mid] - base);
-            let (first, second) = (imps.start..mid, mid..imps.end);
-            rayon::join(|| self.init_impedances(first, xa, a, true), || self.init_impedances(second, xa, b, true));
-            return;
-        }
-        let mut motions = Vec::new();
-        for i in imps {
-            motions.clear();
-            motions.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| self.motion(xa, s)));
-            self.imp[i].init(&mut y[self.imp_y[i] - base..self.imp_y[i + 1] - base], &motions);
-        }
     }
 
     /// Effective inertia at every port of impedance `i` (None for ground / unknown).
