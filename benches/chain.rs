@@ -74,9 +74,9 @@ fn main() {
         .filter(|(i, a)| !(a.starts_with("--") || (*i > 0 && all[i - 1] == "--whole")))
         .map(|(_, a)| a.clone())
         .collect();
-    if let Some(pos) = std::env::args().position(|a| a == "--one") {
-        let n = std::env::args().nth(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE");
-        let file = std::env::args().nth(pos + 2).expect("--one N FILE");
+    if let Some(pos) = all.iter().position(|a| a == "--one") {
+        let n = all.get(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE");
+        let file = all.get(pos + 2).expect("--one N FILE");
         one(n, std::path::Path::new(&file));
         return;
     }
