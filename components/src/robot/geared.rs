@@ -67,10 +67,14 @@ impl GearedRobot {
         self.robot.dof()
     }
 
-    /// M̂ = \[m\] + M(q) and P(q) of (52).
+    /// M̂ = \[m\] + M(q), M̂⁻¹ and P(q) of (52).
     pub fn matrices(&self, q: &[f64]) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
+        self.matrices_of(self.robot.inertia_matrix(q))
+    }
+
+    /// [`matrices`](Self::matrices) from the link inertia M(q) = `big_m`.
+    fn matrices_of(&self, big_m: DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>, DMatrix<f64>) {
         let n = self.dof();
-        let big_m = self.robot.inertia_matrix(q);
         let mut mhat = big_m.clone();
         for i in 0..n {
             mhat[(i, i)] += self.m[i];
@@ -86,7 +90,8 @@ impl GearedRobot {
             }
             c[(i, i)] += self.gears[i].gamma_u * self.m[i];
         }
-        (mhat, minv.clone(), c * minv)
+        let p = c * &minv;
+        (mhat, minv, p)
     }
 
     /// One step (69) of size h from (q, v) with actuator torques τu and output-side torques
@@ -99,8 +104,20 @@ impl GearedRobot {
         tau_v: &DVector<f64>,
         h: f64,
     ) -> std::result::Result<RobotStep, String> {
+        self.step_of(self.robot.inertia_matrix(q), v, tau_u, tau_v, h)
+    }
+
+    /// [`step`](Self::step) from the link inertia M(q) = `big_m`.
+    fn step_of(
+        &self,
+        big_m: DMatrix<f64>,
+        v: &[f64],
+        tau_u: &DVector<f64>,
+        tau_v: &DVector<f64>,
+        h: f64,
+    ) -> std::result::Result<RobotStep, String> {
         let n = self.dof();
-        let (_mhat, minv, p) = self.matrices(q);
+        let (_mhat, minv, p) = self.matrices_of(big_m);
         let ta = tau_u - tau_v;
         let mut phi = -(&p * &ta);
         for i in 0..n {
@@ -126,11 +143,32 @@ impl GearedRobot {
         Ok(RobotStep { v: vn, lambda, axproj: ax, p })
     }
 
-    /// (τu, τv) from the port forces at state (q, v).
-    fn torques(&self, q: &[f64], v: &[f64], forces: &[Force]) -> (DVector<f64>, DVector<f64>) {
+    /// One step (69) at state `x` = (q, v, …) with the port `forces`: the step and (τu, τv).
+    /// One pass of the kinematics serves J, c and M.
+    fn step_at(
+        &self,
+        x: &[f64],
+        forces: &[Force],
+        h: f64,
+    ) -> (std::result::Result<RobotStep, String>, DVector<f64>, DVector<f64>) {
         let n = self.dof();
-        let jac = self.robot.tip_jacobian(q);
-        let bias = self.robot.bias_forces(q, v);
+        let (q, v) = (&x[..n], &x[n..2 * n]);
+        let (jac, bias, m) = self.robot.jacobian_bias_inertia(q, v);
+        let (tu, tv) = self.torques(&jac, bias.as_slice(), v, forces);
+        let big_m = DMatrix::from_fn(n, n, |i, j| m[(i, j)]);
+        (self.step_of(big_m, v, &tu, &tv, h), tu, tv)
+    }
+
+    /// (τu, τv) from the port forces at speeds v, with the tip Jacobian J(q) = `jac` and the
+    /// bias torques c(q, v) = `bias`.
+    fn torques(
+        &self,
+        jac: &nalgebra::Matrix3xX<f64>,
+        bias: &[f64],
+        v: &[f64],
+        forces: &[Force],
+    ) -> (DVector<f64>, DVector<f64>) {
+        let n = self.dof();
         let links = self.robot.links();
         let tip = forces[2 * n].f;
         let cmd = forces[2 * n + 1].f;
@@ -142,10 +180,8 @@ impl GearedRobot {
     }
 
     fn probe_step(&self, p: &Probe) -> Option<(RobotStep, DVector<f64>, DVector<f64>)> {
-        let n = self.dof();
-        let (q, v) = (&p.state[..n], &p.state[n..2 * n]);
-        let (tu, tv) = self.torques(q, v, p.forces);
-        self.step(q, v, &tu, &tv, p.tau).ok().map(|s| (s, tu, tv))
+        let (s, tu, tv) = self.step_at(p.state, p.forces, p.tau);
+        s.ok().map(|s| (s, tu, tv))
     }
 }
 
@@ -202,9 +238,8 @@ impl Admittance for GearedRobot {
     }
     fn derivative(&self, x: &[f64], forces: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let n = self.dof();
-        let (q, v) = (&x[..n], &x[n..2 * n]);
-        let (tu, tv) = self.torques(q, v, forces);
-        let s = self.step(q, v, &tu, &tv, tau).map_err(Fault::new)?;
+        let v = &x[n..2 * n];
+        let s = self.step_at(x, forces, tau).0.map_err(Fault::new)?;
         let euler = self.form.is_euler();
         for i in 0..n {
             dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };

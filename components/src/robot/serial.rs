@@ -217,15 +217,19 @@ impl SerialRobot {
     /// If `q.len() != self.dof()`.
     pub fn tip_jacobian(&self, q: &[f64]) -> Matrix3xX<f64> {
         self.check_len("q", q);
-        let k = self.kinematics(q);
-        let p = self.tip_point(&k);
-        let mut j = Matrix3xX::zeros(self.dof());
-        for i in 0..self.dof() {
-            j.set_column(i, &k.jacobian_column(i, &p));
-        }
-        j
+        self.jacobian_of(&self.kinematics(q))
     }
 
+    /// J(θ), c(θ, ω) and H(θ) of (8) from one pass of the kinematics: the values of
+    /// [`tip_jacobian`](Self::tip_jacobian), [`bias_forces`](Self::bias_forces) and
+    /// [`inertia_matrix`](Self::inertia_matrix), for an evaluation that needs all three
+    /// (the geared robot's (69)); c and H fill their first n entries.
+    pub(crate) fn jacobian_bias_inertia(&self, q: &[f64], w: &[f64]) -> (Matrix3xX<f64>, VecN, MatN) {
+        self.check_len("q", q);
+        self.check_len("w", w);
+        let k = self.kinematics(q);
+        (self.jacobian_of(&k), self.rnea(&k, w, None, &self.gravity), self.crba(&k))
+    }
 
     // ----- the algorithms of kinematics.rs, rnea.rs and crba.rs on this robot -----
 
@@ -235,6 +239,16 @@ impl SerialRobot {
 
     fn tip_point(&self, k: &Kinematics) -> Vector3<f64> {
         k.point(self.dof() - 1, &self.tip)
+    }
+
+    /// The tip Jacobian J (3 × n) of kinematics `k`.
+    fn jacobian_of(&self, k: &Kinematics) -> Matrix3xX<f64> {
+        let p = self.tip_point(k);
+        let mut j = Matrix3xX::zeros(self.dof());
+        for i in 0..self.dof() {
+            j.set_column(i, &k.jacobian_column(i, &p));
+        }
+        j
     }
 
     fn rnea(&self, k: &Kinematics, w: &[f64], wd: Option<&[f64]>, g: &Vector3<f64>) -> VecN {
