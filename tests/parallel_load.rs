@@ -136,3 +136,28 @@ fn any_order_of_the_top_level_keys_loads_the_same_system() {
     let e = stiction::load(&path).err().expect("a key given twice is an error").to_string();
     assert!(e.contains("duplicate field `solver`"), "{e}");
 }
+
+#[test]
+fn loads_from_several_threads_at_once_share_the_global_pool_without_waiting_on_each_other() {
+    // Called from outside any pool, the loader reads on a thread of the global pool and
+    // builds and connects on its jobs. Several such loads at once (more than the pool has
+    // threads) must each finish with the network a serial load makes.
+    let sys = generate_chain::chain(2000, false);
+    let one = load_on(&sys, 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.json");
+    std::fs::write(&path, sys.to_string()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for _ in 0..3 {
+        let (tx, path) = (tx.clone(), path.clone());
+        std::thread::spawn(move || {
+            let got = stiction::load(&path)
+                .map(|s| s.components().map(|(n, t)| (n.to_string(), t.to_string())).collect::<Vec<_>>());
+            let _ = tx.send(got.map_err(|e| e.to_string()));
+        });
+    }
+    for _ in 0..3 {
+        let got = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("a load never finished");
+        assert_eq!(got.unwrap(), one);
+    }
+}
