@@ -10,6 +10,9 @@
 
 use serde_json::Value;
 use std::fmt;
+
+mod doc;
+pub use doc::Doc;
 use std::path::{Path, PathBuf};
 use stiction_framework::system::System;
 use stiction_framework::Error;
@@ -101,7 +104,7 @@ pub fn parse_value(text: &str) -> Value {
 
 /// Parse `comp.param=VALUE` against the system JSON `doc` (to tell components from the
 /// solver and output sections, and to suggest a component name).
-pub fn parse_assignment(doc: &Value, arg: &str) -> Result<Assignment, SetError> {
+pub fn parse_assignment(doc: &impl Document, arg: &str) -> Result<Assignment, SetError> {
     let err = |m: String| SetError { arg: arg.to_string(), message: m };
     let (name, value) =
         arg.split_once('=').ok_or_else(|| err("expected NAME=VALUE, e.g. m.mass=2 or solver.step=1e-4".into()))?;
@@ -114,9 +117,9 @@ pub fn parse_assignment(doc: &Value, arg: &str) -> Result<Assignment, SetError> 
 
 /// Place a user path in the document: `solver.*`, `output.*`, `components.*`, `fmus.*` as
 /// written, `name`/`description` at the top, anything else under `components`.
-fn resolve(doc: &Value, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, String> {
+fn resolve(doc: &impl Document, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, String> {
     let Some(Segment::Key(first)) = segs.first() else { return Err(format!("'{name}' names nothing")) };
-    let top = |k: &str| doc.get(k).is_some();
+    let top = |k: &str| doc.has(k);
     match first.as_str() {
         "solver" | "output" | "master" => {
             if segs.len() < 2 {
@@ -131,14 +134,12 @@ fn resolve(doc: &Value, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, 
     }
     // An FMU-only system: `fmu.var` sets a start value of that FMU.
     let section = if top("fmus") && !top("components") { "fmus" } else { "components" };
-    let comps = doc.get(section).and_then(Value::as_object);
-    if let Some(comps) = comps {
-        if !comps.contains_key(first.as_str()) {
-            let names: Vec<&str> = comps.keys().map(String::as_str).collect();
-            let hint = suggestion(first, names.iter().copied());
-            let known = if hint.is_empty() { format!(" (components: {})", names.join(", ")) } else { hint };
-            return Err(format!("no component '{first}'{known}"));
-        }
+    if doc.has_member(section, first) == Some(false) {
+        let names = doc.members(section).unwrap_or_default();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let hint = suggestion(first, names.iter().copied());
+        let known = if hint.is_empty() { format!(" (components: {})", names.join(", ")) } else { hint };
+        return Err(format!("no component '{first}'{known}"));
     }
     if segs.len() < 2 {
         return Err(format!("give a parameter of '{first}', e.g. {first}.mass"));
@@ -156,15 +157,48 @@ fn resolve(doc: &Value, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, 
     Ok(path)
 }
 
+/// A system document assignments are resolved against and applied to: a `Value`, or the
+/// text-backed [`Doc`] that parses only what an assignment touches.
+pub trait Document {
+    /// Whether the top level has `key`.
+    fn has(&self, key: &str) -> bool;
+    /// The keys of the top-level object `section`; None if it is absent or not an object.
+    fn members(&self, section: &str) -> Option<Vec<String>>;
+    /// Whether the top-level object `section` has `name`; None if it is not an object.
+    fn has_member(&self, section: &str, name: &str) -> Option<bool>;
+    /// Apply a parsed assignment.
+    fn apply(&mut self, a: &Assignment) -> Result<(), SetError>;
+}
+
+impl Document for Value {
+    fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+    fn members(&self, section: &str) -> Option<Vec<String>> {
+        self.get(section).and_then(Value::as_object).map(|m| m.keys().cloned().collect())
+    }
+    fn has_member(&self, section: &str, name: &str) -> Option<bool> {
+        self.get(section).and_then(Value::as_object).map(|m| m.contains_key(name))
+    }
+    fn apply(&mut self, a: &Assignment) -> Result<(), SetError> {
+        apply_value(self, a)
+    }
+}
+
 /// Apply one `--set` assignment to the system JSON `doc`. Missing objects on the way are
 /// created (the loader then checks every key, so a misspelt one is reported like in a file).
-pub fn apply_set(doc: &mut Value, assignment: &str) -> Result<(), SetError> {
+pub fn apply_set(doc: &mut impl Document, assignment: &str) -> Result<(), SetError> {
     let a = parse_assignment(doc, assignment)?;
-    apply(doc, &a)
+    doc.apply(&a)
 }
 
 /// Apply a parsed assignment.
-pub fn apply(doc: &mut Value, a: &Assignment) -> Result<(), SetError> {
+pub fn apply(doc: &mut impl Document, a: &Assignment) -> Result<(), SetError> {
+    doc.apply(a)
+}
+
+/// [`apply`] to a `Value`: walk `a.path` from the top, creating missing objects.
+fn apply_value(doc: &mut Value, a: &Assignment) -> Result<(), SetError> {
     let err = |m: String| SetError { arg: a.arg.clone(), message: m };
     let mut here = doc;
     let mut walked: Vec<Segment> = Vec::new();
@@ -219,6 +253,13 @@ pub fn system_from_value(doc: Value, file: &Path, base_dir: &Path) -> stiction_f
         .map_err(|e| without_position(e).in_file(file.display().to_string()))
 }
 
+/// [`system_from_value`] of a [`Doc`]: the loader reads its text, the file's own with
+/// the assignments' values spliced in.
+pub fn system_from_doc(doc: &Doc, file: &Path, base_dir: &Path) -> stiction_framework::Result<System> {
+    System::from_str(&doc.text(), file, base_dir, &crate::registry())
+        .map_err(|e| without_position(e).in_file(file.display().to_string()))
+}
+
 /// Drop serde's ` at line 1 column N`: the text was made from a value, so the position
 /// points nowhere the user can see (the JSON path says where).
 fn without_position(e: Error) -> Error {
@@ -239,8 +280,32 @@ fn without_position(e: Error) -> Error {
 
 /// Read a system file as JSON (errors name the file).
 pub fn read_json(path: &Path) -> stiction_framework::Result<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), error: e })?;
-    parse_json(path, &text)
+    parse_json(path, &read_text(path)?)
+}
+
+/// Read a system file as a [`Doc`] (errors name the file, as [`read_json`]'s do).
+pub fn read_doc(path: &Path) -> stiction_framework::Result<Doc> {
+    doc_of(path, &read_text(path)?)
+}
+
+/// The [`Doc`] of the text of `path`; for text that is not a JSON object, the error the
+/// reader of a whole value, or else the loader, gives.
+pub fn doc_of(path: &Path, text: &str) -> stiction_framework::Result<Doc> {
+    let e = match Doc::parse(text) {
+        Ok(doc) => return Ok(doc),
+        Err(e) => e,
+    };
+    let value = parse_json(path, text)?;
+    Err(match system_from_value(value, path, &base_dir(path)) {
+        Err(reference) => reference,
+        Ok(_) => Error::invalid("(top level)", e.to_string()).in_file(path.display().to_string()),
+    })
+}
+
+/// A system file's text (errors name the file); a regular file within the loader's size limit.
+fn read_text(path: &Path) -> stiction_framework::Result<String> {
+    stiction_framework::system::read_system_file(path)
+        .map_err(|e| Error::Io { path: path.display().to_string(), error: e })
 }
 
 /// The JSON document `text` read from `path`.
@@ -256,7 +321,7 @@ pub fn base_dir(path: &Path) -> PathBuf {
 
 /// Apply every assignment to `doc`; a loader error at a path one of them set is tagged
 /// with that `--set` argument by [`blame`].
-pub fn apply_all(doc: &mut Value, sets: &[String]) -> Result<Vec<Assignment>, SetError> {
+pub fn apply_all(doc: &mut impl Document, sets: &[String]) -> Result<Vec<Assignment>, SetError> {
     let mut out = Vec::new();
     for s in sets {
         let a = parse_assignment(doc, s)?;
@@ -323,14 +388,18 @@ pub fn load_with_sets(path: &Path, sets: &[String], text: Option<&str>) -> stict
     if sets.is_empty() {
         return crate::load_read(path, text);
     }
-    let mut doc = match text {
-        Some(text) => parse_json(path, text)?,
-        None => read_json(path)?,
+    let read;
+    let text = match text {
+        Some(text) => text,
+        None => {
+            read = read_text(path)?;
+            &read
+        }
     };
-    let shown = path.display().to_string();
-    let applied =
-        apply_all(&mut doc, sets).map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(shown))?;
-    system_from_value(doc, path, &base_dir(path)).map_err(|e| blame(e, &applied))
+    let mut doc = doc_of(path, text)?;
+    let applied = apply_all(&mut doc, sets)
+        .map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(path.display().to_string()))?;
+    system_from_doc(&doc, path, &base_dir(path)).map_err(|e| blame(e, &applied))
 }
 
 #[cfg(test)]

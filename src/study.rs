@@ -7,8 +7,7 @@
 //! a process, a Dask worker) gives the same rows bit for bit. `stiction sweep` and the Python
 //! package are thin wrappers over [`Study`].
 
-use crate::set::{self, SetError};
-use serde_json::Value;
+use crate::set::{self, Doc, SetError};
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -278,7 +277,7 @@ impl Study {
     /// Check the study against its base system: every varied name is a parameter the system
     /// takes (the first run's values are applied and the system is read), every output is a
     /// signal of it; without `--outputs`, the final value of every output signal.
-    pub fn prepare(&mut self, base: &Value, file: &Path, base_dir: &Path) -> Result<(), StudyError> {
+    pub fn prepare(&mut self, base: &Doc, file: &Path, base_dir: &Path) -> Result<(), StudyError> {
         let mut doc = base.clone();
         for (v, x) in self.vary.iter().zip(self.values(0)) {
             let arg = format!("{}={}", v.name, json_number(x));
@@ -288,11 +287,11 @@ impl Study {
         }
         // A misspelt name fails the study here; a bad value of run 0 only fails that run (its
         // row), so the outputs are then taken from the base system.
-        let mut system = match set::system_from_value(doc, file, base_dir) {
+        let mut system = match set::system_from_doc(&doc, file, base_dir) {
             Ok(s) => s,
             Err(e) => {
                 let msg = e.to_string();
-                let base_sys = set::system_from_value(base.clone(), file, base_dir);
+                let base_sys = set::system_from_doc(base, file, base_dir);
                 match base_sys {
                     Ok(s) if !msg.contains("unknown") => s,
                     _ => return Err(StudyError(format!("{msg} (with the values of run 0)"))),
@@ -384,7 +383,7 @@ impl Study {
 
     /// Run `run` on one thread. Never panics: a failure (bad value, diverging simulation,
     /// even a panic inside a component) is a row with status failed and its message.
-    pub fn run_one(&self, base: &Value, file: &Path, base_dir: &Path, run: usize) -> Row {
+    pub fn run_one(&self, base: &Doc, file: &Path, base_dir: &Path, run: usize) -> Row {
         let varied = self.values(run);
         let nstats = self.stat_columns().len();
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -409,7 +408,7 @@ impl Study {
 
     fn simulate(
         &self,
-        base: &Value,
+        base: &Doc,
         file: &Path,
         base_dir: &Path,
         run: usize,
@@ -427,8 +426,8 @@ impl Study {
             set::apply(&mut doc, &a).map_err(vary_err)?;
             applied.push(a);
         }
-        let mut system = set::system_from_value(doc, file, base_dir)
-            .map_err(|e| set::blame_as(e, &applied, "--vary").to_string())?;
+        let mut system =
+            set::system_from_doc(&doc, file, base_dir).map_err(|e| set::blame_as(e, &applied, "--vary").to_string())?;
         let labels: Vec<String> = system.columns.iter().map(|c| c.0.clone()).collect();
         let mut index = Vec::new();
         for o in &self.outputs {
@@ -469,7 +468,7 @@ impl Study {
     /// called after each run with the number of runs of this range finished so far.
     pub fn run_range(
         &self,
-        base: &Value,
+        base: &Doc,
         file: &Path,
         base_dir: &Path,
         runs: Range<usize>,

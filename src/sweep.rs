@@ -48,12 +48,12 @@ pub struct SweepArgs {
 pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
     let input = |e: anyhow::Error| Failure::Input(e);
     let shown = a.system.display().to_string();
-    let mut base = set::read_json(&a.system)?;
+    let mut base = set::read_doc(&a.system)?;
     let applied = set::apply_all(&mut base, &a.set).map_err(|e| input(anyhow!("{shown}: {e}")))?;
     let base_dir = set::base_dir(&a.system);
     // The base system itself must be valid (errors name the --set argument).
-    let system = set::system_from_value(base.clone(), &a.system, &base_dir)
-        .map_err(|e| Failure::from(set::blame(e, &applied)))?;
+    let system =
+        set::system_from_doc(&base, &a.system, &base_dir).map_err(|e| Failure::from(set::blame(e, &applied)))?;
     let name = system.name.clone();
     drop(system);
     let mut st = Study::parse(&a.vary, a.samples, a.seed, &a.outputs).map_err(|e| input(e.into()))?;

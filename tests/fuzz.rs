@@ -323,6 +323,112 @@ fn system_json_mutations() {
     eprintln!("system JSON fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
 }
 
+/// A `--set` path to the value at JSON pointer `p` (`/components/m/init/v/0` →
+/// `components.m.init.v[0]`); None when a key cannot be written in one.
+fn set_path(p: &str) -> Option<String> {
+    let mut out = String::new();
+    for seg in p.split('/').skip(1) {
+        let key = seg.replace("~1", "/").replace("~0", "~");
+        if let Ok(i) = key.parse::<usize>() {
+            if !out.is_empty() {
+                out.push_str(&format!("[{i}]"));
+                continue;
+            }
+        }
+        if key.is_empty() || key.contains(['.', '[', ']', '=']) {
+            return None;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&key);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `--set`, `--vary` and `with_set` on mutated files: the text-backed document
+/// (`stiction::set::Doc`, which parses only what an assignment touches) and the whole
+/// `Value` must accept and refuse the same assignments with the same messages, and end as
+/// the same JSON; neither may panic.
+#[test]
+fn set_assignments_on_mutated_files() {
+    use stiction::set::{apply_set, Doc};
+    let examples = examples();
+    let mut rng = fastrand::Rng::with_seed(seed() ^ 0x5e7);
+    let secs = campaign_secs();
+    let started = Instant::now();
+    let mut inputs = 0u64;
+    'campaign: loop {
+        for (name, v) in &examples {
+            let mut v = v.clone();
+            let text = if rng.bool() { mutate(&mut v, &mut rng) } else { v.to_string() };
+            let mut ps = Vec::new();
+            paths(&v, String::new(), &mut ps);
+            let sets: Vec<String> = (0..rng.usize(1..5))
+                .map(|_| {
+                    let value = match rng.u8(..4) {
+                        0 => extreme(&mut rng).to_string(),
+                        1 => retyped(&mut rng).to_string(),
+                        2 => "bare words".to_string(),
+                        _ => format!("{}", rng.f64() * 10.0),
+                    };
+                    match rng.u8(..6) {
+                        0 => format!(
+                            "{}={value}",
+                            ["solver.step", "output.interval", "name", "nobody.mass"][rng.usize(..4)]
+                        ),
+                        1 => ["", "=", "a..b=1", "x[=1", "components=1", "components.q={\"type\":\"mass\"}"]
+                            [rng.usize(..6)]
+                        .to_string(),
+                        _ => {
+                            let p = set_path(&ps[rng.usize(..ps.len())]).unwrap_or_else(|| "solver.step".into());
+                            format!("{}={value}", p.strip_prefix("components.").unwrap_or(&p))
+                        }
+                    }
+                })
+                .collect();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let value: Result<Value, _> = serde_json::from_str(&text);
+                let Ok(mut doc) = Doc::parse(text.as_str()) else {
+                    assert!(value.map_or(true, |v| !v.is_object()), "a JSON object the document refused");
+                    return;
+                };
+                let Ok(mut value) = value else {
+                    // Nested deeper than the reader of whole values goes: the document takes
+                    // the text (the loader refuses it). Its assignments must not panic.
+                    for s in &sets {
+                        let _ = apply_set(&mut doc, s);
+                    }
+                    let _ = doc.text();
+                    return;
+                };
+                for s in &sets {
+                    let (a, b) = (apply_set(&mut value, s), apply_set(&mut doc, s));
+                    assert_eq!(a, b, "{s}");
+                    if a.is_err() {
+                        // A refused assignment ends a load; go on from the document.
+                        value = doc.value().expect("the document's text");
+                    }
+                }
+                assert!(doc.value().expect("the document's text") == value, "the documents differ");
+            }));
+            if let Err(e) = result {
+                let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                let f = failure_file("set.json", &format!("{text}\n{sets:?}"));
+                panic!("assignments {sets:?} on a mutation of {name}: {why}; input in {}", f.display());
+            }
+            inputs += 1;
+            let done =
+                if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 40 * examples.len() as u64 };
+            if done {
+                break 'campaign;
+            }
+        }
+    }
+    let el = started.elapsed().as_secs_f64();
+    eprintln!("--set fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
+}
+
 // ---- regression tests: inputs the campaign (and the issue) found ----
 
 /// A link's `com` of 1e308 made the geared-robot diagnostics panic in the SVD.

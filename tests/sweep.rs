@@ -212,7 +212,7 @@ fn sweep_arguments_are_checked_before_any_run() {
 #[test]
 fn library_run_range_equals_run_one() {
     let path = example(MODEL_A);
-    let base = stiction::set::read_json(&path).unwrap();
+    let base = stiction::set::read_doc(&path).unwrap();
     let dir = stiction::set::base_dir(&path);
     let vary = vec!["block.mass=0.5:1.5:5".to_string(), "block.F=2,6".to_string()];
     let mut st = stiction::study::Study::parse(&vary, None, 0, &[]).unwrap();

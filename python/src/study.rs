@@ -7,15 +7,15 @@
 use crate::errors::{from_framework, input_error_msg};
 use crate::interrupt;
 use pyo3::prelude::*;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
+use stiction::set::Doc;
 use stiction::study::{Row, Study};
 
 /// The study of the CLI's strings, checked against its base system (`Study::prepare`: the
 /// varied parameters exist, the outputs are signals; default outputs filled in).
 #[allow(clippy::too_many_arguments)]
 fn prepared(
-    base: &Value,
+    base: &Doc,
     file: &Path,
     base_dir: &Path,
     vary: &[String],
@@ -28,8 +28,9 @@ fn prepared(
     Ok(study)
 }
 
-fn parse_json(system_json: &str) -> PyResult<Value> {
-    serde_json::from_str(system_json).map_err(|e| input_error_msg(format!("system JSON: {e}")))
+/// The system's JSON text as a document (an object; what the Python layer sends).
+fn parse_json(system_json: &str) -> PyResult<Doc> {
+    Doc::parse(system_json).map_err(|e| input_error_msg(format!("system JSON: {e}")))
 }
 
 /// (number of runs, column names) of a study given by the CLI's strings on a system given

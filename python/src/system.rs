@@ -9,7 +9,7 @@ use pyo3::types::{PyByteArray, PyDict, PyList};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use stiction::set::Assignment;
+use stiction::set::{Assignment, Doc, Document};
 use stiction_framework::output::number::time_text;
 use stiction_framework::system::{diagnostics, System};
 use stiction_framework::{Diagnostic, OutputSink, Recorder};
@@ -17,7 +17,7 @@ use stiction_framework::{Diagnostic, OutputSink, Recorder};
 /// A system description that passed validation.
 #[pyclass(frozen, module = "stiction._core")]
 pub struct CoreSystem {
-    pub doc: Value,
+    pub doc: Doc,
     /// The file it came from (or a stand-in such as `<dict>`), for messages and the default name.
     pub file: PathBuf,
     /// Directory that relative paths in the system (tables, FMUs) are taken from.
@@ -30,13 +30,13 @@ pub struct CoreSystem {
 }
 
 /// Build (validate) the system of `doc`. Errors name the file and the JSON path.
-pub fn build(doc: &Value, file: &Path, base: &Path) -> stiction_framework::Result<System> {
-    stiction::set::system_from_value(doc.clone(), file, base)
+pub fn build(doc: &Doc, file: &Path, base: &Path) -> stiction_framework::Result<System> {
+    stiction::set::system_from_doc(doc, file, base)
 }
 
 impl CoreSystem {
-    fn new(doc: Value, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
-        if doc.get("fmus").is_some() && doc.get("components").is_none() {
+    fn new(doc: Doc, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
+        if doc.has("fmus") && !doc.has("components") {
             let f = file.display().to_string();
             let m = "an FMU-only system (top-level \"fmus\") runs with the CLI (`stiction run`); \
                      the Python package loads networks (top-level \"components\", where FMUs are \
@@ -53,7 +53,7 @@ impl CoreSystem {
     }
 
     /// The holder of `doc`, already built (validated) as `system`.
-    fn of(doc: Value, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
+    fn of(doc: Doc, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
         CoreSystem {
             name: system.name.clone(),
             columns: system.columns.clone(),
@@ -66,7 +66,7 @@ impl CoreSystem {
 
     /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does, and the
     /// assignments (to name the one behind a loader error, [`stiction::set::blame`]).
-    fn doc_with(&self, sets: &[String]) -> PyResult<(Value, Vec<Assignment>)> {
+    fn doc_with(&self, sets: &[String]) -> PyResult<(Doc, Vec<Assignment>)> {
         let mut doc = self.doc.clone();
         let applied = stiction::set::apply_all(&mut doc, sets).map_err(|e| input_error_msg(e.to_string()))?;
         Ok((doc, applied))
@@ -139,7 +139,7 @@ impl CoreSystem {
     /// Load and validate a JSON file.
     #[staticmethod]
     fn from_file(path: PathBuf) -> PyResult<CoreSystem> {
-        let doc = stiction::set::read_json(&path).map_err(|e| from_framework(&e))?;
+        let doc = stiction::set::read_doc(&path).map_err(|e| from_framework(&e))?;
         let base = stiction::set::base_dir(&path);
         CoreSystem::new(doc, path, base)
     }
@@ -148,10 +148,20 @@ impl CoreSystem {
     /// are taken from `base_dir`.
     #[staticmethod]
     fn from_json(text: &str, file: PathBuf, base_dir: PathBuf) -> PyResult<CoreSystem> {
-        let doc: Value = serde_json::from_str(text).map_err(|e| {
-            let f = file.display().to_string();
-            crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
-        })?;
+        let doc = match Doc::parse(text) {
+            Ok(doc) => doc,
+            Err(_) => {
+                // Not a JSON object: the JSON reader's error, or else the loader's.
+                let value: Value = serde_json::from_str(text).map_err(|e| {
+                    let f = file.display().to_string();
+                    crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
+                })?;
+                let e = stiction::set::system_from_value(value, &file, &base_dir).err();
+                let e =
+                    e.unwrap_or_else(|| stiction_framework::Error::invalid("(top level)", "expected a JSON object"));
+                return Err(from_framework(&e));
+            }
+        };
         CoreSystem::new(doc, file, base_dir)
     }
 
@@ -163,9 +173,9 @@ impl CoreSystem {
         Ok(CoreSystem::of(doc, self.file.clone(), self.base.clone(), &system))
     }
 
-    /// The JSON document (compact, numbers exactly as held).
-    fn to_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.doc).map_err(|e| input_error_msg(e.to_string()))
+    /// The JSON document: its text as read, with the values of `with_set` in place.
+    fn to_json(&self) -> String {
+        self.doc.text()
     }
 
     #[getter]
