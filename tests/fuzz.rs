@@ -292,35 +292,46 @@ fn check_system(name: &str, text: &str, pools: &[rayon::ThreadPool; 2]) {
     assert!(el < SLOW, "a mutation of {name} took {el:?}: input in {}", failure_file("slow.json", text).display());
 }
 
-#[test]
-fn system_json_mutations() {
+/// Run `one` on the examples in turn, `per_example` times each (the short campaign) or
+/// for `STICTION_FUZZ_SECS`; print the inputs per second under `what`.
+fn campaign(what: &str, per_example: u64, mut one: impl FnMut(&str, &Value)) {
     let examples = examples();
-    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
-    let mut rng = fastrand::Rng::with_seed(seed());
     let secs = campaign_secs();
     let started = Instant::now();
     let mut inputs = 0u64;
     'campaign: loop {
         for (name, v) in &examples {
-            let mut v = v.clone();
-            let mut text = String::new();
-            for _ in 0..rng.usize(1..4) {
-                text = mutate(&mut v, &mut rng);
-                if let Ok(parsed) = serde_json::from_str(&text) {
-                    v = parsed;
-                }
-            }
-            check_system(name, &text, &pools);
+            one(name, v);
             inputs += 1;
-            let done =
-                if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 10 * examples.len() as u64 };
+            let done = if secs > 0.0 {
+                started.elapsed().as_secs_f64() >= secs
+            } else {
+                inputs >= per_example * examples.len() as u64
+            };
             if done {
                 break 'campaign;
             }
         }
     }
     let el = started.elapsed().as_secs_f64();
-    eprintln!("system JSON fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
+    eprintln!("{what} fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
+}
+
+#[test]
+fn system_json_mutations() {
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    let mut rng = fastrand::Rng::with_seed(seed());
+    campaign("system JSON", 10, |name, v| {
+        let mut v = v.clone();
+        let mut text = String::new();
+        for _ in 0..rng.usize(1..4) {
+            text = mutate(&mut v, &mut rng);
+            if let Ok(parsed) = serde_json::from_str(&text) {
+                v = parsed;
+            }
+        }
+        check_system(name, &text, &pools);
+    });
 }
 
 /// A `--set` path to the value at JSON pointer `p` (`/components/m/init/v/0` →
@@ -353,80 +364,65 @@ fn set_path(p: &str) -> Option<String> {
 #[test]
 fn set_assignments_on_mutated_files() {
     use stiction::set::{apply_set, Doc};
-    let examples = examples();
     let mut rng = fastrand::Rng::with_seed(seed() ^ 0x5e7);
-    let secs = campaign_secs();
-    let started = Instant::now();
-    let mut inputs = 0u64;
-    'campaign: loop {
-        for (name, v) in &examples {
-            let mut v = v.clone();
-            let text = if rng.bool() { mutate(&mut v, &mut rng) } else { v.to_string() };
-            let mut ps = Vec::new();
-            paths(&v, String::new(), &mut ps);
-            let sets: Vec<String> = (0..rng.usize(1..5))
-                .map(|_| {
-                    let value = match rng.u8(..4) {
-                        0 => extreme(&mut rng).to_string(),
-                        1 => retyped(&mut rng).to_string(),
-                        2 => "bare words".to_string(),
-                        _ => format!("{}", rng.f64() * 10.0),
-                    };
-                    match rng.u8(..6) {
-                        0 => format!(
-                            "{}={value}",
-                            ["solver.step", "output.interval", "name", "nobody.mass"][rng.usize(..4)]
-                        ),
-                        1 => ["", "=", "a..b=1", "x[=1", "components=1", "components.q={\"type\":\"mass\"}"]
-                            [rng.usize(..6)]
-                        .to_string(),
-                        _ => {
-                            let p = set_path(&ps[rng.usize(..ps.len())]).unwrap_or_else(|| "solver.step".into());
-                            format!("{}={value}", p.strip_prefix("components.").unwrap_or(&p))
-                        }
-                    }
-                })
-                .collect();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let value: Result<Value, _> = serde_json::from_str(&text);
-                let Ok(mut doc) = Doc::parse(text.as_str()) else {
-                    assert!(value.map_or(true, |v| !v.is_object()), "a JSON object the document refused");
-                    return;
+    campaign("--set", 40, |name, v| {
+        let mut v = v.clone();
+        let text = if rng.bool() { mutate(&mut v, &mut rng) } else { v.to_string() };
+        let mut ps = Vec::new();
+        paths(&v, String::new(), &mut ps);
+        let sets: Vec<String> = (0..rng.usize(1..5))
+            .map(|_| {
+                let value = match rng.u8(..4) {
+                    0 => extreme(&mut rng).to_string(),
+                    1 => retyped(&mut rng).to_string(),
+                    2 => "bare words".to_string(),
+                    _ => format!("{}", rng.f64() * 10.0),
                 };
-                let Ok(mut value) = value else {
-                    // Nested deeper than the reader of whole values goes: the document takes
-                    // the text (the loader refuses it). Its assignments must not panic.
-                    for s in &sets {
-                        let _ = apply_set(&mut doc, s);
+                match rng.u8(..6) {
+                    0 => {
+                        format!("{}={value}", ["solver.step", "output.interval", "name", "nobody.mass"][rng.usize(..4)])
                     }
-                    let _ = doc.text();
-                    return;
-                };
-                for s in &sets {
-                    let (a, b) = (apply_set(&mut value, s), apply_set(&mut doc, s));
-                    assert_eq!(a, b, "{s}");
-                    if a.is_err() {
-                        // A refused assignment ends a load; go on from the document.
-                        value = doc.value().expect("the document's text");
+                    1 => ["", "=", "a..b=1", "x[=1", "components=1", "components.q={\"type\":\"mass\"}"]
+                        [rng.usize(..6)]
+                    .to_string(),
+                    _ => {
+                        let p = set_path(&ps[rng.usize(..ps.len())]).unwrap_or_else(|| "solver.step".into());
+                        format!("{}={value}", p.strip_prefix("components.").unwrap_or(&p))
                     }
                 }
-                assert!(doc.value().expect("the document's text") == value, "the documents differ");
-            }));
-            if let Err(e) = result {
-                let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
-                let f = failure_file("set.json", &format!("{text}\n{sets:?}"));
-                panic!("assignments {sets:?} on a mutation of {name}: {why}; input in {}", f.display());
+            })
+            .collect();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let value: Result<Value, _> = serde_json::from_str(&text);
+            let Ok(mut doc) = Doc::parse(text.as_str()) else {
+                assert!(value.map_or(true, |v| !v.is_object()), "a JSON object the document refused");
+                return;
+            };
+            let Ok(mut value) = value else {
+                // Nested deeper than the reader of whole values goes: the document takes
+                // the text (the loader refuses it). Its assignments must not panic.
+                for s in &sets {
+                    let _ = apply_set(&mut doc, s);
+                }
+                let _ = doc.text();
+                return;
+            };
+            for s in &sets {
+                let (a, b) = (apply_set(&mut value, s), apply_set(&mut doc, s));
+                assert_eq!(a, b, "{s}");
+                if a.is_err() {
+                    // A refused assignment ends a load; go on from the document.
+                    value = doc.value().expect("the document's text");
+                }
             }
-            inputs += 1;
-            let done =
-                if secs > 0.0 { started.elapsed().as_secs_f64() >= secs } else { inputs >= 40 * examples.len() as u64 };
-            if done {
-                break 'campaign;
-            }
+            assert!(doc.value().expect("the document's text") == value, "the documents differ");
+        }));
+        if let Err(e) = result {
+            let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            let f = failure_file("set.json", &format!("{text}\n{sets:?}"));
+            panic!("assignments {sets:?} on a mutation of {name}: {why}; input in {}", f.display());
         }
-    }
-    let el = started.elapsed().as_secs_f64();
-    eprintln!("--set fuzz: {inputs} inputs in {el:.1} s: {:.1} inputs/s (seed {})", inputs as f64 / el, seed());
+    });
 }
 
 // ---- regression tests: inputs the campaign (and the issue) found ----
