@@ -34,6 +34,17 @@ impl<T: Send> Parts for Cut<'_, T> {
     }
 }
 
+/// A buffer of one element per component (an empty one stays empty when cut).
+pub(crate) struct Each<'a, T>(pub &'a mut [T]);
+
+impl<T: Send> Parts for Each<'_, T> {
+    fn split(self, start: usize, mid: usize) -> (Self, Self) {
+        let at = (mid - start).min(self.0.len());
+        let (l, r) = self.0.split_at_mut(at);
+        (Each(l), Each(r))
+    }
+}
+
 macro_rules! tuple_parts {
     ($($t:ident $v:ident $i:tt),+) => {
         impl<$($t: Parts),+> Parts for ($($t,)+) {
@@ -55,25 +66,51 @@ tuple_parts!(A a 0, B b 1, C c 2, D d 3, E e 4);
 /// it; no part is cut below `min` components. Cut into a fixed 4 parts per thread instead,
 /// the multibody-10k benchmark stepped about 3 % slower on 2 threads (more, smaller parts
 /// moved between the cores' caches), and chain-10k no faster.
+///
+/// A range is cut at its middle component, or, given the running sum of the components'
+/// work (`by_work`), where that sum is halved: equal work on either side.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Splits {
+pub(crate) struct Splits<'w> {
     left: usize,
     threads: usize,
     min: usize,
+    /// Work before each component (one more entry than components), or empty.
+    work: &'w [u64],
 }
 
-impl Splits {
+impl<'w> Splits<'w> {
     /// A whole range: cut for the current pool's threads when `parallel`, else not at all.
-    pub(crate) fn new(parallel: bool, min: usize) -> Splits {
+    pub(crate) fn new(parallel: bool, min: usize) -> Splits<'static> {
         let threads = if parallel { rayon::current_num_threads() } else { 0 };
-        Splits { left: threads, threads, min: min.max(1) }
+        Splits { left: threads, threads, min: min.max(1), work: &[] }
+    }
+
+    /// Cut where `work` (the work before each component, as stepper/balance.rs measures
+    /// it; empty: cut by count) is halved.
+    pub(crate) fn by_work(self, work: &[u64]) -> Splits<'_> {
+        Splits { left: self.left, threads: self.threads, min: self.min, work }
+    }
+
+    /// Where to cut `range` (of at least 2·min components): at least `min` on each side.
+    fn cut(&self, range: &Range<usize>) -> usize {
+        let (lo, hi) = (range.start + self.min, range.end - self.min);
+        match self.work.get(range.start..=range.end) {
+            Some(w) if w.len() == range.len() + 1 => {
+                let half = w[0] + (w[range.len()] - w[0]) / 2;
+                // The first cut with at least half before it, or the one before if nearer.
+                let i = w.partition_point(|&c| c < half);
+                let i = if i > 0 && half - w[i - 1] < w[i] - half { i - 1 } else { i };
+                (range.start + i).clamp(lo, hi)
+            }
+            _ => range.start + range.len() / 2,
+        }
     }
 }
 
 /// Run `leaf(range, parts)` over parts of `range` cut as `splits` allows (in parallel when
 /// it cuts at all). In each call the buffers start at component `range.start`. The error
 /// of the lowest-indexed failing part is returned, else whether every part returned true.
-pub(crate) fn split_run<P, E, F>(range: Range<usize>, parts: P, splits: Splits, leaf: &F) -> Result<bool, E>
+pub(crate) fn split_run<P, E, F>(range: Range<usize>, parts: P, splits: Splits<'_>, leaf: &F) -> Result<bool, E>
 where
     P: Parts,
     E: Send,
@@ -82,7 +119,7 @@ where
     if splits.left == 0 || range.len() < 2 * splits.min {
         return leaf(range, parts);
     }
-    let mid = range.start + range.len() / 2;
+    let mid = splits.cut(&range);
     let (p1, p2) = parts.split(range.start, mid);
     let half = Splits { left: splits.left / 2, ..splits };
     let (r1, r2) = rayon::join_context(
@@ -109,5 +146,43 @@ where
         rayon::join(a, b)
     } else {
         (a(), b())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splits(min: usize) -> Splits<'static> {
+        Splits { left: 2, threads: 2, min, work: &[] }
+    }
+
+    #[test]
+    fn a_range_is_cut_at_half_its_work_and_at_least_min_from_either_end() {
+        // Components 0..10 of work 1 each, then 10..12 of work 9: 28 in all.
+        let work: Vec<u64> = (0..=12).map(|i: u64| i.min(10) + 9 * i.saturating_sub(10)).collect();
+        assert_eq!(splits(1).cut(&(0..12)), 6);
+        assert_eq!(splits(1).by_work(&work).cut(&(0..12)), 10);
+        assert_eq!(splits(3).by_work(&work).cut(&(0..12)), 9);
+        assert_eq!(splits(1).by_work(&work).cut(&(10..12)), 11);
+        // Work that does not cover the range: by count.
+        assert_eq!(splits(1).by_work(&work[..5]).cut(&(0..12)), 6);
+    }
+
+    #[test]
+    fn every_component_runs_once_whatever_the_cuts() {
+        let work: Vec<u64> = (0..=1000u64).map(|i| i * i).collect();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let mut seen = vec![0u8; 1000];
+        let run = pool.install(|| {
+            let s = Splits::new(true, 8).by_work(&work);
+            split_run(0..1000, Each(&mut seen), s, &|r: Range<usize>, each: Each<u8>| {
+                assert_eq!(each.0.len(), r.len());
+                each.0.iter_mut().for_each(|c| *c += 1);
+                Ok::<_, ()>(r.len() >= 8)
+            })
+        });
+        assert_eq!(run, Ok(true));
+        assert!(seen.iter().all(|&c| c == 1));
     }
 }

@@ -20,19 +20,23 @@
 //! cache: as separate passes over the state vectors chain-10k took 1.35× as long. Every
 //! phase walks the batches of the schedule ([`crate::batch`]); the parallel ones split the
 //! component range with `split_run` (crate::parallel), so no sum crosses a part and the results are
-//! bit-identical for any number of threads. No step allocates.
+//! bit-identical for any number of threads; after the first steps they cut it at equal
+//! measured work (stepper/balance.rs). No step allocates.
 
 use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::{Error, Result};
 use crate::method::{Method, Tableau};
-use crate::parallel::{split_run, Cut, Splits};
+use crate::parallel::{split_run, Cut, Each, Splits};
 use crate::port::{Force, Motion};
 use crate::schedule::{groups_in, Schedule};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 
+mod balance;
 mod events;
+use balance::Balance;
 pub use events::EventCounts;
+use std::time::Instant;
 
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {
@@ -51,6 +55,8 @@ pub struct Simulator {
     pub(crate) events: Option<Box<events::Events>>,
     /// The impedances whose `post_step` runs after each step (model B under RK4).
     imp_post: Vec<usize>,
+    /// Where parallel phases are cut (stepper/balance.rs).
+    balance: Balance,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -97,6 +103,7 @@ struct Buffers<'a> {
     adm_forces: &'a mut [Force],
     sched: &'a Schedule,
     split: Split,
+    balance: &'a mut Balance,
 }
 
 /// The vector operations of (13) on the rates ξ (and η) a stage has just computed, run by
@@ -182,6 +189,8 @@ fn map_finite(x: &[f64], acc: &[f64], next: &mut [f64], f: impl Fn(f64, f64, f64
 #[derive(Clone, Copy, Debug)]
 struct Split {
     parallel: bool,
+    /// This step's chunks are timed (stepper/balance.rs).
+    timing: bool,
 }
 
 /// Components a phase evaluates at a time: their batch is called and their rates combined
@@ -207,7 +216,7 @@ impl Simulator {
         let n_slots = sched.attach.len();
         let n_adm_ports = *sched.adm_ports.last().unwrap_or(&0);
         let threads = threads.max(1);
-        let split = Split { parallel: false };
+        let split = Split { parallel: false, timing: false };
         // The components prepared and the events found while the buffers are allocated
         // (on two threads when there are).
         let s = &sched;
@@ -233,7 +242,20 @@ impl Simulator {
             },
         );
         let (events, imp_post) = ready?;
-        let mut sim = Simulator { method, step, k: 0, xs, x, work, threads, split, sched, events, imp_post };
+        let mut sim = Simulator {
+            method,
+            step,
+            k: 0,
+            xs,
+            x,
+            work,
+            threads,
+            split,
+            sched,
+            events,
+            imp_post,
+            balance: Balance::default(),
+        };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         Ok(sim)
     }
@@ -244,6 +266,9 @@ impl Simulator {
     pub fn set_parallel_threshold(&mut self, components: usize) {
         let total = self.sched.adm.len() + self.sched.imp.len();
         self.split.parallel = self.threads > 1 && total >= components.max(1) && total > MIN_GRAIN;
+        if self.split.parallel {
+            self.balance.prepare(self.sched.imp.len(), self.sched.adm.len());
+        }
     }
 
     /// Whether the phases of a step run in parallel.
@@ -291,10 +316,13 @@ impl Simulator {
 
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
-        if self.events.is_some() {
-            return events::step_located(self);
+        self.split.timing = self.split.parallel && self.balance.timing();
+        let stepped =
+            if self.events.is_some() { events::step_located(self) } else { self.span(self.time(), self.step, true) };
+        if std::mem::take(&mut self.split.timing) && stepped.is_ok() {
+            self.balance.step_timed();
         }
-        self.span(self.time(), self.step, true)
+        stepped
     }
 
     /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
@@ -338,7 +366,7 @@ impl Simulator {
 
     /// The buffers of a stage that reads `input` and writes `out`.
     fn buffers(&mut self, input: Input, out: Output) -> Buffers<'_> {
-        let Simulator { sched, x, xs, work, split, .. } = self;
+        let Simulator { sched, x, xs, work, split, balance, .. } = self;
         let Work { rate, acc, force, moment, adm_forces } = work;
         let [a, b] = xs;
         let (input, next): (&[f64], &mut [f64]) = match (input, out) {
@@ -348,7 +376,7 @@ impl Simulator {
             (Input::Stage, Output::Stage0) => (&b[..], &mut a[..]),
             (Input::Stage, _) => (&a[..], &mut b[..]),
         };
-        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, sched, split: *split }
+        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, sched, split: *split, balance }
     }
 
     /// (13d)/(13e): the impedances' batches, [`CHUNK`] members at a time, gather the motions
@@ -358,15 +386,17 @@ impl Simulator {
     /// them into their states of the stage's output in place. Returns false if `combine`
     /// ends the step and a new state is not finite.
     fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
-        let Buffers { input, next, x, acc, force, moment, sched, split, .. } = self.buffers(input, out);
+        let Buffers { input, next, x, acc, force, moment, sched, split, balance, .. } = self.buffers(input, out);
         let nx = sched.nx;
         let (xa, xy) = input.split_at(nx);
         let x_y = &x[nx..];
-        type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>);
-        let leaf = |range: std::ops::Range<usize>, (force, moment, acc, next): Parts<'_>| {
+        let (cost, work) = balance.impedances(split.timing);
+        type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);
+        let leaf = |range: std::ops::Range<usize>, (force, moment, acc, next, cost): Parts<'_>| {
             let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
             let mut forces = SlotForces { force: force.buf, moment: moment.buf };
             let mut finite = true;
+            let (first, mut since) = (range.start, split.timing.then(Instant::now));
             for (group, part) in groups_in(&sched.imp_groups, range) {
                 for a in part.clone().step_by(CHUNK) {
                     let chunk = a..(a + CHUNK).min(part.end);
@@ -386,6 +416,9 @@ impl Simulator {
                         )
                         .map_err(|(k, f)| (group.start + k, f))?;
                     finite &= combine.apply(&x_y[ya - nx..yb - nx], &mut acc.buf[ya - y0..yb - y0], next);
+                    if let Some(t) = since {
+                        since = Some(balance::record(&mut cost.0[chunk.start - first..chunk.end - first], t));
+                    }
                 }
             }
             Ok(finite)
@@ -396,8 +429,9 @@ impl Simulator {
             Cut::new(&mut moment[..], moment_offs),
             Cut::new(&mut acc[nx..], &sched.imp_y),
             Cut::new(&mut next[nx..], &sched.imp_y),
+            Each(cost),
         );
-        split_run(0..sched.imp.len(), parts, Splits::new(split.parallel, MIN_GRAIN), &leaf)
+        split_run(0..sched.imp.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
             .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })
     }
 
@@ -410,15 +444,18 @@ impl Simulator {
     /// is not finite.
     fn admittances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
         let keep = matches!(out, Output::Rate);
-        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split } = self.buffers(input, out);
+        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance } =
+            self.buffers(input, out);
         let nx = sched.nx;
         let xa = &input[..nx];
         let x_a = &x[..nx];
         let (force, moment) = (&force[..], &moment[..]);
-        type Parts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>);
-        let leaf = |range: std::ops::Range<usize>, (phi, acc, next): Parts<'_>| {
+        let (cost, work) = balance.admittances(split.timing);
+        type Parts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);
+        let leaf = |range: std::ops::Range<usize>, (phi, acc, next, cost): Parts<'_>| {
             let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
             let mut finite = true;
+            let (first, mut since) = (range.start, split.timing.then(Instant::now));
             for (group, part) in groups_in(&sched.adm_groups, range) {
                 for a in part.clone().step_by(CHUNK) {
                     let chunk = a..(a + CHUNK).min(part.end);
@@ -439,6 +476,9 @@ impl Simulator {
                     if combine.ends_step() {
                         group.batch.post_step(members, next);
                     }
+                    if let Some(t) = since {
+                        since = Some(balance::record(&mut cost.0[chunk.start - first..chunk.end - first], t));
+                    }
                 }
             }
             Ok(finite)
@@ -447,8 +487,9 @@ impl Simulator {
             Cut::new(&mut adm_forces[..], &sched.adm_ports),
             Cut::new(&mut acc[..nx], &sched.adm_x),
             Cut::new(&mut next[..nx], &sched.adm_x),
+            Each(cost),
         );
-        split_run(0..sched.adm.len(), parts, Splits::new(split.parallel, MIN_GRAIN), &leaf)
+        split_run(0..sched.adm.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
     }
 
