@@ -230,7 +230,6 @@ impl Document for Doc {
     /// Apply `a` to the one value it reaches into: a member of `components` (when the
     /// section is an object of the text, not replaced whole) or a top-level section.
     fn apply(&mut self, a: &Assignment) -> Result<(), SetError> {
-        let bad = |e: serde_json::Error| SetError { arg: a.arg.clone(), message: e.to_string() };
         let Some(Segment::Key(top)) = a.path.first() else {
             return Err(SetError { arg: a.arg.clone(), message: "the path names no key".into() });
         };
@@ -240,6 +239,17 @@ impl Document for Doc {
                 Some(m.clone())
             }
             _ => None,
+        };
+        // The value's text was checked to be JSON; it can still be nested beyond the
+        // reader's depth. The message names the value (a position would be in its text).
+        let at = match &member {
+            Some(m) => format!("{top}.{m}"),
+            None => top.clone(),
+        };
+        let bad = |e: serde_json::Error| {
+            let text = e.to_string();
+            let cut = if e.line() > 0 { text.rfind(" at line ") } else { None };
+            SetError { arg: a.arg.clone(), message: format!("{at}: {}", &text[..cut.unwrap_or(text.len())]) }
         };
         // The assignment runs on a document of just that value, so its messages (which
         // name the path from the top) are those of the whole document.
@@ -426,6 +436,18 @@ mod tests {
         let (value, doc) = both(text, &["a.mass=3".into()]);
         assert_eq!(value["components"]["a"], json!({"mass": 3}));
         assert_eq!(doc.text(), r#"{"components": {"a": {"mass": 1}, "a": {"mass":3}}, "solver": {}}"#);
+    }
+
+    #[test]
+    fn a_value_too_deep_to_read_is_named_without_a_position() {
+        let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+        let text = format!(r#"{{"components": {{"m": {{"x": {deep}}}, "n": {{"mass": 1}}}}}}"#);
+        let mut doc = Doc::parse(text.as_str()).unwrap();
+        let e = apply_set(&mut doc, "m.mass=2").unwrap_err();
+        assert_eq!(e.to_string(), "--set m.mass=2: components.m: recursion limit exceeded");
+        // The others are set as usual.
+        apply_set(&mut doc, "n.mass=2").unwrap();
+        assert!(doc.text().contains(r#""n": {"mass":2}"#));
     }
 
     #[test]
