@@ -49,7 +49,13 @@ enum Op {
 pub struct Expr {
     program: Vec<Op>,
     uses_t: bool,
+    /// The most values pending at once (at most [`STACK`]).
+    stack: usize,
 }
+
+/// The evaluation stack of the usual expression: zeroing all [`STACK`] values cost more than
+/// evaluating `0.5*sin(2*PI*t)` (multibody-N's joints evaluate it every stage).
+const SMALL_STACK: usize = 16;
 
 /// A parse error: where (byte offset into the text) and what was expected.
 #[derive(Clone, Debug, PartialEq)]
@@ -389,7 +395,7 @@ impl Expr {
             let what = if p.bytes[p.pos] == b')' { "there is no '(' for this ')'" } else { "expected an operator" };
             return Err(p.error_at(p.pos, format!("{what}, found {found}")));
         }
-        Ok(Expr { program: p.out, uses_t: p.uses_t })
+        Ok(Expr { program: p.out, uses_t: p.uses_t, stack: p.max_stack })
     }
 
     /// Whether the expression reads `t`.
@@ -399,40 +405,49 @@ impl Expr {
 
     /// Value at time `t` (NaN or ±∞ where the arithmetic gives them).
     pub fn eval(&self, t: f64) -> f64 {
-        let mut stack = [0.0f64; STACK];
-        let mut n = 0usize;
-        for op in &self.program {
-            match *op {
-                Op::Num(v) => {
-                    stack[n] = v;
-                    n += 1;
-                }
-                Op::T => {
-                    stack[n] = t;
-                    n += 1;
-                }
-                Op::Neg => stack[n - 1] = -stack[n - 1],
-                Op::F1(f) => stack[n - 1] = f(stack[n - 1]),
-                op => {
-                    let (a, b) = (stack[n - 2], stack[n - 1]);
-                    n -= 1;
-                    stack[n - 1] = match op {
-                        Op::Add => a + b,
-                        Op::Sub => a - b,
-                        Op::Mul => a * b,
-                        Op::Div => a / b,
-                        Op::Pow => a.powf(b),
-                        Op::F2(f) => f(a, b),
-                        _ => f64::NAN,
-                    };
-                }
+        if self.stack <= SMALL_STACK {
+            run::<SMALL_STACK>(&self.program, t)
+        } else {
+            run::<STACK>(&self.program, t)
+        }
+    }
+}
+
+/// Run `program` at time `t` on a stack of `N` values (at least the program's most pending).
+fn run<const N: usize>(program: &[Op], t: f64) -> f64 {
+    let mut stack = [0.0f64; N];
+    let mut n = 0usize;
+    for op in program {
+        match *op {
+            Op::Num(v) => {
+                stack[n] = v;
+                n += 1;
+            }
+            Op::T => {
+                stack[n] = t;
+                n += 1;
+            }
+            Op::Neg => stack[n - 1] = -stack[n - 1],
+            Op::F1(f) => stack[n - 1] = f(stack[n - 1]),
+            op => {
+                let (a, b) = (stack[n - 2], stack[n - 1]);
+                n -= 1;
+                stack[n - 1] = match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                    Op::Div => a / b,
+                    Op::Pow => a.powf(b),
+                    Op::F2(f) => f(a, b),
+                    _ => f64::NAN,
+                };
             }
         }
-        if n == 1 {
-            stack[0]
-        } else {
-            f64::NAN
-        }
+    }
+    if n == 1 {
+        stack[0]
+    } else {
+        f64::NAN
     }
 }
 
@@ -496,6 +511,18 @@ mod tests {
         assert!(e.message.contains("'^'"), "{e}");
         let e = Expr::parse("ü + 1").unwrap_err();
         assert_eq!(e.column, 1, "{e}");
+    }
+
+    #[test]
+    fn programs_needing_more_than_the_small_stack_evaluate_alike() {
+        // Right-nested sums keep one value pending per level: 40 at the deepest.
+        let text = format!("{}t{}", "1+(".repeat(39), ")".repeat(39));
+        let e = Expr::parse(&text).unwrap();
+        assert!(e.stack > SMALL_STACK, "{}", e.stack);
+        assert_eq!(e.eval(0.5), 39.5);
+        let e = Expr::parse("0.5*sin(2*PI*t)").unwrap();
+        assert!(e.stack <= SMALL_STACK);
+        assert_eq!(e.eval(0.25).to_bits(), (0.5 * (2.0 * std::f64::consts::PI * 0.25).sin()).to_bits());
     }
 
     #[test]
