@@ -9,7 +9,7 @@ use stiction::study::{write_csv, Study};
 
 fn main() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/karnopp_fig4.json");
-    let base = stiction::set::read_json(&path).expect("example");
+    let base = stiction::set::read_doc(&path).expect("example");
     let dir = stiction::set::base_dir(&path);
     let vary = ["spring1.K=200:600:10".to_string(), "stack.upper.F=5:14:10".to_string()];
     let outputs = ["v1=final,max".to_string(), "q2=final".to_string()];
