@@ -188,3 +188,29 @@ fn connections_and_names_read_from_the_text_keep_their_paths() {
     let e = load(&twice);
     assert!(e.contains("components.floor") && e.contains("two components are named 'floor'"), "{e}");
 }
+
+/// The file is read under `--set` as it is read without: two components of one name are
+/// refused either way (a JSON object would keep the last silently), and an override
+/// elsewhere does not hide it.
+#[test]
+fn two_components_of_one_name_are_refused_with_and_without_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.json");
+    std::fs::write(
+        &path,
+        r#"{"solver": {"step": 0.001, "stop_time": 0.01},
+            "components": {"m": {"type": "mass", "mass": 1}, "f": {"type": "force_source", "force": 1},
+                           "m": {"type": "mass", "mass": 2}},
+            "connections": [{"from": "f.body", "to": "m"}]}"#,
+    )
+    .unwrap();
+    let out_csv = dir.path().join("out.csv");
+    for sets in [&[][..], &["--set", "f.force=2"][..], &["--set", "m.mass=3"][..]] {
+        let mut args = vec!["run", path.to_str().unwrap(), "-o", out_csv.to_str().unwrap()];
+        args.extend_from_slice(sets);
+        let out = cli(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sets:?}: {err}");
+        assert!(err.contains("two components are named 'm'"), "{sets:?}: {err}");
+    }
+}
