@@ -34,9 +34,8 @@ use nalgebra::Vector3;
 
 mod balance;
 mod events;
-use balance::Balance;
+use balance::{Balance, Clock};
 pub use events::EventCounts;
-use std::time::Instant;
 
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {
@@ -396,7 +395,7 @@ impl Simulator {
             let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
             let mut forces = SlotForces { force: force.buf, moment: moment.buf };
             let mut finite = true;
-            let (first, mut since) = (range.start, split.timing.then(Instant::now));
+            let mut clock = Clock::start(split.timing, range.start);
             for (group, part) in groups_in(&sched.imp_groups, range) {
                 for a in part.clone().step_by(CHUNK) {
                     let chunk = a..(a + CHUNK).min(part.end);
@@ -416,9 +415,7 @@ impl Simulator {
                         )
                         .map_err(|(k, f)| (group.start + k, f))?;
                     finite &= combine.apply(&x_y[ya - nx..yb - nx], &mut acc.buf[ya - y0..yb - y0], next);
-                    if let Some(t) = since {
-                        since = Some(balance::record(&mut cost.0[chunk.start - first..chunk.end - first], t));
-                    }
+                    clock.chunk(cost.0, chunk.clone());
                 }
             }
             Ok(finite)
@@ -455,7 +452,7 @@ impl Simulator {
         let leaf = |range: std::ops::Range<usize>, (phi, acc, next, cost): Parts<'_>| {
             let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
             let mut finite = true;
-            let (first, mut since) = (range.start, split.timing.then(Instant::now));
+            let mut clock = Clock::start(split.timing, range.start);
             for (group, part) in groups_in(&sched.adm_groups, range) {
                 for a in part.clone().step_by(CHUNK) {
                     let chunk = a..(a + CHUNK).min(part.end);
@@ -476,9 +473,7 @@ impl Simulator {
                     if combine.ends_step() {
                         group.batch.post_step(members, next);
                     }
-                    if let Some(t) = since {
-                        since = Some(balance::record(&mut cost.0[chunk.start - first..chunk.end - first], t));
-                    }
+                    clock.chunk(cost.0, chunk.clone());
                 }
             }
             Ok(finite)

@@ -5,6 +5,7 @@
 //! contacts and a six-joint geared robot differ in cost a hundredfold, so two halves of
 //! equal count can hold very different work. Where a phase is cut never changes a result.
 
+use std::ops::Range;
 use std::time::Instant;
 
 /// Steps whose chunks are timed; each component's work is the least time seen, so that a
@@ -104,9 +105,30 @@ fn running_sum(cost: &[u32], sum: &mut Vec<u64>) {
     }
 }
 
+/// The chunk clock of one part of a phase (components from `first` on), running only in a
+/// timed step.
+pub(super) struct Clock {
+    first: usize,
+    since: Option<Instant>,
+}
+
+impl Clock {
+    pub(super) fn start(timing: bool, first: usize) -> Clock {
+        Clock { first, since: timing.then(Instant::now) }
+    }
+
+    /// The chunk of components `members` is done: its time, per member, into `cost` (the
+    /// part's costs, from `first`).
+    pub(super) fn chunk(&mut self, cost: &mut [u32], members: Range<usize>) {
+        if let Some(t) = self.since {
+            self.since = Some(record(&mut cost[members.start - self.first..members.end - self.first], t));
+        }
+    }
+}
+
 /// Record the time since `since` as the cost of the chunk whose members' costs are `cost`
 /// (each keeps the least per-member time seen); returns now, the next chunk's start.
-pub(super) fn record(cost: &mut [u32], since: Instant) -> Instant {
+fn record(cost: &mut [u32], since: Instant) -> Instant {
     let now = Instant::now();
     if !cost.is_empty() {
         let per = (now - since).as_nanos() * 16 / cost.len() as u128;
