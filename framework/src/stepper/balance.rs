@@ -5,6 +5,7 @@
 //! contacts and a six-joint geared robot differ in cost a hundredfold, so two halves of
 //! equal count can hold very different work. Where a phase is cut never changes a result.
 
+use crate::parallel::Work;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -29,8 +30,11 @@ pub(crate) struct Balance {
     adm_cost: Vec<u32>,
     /// Once timed: the work of the components before each (one more entry than
     /// components); empty before, and then phases are cut by count.
-    pub(super) imp_work: Vec<u64>,
-    pub(super) adm_work: Vec<u64>,
+    imp_work: Vec<u64>,
+    adm_work: Vec<u64>,
+    /// Once timed: a component's mean work (0 before).
+    imp_mean: u64,
+    adm_mean: u64,
 }
 
 impl Balance {
@@ -52,13 +56,15 @@ impl Balance {
     }
 
     /// The impedances' costs to time into (empty when not `timing`) and their work.
-    pub(super) fn impedances(&mut self, timing: bool) -> (&mut [u32], &[u64]) {
-        (if timing { &mut self.imp_cost } else { &mut [] }, &self.imp_work)
+    pub(super) fn impedances(&mut self, timing: bool) -> (&mut [u32], Work<'_>) {
+        let work = Work { before: &self.imp_work, mean: self.imp_mean };
+        (if timing { &mut self.imp_cost } else { &mut [] }, work)
     }
 
     /// The admittances' costs to time into (empty when not `timing`) and their work.
-    pub(super) fn admittances(&mut self, timing: bool) -> (&mut [u32], &[u64]) {
-        (if timing { &mut self.adm_cost } else { &mut [] }, &self.adm_work)
+    pub(super) fn admittances(&mut self, timing: bool) -> (&mut [u32], Work<'_>) {
+        let work = Work { before: &self.adm_work, mean: self.adm_mean };
+        (if timing { &mut self.adm_cost } else { &mut [] }, work)
     }
 
     /// A timed step is over: after the last, the running sums replace the costs.
@@ -67,7 +73,10 @@ impl Balance {
         if self.timed == TIMED_STEPS {
             running_sum(&self.imp_cost, &mut self.imp_work);
             running_sum(&self.adm_cost, &mut self.adm_work);
-            for work in [&mut self.imp_work, &mut self.adm_work] {
+            for (work, mean) in [(&mut self.imp_work, &mut self.imp_mean), (&mut self.adm_work, &mut self.adm_mean)] {
+                if let (Some(&total), n) = (work.last(), work.len().saturating_sub(1)) {
+                    *mean = (total / n.max(1) as u64).max(1);
+                }
                 if even(work) {
                     work.clear();
                 }
