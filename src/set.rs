@@ -296,10 +296,16 @@ pub fn doc_of(path: &Path, text: &str) -> stiction_framework::Result<Doc> {
         Err(e) => e,
     };
     let value = parse_json(path, text)?;
-    Err(match system_from_value(value, path, &base_dir(path)) {
+    Err(not_an_object(value, path, &base_dir(path), &e))
+}
+
+/// Why the JSON `value` of `file`, which [`Doc::parse`] refused (`why`) as not an object,
+/// is not a system: the loader's error, as for the same file read whole.
+pub fn not_an_object(value: Value, file: &Path, base_dir: &Path, why: &serde_json::Error) -> Error {
+    match system_from_value(value, file, base_dir) {
         Err(reference) => reference,
-        Ok(_) => Error::invalid("(top level)", e.to_string()).in_file(path.display().to_string()),
-    })
+        Ok(_) => Error::invalid("(top level)", why.to_string()).in_file(file.display().to_string()),
+    }
 }
 
 /// A system file's text (errors name the file); a regular file within the loader's size limit.

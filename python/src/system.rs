@@ -150,16 +150,13 @@ impl CoreSystem {
     fn from_json(text: &str, file: PathBuf, base_dir: PathBuf) -> PyResult<CoreSystem> {
         let doc = match Doc::parse(text) {
             Ok(doc) => doc,
-            Err(_) => {
+            Err(why) => {
                 // Not a JSON object: the JSON reader's error, or else the loader's.
                 let value: Value = serde_json::from_str(text).map_err(|e| {
                     let f = file.display().to_string();
                     crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
                 })?;
-                let e = stiction::set::system_from_value(value, &file, &base_dir).err();
-                let e =
-                    e.unwrap_or_else(|| stiction_framework::Error::invalid("(top level)", "expected a JSON object"));
-                return Err(from_framework(&e));
+                return Err(from_framework(&stiction::set::not_an_object(value, &file, &base_dir, &why)));
             }
         };
         CoreSystem::new(doc, file, base_dir)
@@ -175,7 +172,7 @@ impl CoreSystem {
 
     /// The JSON document: its text as read, with the values of `with_set` in place.
     fn to_json(&self) -> String {
-        self.doc.text()
+        self.doc.text().into_owned()
     }
 
     #[getter]

@@ -14,6 +14,7 @@ use super::{apply_value, Assignment, Document, Segment, SetError};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
@@ -89,12 +90,13 @@ impl Doc {
         Ok(Doc { index: Arc::new(index), edits: Vec::new() })
     }
 
-    /// The document as JSON text: the original with every edited value in place.
-    pub fn text(&self) -> String {
+    /// The document as JSON text: the original (borrowed when nothing is edited) with every
+    /// edited value in place.
+    pub fn text(&self) -> Cow<'_, str> {
         let ix = &*self.index;
         let text = &*ix.text;
         if self.edits.is_empty() {
-            return text.to_string();
+            return Cow::Borrowed(text);
         }
         // Replacements of existing values, and insertions before a closing brace.
         let mut splices: Vec<(Range<usize>, String)> = Vec::new();
@@ -131,7 +133,7 @@ impl Doc {
             at = r.end;
         }
         out.push_str(&text[at..]);
-        out
+        Cow::Owned(out)
     }
 
     /// The document as a `Value` (for the readers that take one).
