@@ -43,9 +43,12 @@ fn one(n: usize, path: &std::path::Path) {
     let (mut sim2, _) = stiction::load(path).expect("load").into_simulator(2).expect("compile");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
     let serial = if sim2.is_parallel() { "" } else { " (serial)" };
+    // Stepped as `run` steps: the other thread waits for the phases awake.
     let fw2 = pool.install(|| {
-        sim2.step().expect("step");
-        time_per_call(reps, steps, || sim2.step().expect("step"))
+        sim2.with_threads_awake(|sim| {
+            sim.step().expect("step");
+            time_per_call(reps, steps, || sim.step().expect("step"))
+        })
     });
     drop(sim2);
     let mut fused = FusedChain::new(n, ChainParams::standard(), 1e-4);

@@ -33,9 +33,12 @@ fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
     let (mut sim2, _) = stiction::load(path).expect("load").into_simulator(2).expect("compile");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
     let serial = if sim2.is_parallel() { "" } else { " (serial)" };
+    // Stepped as `run` steps: the other thread waits for the phases awake.
     let two = pool.install(|| {
-        sim2.step().expect("step");
-        time_per_call(reps, steps, || sim2.step().expect("step"))
+        sim2.with_threads_awake(|sim| {
+            sim.step().expect("step");
+            time_per_call(reps, steps, || sim.step().expect("step"))
+        })
     });
     let per = one * 1e6 / components as f64;
     let growth = first.map(|f| format!("{:.2}", per / f)).unwrap_or_else(|| "1 (baseline)".into());

@@ -6,6 +6,7 @@
 //! shared between components, so results do not depend on the number of threads.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Mutable buffers of a range of components that can be cut in two at a component
 /// boundary, e.g. a [`Cut`] or a tuple of them.
@@ -123,7 +124,7 @@ impl<'w> Splits<'w> {
                 (range.start + i).clamp(lo, hi)
             }
             _ => {
-                let lead = if self.work.mean > 0 { self.lead / 2 / self.work.mean } else { 0 };
+                let lead = (self.lead / 2).checked_div(self.work.mean).unwrap_or(0);
                 (range.start + range.len() / 2 + lead as usize).clamp(lo, hi)
             }
         }
@@ -172,6 +173,69 @@ where
     }
 }
 
+/// Run `f` (a run's loop of steps) while the pool's other threads wait for its parallel
+/// phases awake: each runs a job that takes the phases' parts as soon as they are offered
+/// ([`rayon::yield_now`]) and spins in between, until `f` returns. Left to themselves, rayon's
+/// idle threads sleep about 16 µs after their last part, and a sleeping thread takes a
+/// futex wake of 5 to 14 µs before it starts the next phase's part. Only when `active` and
+/// this is a thread of a pool of more than one.
+/// Run `f` (a loop of steps) while the pool's other threads wait for its parallel phases
+/// awake: each runs a job that takes the phases' parts as soon as they are offered
+/// ([`rayon::yield_now`]) and spins in between, until `f` returns. Left to themselves,
+/// rayon's idle threads sleep about 16 µs after their last part, and a sleeping thread
+/// needs a futex wake of 5 to 14 µs before it starts the next phase's part; on a busy host
+/// that happens at most joins. Only when `active`, on a thread of a pool of more than one,
+/// and not inside another `awake` (whose threads are awake already).
+pub(crate) fn awake<R>(active: bool, f: impl FnOnce() -> R) -> R {
+    let owner = rayon::current_thread_index();
+    let others = rayon::current_num_threads().saturating_sub(1);
+    if !active || owner.is_none() || others == 0 || AWAKE.get() {
+        return f();
+    }
+    let done = AtomicBool::new(false);
+    rayon::in_place_scope(|s| {
+        for _ in 0..others {
+            s.spawn(|_| wait_awake(&done));
+        }
+        // Ended when `f` returns or unwinds, so the scope's wait for the jobs ends too.
+        let _end = End(&done);
+        AWAKE.set(true);
+        f()
+    })
+}
+
+/// Ends an [`awake`]: its thread leaves it and the waiting jobs return.
+struct End<'a>(&'a AtomicBool);
+
+impl Drop for End<'_> {
+    fn drop(&mut self) {
+        AWAKE.set(false);
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+thread_local! {
+    /// This thread runs the loop of an [`awake`] or waits awake for one.
+    static AWAKE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The job of [`awake`] on another thread: run the parts offered until `done`. A thread
+/// that is itself in an `awake` (the owner, which takes back a job no other thread took
+/// while it waits for a part, or a thread of another simulation's loop) returns at once,
+/// so no thread waits for a loop below it on its own stack.
+fn wait_awake(done: &AtomicBool) {
+    if AWAKE.get() {
+        return;
+    }
+    AWAKE.set(true);
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::hint::spin_loop();
+        }
+    }
+    AWAKE.set(false);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +281,78 @@ mod tests {
         });
         assert_eq!(run, Ok(true));
         assert!(seen.iter().all(|&c| c == 1));
+    }
+
+    /// `f` on a thread of its own; fails if it has not ended within a minute (a deadlock).
+    fn ends<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()));
+        rx.recv_timeout(std::time::Duration::from_secs(60)).expect("ended within a minute")
+    }
+
+    /// `phases` parallel phases over 0..n; how many times each component ran.
+    fn phases(n: usize, phases: usize) -> Vec<u32> {
+        let mut seen = vec![0u32; n];
+        for _ in 0..phases {
+            let run = split_run(0..n, Each(&mut seen), Splits::new(true, 8), &|r: Range<usize>, each: Each<u32>| {
+                assert_eq!(each.0.len(), r.len());
+                for c in each.0.iter_mut() {
+                    *c += 1;
+                    // A little work, so that the threads wait for each other's parts.
+                    (0..50).for_each(|i| _ = std::hint::black_box(i));
+                }
+                Ok::<_, ()>(true)
+            });
+            assert_eq!(run, Ok(true));
+        }
+        seen
+    }
+
+    #[test]
+    fn awake_runs_every_part_once_and_returns_on_any_pool() {
+        for threads in [1, 2, 3] {
+            let seen = ends(move || {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| awake(true, || phases(1000, 50)))
+            });
+            assert!(seen.iter().all(|&c| c == 50), "{threads} threads");
+        }
+        // Outside a pool, and not active: `f` as it is.
+        assert_eq!(awake(true, || 7), 7);
+        assert_eq!(awake(false, || phases(100, 2)), vec![2; 100]);
+    }
+
+    #[test]
+    fn two_awake_loops_at_once_on_one_pool_both_end() {
+        for threads in [2, 3] {
+            // Started again and again, so the two loops' jobs meet in many orders.
+            let runs = ends(move || {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let two = || rayon::join(|| awake(true, || phases(3000, 5)), || awake(true, || phases(2000, 7)));
+                (0..200).map(|_| pool.install(two)).collect::<Vec<_>>()
+            });
+            for (a, b) in runs {
+                assert!(a.iter().all(|&c| c == 5) && b.iter().all(|&c| c == 7), "{threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn a_panic_in_an_awake_loop_reaches_the_caller() {
+        let caught = ends(|| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| {
+                    awake(true, || -> Vec<u32> {
+                        phases(1000, 20);
+                        panic!("a component failed")
+                    })
+                })
+            }));
+            // The pool is free again afterwards.
+            (caught.is_err(), pool.install(|| awake(true, || phases(1000, 3))))
+        });
+        assert!(caught.0);
+        assert!(caught.1.iter().all(|&c| c == 3));
     }
 }

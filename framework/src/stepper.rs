@@ -270,6 +270,13 @@ impl Simulator {
         }
     }
 
+    /// Run `f` (a loop of steps) on this simulator while, if its phases run in parallel, the
+    /// pool's other threads wait for them awake instead of falling asleep between phases
+    /// (crate::parallel::awake). [`run`](Self::run) steps this way.
+    pub fn with_threads_awake<R>(&mut self, f: impl FnOnce(&mut Simulator) -> R) -> R {
+        crate::parallel::awake(self.split.parallel, || f(self))
+    }
+
     /// Whether the phases of a step run in parallel.
     pub fn is_parallel(&self) -> bool {
         self.split.parallel

@@ -86,44 +86,48 @@ impl Simulator {
         let stoppers = self.stop_sources();
         let mut stopped = None;
         let now = |sim: &Simulator| sim.time() + 1e-9 * sim.step_size();
-        while self.k < total && !stop() {
-            // A request made while sampling the last row (or due now) ends the run here.
-            if !stoppers.is_empty() {
-                if let Some(why) = self.stop_due(&stoppers, now(self)) {
-                    stopped = Some(why);
-                    break;
-                }
-            }
-            if let Err(e) = self.step() {
-                // A failure after a component asked to stop ends the run at the last row.
-                match self.stop_due(&stoppers, f64::INFINITY) {
-                    Some(why) => {
+        // On several threads, they wait for the phases awake between steps and rows.
+        self.with_threads_awake(|sim| -> Result<()> {
+            while sim.k < total && !stop() {
+                // A request made while sampling the last row (or due now) ends the run here.
+                if !stoppers.is_empty() {
+                    if let Some(why) = sim.stop_due(&stoppers, now(sim)) {
                         stopped = Some(why);
                         break;
                     }
-                    None => return Err(e),
+                }
+                if let Err(e) = sim.step() {
+                    // A failure after a component asked to stop ends the run at the last row.
+                    match sim.stop_due(&stoppers, f64::INFINITY) {
+                        Some(why) => {
+                            stopped = Some(why);
+                            break;
+                        }
+                        None => return Err(e),
+                    }
+                }
+                // A request due before this step's end: its row is not written.
+                if !stoppers.is_empty() {
+                    if let Some(why) = sim.stop_due(&stoppers, sim.time() - 0.5 * sim.step_size()) {
+                        stopped = Some(why);
+                        break;
+                    }
+                }
+                if sim.k % every == 0 {
+                    emit(sim, &mut values)?;
+                }
+                if !stoppers.is_empty() {
+                    if let Some(why) = sim.stop_due(&stoppers, now(sim)) {
+                        stopped = Some(why);
+                        break;
+                    }
+                }
+                if sim.k % report_every == 0 {
+                    progress(sim.k as f64 / total as f64);
                 }
             }
-            // A request due before this step's end: its row is not written.
-            if !stoppers.is_empty() {
-                if let Some(why) = self.stop_due(&stoppers, self.time() - 0.5 * self.step_size()) {
-                    stopped = Some(why);
-                    break;
-                }
-            }
-            if self.k % every == 0 {
-                emit(self, &mut values)?;
-            }
-            if !stoppers.is_empty() {
-                if let Some(why) = self.stop_due(&stoppers, now(self)) {
-                    stopped = Some(why);
-                    break;
-                }
-            }
-            if self.k % report_every == 0 {
-                progress(self.k as f64 / total as f64);
-            }
-        }
+            Ok(())
+        })?;
         if self.k >= total {
             progress(1.0);
         }
