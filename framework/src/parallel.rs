@@ -6,7 +6,7 @@
 //! shared between components, so results do not depend on the number of threads.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Mutable buffers of a range of components that can be cut in two at a component
 /// boundary, e.g. a [`Cut`] or a tuple of them.
@@ -146,14 +146,61 @@ where
     let mid = splits.cut(&range);
     let (p1, p2) = parts.split(range.start, mid);
     let half = Splits { left: splits.left / 2, lead: 0, ..splits };
+    let second = Second::default();
     let (r1, r2) = rayon::join_context(
-        |_| split_run(range.start..mid, p1, half, leaf),
+        |_| {
+            let r = split_run(range.start..mid, p1, half, leaf);
+            second.wait();
+            r
+        },
         |ctx| {
+            let _running = second.start(ctx.migrated());
             let taken = Splits { left: splits.threads.max(half.left), ..half };
             split_run(mid..range.end, p2, if ctx.migrated() { taken } else { half }, leaf)
         },
     );
     Ok(r1? & r2?)
+}
+
+/// The second half of a [`split_run`] cut, as the thread that runs the first half sees it:
+/// 0 not started on another thread, 1 running there, 2 ended.
+#[derive(Default)]
+struct Second(AtomicU8);
+
+impl Second {
+    /// Called by the thread that runs the second half; it ends (even by a panic) when the
+    /// guard is dropped.
+    fn start(&self, migrated: bool) -> Ended<'_> {
+        if migrated {
+            self.0.store(1, Ordering::Release);
+        }
+        Ended(&self.0)
+    }
+
+    /// In an [`awake`] loop, wait for the second half that another thread runs awake: take
+    /// parts that are offered ([`rayon::yield_now`]: the pieces of that half, cut again) and
+    /// spin, where rayon's join would wait the same way but fall asleep after about 16 µs
+    /// and need a futex wake when the half ends. A half not started elsewhere is left to the
+    /// join, which runs it here.
+    fn wait(&self) {
+        if !AWAKE.get() {
+            return;
+        }
+        while self.0.load(Ordering::Acquire) == 1 {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Marks the second half of a cut ended when dropped.
+struct Ended<'a>(&'a AtomicU8);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.store(2, Ordering::Release);
+    }
 }
 
 /// `a` and `b` on two threads ([`rayon::join`]) when the pool has more than one; otherwise
@@ -335,6 +382,36 @@ mod tests {
                 assert!(a.iter().all(|&c| c == 5) && b.iter().all(|&c| c == 7), "{threads} threads");
             }
         }
+    }
+
+    #[test]
+    fn a_panic_in_a_part_of_an_awake_loop_reaches_the_caller() {
+        // The last component fails once it runs on the thread that did not start the loop:
+        // in the half that thread took, which the first thread waits for awake.
+        let caught = ends(|| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let mut seen = vec![0u32; 1000];
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| {
+                    let owner = rayon::current_thread_index();
+                    awake(true, || {
+                        for _ in 0..1000 {
+                            let _ = split_run(0..1000, Each(&mut seen), Splits::new(true, 8), &|r: Range<usize>, _| {
+                                for c in r {
+                                    (0..50).for_each(|i| _ = std::hint::black_box(i));
+                                    let other = rayon::current_thread_index() != owner;
+                                    assert!(!(c == 999 && other), "a component failed");
+                                }
+                                Ok::<_, ()>(true)
+                            });
+                        }
+                    })
+                })
+            }));
+            (caught.is_err(), pool.install(|| awake(true, || phases(1000, 3))))
+        });
+        assert!(caught.0, "the other thread never took the last part");
+        assert!(caught.1.iter().all(|&c| c == 3));
     }
 
     #[test]
