@@ -224,6 +224,7 @@ fn load(path: &Path, text: Option<&str>) -> Result<System, Failure> {
     Ok(stiction::load_read(path, text)?)
 }
 
+#[allow(clippy::too_many_arguments)] // the `run` subcommand's options, one argument each
 fn run(
     path: &Path,
     output: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! Issue 14, item 5: in every example without sources (no force or velocity source, no
-//! moving wall, no FMU; a constant applied force or torque is set to 0), the total energy (kinetic + gravity
-//! + elastic, `Simulator::energy`) never grows over a step in which no penalty contact
-//! opens or closes (`Simulator::contact_sides`). The examples that `check --strict`
+//! moving wall, no FMU; a constant applied force or torque is set to 0), the total energy
+//! (kinetic, gravity and elastic, `Simulator::energy`) never grows over a step in which no
+//! penalty contact opens or closes (`Simulator::contact_sides`). The examples that `check --strict`
 //! refuses (built to show an instability) are left out, as they must grow. `cargo test --release --test
 //! example_energy -- --nocapture` prints the largest rise per example.
 

@@ -479,7 +479,11 @@ enum Expr {
     F2(&'static str, Box<Expr>, Box<Expr>),
 }
 
-const F1: &[(&str, fn(f64) -> f64)] = &[
+/// A named function of one argument, and one of two.
+type Fn1 = (&'static str, fn(f64) -> f64);
+type Fn2 = (&'static str, fn(f64, f64) -> f64);
+
+const F1: &[Fn1] = &[
     ("sin", f64::sin),
     ("cos", f64::cos),
     ("tan", f64::tan),
@@ -491,8 +495,7 @@ const F1: &[(&str, fn(f64) -> f64)] = &[
     ("tanh", f64::tanh),
     ("floor", f64::floor),
 ];
-const F2: &[(&str, fn(f64, f64) -> f64)] =
-    &[("min", f64::min), ("max", f64::max), ("atan2", f64::atan2), ("pow", f64::powf)];
+const F2: &[Fn2] = &[("min", f64::min), ("max", f64::max), ("atan2", f64::atan2), ("pow", f64::powf)];
 
 impl Expr {
     fn random(rng: &mut fastrand::Rng, depth: u32) -> Expr {

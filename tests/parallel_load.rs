@@ -88,10 +88,13 @@ fn reordered(system: &Value, keys: &[&str]) -> Value {
     Value::Object(m)
 }
 
+/// (name, type) of each component.
+type Named = Vec<(String, String)>;
+
 /// Load `system` outside any pool (the CLI's case: the file is read once, each chunk of
 /// components built on the global pool while the next is read): the components and the
 /// initial state of the compiled system, or the error message.
-fn load_outside_pools(system: &Value) -> Result<(Vec<(String, String)>, Vec<f64>), String> {
+fn load_outside_pools(system: &Value) -> Result<(Named, Vec<f64>), String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain.json");
     std::fs::write(&path, system.to_string()).unwrap();

@@ -139,7 +139,8 @@ fn stops_are_exact_and_converge_under_rk4() {
                               "load": {"type": "force_source", "force": -20.0}},
                "connections": [{"from": "load.body", "to": "g.output"}]})
     };
-    let cases: [(&str, &dyn Fn(f64) -> Value, Option<f64>); 3] =
+    type System<'a> = &'a dyn Fn(f64) -> Value;
+    let cases: [(&str, System, Option<f64>); 3] =
         [("kikuuwe_a", &a, Some(0.7 / 9.0)), ("kikuuwe_b", &b, None), ("gear", &gear, None)];
     for (name, system, analytic) in cases {
         let mut stops = Vec::new();

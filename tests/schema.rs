@@ -37,7 +37,7 @@ fn the_cli_prints_a_valid_draft_2020_12_schema() {
     assert!(mass["properties"]["mass"]["description"].as_str().unwrap().ends_with("[kg]"));
     assert_eq!(mass["properties"]["law"]["enum"], json!(["coulomb", "stribeck", "table"]));
     assert_eq!(mass["properties"]["law"]["default"], json!("coulomb"));
-    assert_eq!(mass["properties"]["init"]["properties"]["v"]["description"].as_str().unwrap().ends_with("[m/s]"), true);
+    assert!(mass["properties"]["init"]["properties"]["v"]["description"].as_str().unwrap().ends_with("[m/s]"));
 }
 
 fn find_branch<'a>(schema: &'a Value, ty: &str) -> &'a Value {
@@ -79,7 +79,8 @@ fn wrong_keys_types_choices_and_ranges_fail() {
     let good: Value =
         serde_json::from_str(&std::fs::read_to_string(example("model_a_fig6_T1e-3.json")).unwrap()).unwrap();
     assert!(v.is_valid(&good));
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit)> = vec![
         ("top-level key", Box::new(|d| d["solvr"] = json!({}))),
         ("solver key", Box::new(|d| d["solver"]["stepp"] = json!(1e-3))),
         ("component key", Box::new(|d| d["components"]["block"]["mas"] = json!(1))),

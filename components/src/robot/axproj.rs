@@ -154,7 +154,7 @@ pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p
         let hi = aii * lambda_s(phi[i], rho).abs();
         // A = h M̂⁻¹ is positive definite in theory; garbage from a numerically singular M̂
         // (e.g. link positions ~1e15 m) must not reach `clamp`, which panics if lo > hi.
-        if !(lo <= hi) {
+        if lo.partial_cmp(&hi).is_none_or(|o| o.is_gt()) {
             return None;
         }
         y[i] = v[i].clamp(lo, hi);

@@ -203,7 +203,8 @@ pub const MAX_SUBSTEPS: f64 = 1e6;
 /// an error beyond [`MAX_SUBSTEPS`].
 pub fn substeps(h: f64, substep: f64) -> Result<usize, String> {
     let n = (h / substep * (1.0 - 1e-12)).ceil();
-    if !(n <= MAX_SUBSTEPS) {
+    // Also refuses NaN.
+    if n.partial_cmp(&MAX_SUBSTEPS).is_none_or(|o| o.is_gt()) {
         return Err(format!(
             "the step h = {h} s needs {n:e} sub-steps of substep = {substep} s; the budget is {MAX_SUBSTEPS:e} per \
              doStep (raise substep or shorten the step)"

@@ -326,6 +326,10 @@ enum Column {
     Conn { from: (usize, usize), gain: f64 },
 }
 
+/// Columns read from one FMU's variables of one type: (unit, type, value references,
+/// column positions).
+type ReadGroup = (usize, VarType, Vec<u32>, Vec<Option<usize>>);
+
 /// A loaded FMU-only system, instantiated and initialized at t = 0, ready to run.
 pub struct FmuSystem {
     pub name: String,
@@ -350,7 +354,7 @@ pub struct FmuSystem {
     labels: Vec<String>,
     columns: Vec<Column>,
     /// Columns read from FMUs: (unit, type, value references, column positions).
-    groups: Vec<(usize, VarType, Vec<u32>, Vec<Option<usize>>)>,
+    groups: Vec<ReadGroup>,
     tolerance: f64,
     max_iterations: usize,
     /// Communication steps taken.
@@ -1556,7 +1560,7 @@ fn output_columns(out: Option<&Value>, units: &[Unit], conns: &[Conn], step: f64
     };
     let mut labels = Vec::new();
     let mut columns = Vec::new();
-    let mut groups: Vec<(usize, VarType, Vec<u32>, Vec<Option<usize>>)> = Vec::new();
+    let mut groups: Vec<ReadGroup> = Vec::new();
     for (label, r, at) in signals {
         let Some((fmu, var)) = r.split_once('.') else {
             return Err(Error::invalid(at, format!("expected \"fmu.variable\", got \"{r}\"")));

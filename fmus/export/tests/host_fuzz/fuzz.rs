@@ -560,7 +560,7 @@ impl Host {
             Call::States { slot, set, count } => {
                 let Some(s) = self.slot(*slot) else { return };
                 let (n, _) = Self::counts(2, *count);
-                let mut buf = vec![0.25f64; n.min(1 << 16).max(1)];
+                let mut buf = vec![0.25f64; n.clamp(1, 1 << 16)];
                 // SAFETY: buffers of n elements where n is accepted, else refused unread.
                 let st = unsafe {
                     match (s.fmi3, set) {
