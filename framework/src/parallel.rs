@@ -126,6 +126,14 @@ impl<'w> Splits<'w> {
         !self.work.before.is_empty()
     }
 
+    /// How many threads' parts the two halves of a cut get: `left / 2` each by rayon's
+    /// adaptive rule; one part per thread otherwise, so with an odd count the second half
+    /// gets one more (and is cut by count in that proportion).
+    fn shares(&self) -> (usize, usize) {
+        let first = self.left / 2;
+        (first, if self.fine() { first } else { self.left - first })
+    }
+
     /// Where to cut `range` (of at least 2·min components): at least `min` on each side.
     fn cut(&self, range: &Range<usize>) -> usize {
         let (lo, hi) = (range.start + self.min, range.end - self.min);
@@ -139,7 +147,9 @@ impl<'w> Splits<'w> {
             }
             _ => {
                 let lead = (self.lead / 2).checked_div(self.work.mean).unwrap_or(0);
-                (range.start + range.len() / 2 + lead as usize).clamp(lo, hi)
+                let (a, b) = self.shares();
+                let first = if self.fine() || a + b == 0 { range.len() / 2 } else { range.len() * a / (a + b) };
+                (range.start + first + lead as usize).clamp(lo, hi)
             }
         }
     }
@@ -159,18 +169,19 @@ where
     }
     let mid = splits.cut(&range);
     let (p1, p2) = parts.split(range.start, mid);
-    let half = Splits { left: splits.left / 2, lead: 0, ..splits };
+    let (l1, l2) = splits.shares();
+    let (first, rest) = (Splits { left: l1, lead: 0, ..splits }, Splits { left: l2, lead: 0, ..splits });
     let second = Second::default();
     let (r1, r2) = rayon::join_context(
         |_| {
-            let r = split_run(range.start..mid, p1, half, leaf);
+            let r = split_run(range.start..mid, p1, first, leaf);
             second.wait();
             r
         },
         |ctx| {
             let _running = second.start(ctx.migrated());
-            let taken = Splits { left: if splits.fine() { splits.threads.max(half.left) } else { half.left }, ..half };
-            split_run(mid..range.end, p2, if ctx.migrated() { taken } else { half }, leaf)
+            let taken = Splits { left: if splits.fine() { splits.threads.max(l2) } else { l2 }, ..rest };
+            split_run(mid..range.end, p2, if ctx.migrated() { taken } else { rest }, leaf)
         },
     );
     Ok(r1? & r2?)
@@ -233,12 +244,6 @@ where
     }
 }
 
-/// Run `f` (a run's loop of steps) while the pool's other threads wait for its parallel
-/// phases awake: each runs a job that takes the phases' parts as soon as they are offered
-/// ([`rayon::yield_now`]) and spins in between, until `f` returns. Left to themselves, rayon's
-/// idle threads sleep about 16 µs after their last part, and a sleeping thread takes a
-/// futex wake of 5 to 14 µs before it starts the next phase's part. Only when `active` and
-/// this is a thread of a pool of more than one.
 /// Run `f` (a loop of steps) while the pool's other threads wait for its parallel phases
 /// awake: each runs a job that takes the phases' parts as soon as they are offered
 /// ([`rayon::yield_now`]) and spins in between ([`Idle`]), until `f` returns. Left to themselves,
@@ -383,6 +388,21 @@ mod tests {
         assert_eq!(parts(Splits { threads, left: threads, ..splits(8) }), 2);
         let uneven = Splits { threads, left: threads, ..splits(8) }.by_work(Work { before: &work, mean: 1 });
         assert!(parts(uneven) >= 4);
+        // Any number of threads: as many parts, the odd one cut in proportion.
+        for threads in [3, 4, 5] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let n = std::sync::atomic::AtomicUsize::new(0);
+            let mut seen = vec![0u8; 1000];
+            let run = pool.install(|| {
+                split_run(0..1000, Each(&mut seen), Splits::new(true, 8), &|r: Range<usize>, _| {
+                    n.fetch_add(1, Ordering::Relaxed);
+                    Ok::<_, ()>(r.len() == 1000 / threads || r.len() == 1000 / threads + 1)
+                })
+            });
+            assert_eq!(run, Ok(true), "{threads} threads: parts of equal size");
+            assert_eq!(n.into_inner(), threads);
+        }
+        assert_eq!(Splits { left: 3, threads: 3, ..splits(1) }.cut(&(0..99)), 33);
     }
 
     /// `f` on a thread of its own; fails if it has not ended within a minute (a deadlock).
