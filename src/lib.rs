@@ -19,6 +19,7 @@ pub use stiction_fmi_master as fmi_master;
 pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
+pub mod inputs;
 pub mod results;
 pub mod schema;
 pub mod set;

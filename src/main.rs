@@ -72,6 +72,11 @@ enum Command {
         /// Refuse to run a system that `stiction check` warns about (exit status 2).
         #[arg(long)]
         strict: bool,
+        /// Drive a system input: NAME=FILE.csv[:COLUMN] (a table of time and value,
+        /// interpolated; COLUMN defaults to NAME) or NAME=EXPR (an expression of t).
+        /// Without it an input keeps its start value. Repeatable.
+        #[arg(long, value_name = "NAME=FILE.csv[:COLUMN]|EXPR")]
+        input: Vec<String>,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
@@ -122,10 +127,12 @@ fn main_inner() -> ExitCode {
             step,
             interface,
             strict,
+            input,
         } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
             let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
-            run(&system, output, plot.map(|p| (p, opts)), threads, parallel_threshold, quiet, &fmu, strict)
+            let run_opts = RunOptions { threads, parallel_threshold, quiet, strict, inputs: &input };
+            run(&system, output, plot.map(|p| (p, opts)), &run_opts, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system, strict } => check(&system, strict),
@@ -224,17 +231,24 @@ fn load(path: &Path, text: Option<&str>) -> Result<System, Failure> {
     Ok(stiction::load_read(path, text)?)
 }
 
-#[allow(clippy::too_many_arguments)] // the `run` subcommand's options, one argument each
+/// The `run` subcommand's options besides the files.
+struct RunOptions<'a> {
+    threads: Option<usize>,
+    parallel_threshold: Option<usize>,
+    quiet: bool,
+    strict: bool,
+    /// `--input NAME=...`, as given.
+    inputs: &'a [String],
+}
+
 fn run(
     path: &Path,
     output: Option<PathBuf>,
     mut plot: Option<(PathBuf, plot::Options)>,
-    threads: Option<usize>,
-    parallel_threshold: Option<usize>,
-    quiet: bool,
+    o: &RunOptions,
     fmu: &fmu_run::FmuRun,
-    strict: bool,
 ) -> Result<(), Failure> {
+    let (threads, parallel_threshold, quiet, strict) = (o.threads, o.parallel_threshold, o.quiet, o.strict);
     let text = match fmu_master::detect(path) {
         fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict),
         fmu_master::Detected::Network(text) => text,
@@ -269,6 +283,10 @@ fn run(
     let name = system.name.clone();
     let file = path.display().to_string();
     let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    for arg in o.inputs {
+        let (name, f) = stiction::inputs::parse_input_arg(arg).map_err(Failure::Input)?;
+        sim.set_input(&name, f).map_err(|e| Failure::Input(anyhow::anyhow!("--input {arg}: {e}")))?;
+    }
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
     }
@@ -354,6 +372,7 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     }
     let (name, method, step, stop, interval) =
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
+    let inputs = system.inputs.clone();
     let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
     let sched = sim.schedule();
     let (na, ni) = sched.counts();
@@ -366,6 +385,19 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
         "  output: every {interval} s: {}",
         plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")
     );
+    for (name, spec) in &inputs {
+        let unit = spec.unit.as_deref().map(|u| format!(" [{u}]")).unwrap_or_default();
+        let doc = spec.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+        println!("  input: {name}{unit}, start {}{doc}", spec.start);
+    }
+    for (name, when) in sim.signals_read() {
+        let when = match when {
+            stiction_framework::When::Input => "a system input, at every stage",
+            stiction_framework::When::Stage => "from the state, at every stage",
+            stiction_framework::When::Held => "at the beginning of each step, held over it",
+        };
+        println!("  signal read: {name} ({when})");
+    }
     let findings = diagnostics(&sim, &plan);
     let mut warnings = 0;
     for d in &findings {

@@ -46,11 +46,19 @@ pub struct SignalInfo {
     pub len: usize,
     pub unit: &'static str,
     pub doc: &'static str,
+    /// Whether the value depends on the admittance's state alone (positions, velocities),
+    /// not on its forces or rates: a time function that reads it then sees it at every RK4
+    /// stage, from that stage's state (framework/src/stepper/bus.rs).
+    pub state: bool,
 }
 
 impl SignalInfo {
     pub const fn new(name: &'static str, len: usize, unit: &'static str, doc: &'static str) -> Self {
-        SignalInfo { name, len, unit, doc }
+        SignalInfo { name, len, unit, doc, state: false }
+    }
+    /// The same signal, marked as read from the state alone ([`SignalInfo::state`]).
+    pub const fn of_state(self) -> Self {
+        SignalInfo { state: true, ..self }
     }
 }
 

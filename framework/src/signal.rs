@@ -12,7 +12,12 @@
 //!   constant outside the table;
 //! - `{"table": "inputs.csv", "column": "fu", "time_column": "time"}` — the same from a CSV
 //!   file with a header row (path relative to the JSON file; `time_column` defaults to
-//!   the first column).
+//!   the first column);
+//! - `{"signal": "arm.q[1]"}` — a signal of the system: a system input (`"inputs"`) or a
+//!   signal of a component (`component.signal[i]`, `component.state[i]`); and inside an
+//!   expression, signal names stand for their values: `"-100*arm.q[1] - 2*arm.v[1]"`.
+//!   The engine writes a signal's value into the [`Wire`] the function reads before each
+//!   stage (framework/src/stepper/bus.rs says when each kind of signal is read).
 
 pub mod expr;
 
@@ -20,14 +25,74 @@ use crate::error::{Error, Result};
 use expr::Expr;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Where a time function reads one signal of the system: a value the engine writes before
+/// the components that read it are evaluated (relaxed atomics: written between phases,
+/// read during them, so the phases' joins order them).
+#[derive(Clone, Debug, Default)]
+pub struct Wire(Arc<AtomicU64>);
+
+impl Wire {
+    /// The value last written (0 before the first).
+    #[inline]
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+    /// Write the value.
+    #[inline]
+    pub fn set(&self, v: f64) {
+        self.0.store(v.to_bits(), Ordering::Relaxed)
+    }
+}
+
+/// A signal read by a time function: its name as written and the JSON path that reads it.
+#[derive(Clone, Debug)]
+pub struct WireUse {
+    pub name: String,
+    pub path: String,
+    pub wire: Wire,
+}
+
+/// The signals the time functions of a system read, collected while it loads (on any
+/// thread; [`Wires::into_sorted`] gives them in JSON-path order, the same for any thread count).
+#[derive(Debug, Default)]
+pub struct Wires(Mutex<Vec<WireUse>>);
+
+impl Wires {
+    /// A new wire for signal `name`, read at JSON path `path`.
+    pub fn add(&self, name: &str, path: &str) -> Wire {
+        let wire = Wire::default();
+        let u = WireUse { name: name.to_string(), path: path.to_string(), wire: wire.clone() };
+        match self.0.lock() {
+            Ok(mut l) => l.push(u),
+            Err(poisoned) => poisoned.into_inner().push(u),
+        }
+        wire
+    }
+    /// Every use, sorted by JSON path (then by name).
+    pub fn into_sorted(self) -> Vec<WireUse> {
+        let mut v = match self.0.into_inner() {
+            Ok(v) => v,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        v.sort_by(|a, b| (&a.path, &a.name).cmp(&(&b.path, &b.name)));
+        v
+    }
+}
 
 /// A scalar function of time.
 #[derive(Clone, Debug)]
 pub enum TimeFunction {
     Constant(f64),
-    Expression { text: String, expr: Box<Expr> },
+    /// An expression of `t` and, when `wires` is not empty, of signals (`wires[i]` holds
+    /// the value of the expression's i-th variable).
+    Expression { text: String, expr: Box<Expr>, wires: Vec<Wire> },
     Piecewise { pieces: Vec<(f64, TimeFunction)>, last: Box<TimeFunction> },
     Table { t: Vec<f64>, v: Vec<f64> },
+    /// The value of a signal of the system.
+    Signal { name: String, wire: Wire },
 }
 
 impl TimeFunction {
@@ -35,7 +100,9 @@ impl TimeFunction {
     pub fn eval(&self, t: f64) -> f64 {
         match self {
             TimeFunction::Constant(c) => *c,
-            TimeFunction::Expression { expr, .. } => expr.eval(t),
+            TimeFunction::Expression { expr, wires, .. } if wires.is_empty() => expr.eval(t),
+            TimeFunction::Expression { expr, wires, .. } => expr.eval_with(t, |i| wires[i].get()),
+            TimeFunction::Signal { wire, .. } => wire.get(),
             TimeFunction::Piecewise { pieces, last } => {
                 for (until, f) in pieces {
                     if t < *until {
@@ -51,7 +118,7 @@ impl TimeFunction {
     /// Parse an expression of `t`.
     pub fn expression(text: &str) -> std::result::Result<TimeFunction, String> {
         let expr = Expr::parse(text).map_err(|e| format!("cannot parse expression '{}': {e}", shorten(text)))?;
-        let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr) };
+        let f = TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), wires: Vec::new() };
         // Evaluate once so obviously broken expressions fail at load time.
         if !f.eval(0.0).is_finite() && !f.eval(1.0).is_finite() {
             return Err(format!("expression '{}' is not finite at t = 0 and t = 1", shorten(text)));
@@ -59,16 +126,62 @@ impl TimeFunction {
         Ok(f)
     }
 
-    /// Parse the JSON forms listed in the module docs. `path` is the JSON path for
-    /// messages; `base` the directory that relative CSV paths are taken from.
+    /// An expression of `t` and signals; each signal it names gets a wire from `wires`
+    /// (read at `path`). Without signal names it is [`expression`](Self::expression).
+    pub fn expression_with_signals(text: &str, path: &str, wires: &Wires) -> std::result::Result<TimeFunction, String> {
+        let expr = Expr::parse_with_signals(text)
+            .map_err(|e| format!("cannot parse expression '{}': {e}", shorten(text)))?;
+        if expr.variables().is_empty() {
+            return TimeFunction::expression(text);
+        }
+        let wires = expr.variables().iter().map(|n| wires.add(n, path)).collect();
+        Ok(TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), wires })
+    }
+
+    /// Whether the function reads a signal of the system.
+    pub fn reads_signals(&self) -> bool {
+        match self {
+            TimeFunction::Signal { .. } => true,
+            TimeFunction::Expression { wires, .. } => !wires.is_empty(),
+            TimeFunction::Piecewise { pieces, last } => {
+                last.reads_signals() || pieces.iter().any(|(_, f)| f.reads_signals())
+            }
+            _ => false,
+        }
+    }
+
+    /// Parse the JSON forms listed in the module docs, signals excluded. `path` is the JSON
+    /// path for messages; `base` the directory that relative CSV paths are taken from.
     pub fn from_json(v: &Value, path: &str, base: &Path) -> Result<TimeFunction> {
+        Self::from_json_in(v, path, base, None)
+    }
+
+    /// [`from_json`](Self::from_json), with signals (`{"signal": ...}`, names in
+    /// expressions) read through wires from `wires` when given.
+    pub fn from_json_in(v: &Value, path: &str, base: &Path, wires: Option<&Wires>) -> Result<TimeFunction> {
         match v {
             Value::Number(n) => {
                 let c = n.as_f64().ok_or_else(|| Error::invalid(path, "not a finite number"))?;
                 Ok(TimeFunction::Constant(c))
             }
-            Value::String(s) => TimeFunction::expression(s).map_err(|m| Error::invalid(path, m)),
+            Value::String(s) => match wires {
+                Some(w) => TimeFunction::expression_with_signals(s, path, w).map_err(|m| Error::invalid(path, m)),
+                None => TimeFunction::expression(s).map_err(|m| Error::invalid(path, m)),
+            },
             Value::Object(map) => {
+                if let Some(sig) = map.get("signal") {
+                    if map.len() != 1 {
+                        return Err(Error::invalid(path, "a signal input has only the key 'signal'"));
+                    }
+                    let name = sig
+                        .as_str()
+                        .filter(|s| !s.is_empty() && s.len() <= 1024)
+                        .ok_or_else(|| Error::invalid(format!("{path}.signal"), "expected a signal name string"))?;
+                    let wires = wires.ok_or_else(|| {
+                        Error::invalid(format!("{path}.signal"), "signals cannot be read here (only in a system's components)")
+                    })?;
+                    return Ok(TimeFunction::Signal { name: name.to_string(), wire: wires.add(name, path) });
+                }
                 if let Some(pw) = map.get("piecewise") {
                     if map.len() != 1 {
                         return Err(Error::invalid(path, "a piecewise function has only the key 'piecewise'"));
@@ -96,7 +209,7 @@ impl TimeFunction {
                             }
                         }
                         let value = obj.get("value").ok_or_else(|| Error::invalid(&pp, "missing 'value'"))?;
-                        let f = TimeFunction::from_json(value, &format!("{pp}.value"), base)?;
+                        let f = TimeFunction::from_json_in(value, &format!("{pp}.value"), base, wires)?;
                         let is_last = i + 1 == arr.len();
                         match (obj.get("until"), is_last) {
                             (Some(_), true) => {
@@ -155,19 +268,17 @@ impl TimeFunction {
                     };
                     Ok(TimeFunction::Table { t, v })
                 } else {
-                    Err(Error::invalid(
-                        path,
-                        "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}",
-                    ))
+                    Err(Error::invalid(path, EXPECTED))
                 }
             }
-            _ => Err(Error::invalid(
-                path,
-                "expected a number, an expression string, {\"piecewise\": ...} or {\"table\": ...}",
-            )),
+            _ => Err(Error::invalid(path, EXPECTED)),
         }
     }
 }
+
+/// What a time function may be, for messages.
+const EXPECTED: &str =
+    "expected a number, an expression string, {\"piecewise\": ...}, {\"table\": ...} or {\"signal\": ...}";
 
 /// The text of an expression for a message: at most 80 characters.
 fn shorten(text: &str) -> String {

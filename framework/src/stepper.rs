@@ -33,6 +33,7 @@ use crate::views::SlotForces;
 use nalgebra::Vector3;
 
 mod balance;
+pub mod bus;
 mod events;
 use balance::{Balance, Clock};
 pub use events::EventCounts;
@@ -56,6 +57,8 @@ pub struct Simulator {
     imp_post: Vec<usize>,
     /// Where parallel phases are cut (stepper/balance.rs).
     balance: Balance,
+    /// The signals time functions read, written before the stages (stepper/bus.rs).
+    pub(crate) bus: bus::Bus,
 }
 
 /// The buffers of a stage besides the stage state.
@@ -254,6 +257,7 @@ impl Simulator {
             events,
             imp_post,
             balance: Balance::default(),
+            bus: bus::Bus::default(),
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         Ok(sim)
@@ -320,8 +324,21 @@ impl Simulator {
         &self.sched
     }
 
+    /// Write the signals time functions read for the state x(k) (the step's first stage
+    /// and an output instant see the same values).
+    pub(crate) fn write_signals_at_x(&mut self) -> Result<()> {
+        if !self.bus.is_empty() {
+            self.write_held()?;
+            self.write_stage(&self.x, self.time());
+        }
+        Ok(())
+    }
+
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
+        if !self.bus.is_empty() {
+            self.write_held()?;
+        }
         self.split.timing = self.split.parallel && self.balance.timing();
         let stepped =
             if self.events.is_some() { events::step_located(self) } else { self.span(self.time(), self.step, true) };
@@ -346,6 +363,10 @@ impl Simulator {
             // Stage r reads x(k) or the stage state the stage before wrote, and writes the
             // next stage state or x(k+1) into the other buffer.
             let (input, buf) = if r == 0 { (Input::X, 0) } else { (Input::Stage, r % 2) };
+            if !self.bus.is_empty() {
+                // The signals the stage's time functions read, from the state it reads.
+                self.write_stage(if r == 0 { &self.x } else { &self.xs[1 - buf] }, t);
+            }
             let out = if buf == 0 { Output::Stage0 } else { Output::Stage1 };
             let finite =
                 self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
@@ -521,6 +542,7 @@ impl Simulator {
     /// that forces (Φ included) and rates are available to signals. Does not change the state.
     pub fn probe(&mut self) -> Result<()> {
         let (t, h) = (self.time(), self.step);
+        self.write_signals_at_x()?;
         self.impedances(Input::X, t, h, Combine::None, Output::Rate)?;
         self.admittances(Input::X, t, h, Combine::None, Output::Rate)?;
         Ok(())

@@ -18,7 +18,7 @@ use crate::network::{Ends, Network, NewNode};
 use crate::output::RunPlan;
 use crate::port::Offset;
 use crate::schedule::Schedule;
-use crate::signal::TimeFunction;
+use crate::signal::{TimeFunction, WireUse, Wires};
 use crate::stepper::Simulator;
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
@@ -55,6 +55,10 @@ pub struct SystemSpec<'a> {
     pub solver: SolverSpec,
     #[serde(default)]
     pub output: OutputSpec,
+    /// The system's inputs: signals fed from outside (`--input`, Python, an exported FMU's
+    /// inputs), by name, in name order.
+    #[serde(default)]
+    pub inputs: BTreeMap<String, InputSpec>,
     /// Each component's name and its raw JSON text, in file order, borrowed from the file
     /// and parsed one at a time while building, so a system of 10⁵ components never holds
     /// its whole value tree (nor a second copy of its text) in memory.
@@ -87,6 +91,8 @@ struct CheckedConnections<'a> {
     solver: IgnoredAny,
     #[serde(default)]
     output: IgnoredAny,
+    #[serde(default)]
+    inputs: IgnoredAny,
     components: IgnoredAny,
     #[serde(default, borrow)]
     connections: Vec<ConnectionSpec<'a>>,
@@ -281,6 +287,20 @@ impl Default for Signals {
     }
 }
 
+/// One input of a system (top-level `"inputs"`): a signal whose value comes from outside.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    /// Unit, for the documentation and the exported FMU (e.g. "N·m").
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// The value before anything sets it (default 0).
+    #[serde(default)]
+    pub start: f64,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
 /// One connection: an impedance port to an admittance port or to `ground`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -440,13 +460,30 @@ pub struct Params<'a> {
     schema: Option<Rc<Schema>>,
     /// Dotted name of this object within the component: "" at the top, "law.", "links[].".
     prefix: String,
+    /// Where time functions register the signals they read (none: signals are refused).
+    wires: Option<&'a Wires>,
 }
 
 impl<'a> Params<'a> {
     /// Reader over `map` at JSON path `path`; relative file names are taken from `base`.
     /// It reads any key (see [`for_type`](Params::for_type) for the checked reader).
     pub fn new(path: impl Into<String>, map: &'a Object<'a>, base: &'a Path) -> Self {
-        Params { path: path.into(), map, used: 0, used_more: Vec::new(), base, schema: None, prefix: String::new() }
+        Params {
+            path: path.into(),
+            map,
+            used: 0,
+            used_more: Vec::new(),
+            base,
+            schema: None,
+            prefix: String::new(),
+            wires: None,
+        }
+    }
+
+    /// Let the time functions this reader reads take signals, registered in `wires`.
+    pub fn with_wires(mut self, wires: &'a Wires) -> Self {
+        self.wires = Some(wires);
+        self
     }
 
     /// The reader the loader gives `ty.build`: reading a key that `ty.params` does not
@@ -469,6 +506,7 @@ impl<'a> Params<'a> {
     fn nested(&self, key: &str, path: String, map: &'a Object<'a>) -> Params<'a> {
         let mut p = Params::new(path, map, self.base);
         p.schema = self.schema.clone();
+        p.wires = self.wires;
         p.prefix = concat(&[&self.prefix, key, "."]);
         p
     }
@@ -717,14 +755,20 @@ impl<'a> Params<'a> {
     pub fn time_fn_or(&mut self, key: &str, default: f64) -> Result<TimeFunction> {
         match self.get(key) {
             None => Ok(TimeFunction::Constant(default)),
-            Some(v) => TimeFunction::from_json(v, &self.key_path(key), self.base),
+            Some(v) => self.time_fn_value(v, &self.key_path(key)),
         }
     }
 
     /// A required time function.
     pub fn time_fn(&mut self, key: &str) -> Result<TimeFunction> {
         let v = self.get(key).ok_or_else(|| self.err(key, "missing required parameter"))?;
-        TimeFunction::from_json(v, &self.key_path(key), self.base)
+        self.time_fn_value(v, &self.key_path(key))
+    }
+
+    /// The time function `v` (any form, signals included when the system's loader gave
+    /// this reader its wires), at JSON path `path`.
+    pub fn time_fn_value(&self, v: &Value, path: &str) -> Result<TimeFunction> {
+        TimeFunction::from_json_in(v, path, self.base, self.wires)
     }
 
     /// Three time functions `[fx, fy, fz]` (each any time-function form), default zeros.
@@ -734,7 +778,7 @@ impl<'a> Params<'a> {
         match self.get(key) {
             None => Ok([zero(), zero(), zero()]),
             Some(Value::Array(a)) if a.len() == 3 => {
-                let f = |i: usize| TimeFunction::from_json(&a[i], &format!("{path}[{i}]"), self.base);
+                let f = |i: usize| self.time_fn_value(&a[i], &format!("{path}[{i}]"));
                 Ok([f(0)?, f(1)?, f(2)?])
             }
             Some(v) => Err(Error::invalid(path, format!("expected three time functions [x, y, z], got {v}"))),
@@ -862,12 +906,13 @@ fn build_component(
     registry: &Registry,
     base: &Path,
     stop_time: f64,
+    wires: &Wires,
 ) -> Result<(NewNode, &'static str)> {
     let path = concat(&["components.", name]);
     check_name(name, &path)?;
     let map = Object::parse(raw).map_err(|e| Error::invalid(&path, e.to_string()))?;
     let map = &map.ok_or_else(|| Error::invalid(&path, "expected an object"))?;
-    build_object(name, path, map, registry, base, stop_time)
+    build_object(name, path, map, registry, base, stop_time, wires)
 }
 
 /// Build component `name`, at JSON path `path`, from its parsed object `map`.
@@ -878,6 +923,7 @@ fn build_object(
     registry: &Registry,
     base: &Path,
     stop_time: f64,
+    wires: &Wires,
 ) -> Result<(NewNode, &'static str)> {
     let type_name = map
         .get("type")
@@ -894,7 +940,7 @@ fn build_object(
     })?;
     let stray = stray_key(ty, &path, map);
     check_step_keys(map.get("communication_step").and_then(Json::as_f64), &path, stop_time)?;
-    let mut p = Params::for_type(ty, path, map, base);
+    let mut p = Params::for_type(ty, path, map, base).with_wires(wires);
     let built = (ty.build)(&mut p);
     // An undocumented key is the builder's fault: report it before the build's own error.
     p.check_documented()?;
@@ -948,6 +994,7 @@ fn check_solver(s: &SolverSpec, output: &OutputSpec) -> Result<f64> {
 
 /// The end of a load: the network validated, the output columns and the system's name
 /// checked.
+#[allow(clippy::too_many_arguments)]
 fn finish_system(
     name: Option<String>,
     output: &OutputSpec,
@@ -956,8 +1003,23 @@ fn finish_system(
     network: Network,
     kinds: Vec<(NodeIndex, &'static str)>,
     file: &Path,
+    inputs: BTreeMap<String, InputSpec>,
+    wires: Wires,
 ) -> Result<System> {
     network.validate()?;
+    for (n, spec) in &inputs {
+        let path = format!("inputs.{n}");
+        check_name(n, &path)?;
+        if n.contains('.') || n.contains('[') || n == "t" || n == "ground" {
+            return Err(Error::invalid(path, "an input's name has no '.' or '[' and is not 't' or 'ground'"));
+        }
+        if network.find(n).is_some() {
+            return Err(Error::invalid(path, format!("a component is also named '{n}'")));
+        }
+        if !spec.start.is_finite() {
+            return Err(Error::invalid(format!("{path}.start"), "must be a finite number"));
+        }
+    }
     let columns: Vec<(String, String)> = match &output.signals {
         Signals::List(v) => v.iter().map(|s| (s.clone(), s.clone())).collect(),
         Signals::Labeled(m) => m
@@ -985,6 +1047,8 @@ fn finish_system(
         threads: s.threads,
         columns,
         kinds,
+        inputs: inputs.into_iter().collect(),
+        wires: wires.into_sorted(),
     })
 }
 
@@ -1002,6 +1066,10 @@ pub struct System {
     pub columns: Vec<(String, String)>,
     /// Each component's node and type name, in file order (the names are the network's).
     kinds: Vec<(NodeIndex, &'static str)>,
+    /// The system's inputs (top-level `"inputs"`), in name order.
+    pub inputs: Vec<(String, InputSpec)>,
+    /// The signals the components' time functions read, in JSON-path order.
+    pub wires: Vec<WireUse>,
 }
 
 impl System {
@@ -1060,7 +1128,10 @@ impl System {
         let serial = rayon::current_num_threads() == 1
             || (rayon::current_thread_index().is_none() && s.threads == Some(1))
             || spec.components.0.len() < PARALLEL_LOAD_MIN;
-        let build = |(name, raw): &(Cow<str>, &RawValue)| build_component(name, raw.get(), registry, base, s.stop_time);
+        let wires = Wires::default();
+        let build = |(name, raw): &(Cow<str>, &RawValue)| {
+            build_component(name, raw.get(), registry, base, s.stop_time, &wires)
+        };
         let add = |network: &mut Network, kinds: &mut Vec<_>, chunk: &[(Cow<str>, &RawValue)], made: &mut Vec<_>| {
             for ((name, _), m) in chunk.iter().zip(made.drain(..)) {
                 let (node, ty) = m?;
@@ -1106,7 +1177,7 @@ impl System {
                 });
             }
         }
-        finish_system(spec.name, &spec.output, s, interval, network, kinds, file)
+        finish_system(spec.name, &spec.output, s, interval, network, kinds, file, spec.inputs, wires)
     }
 
     /// (component name, type name) in file order.
@@ -1120,7 +1191,9 @@ impl System {
         // What the simulator does not need goes before the schedule is built (the peak).
         drop(self.kinds);
         let sched = Schedule::compile(self.network)?;
-        let sim = Simulator::new(sched, self.method, self.step, threads)?;
+        let mut sim = Simulator::new(sched, self.method, self.step, threads)?;
+        let inputs: Vec<(String, f64)> = self.inputs.iter().map(|(n, i)| (n.clone(), i.start)).collect();
+        sim.connect_signals(&inputs, self.wires)?;
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {
             let refs = sim.resolve_columns(sig).map_err(|e| match e {

@@ -21,8 +21,8 @@ pub struct Mass {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 1, "m", "position (or angle)"),
-    SignalInfo::new("v", 1, "m/s", "velocity"),
+    SignalInfo::new("q", 1, "m", "position (or angle)").of_state(),
+    SignalInfo::new("v", 1, "m/s", "velocity").of_state(),
     SignalInfo::new("a", 1, "m/s²", "acceleration"),
     SignalInfo::new("f", 1, "N", "total force on the body from its port (without `force`)"),
 ];

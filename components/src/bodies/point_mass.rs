@@ -51,8 +51,8 @@ impl PointMass {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("p", 3, "m", "position"),
-    SignalInfo::new("v", 3, "m/s", "velocity"),
+    SignalInfo::new("p", 3, "m", "position").of_state(),
+    SignalInfo::new("v", 3, "m/s", "velocity").of_state(),
     SignalInfo::new("a", 3, "m/s²", "acceleration"),
     SignalInfo::new("f", 3, "N", "total force from the port (without gravity)"),
 ];

@@ -49,11 +49,11 @@ impl RigidBody {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("p", 3, "m", "position of the centre of mass"),
-    SignalInfo::new("v", 3, "m/s", "velocity of the centre of mass"),
-    SignalInfo::new("q", 4, "", "attitude quaternion (w, x, y, z)"),
-    SignalInfo::new("w", 3, "rad/s", "angular velocity, world frame"),
-    SignalInfo::new("w_body", 3, "rad/s", "angular velocity, body frame"),
+    SignalInfo::new("p", 3, "m", "position of the centre of mass").of_state(),
+    SignalInfo::new("v", 3, "m/s", "velocity of the centre of mass").of_state(),
+    SignalInfo::new("q", 4, "", "attitude quaternion (w, x, y, z)").of_state(),
+    SignalInfo::new("w", 3, "rad/s", "angular velocity, world frame").of_state(),
+    SignalInfo::new("w_body", 3, "rad/s", "angular velocity, body frame").of_state(),
     SignalInfo::new("f", 3, "N", "total force from the port (without gravity)"),
     SignalInfo::new("m", 3, "N·m", "total moment about the centre of mass, world frame"),
 ];

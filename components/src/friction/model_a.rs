@@ -42,8 +42,8 @@ pub struct ModelA {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 0, "m", "position"),
-    SignalInfo::new("v", 0, "m/s", "velocity (exactly 0 while stuck)"),
+    SignalInfo::new("q", 0, "m", "position").of_state(),
+    SignalInfo::new("v", 0, "m/s", "velocity (exactly 0 while stuck)").of_state(),
     SignalInfo::new("f", 0, "N", "friction force on the body (opposes sliding; −f of (26))"),
     SignalInfo::new("h", 0, "N", "applied force h (port force + constant force)"),
     SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),

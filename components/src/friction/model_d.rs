@@ -48,11 +48,11 @@ pub struct ModelD {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 0, "m", "position of the mass"),
-    SignalInfo::new("u", 0, "m/s", "velocity of the mass (u of (45))"),
+    SignalInfo::new("q", 0, "m", "position of the mass").of_state(),
+    SignalInfo::new("u", 0, "m/s", "velocity of the mass (u of (45))").of_state(),
     SignalInfo::new("f", 0, "N", "friction force on the mass (−f of (45); opposes sliding)"),
-    SignalInfo::new("e", 0, "m", "deflection e = q − w of the spring–damper"),
-    SignalInfo::new("w", 0, "m", "slider position (constant while stuck)"),
+    SignalInfo::new("e", 0, "m", "deflection e = q − w of the spring–damper").of_state(),
+    SignalInfo::new("w", 0, "m", "slider position (constant while stuck)").of_state(),
     SignalInfo::new("stuck", 1, "", "1 while in static friction, else 0"),
 ];
 

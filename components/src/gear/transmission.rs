@@ -346,8 +346,8 @@ pub fn mode(v_new: f64, fu: f64, fv: f64) -> f64 {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 1, "rad", "output angle q (input angle is κ q)"),
-    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck)"),
+    SignalInfo::new("q", 1, "rad", "output angle q (input angle is κ q)").of_state(),
+    SignalInfo::new("v", 1, "rad/s", "output speed v (exactly 0.0 while stuck)").of_state(),
     SignalInfo::new("lambda", 1, "N·m", "internal force λ of (14b) over the next step"),
     SignalInfo::new("mode", 1, "", "0 stuck, +1 forward driving, −1 back driving (over the next step)"),
     SignalInfo::new("fu", 1, "N·m", "input torque referred to the output, κ × torque on `input`"),

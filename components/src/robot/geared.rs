@@ -186,9 +186,9 @@ impl GearedRobot {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 0, "rad", "joint (output) angles"),
-    SignalInfo::new("v", 0, "rad/s", "joint speeds (exactly 0.0 for a stuck joint with the euler method)"),
-    SignalInfo::new("tip", 3, "m", "tip position (world frame)"),
+    SignalInfo::new("q", 0, "rad", "joint (output) angles").of_state(),
+    SignalInfo::new("v", 0, "rad/s", "joint speeds (exactly 0.0 for a stuck joint with the euler method)").of_state(),
+    SignalInfo::new("tip", 3, "m", "tip position (world frame)").of_state(),
     SignalInfo::new("lambda", 0, "N·m", "mesh load λ = φ + P f of each gear over the next step"),
     SignalInfo::new("mode", 0, "", "per joint: 0 stuck, +1 forward driving, −1 back driving (next step)"),
     SignalInfo::new("tau_u", 0, "N·m", "actuator torques referred to the outputs (motor ports and Jᵀ f_cmd)"),

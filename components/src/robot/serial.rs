@@ -307,11 +307,11 @@ impl SerialRobot {
 
 /// Signal documentation for the registry (len 0 = one element per joint).
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 0, "rad", "joint angles θ"),
-    SignalInfo::new("w", 0, "rad/s", "joint rates ω"),
+    SignalInfo::new("q", 0, "rad", "joint angles θ").of_state(),
+    SignalInfo::new("w", 0, "rad/s", "joint rates ω").of_state(),
     SignalInfo::new("tau", 0, "N·m", "total joint torque from the ports (joint torques + Jᵀ f_tip), without damping"),
-    SignalInfo::new("tip", 3, "m", "tip position (world frame)"),
-    SignalInfo::new("tip_v", 3, "m/s", "tip velocity J(θ)ω (world frame)"),
+    SignalInfo::new("tip", 3, "m", "tip position (world frame)").of_state(),
+    SignalInfo::new("tip_v", 3, "m/s", "tip velocity J(θ)ω (world frame)").of_state(),
 ];
 
 impl Admittance for SerialRobot {

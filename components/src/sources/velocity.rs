@@ -28,8 +28,8 @@ pub struct VelocitySource {
 }
 
 const SIGNALS: &[SignalInfo] = &[
-    SignalInfo::new("q", 0, "m", "position"),
-    SignalInfo::new("v", 0, "m/s", "velocity"),
+    SignalInfo::new("q", 0, "m", "position").of_state(),
+    SignalInfo::new("v", 0, "m/s", "velocity").of_state(),
     SignalInfo::new("f", 0, "N", "force the network applies to the source (the actuator supplies −f)"),
 ];
 
@@ -89,10 +89,9 @@ impl Admittance for VelocitySource {
 fn build(p: &mut Params) -> Result<Built> {
     let dims = dims_param(p)?;
     let path = p.key_path("velocity");
-    let base = p.base().to_path_buf();
     let raw = p.get("velocity").ok_or_else(|| Error::invalid(&path, "missing required parameter"))?;
     let velocity = if dims == 1 && !raw.is_array() {
-        vec![TimeFunction::from_json(raw, &path, &base)?]
+        vec![p.time_fn_value(raw, &path)?]
     } else {
         let a = raw
             .as_array()
@@ -105,7 +104,7 @@ fn build(p: &mut Params) -> Result<Built> {
         }
         a.iter()
             .enumerate()
-            .map(|(i, v)| TimeFunction::from_json(v, &format!("{path}[{i}]"), &base))
+            .map(|(i, v)| p.time_fn_value(v, &format!("{path}[{i}]")))
             .collect::<Result<Vec<_>>>()?
     };
     let mut q0 = Vector3::zeros();

@@ -53,6 +53,7 @@ impl Simulator {
     /// with τ = T at the current state, as a full probe gives them. Does not change the state.
     pub fn probe_only(&mut self, targets: &ProbeTargets) -> Result<()> {
         let (t, h) = (self.time(), self.step_size());
+        self.write_signals_at_x()?;
         let Simulator { sched: s, x, work, .. } = self;
         let fail = |name: &String, f: crate::error::Fault| Error::Simulation {
             time: t,

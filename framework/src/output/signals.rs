@@ -3,6 +3,7 @@
 
 use crate::component::Probe;
 use crate::error::{Error, Result};
+use crate::stepper::bus::Tap;
 use crate::stepper::Simulator;
 
 /// Where a signal value is read from.
@@ -144,5 +145,58 @@ impl Simulator {
                 s.imp[i].signal(which, elem, &probe)
             }
         }
+    }
+}
+
+impl Simulator {
+    /// Give the simulation the system's `inputs` (name, start value) and have every wire of
+    /// `uses` (the signals the components' time functions read) read its signal
+    /// (stepper/bus.rs says when each kind is read). An unknown signal, or an admittance
+    /// signal that needs forces, is an error naming the JSON path that reads it.
+    pub fn connect_signals(&mut self, inputs: &[(String, f64)], uses: Vec<crate::signal::WireUse>) -> Result<()> {
+        for (name, start) in inputs {
+            self.add_input(name, *start);
+        }
+        for u in uses {
+            let (name, path) = (u.name, u.path);
+            self.wire(&name, u.wire, |sim| sim.tap(&name, &path))?;
+        }
+        self.wires_ready()
+    }
+
+    /// Where the signal `name`, read by the time function at `path`, is taken from.
+    fn tap(&self, name: &str, path: &str) -> Result<Tap> {
+        let r = self.resolve(name).map_err(|e| match e {
+            Error::Invalid { message, .. } => {
+                let inputs: Vec<&str> = self.input_names().collect();
+                let also = if name.contains('.') {
+                    String::new()
+                } else if inputs.is_empty() {
+                    "; the system has no \"inputs\"".to_string()
+                } else {
+                    format!("; inputs: {}", inputs.join(", "))
+                };
+                Error::invalid(path, format!("signal '{name}': {message}{also}"))
+            }
+            other => other,
+        })?;
+        Ok(match r.source {
+            Source::State { index } => Tap::State { index },
+            Source::Imp { i, which, elem } => Tap::Imp { i, which, elem },
+            Source::Adm { i, which, elem } => {
+                let info = self.sched.adm[i].signals()[which];
+                if !info.state {
+                    return Err(Error::invalid(
+                        path,
+                        format!(
+                            "signal '{name}' depends on the forces on '{}' or its rate, which a time function \
+                             cannot read (read positions, velocities or states, or an impedance's signals)",
+                            self.sched.adm_names[i]
+                        ),
+                    ));
+                }
+                Tap::Adm { i, which, elem }
+            }
+        })
     }
 }

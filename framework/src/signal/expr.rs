@@ -42,13 +42,21 @@ enum Op {
     Pow,
     F1(fn(f64) -> f64),
     F2(fn(f64, f64) -> f64),
+    /// The value of variable i (a signal of the system, [`Expr::variables`]).
+    Var(u16),
 }
 
-/// A parsed expression of `t`.
+/// Most distinct signal names one expression reads.
+pub const MAX_VARIABLES: usize = 64;
+
+/// A parsed expression of `t` (and, parsed by [`Expr::parse_with_signals`], of signals).
 #[derive(Clone, Debug)]
 pub struct Expr {
     program: Vec<Op>,
     uses_t: bool,
+    /// The signal names the expression reads, in order of first use (`Op::Var(i)` is the
+    /// i-th); empty for an expression of `t` only.
+    variables: Vec<String>,
     /// The most values pending at once (at most [`STACK`]).
     stack: usize,
 }
@@ -128,6 +136,9 @@ struct Parser<'a> {
     stack: usize,
     max_stack: usize,
     uses_t: bool,
+    /// Whether names other than t, the constants and functions are signals.
+    signals: bool,
+    variables: Vec<String>,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -162,7 +173,7 @@ impl<'a> Parser<'a> {
 
     fn emit(&mut self, op: Op) -> PResult<()> {
         let (pops, pushes) = match op {
-            Op::Num(_) | Op::T => (0, 1),
+            Op::Num(_) | Op::T | Op::Var(_) => (0, 1),
             Op::Neg | Op::F1(_) => (1, 1),
             _ => (2, 1),
         };
@@ -361,15 +372,63 @@ impl<'a> Parser<'a> {
             self.emit(Op::Num(c))
         } else if func1(name).is_some() || func2(name).is_some() {
             Err(self.error_at(self.pos, format!("expected '(' after the function '{name}'")))
+        } else if self.signals {
+            self.signal(start)
         } else {
             Err(self.error_at(start, format!("unknown name '{name}' (the variable is t; constants: pi, e, tau)")))
         }
     }
 }
 
+impl Parser<'_> {
+    /// A signal name that began at `start` with the name already read: more `.name` parts
+    /// and an optional `[index]` (`arm.q[1]`, `gear.v`, `u`), read as a variable.
+    fn signal(&mut self, start: usize) -> PResult<()> {
+        let b = self.bytes;
+        let is_name = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        while b.get(self.pos) == Some(&b'.') && b.get(self.pos + 1).is_some_and(|&c| is_name(c)) {
+            self.pos += 1;
+            while self.pos < b.len() && is_name(b[self.pos]) {
+                self.pos += 1;
+            }
+        }
+        if b.get(self.pos) == Some(&b'[') {
+            let open = self.pos;
+            self.pos += 1;
+            if self.digits() == 0 || b.get(self.pos) != Some(&b']') {
+                return Err(self.error_at(open, "expected an index [i] after the signal name"));
+            }
+            self.pos += 1;
+        }
+        let name = &self.text[start..self.pos];
+        let i = match self.variables.iter().position(|v| v == name) {
+            Some(i) => i,
+            None if self.variables.len() < MAX_VARIABLES => {
+                self.variables.push(name.to_string());
+                self.variables.len() - 1
+            }
+            None => {
+                return Err(self.error_at(start, format!("an expression reads at most {MAX_VARIABLES} signals")))
+            }
+        };
+        self.emit(Op::Var(i as u16))
+    }
+}
+
 impl Expr {
     /// Parse `text`. Errors name the column and what was expected.
     pub fn parse(text: &str) -> Result<Expr, ParseError> {
+        Self::parse_as(text, false)
+    }
+
+    /// Parse `text` in which names other than `t`, the constants and the functions are
+    /// signals of the system (`arm.q[1]`, `u`): [`variables`](Self::variables) lists them
+    /// and [`eval_with`](Self::eval_with) takes their values.
+    pub fn parse_with_signals(text: &str) -> Result<Expr, ParseError> {
+        Self::parse_as(text, true)
+    }
+
+    fn parse_as(text: &str, signals: bool) -> Result<Expr, ParseError> {
         if text.len() > MAX_LEN {
             return Err(ParseError {
                 column: 1,
@@ -385,6 +444,8 @@ impl Expr {
             stack: 0,
             max_stack: 0,
             uses_t: false,
+            signals,
+            variables: Vec::new(),
         };
         if p.peek().is_none() {
             return Err(p.error_at(0, "the expression is empty"));
@@ -395,7 +456,12 @@ impl Expr {
             let what = if p.bytes[p.pos] == b')' { "there is no '(' for this ')'" } else { "expected an operator" };
             return Err(p.error_at(p.pos, format!("{what}, found {found}")));
         }
-        Ok(Expr { program: p.out, uses_t: p.uses_t, stack: p.max_stack })
+        Ok(Expr { program: p.out, uses_t: p.uses_t, variables: p.variables, stack: p.max_stack })
+    }
+
+    /// The signal names read, in the order [`eval_with`](Self::eval_with) takes their values.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
     }
 
     /// Whether the expression reads `t`.
@@ -405,16 +471,22 @@ impl Expr {
 
     /// Value at time `t` (NaN or ±∞ where the arithmetic gives them).
     pub fn eval(&self, t: f64) -> f64 {
+        self.eval_with(t, |_| f64::NAN)
+    }
+
+    /// Value at time `t` with variable i worth `var(i)`.
+    #[inline]
+    pub fn eval_with(&self, t: f64, var: impl Fn(usize) -> f64) -> f64 {
         if self.stack <= SMALL_STACK {
-            run::<SMALL_STACK>(&self.program, t)
+            run::<SMALL_STACK>(&self.program, t, var)
         } else {
-            run::<STACK>(&self.program, t)
+            run::<STACK>(&self.program, t, var)
         }
     }
 }
 
 /// Run `program` at time `t` on a stack of `N` values (at least the program's most pending).
-fn run<const N: usize>(program: &[Op], t: f64) -> f64 {
+fn run<const N: usize>(program: &[Op], t: f64, var: impl Fn(usize) -> f64) -> f64 {
     let mut stack = [0.0f64; N];
     let mut n = 0usize;
     for op in program {
@@ -425,6 +497,10 @@ fn run<const N: usize>(program: &[Op], t: f64) -> f64 {
             }
             Op::T => {
                 stack[n] = t;
+                n += 1;
+            }
+            Op::Var(i) => {
+                stack[n] = var(i as usize);
                 n += 1;
             }
             Op::Neg => stack[n - 1] = -stack[n - 1],

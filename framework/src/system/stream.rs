@@ -25,6 +25,7 @@ use super::{
     OutputSpec, Registry, SolverSpec, System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
 };
 use crate::error::{Error, Result};
+use crate::signal::Wires;
 use crate::network::{Network, NewNode};
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
@@ -46,9 +47,10 @@ type Made = Result<(NewNode, &'static str)>;
 /// Load `text` in one pass, or `None` to have the two-pass loader do it (see the module).
 pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<System> {
     let mut state = State::default();
+    let wires = Wires::default();
     let text_end = text.as_ptr() as usize + text.len();
     let outside = rayon::current_thread_index().is_none();
-    let top = Top { registry, base, text_end, outside, state: &mut state };
+    let top = Top { registry, base, wires: &wires, text_end, outside, state: &mut state };
     let de = &mut serde_json::Deserializer::from_str(text);
     let pipelined = rayon::current_num_threads() > 1 && outside;
     let read = if pipelined {
@@ -72,7 +74,8 @@ pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) ->
         (None, Some(Components::Built(made))) => add_all(made).ok()?,
         (None, None) => return None,
     };
-    finish_system(state.name, &output, &solver, interval, network, kinds, file).ok()
+    // A file with "inputs" is left to the two-pass loader (not a key read here).
+    finish_system(state.name, &output, &solver, interval, network, kinds, file, Default::default(), wires).ok()
 }
 
 /// What has been read so far.
@@ -139,6 +142,7 @@ fn add_chunk((network, kinds): &mut Connected, chunk: Vec<Made>) -> Result<()> {
 struct Top<'r, 's> {
     registry: &'r Registry,
     base: &'r Path,
+    wires: &'r Wires,
     /// The address just past the text (to estimate how many components it holds).
     text_end: usize,
     /// Whether the load was called from outside a rayon pool (as the two-pass loader
@@ -180,7 +184,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
         f.write_str("a system object")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
-        let Top { registry, base, text_end, outside, state } = self.top;
+        let Top { registry, base, wires, text_end, outside, state } = self.top;
         while let Some(Name(key)) = m.next_key()? {
             let k = KEYS.iter().position(|k| *k == key).ok_or_else(give_up)?;
             if std::mem::replace(&mut state.seen[k], true) {
@@ -198,6 +202,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     let seed = ComponentsSeed {
                         registry,
                         base,
+                        wires,
                         stop_time: solver.stop_time,
                         serial,
                         scope: self.scope,
@@ -232,6 +237,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
 struct ComponentsSeed<'r, 'c, 'sc> {
     registry: &'r Registry,
     base: &'r Path,
+    wires: &'r Wires,
     stop_time: f64,
     serial: bool,
     scope: Option<&'c rayon::Scope<'sc>>,
@@ -251,7 +257,7 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         f.write_str("a map")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
-        let (registry, base, stop_time) = (self.registry, self.base, self.stop_time);
+        let (registry, base, stop_time, wires) = (self.registry, self.base, self.stop_time, self.wires);
         let build = move |(name, value): Read<'de>| -> Made {
             let path = concat(&["components.", &name]);
             check_name(&name, &path)?;
@@ -264,7 +270,7 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 },
                 Value::Tree(_) => return Err(Error::invalid(path, "expected an object")),
             };
-            build_object(&name, path, &map, registry, base, stop_time)
+            build_object(&name, path, &map, registry, base, stop_time, wires)
         };
         let mut made: Vec<Vec<Made>> = Vec::new();
         // With jobs of the scope, each chunk is added to this network as soon as it is

@@ -1,0 +1,248 @@
+//! The signals that components' time functions read (`{"signal": ...}` and signal names in
+//! expressions, framework/src/signal.rs), written into their [`Wire`]s by the stepper.
+//! When each kind is read:
+//!
+//! - **a system input** (`"inputs"`): its value function at the stage time t = kT + T_{r−1}
+//!   at every stage (a constant until Python or an FMU's caller sets it; `--input` gives a
+//!   table or an expression of t, read like any time function);
+//! - **an admittance signal of its state alone** ([`SignalInfo::state`](crate::SignalInfo):
+//!   positions, velocities, joint angles) and `component.state[i]`: at every stage, from
+//!   that stage's state x(k) + T_{r−1}·ξ_{r−1} (13b)/(13c). A law closed through such
+//!   signals is therefore integrated exactly like the same law written as an impedance:
+//!   RK4's order is kept (tests/signals.rs: a PD torque through signals against a
+//!   spring_damper);
+//! - **any other signal** (an impedance's force, a contact's slip or penetration): at the
+//!   beginning of each step, from x(k) with τ = T as an output row sees it (the Euler form
+//!   (20)), and held over the step's stages: a zero-order hold of one step. Reading it at
+//!   every stage would need the impedances evaluated in the order of their signal
+//!   dependencies inside the stage, and an impedance reading its own force would be an
+//!   algebraic loop; held, no signal read by a component can form one. An admittance
+//!   signal that needs its forces or its rate (an acceleration) cannot be read by a time
+//!   function; it is refused when the system is compiled, naming the path that reads it.
+
+use super::Simulator;
+use crate::component::{Probe, MAX_IMPEDANCE_PORTS};
+use crate::error::{Error, Result};
+use crate::port::{Force, Motion};
+use crate::signal::{TimeFunction, Wire};
+
+/// Where a wired signal's value comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum Tap {
+    /// Element `index` of the state vector (`component.state[i]`).
+    State { index: usize },
+    /// Signal `which`, element `elem`, of admittance `i`, read from its state alone.
+    Adm { i: usize, which: usize, elem: usize },
+    /// Signal `which`, element `elem`, of impedance `i`: held over each step.
+    Imp { i: usize, which: usize, elem: usize },
+}
+
+/// When a signal read by a time function is read (stepper/bus.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// A system input, at every stage.
+    Input,
+    /// From each stage's state.
+    Stage,
+    /// At the beginning of each step, held over it.
+    Held,
+}
+
+/// One system input: its current value function and the wires that read it.
+#[derive(Clone, Debug)]
+pub(crate) struct BusInput {
+    pub(crate) name: String,
+    pub(crate) value: TimeFunction,
+    wires: Vec<Wire>,
+}
+
+/// The wires of a simulation, by when they are written.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bus {
+    inputs: Vec<BusInput>,
+    /// Written at every stage from the stage state.
+    stage: Vec<(Tap, Vec<Wire>)>,
+    /// Written at the beginning of each step.
+    held: Vec<(Tap, Vec<Wire>)>,
+    /// Each signal read, with when it is read (for `stiction check`), in the order wired.
+    names: Vec<(String, When)>,
+    /// Zeros for the rate and forces a state signal's probe does not read.
+    zeros: Vec<f64>,
+    no_forces: Vec<Force>,
+    /// The rate an impedance evaluated for a held signal writes.
+    rate: Vec<f64>,
+}
+
+impl Bus {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.inputs.is_empty() && self.stage.is_empty() && self.held.is_empty()
+    }
+}
+
+impl Simulator {
+    /// Declare a system input `name` with start value `start` (before [`wire`](Self::wire)).
+    pub fn add_input(&mut self, name: &str, start: f64) {
+        self.bus.inputs.push(BusInput { name: name.to_string(), value: TimeFunction::Constant(start), wires: Vec::new() });
+    }
+
+    /// Each signal the components' time functions read and when it is read.
+    pub fn signals_read(&self) -> &[(String, When)] {
+        &self.bus.names
+    }
+
+    /// The names of the system's inputs, in order.
+    pub fn input_names(&self) -> impl Iterator<Item = &str> {
+        self.bus.inputs.iter().map(|i| i.name.as_str())
+    }
+
+    /// Set input `name` to the function `value` of time (a constant for a value held until
+    /// set again). An unknown name is an error that lists the inputs.
+    pub fn set_input(&mut self, name: &str, value: TimeFunction) -> Result<()> {
+        let now = self.time();
+        let Some(input) = self.bus.inputs.iter_mut().find(|i| i.name == name) else {
+            let names: Vec<&str> = self.input_names().collect();
+            let hint = crate::error::suggestion(name, names.iter().copied());
+            return Err(Error::invalid(
+                "inputs",
+                format!("the system has no input '{name}'{hint} (inputs: {})", list_or_none(&names)),
+            ));
+        };
+        input.value = value;
+        let v = input.value.eval(now);
+        for w in &input.wires {
+            w.set(v);
+        }
+        Ok(())
+    }
+
+    /// Have `wire` read the signal `name`: a system input, or a signal resolved by
+    /// `resolve` (the output layer's `component.signal[i]`) into a [`Tap`]. `path` is the
+    /// JSON path that reads it, for errors.
+    pub(crate) fn wire(&mut self, name: &str, wire: Wire, tap: impl FnOnce(&Self) -> Result<Tap>) -> Result<()> {
+        let seen = |bus: &mut Bus, when| {
+            if !bus.names.iter().any(|(n, _)| n == name) {
+                bus.names.push((name.to_string(), when));
+            }
+        };
+        if let Some(input) = self.bus.inputs.iter_mut().find(|i| i.name == name) {
+            input.wires.push(wire);
+            seen(&mut self.bus, When::Input);
+            return Ok(());
+        }
+        let tap = tap(self)?;
+        seen(&mut self.bus, if matches!(tap, Tap::Imp { .. }) { When::Held } else { When::Stage });
+        let list = match tap {
+            Tap::Imp { .. } => &mut self.bus.held,
+            _ => &mut self.bus.stage,
+        };
+        match list.iter_mut().find(|(t, _)| same_tap(t, &tap)) {
+            Some((_, wires)) => wires.push(wire),
+            None => list.push((tap, vec![wire])),
+        }
+        Ok(())
+    }
+
+    /// After the last [`wire`](Self::wire): size the scratch and write every wire for the
+    /// current state, so that the first evaluation sees the signals.
+    pub(crate) fn wires_ready(&mut self) -> Result<()> {
+        let s = &self.sched;
+        let most_states = (0..s.adm.len()).map(|i| s.adm_x[i + 1] - s.adm_x[i]).max().unwrap_or(0);
+        let most_ports = (0..s.adm.len()).map(|i| s.adm_ports[i + 1] - s.adm_ports[i]).max().unwrap_or(0);
+        self.bus.zeros = vec![0.0; most_states.max(s.n.min(1))];
+        self.bus.no_forces = vec![Force::ZERO; most_ports];
+        let imp_states = (0..s.imp.len()).map(|i| s.imp_y[i + 1] - s.imp_y[i]).max().unwrap_or(0);
+        self.bus.rate = vec![0.0; imp_states];
+        self.write_held()?;
+        self.write_stage(&self.x, self.time());
+        Ok(())
+    }
+
+    /// Write the inputs and the state signals for the stage that reads the state `x` at
+    /// time `t`.
+    pub(super) fn write_stage(&self, x: &[f64], t: f64) {
+        let bus = &self.bus;
+        for i in &bus.inputs {
+            let v = i.value.eval(t);
+            for w in &i.wires {
+                w.set(v);
+            }
+        }
+        if bus.stage.is_empty() {
+            return;
+        }
+        let s = &self.sched;
+        for (tap, wires) in &bus.stage {
+            let v = match *tap {
+                Tap::State { index } => x[index],
+                Tap::Adm { i, which, elem } => {
+                    let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
+                    let probe = Probe {
+                        t,
+                        tau: self.step,
+                        state: &x[a..b],
+                        rate: &bus.zeros[..b - a],
+                        motions: &[],
+                        forces: &bus.no_forces[..s.adm_ports[i + 1] - s.adm_ports[i]],
+                    };
+                    s.adm[i].signal(which, elem, &probe)
+                }
+                Tap::Imp { .. } => continue,
+            };
+            for w in wires {
+                w.set(v);
+            }
+        }
+    }
+
+    /// Write the held signals for the step that begins at x(k): each impedance evaluated at
+    /// x(k) with τ = T (as an output row sees it).
+    pub(super) fn write_held(&mut self) -> Result<()> {
+        if self.bus.held.is_empty() {
+            return Ok(());
+        }
+        let (t, h) = (self.time(), self.step);
+        let Simulator { sched: s, x, bus, .. } = self;
+        let xa = &x[..s.nx];
+        for (tap, wires) in &bus.held {
+            let Tap::Imp { i, which, elem } = *tap else { continue };
+            let (sa, sb) = (s.imp_slots[i], s.imp_slots[i + 1]);
+            let (ya, yb) = (s.imp_y[i], s.imp_y[i + 1]);
+            let np = sb - sa;
+            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+            let mut forces = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+            for (p, m) in motions[..np].iter_mut().enumerate() {
+                *m = s.motion(xa, sa + p);
+            }
+            let rate = &mut bus.rate[..yb - ya];
+            let y = &x[ya..yb];
+            s.imp[i].evaluate(&motions[..np], y, t, h, &mut forces[..np], rate).map_err(|f| Error::Simulation {
+                time: t,
+                component: s.imp_names[i].clone(),
+                message: f.0,
+            })?;
+            let probe = Probe { t, tau: h, state: y, rate, motions: &motions[..np], forces: &forces[..np] };
+            let v = s.imp[i].signal(which, elem, &probe);
+            for w in wires {
+                w.set(v);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn same_tap(a: &Tap, b: &Tap) -> bool {
+    match (a, b) {
+        (Tap::State { index: x }, Tap::State { index: y }) => x == y,
+        (Tap::Adm { i, which, elem }, Tap::Adm { i: j, which: w, elem: e })
+        | (Tap::Imp { i, which, elem }, Tap::Imp { i: j, which: w, elem: e }) => (i, which, elem) == (j, w, e),
+        _ => false,
+    }
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
