@@ -94,6 +94,10 @@ fn leaf(p: &ParamDoc) -> Map<String, Value> {
     if let Some((k, x)) = bound(p.doc) {
         m.insert(k.into(), json!(x));
     }
+    if p.doc.contains("time function") {
+        let f = json!({"$ref": "#/$defs/time_function"});
+        m.insert("anyOf".into(), json!([f, {"type": "array", "items": f}]));
+    }
     m.insert("description".into(), Value::String(desc));
     m
 }
@@ -145,6 +149,22 @@ fn signals() -> Value {
     })
 }
 
+/// A time function (framework/src/signal.rs): a number, an expression of t and signals,
+/// a piecewise definition, a table or a signal.
+fn time_function() -> Value {
+    json!({
+        "description": "a time function: a number, an expression of t and of signals ('-100*arm.q[1] - 2*arm.v[1]'), {\"piecewise\": [...]}, {\"table\": ...} or {\"signal\": \"name\"} (a system input or 'component.signal[i]')",
+        "anyOf": [
+            {"type": "number"},
+            {"type": "string"},
+            {"type": "object", "required": ["signal"], "additionalProperties": false, "properties": {"signal": {"type": "string"}}},
+            {"type": "object", "required": ["piecewise"], "additionalProperties": false, "properties": {"piecewise": {"type": "array"}}},
+            {"type": "object", "required": ["table"], "additionalProperties": false,
+             "properties": {"table": {}, "column": {"type": "string"}, "time_column": {"type": "string"}}}
+        ]
+    })
+}
+
 /// A network system (top-level `components`).
 fn network_schema(registry: &Registry) -> Value {
     let types: Vec<&str> = registry.types().map(|t| t.name).collect();
@@ -174,6 +194,19 @@ fn network_schema(registry: &Registry) -> Value {
                     "step": {"type": "number", "exclusiveMinimum": 0, "description": "step T [s]"},
                     "stop_time": {"type": "number", "exclusiveMinimum": 0, "description": "stop time [s]"},
                     "threads": {"type": "integer", "minimum": 1, "description": "worker threads (default: all cores)"}
+                }
+            },
+            "inputs": {
+                "type": "object",
+                "description": "the system's inputs: signals fed from outside (--input, Python, an exported FMU's inputs), read by time functions",
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "unit": {"type": "string"},
+                        "start": {"type": "number", "default": 0, "description": "value until set"},
+                        "description": {"type": "string"}
+                    }
                 }
             },
             "output": {
@@ -286,6 +319,7 @@ pub fn system_schema(registry: &Registry) -> Value {
         "$id": SCHEMA_ID,
         "title": "stiction system",
         "description": "A stiction system file: a network of admittances and impedances (`components`), or FMUs under the co-simulation master (`fmus`).",
+        "$defs": {"time_function": time_function()},
         "if": {"type": "object", "required": ["fmus"]},
         "then": fmu_only_schema(),
         "else": network_schema(registry)

@@ -171,7 +171,7 @@ pub fn register(r: &mut Registry) {
                 name: "position",
                 unit: "m",
                 default: Some("0"),
-                doc: "wall position w(t): constant, expression, piecewise or table",
+                doc: "wall position w(t): a time function (constant, expression, piecewise, table or signal)",
             },
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "stiffness, > 0" },
             ParamDoc {

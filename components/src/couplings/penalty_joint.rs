@@ -167,7 +167,7 @@ pub fn register(r: &mut Registry) {
                 name: "torque",
                 unit: "N·m",
                 default: Some("0"),
-                doc: "actuator torque τ_M(t) on b about the axis",
+                doc: "actuator torque τ_M(t) on b about the axis: a time function (or a signal)",
             },
         ],
         ports: &[

@@ -141,7 +141,7 @@ pub fn register(r: &mut Registry) {
                 default: None,
                 doc: "scalar: one time function; point3/frame: [fx, fy, fz]",
             },
-            ParamDoc { name: "moment", unit: "N·m", default: Some("[0, 0, 0]"), doc: "frame only: [mx, my, mz]" },
+            ParamDoc { name: "moment", unit: "N·m", default: Some("[0, 0, 0]"), doc: "frame only: [mx, my, mz], each a time function" },
         ],
         ports: &[PortDoc { name: "body", domain: "scalar|point3|frame", doc: "where the force acts" }],
         signals: SIGNALS,
