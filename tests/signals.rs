@@ -228,3 +228,39 @@ fn signals_give_the_same_bits_for_any_thread_count() {
         assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{label}");
     }
 }
+
+#[test]
+fn a_joint_pd_controller_through_signals_stops_in_its_dead_band_and_holds() {
+    // examples/two_link_pd_fricK.json: τ = Kp (ref − q) − Kd w against joint friction F.
+    // A PD controller against Coulomb friction comes to rest where |Kp (ref − q)| ≤ F, and
+    // there the friction holds the arm exactly.
+    let (kp, f) = (4.0, 0.5);
+    let check = |rec: &stiction::framework::Recorder, refs: [f64; 2]| {
+        for (j, r) in refs.iter().enumerate() {
+            let q = col(rec, &format!("theta{j}"));
+            let end = *q.last().unwrap();
+            assert!((r - end).abs() <= f / kp + 1e-9, "joint {j}: rests at {end}, reference {r}");
+            // No drift over the last 1.2 s.
+            let late = at(rec, &format!("theta{j}"), 2.8);
+            assert!((end - late).abs() <= 1e-12, "joint {j} drifts: {late} -> {end}");
+        }
+    };
+    check(&run_example("two_link_pd_fricK.json", 1), [1.0, -0.5]);
+    // The references from the command line.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pd.csv");
+    let ex = example("two_link_pd_fricK.json");
+    let args = ["run", ex.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quiet"];
+    let run = cli(&[&args[..], &["--input", "q0_ref=0.3", "--input", "q1_ref=0.4"]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let mut rec = stiction::framework::Recorder::default();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    rec.labels = lines.next().unwrap().split(',').skip(1).map(String::from).collect();
+    for l in lines {
+        let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        rec.time.push(v[0]);
+        rec.rows.push(v[1..].to_vec());
+    }
+    check(&rec, [0.3, 0.4]);
+}

@@ -332,7 +332,7 @@ impl<'a> Parser<'a> {
         {
             self.pos += 1;
         }
-        let name = &self.text[start..self.pos];
+        let (name, end) = (&self.text[start..self.pos], self.pos);
         if self.peek() == Some(b'(') {
             let (f1, f2) = (func1(name), func2(name));
             if f1.is_none() && f2.is_none() {
@@ -373,6 +373,8 @@ impl<'a> Parser<'a> {
         } else if func1(name).is_some() || func2(name).is_some() {
             Err(self.error_at(self.pos, format!("expected '(' after the function '{name}'")))
         } else if self.signals {
+            // The name again from its end (peek skipped the blanks after it).
+            self.pos = end;
             self.signal(start)
         } else {
             Err(self.error_at(start, format!("unknown name '{name}' (the variable is t; constants: pi, e, tau)")))
@@ -587,6 +589,17 @@ mod tests {
         assert!(e.message.contains("'^'"), "{e}");
         let e = Expr::parse("ü + 1").unwrap_err();
         assert_eq!(e.column, 1, "{e}");
+    }
+
+    #[test]
+    fn signal_names_are_variables() {
+        let e = Expr::parse_with_signals("4*(u - arm.q[1]) - 0.4 * arm.w[1] + u").unwrap();
+        assert_eq!(e.variables(), ["u", "arm.q[1]", "arm.w[1]"]);
+        let vals = [2.0, 0.5, 1.0];
+        assert_eq!(e.eval_with(0.0, |i| vals[i]), 4.0 * 1.5 - 0.4 + 2.0);
+        assert!(Expr::parse("u + 1").is_err());
+        assert!(Expr::parse_with_signals("arm.q[").is_err());
+        assert!(Expr::parse_with_signals("sin").is_err());
     }
 
     #[test]
