@@ -451,7 +451,8 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
                 format!("[{}]", s.len)
             };
             let u = if s.unit.is_empty() { String::new() } else { format!(" [{}]", s.unit) };
-            println!("    {}{len}{u}: {}", s.name, s.doc);
+            let state = if s.state { " (from the state: readable at every stage)" } else { "" };
+            println!("    {}{len}{u}: {}{state}", s.name, s.doc);
         }
         println!();
     }

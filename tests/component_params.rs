@@ -45,7 +45,9 @@ const KEY_COLLISIONS: &[(&str, &str)] = &[("karnopp_mass", "speed")];
 fn keys_read(ty: &ComponentType, at: &str, v: &Value) -> Vec<String> {
     let map = Object::from_map(v.as_object().unwrap());
     let examples = common::example("");
-    let mut p = Params::for_type(ty, format!("components.{}", ty.name), &map, &examples);
+    // Time functions may read signals (resolved only when a whole system compiles).
+    let wires = stiction::framework::signal::Wires::default();
+    let mut p = Params::for_type(ty, format!("components.{}", ty.name), &map, &examples).with_wires(&wires);
     let built = (ty.build)(&mut p);
     if let Err(e) = p.check_documented() {
         panic!("{at}: {e}");

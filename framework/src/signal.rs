@@ -138,6 +138,16 @@ impl TimeFunction {
         Ok(TimeFunction::Expression { text: text.to_string(), expr: Box::new(expr), wires })
     }
 
+    /// A table of (t, value) rows with linear interpolation, held constant outside (times
+    /// strictly increasing, values finite; errors name `path`).
+    pub fn table(t: Vec<f64>, v: Vec<f64>, path: &str) -> Result<TimeFunction> {
+        if t.len() != v.len() {
+            return Err(Error::invalid(path, format!("{} times but {} values", t.len(), v.len())));
+        }
+        check_table(&t, &v, path)?;
+        Ok(TimeFunction::Table { t, v })
+    }
+
     /// Whether the function reads a signal of the system.
     pub fn reads_signals(&self) -> bool {
         match self {

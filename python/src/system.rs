@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use stiction::set::{Assignment, Doc, Document};
 use stiction_framework::output::number::time_text;
 use stiction_framework::system::{diagnostics, System};
-use stiction_framework::{Diagnostic, OutputSink, Recorder};
+use stiction_framework::{Diagnostic, OutputSink, Recorder, TimeFunction};
 
 /// A system description that passed validation.
 #[pyclass(frozen, module = "stiction._core")]
@@ -27,6 +27,43 @@ pub struct CoreSystem {
     columns: Vec<(String, String)>,
     /// (component, type) in file order.
     comps: Vec<(String, String)>,
+}
+
+/// The value functions of `run(inputs=...)`: a number (constant), a callable f(t) (sampled
+/// at every stage time kT and kT + T/2 up to the stop time, so that the table it becomes
+/// gives f's own values at the stages) or rows (t, value) (a table, interpolated).
+fn input_functions(d: &Bound<'_, PyDict>, step: f64, stop: f64) -> PyResult<Vec<(String, TimeFunction)>> {
+    let mut out = Vec::new();
+    for (k, v) in d.iter() {
+        let name: String = k.extract().map_err(|_| input_error_msg("inputs: the keys are input names".into()))?;
+        let path = format!("inputs['{name}']");
+        let bad = |e: stiction_framework::Error| input_error_msg(e.to_string());
+        let f = if let Ok(c) = v.extract::<f64>() {
+            TimeFunction::Constant(c)
+        } else if v.is_callable() {
+            let n = (2.0 * stop / step).round() as usize;
+            let ts: Vec<f64> = (0..=n).map(|k| k as f64 * step / 2.0).collect();
+            let mut vs = Vec::with_capacity(ts.len());
+            for &t in &ts {
+                let y: f64 = v
+                    .call1((t,))?
+                    .extract()
+                    .map_err(|_| input_error_msg(format!("{path}: the callable must return a number (at t = {t})")))?;
+                vs.push(y);
+            }
+            TimeFunction::table(ts, vs, &path).map_err(bad)?
+        } else if let Ok(rows) = v.extract::<Vec<Vec<f64>>>() {
+            if rows.iter().any(|r| r.len() != 2) {
+                return Err(input_error_msg(format!("{path}: expected rows (t, value)")));
+            }
+            TimeFunction::table(rows.iter().map(|r| r[0]).collect(), rows.iter().map(|r| r[1]).collect(), &path)
+                .map_err(bad)?
+        } else {
+            return Err(input_error_msg(format!("{path}: expected a number, a callable f(t) or rows (t, value)")));
+        };
+        out.push((name, f));
+    }
+    Ok(out)
 }
 
 /// Build (validate) the system of `doc`. Errors name the file and the JSON path.
@@ -206,13 +243,14 @@ impl CoreSystem {
     /// cores), to `stop_time` (None: the file's). Returns a dict: name, labels, units, time
     /// and columns (little-endian f64 bytes), steps. The GIL is released; Ctrl-C stops
     /// the run between output rows and raises KeyboardInterrupt.
-    #[pyo3(signature = (sets, threads=None, stop_time=None))]
+    #[pyo3(signature = (sets, threads=None, stop_time=None, inputs=None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         sets: Vec<String>,
         threads: Option<usize>,
         stop_time: Option<f64>,
+        inputs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut sets = sets;
         if let Some(t) = stop_time {
@@ -228,6 +266,10 @@ impl CoreSystem {
             Some(n) => n,
             None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         };
+        let driven = match &inputs {
+            Some(d) => input_functions(d, system.step, system.stop_time)?,
+            None => Vec::new(),
+        };
         let reg = stiction::registry();
         let units: Vec<String> = system.columns.iter().map(|(_, s)| self.unit_of(&reg, s)).collect();
         let name = system.name.clone();
@@ -235,6 +277,9 @@ impl CoreSystem {
         let step = system.step;
         let outcome = interrupt::run(py, |cancel| {
             let (mut sim, plan) = system.into_simulator(threads).map_err(|e| (e.in_file(file.clone()), None))?;
+            for (name, f) in driven {
+                sim.set_input(&name, f).map_err(|e| (e, None))?;
+            }
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| {
                 let e = stiction_framework::Error::Io {
                     path: "threads".into(),

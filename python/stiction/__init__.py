@@ -134,6 +134,7 @@ class System:
         set: Optional[Mapping[str, Any]] = None,
         threads: Optional[int] = None,
         stop_time: Optional[float] = None,
+        inputs: Optional[Mapping[str, Any]] = None,
     ) -> "Result":
         """Simulate and return the sampled output signals.
 
@@ -141,6 +142,9 @@ class System:
         :param threads: worker threads (default: the solver's ``threads``, else all cores).
             Results are bit-identical for any number.
         :param stop_time: end time in s (default: the file's ``solver.stop_time``).
+        :param inputs: values of the system's ``"inputs"`` by name: a number, a callable
+            ``f(t)`` (read at every RK4 stage time) or rows ``(t, value)`` (a table,
+            interpolated linearly, held outside); inputs not given keep their start value.
         :raises InputError: bad assignment or argument (with ``.path`` when in the JSON).
         :raises SimulationError: a component failed (``.time`` in s, ``.component``;
             ``.partial`` is the :class:`Result` of the rows before the failure).
@@ -150,7 +154,7 @@ class System:
         The GIL is released while the simulation runs.
         """
         try:
-            d = self._core.run(_assignments(set, "set"), threads, stop_time)
+            d = self._core.run(_assignments(set, "set"), threads, stop_time, dict(inputs) if inputs else None)
         except SimulationError as e:
             # The rows computed before the failure (the CLI keeps them in its CSV).
             if isinstance(getattr(e, "partial", None), dict):

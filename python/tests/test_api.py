@@ -159,3 +159,34 @@ def test_exported_fmu_runs_like_native(tmp_path):
     assert np.all(r["v"][stuck] == 0.0)
     n = min(len(r), len(native))
     assert np.max(np.abs(r["v"][:n] - native["v"][:n])) < 1e-9
+
+
+def test_run_with_inputs_equals_the_cli_and_drives_the_system(cli, tmp_path):
+    """A system's inputs from Python: a constant, a callable f(t), rows (t, value); the same
+    as `stiction run --input` of the same functions, bit for bit."""
+    system = stiction.load(EXAMPLES / "two_link_pd_fricK.json")
+    start = system.run()
+    # Inputs not given keep their start values (1.0 and -0.5): the arm rests in the dead band.
+    assert abs(start["theta0"][-1] - 1.0) <= 0.5 / 4 + 1e-9
+    assert abs(start["theta1"][-1] + 0.5) <= 0.5 / 4 + 1e-9
+    r = system.run(inputs={"q0_ref": 0.3, "q1_ref": lambda t: 0.4 * min(t, 1.0)})
+    out = tmp_path / "cli.csv"
+    subprocess.run(
+        [str(cli), "run", str(EXAMPLES / "two_link_pd_fricK.json"), "-o", str(out), "--quiet",
+         "--input", "q0_ref=0.3", "--input", "q1_ref=0.4*min(t,1)"],
+        check=True,
+        timeout=600,
+    )
+    expected = read_csv(out)
+    for label in ("theta0", "theta1"):
+        np.testing.assert_allclose(r[label], expected[label], rtol=0, atol=1e-12)
+    assert abs(r["theta1"][-1] - 0.4) <= 0.5 / 4 + 1e-9
+    # Rows (t, value): a table.
+    rows = np.array([[0.0, 0.3], [4.0, 0.3]])
+    t = system.run(inputs={"q0_ref": rows, "q1_ref": [[0.0, 0.0], [1.0, 0.4]]})
+    np.testing.assert_allclose(t["theta0"], r["theta0"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(t["theta1"], r["theta1"], rtol=0, atol=1e-12)
+    with pytest.raises(stiction.InputError, match="no input 'speed'"):
+        system.run(inputs={"speed": 1.0})
+    with pytest.raises(stiction.InputError, match=r"inputs\['q0_ref'\]"):
+        system.run(inputs={"q0_ref": "fast"})
