@@ -390,11 +390,15 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
         let doc = spec.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
         println!("  input: {name}{unit}, start {}{doc}", spec.start);
     }
+    for (from, to) in sched.signal_connections() {
+        println!("  signal connection: {from} -> {to}");
+    }
     for (name, when) in sim.signals_read() {
         let when = match when {
             stiction_framework::When::Input => "a system input, at every stage",
             stiction_framework::When::Stage => "from the state, at every stage",
             stiction_framework::When::Held => "at the beginning of each step, held over it",
+            stiction_framework::When::Block => "a signal block's output: exchanged at each step's beginning, held",
         };
         println!("  signal read: {name} ({when})");
     }

@@ -286,3 +286,36 @@ impl AffineSwitch {
         kd.min(kd + self.b * -self.axis.dot(v))
     }
 }
+
+/// A signal block: a component used by its inputs and outputs only, such as a controller or
+/// a plant model exported from another tool as a Co-Simulation FMU (`"role": "signal"`).
+/// It is stepped at every step's beginning, the communication point t_k = kT
+/// (framework/src/stepper/bus.rs): its connected inputs are set from their signals at x(k),
+/// its outputs y(t_k) read (they may depend on those inputs: direct feedthrough) and held
+/// over the step, and it advances to t_k + T.
+pub trait Block: Send + Sync {
+    /// The inputs a signal connection may set (`{"from": SIGNAL, "to": "block.input"}`).
+    fn inputs(&self) -> Vec<SignalInfo>;
+    /// The outputs, readable as signals `block.output` (one element each).
+    fn outputs(&self) -> Vec<SignalInfo>;
+    /// As [`Admittance::prepare`]: called once with the method and the step T.
+    fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
+        Ok(())
+    }
+    /// The outputs as they are now (before the first step).
+    fn read(&self, y: &mut [f64]) -> Result<(), Fault>;
+    /// At the communication point `t`: set input `u[j].0` to `u[j].1` for each connected
+    /// input, then read every output into `y`.
+    fn exchange(&self, t: f64, u: &[(usize, f64)], y: &mut [f64]) -> Result<(), Fault>;
+    /// Advance from `t` to `t + h` with the inputs held, then read the outputs into `y`.
+    fn advance(&self, t: f64, h: f64, y: &mut [f64]) -> Result<(), Fault>;
+    /// The inputs that output `output` declares to depend on directly (direct feedthrough):
+    /// a cycle of signal connections through such dependencies is an algebraic loop.
+    fn feedthrough(&self, _output: usize) -> Vec<usize> {
+        Vec::new()
+    }
+    /// Facts and warnings for `stiction check`.
+    fn diagnose(&self) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+}

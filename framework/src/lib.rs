@@ -76,7 +76,7 @@ pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
-    Admittance, AffineSwitch, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS,
+    Admittance, AffineSwitch, Block, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};

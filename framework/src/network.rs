@@ -9,7 +9,7 @@
 //! to each other); domains match ([`Domain::attaches_to`]); every impedance port is
 //! connected exactly once.
 
-use crate::component::{Admittance, Impedance, MAX_IMPEDANCE_PORTS};
+use crate::component::{Admittance, Block, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::{Error, Result};
 use crate::port::{Domain, Layout, Offset};
 use nalgebra::Vector3;
@@ -34,16 +34,28 @@ pub struct ImpedanceId(pub(crate) NodeIndex);
 pub enum Node {
     Admittance { name: String, layout: Layout, comp: Arc<dyn Admittance> },
     Impedance { name: String, layout: Layout, comp: Arc<dyn Impedance> },
+    /// A signal block: no ports; its inputs are set by signal connections.
+    Block { name: String, comp: Arc<dyn Block> },
     Ground,
 }
 
 impl Node {
     fn name(&self) -> &str {
         match self {
-            Node::Admittance { name, .. } | Node::Impedance { name, .. } => name,
+            Node::Admittance { name, .. } | Node::Impedance { name, .. } | Node::Block { name, .. } => name,
             Node::Ground => "ground",
         }
     }
+}
+
+/// A signal connection: the signal `from` (any signal of the system, resolved when it is
+/// compiled) sets input `input` of the block `block`; `connection` is its index in the file.
+#[derive(Clone, Debug)]
+pub struct SignalLink {
+    pub from: String,
+    pub block: NodeIndex,
+    pub input: usize,
+    pub connection: usize,
 }
 
 /// An edge: impedance port `imp_port` attached to admittance port `adm_port`
@@ -86,6 +98,11 @@ impl NewNode {
         Ok(NewNode(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) }))
     }
 
+    pub fn block(name: &str, comp: Box<dyn Block>) -> Result<NewNode> {
+        Self::check_name(name)?;
+        Ok(NewNode(Node::Block { name: name.to_string(), comp: Arc::from(comp) }))
+    }
+
     pub fn impedance(name: &str, comp: Box<dyn Impedance>) -> Result<NewNode> {
         Self::check_name(name)?;
         let layout = comp.layout();
@@ -110,6 +127,9 @@ pub struct Network {
     /// Admittances and impedances in insertion order (the schedule keeps this order).
     pub(crate) adm_order: Vec<NodeIndex>,
     pub(crate) imp_order: Vec<NodeIndex>,
+    /// Signal blocks in insertion order, and the signal connections in file order.
+    pub(crate) block_order: Vec<NodeIndex>,
+    pub(crate) signal_links: Vec<SignalLink>,
 }
 
 impl Default for Network {
@@ -136,6 +156,8 @@ impl Network {
             hasher: Default::default(),
             adm_order: Vec::with_capacity(components),
             imp_order: Vec::with_capacity(components),
+            block_order: Vec::new(),
+            signal_links: Vec::new(),
         }
     }
 
@@ -181,11 +203,13 @@ impl Network {
             }
             hashbrown::hash_table::Entry::Vacant(v) => v,
         };
-        let adm = matches!(node.0, Node::Admittance { .. });
+        let (adm, block) = (matches!(node.0, Node::Admittance { .. }), matches!(node.0, Node::Block { .. }));
         let ix = self.graph.add_node(node.0);
         slot.insert(ix);
         if adm {
             self.adm_order.push(ix);
+        } else if block {
+            self.block_order.push(ix);
         } else {
             self.imp_order.push(ix);
         }
@@ -198,6 +222,7 @@ impl Network {
         match &self.graph[ix] {
             Node::Admittance { .. } => Some(Component::Admittance(AdmittanceId(ix))),
             Node::Impedance { .. } => Some(Component::Impedance(ImpedanceId(ix))),
+            Node::Block { .. } => Some(Component::Block),
             Node::Ground => None,
         }
     }
@@ -205,7 +230,30 @@ impl Network {
     fn layout(&self, ix: NodeIndex) -> Option<&Layout> {
         match &self.graph[ix] {
             Node::Admittance { layout, .. } | Node::Impedance { layout, .. } => Some(layout),
-            Node::Ground => None,
+            Node::Block { .. } | Node::Ground => None,
+        }
+    }
+
+    /// Record a signal connection resolved by [`resolve_ends`](Self::resolve_ends), the
+    /// `connection`-th of the file.
+    pub(crate) fn add_signal_link(&mut self, from: &str, block: NodeIndex, input: usize, connection: usize) -> Result<()> {
+        if let Some(l) = self.signal_links.iter().find(|l| l.block == block && l.input == input) {
+            return Err(Error::Network(format!(
+                "input '{}.{}' is connected twice (already from '{}', connections[{}])",
+                self.name(block),
+                self.block_input_name(block, input),
+                l.from,
+                l.connection
+            )));
+        }
+        self.signal_links.push(SignalLink { from: from.to_string(), block, input, connection });
+        Ok(())
+    }
+
+    fn block_input_name(&self, ix: NodeIndex, input: usize) -> &'static str {
+        match &self.graph[ix] {
+            Node::Block { comp, .. } => comp.inputs().get(input).map(|i| i.name).unwrap_or("?"),
+            _ => "?",
         }
     }
 
@@ -296,7 +344,7 @@ impl Network {
                 }
                 self.graph.add_edge(imp, adm, Link { imp_port: ip, adm_port: ap, offset });
             }
-            End::Imp(..) => unreachable!("attach takes an admittance or ground"),
+            End::Imp(..) | End::Signal(_) | End::BlockIn(..) => unreachable!("attach takes an admittance or ground"),
         }
         Ok(())
     }
@@ -312,7 +360,32 @@ impl Network {
     /// The two ends of a connection, looked up by name (read only: the loader resolves
     /// many connections on the worker threads, then connects them in file order).
     pub(crate) fn resolve_ends<'s>(&self, from: &'s str, to: &'s str) -> Result<Ends<'s>> {
+        // To a signal block's input: a signal connection, from any signal (resolved when the
+        // system is compiled).
+        if let Some((comp, input)) = to.split_once('.') {
+            if let Some(ix) = self.lookup(comp).filter(|&ix| matches!(self.graph[ix], Node::Block { .. })) {
+                let Node::Block { comp: block, .. } = &self.graph[ix] else { unreachable!("a block") };
+                let inputs = block.inputs();
+                let i = inputs.iter().position(|x| x.name == input).ok_or_else(|| {
+                    let hint = crate::error::suggestion(input, inputs.iter().map(|x| x.name));
+                    let names: Vec<&str> = inputs.iter().map(|x| x.name).collect();
+                    Error::Network(format!(
+                        "signal block '{comp}' has no input '{input}'{hint} (inputs: {})",
+                        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                    ))
+                })?;
+                return Ok(Ends(End::Signal(from), End::BlockIn(ix, i)));
+            }
+        }
         Ok(Ends(self.resolve_end(from)?, self.resolve_end(to)?))
+    }
+
+    /// The signal connection `ends` makes, if it is one: (signal, block, input).
+    pub(crate) fn signal_ends<'s>(ends: &Ends<'s>) -> Option<(&'s str, NodeIndex, usize)> {
+        match ends {
+            Ends(End::Signal(from), End::BlockIn(ix, i)) => Some((from, *ix, *i)),
+            _ => None,
+        }
     }
 
     /// Connect two ends resolved by [`resolve_ends`](Self::resolve_ends).
@@ -320,6 +393,9 @@ impl Network {
         let Ends(a, b) = ends;
         use End::*;
         let (imp, iport, other) = match (a, b) {
+            (Signal(_), _) | (_, Signal(_)) | (BlockIn(..), _) | (_, BlockIn(..)) => {
+                return Err(Error::Network(format!("'{from}' -> '{to}' is a signal connection")))
+            }
             (Imp(i, p), o) => (i, p, o),
             (o, Imp(i, p)) => (i, p, o),
             (Adm(..), Adm(..)) => {
@@ -337,6 +413,7 @@ impl Network {
         let target = match other {
             Ground(_) => Ground(at.map(|o| o.vector())),
             Adm(id, port, _) => Adm(id, port, at),
+            Signal(_) | BlockIn(..) => unreachable!("refused above"),
             Imp(j, _) => {
                 return Err(Error::Network(format!(
                     "'{from}' and '{to}' are both impedances ('{}' and '{}'); an impedance connects \
@@ -361,7 +438,12 @@ impl Network {
             let hint = crate::error::suggestion(comp, self.all_names());
             Error::Network(format!("'{s}': there is no component named '{comp}'{hint}"))
         })?;
-        let layout = self.layout(ix).expect("named nodes are components");
+        let Some(layout) = self.layout(ix) else {
+            return Err(Error::Network(format!(
+                "'{s}': '{comp}' is a signal block, which has no ports; its outputs are signals, read by \
+                 connections to a block's input or by a parameter's {{\"signal\": \"{comp}.OUTPUT\"}}"
+            )));
+        };
         let port = match port {
             Some(p) => PortSel::Named(p),
             None if layout.ports.len() == 1 => PortSel::Only,
@@ -375,7 +457,7 @@ impl Network {
         Ok(match &self.graph[ix] {
             Node::Admittance { .. } => End::Adm(ix, port, None),
             Node::Impedance { .. } => End::Imp(ix, port),
-            Node::Ground => End::Ground(None),
+            Node::Block { .. } | Node::Ground => End::Ground(None),
         })
     }
 
@@ -425,6 +507,9 @@ impl Network {
                 Node::Impedance { name, .. } => {
                     let _ = writeln!(s, "  {} [shape=box];", dot_quote(name));
                 }
+                Node::Block { name, .. } => {
+                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(name));
+                }
                 Node::Ground => {}
             }
         }
@@ -449,6 +534,22 @@ impl Network {
         if ground_used {
             let _ = writeln!(s, "  \"ground\" [shape=plaintext];");
         }
+        // Signal connections, dashed, from the component whose signal is read (or the
+        // system input, a plain-text node) to the block.
+        for l in &self.signal_links {
+            let src = l.from.split(['.', '[']).next().unwrap_or(&l.from);
+            if self.lookup(src).is_none() {
+                let _ = writeln!(s, "  {} [shape=plaintext];", dot_quote(src));
+            }
+            let label = format!("{} -> {}", l.from, self.block_input_name(l.block, l.input));
+            let _ = writeln!(
+                s,
+                "  {} -- {} [style=dashed, label={}];",
+                dot_quote(src),
+                dot_quote(self.name(l.block)),
+                dot_quote(&label)
+            );
+        }
         s.push_str("}\n");
         s
     }
@@ -470,6 +571,8 @@ pub(crate) fn not_connected(missing: Vec<String>) -> Error {
 pub enum Component {
     Admittance(AdmittanceId),
     Impedance(ImpedanceId),
+    /// A signal block.
+    Block,
 }
 
 /// Both ends of a connection, resolved.
@@ -481,6 +584,10 @@ enum End<'s> {
     Adm(NodeIndex, PortSel<'s>, Option<Offset>),
     Imp(NodeIndex, PortSel<'s>),
     Ground(Option<Vector3<f64>>),
+    /// Any signal of the system, the source of a signal connection.
+    Signal(&'s str),
+    /// Input i of a signal block.
+    BlockIn(NodeIndex, usize),
 }
 
 /// A port as a connection names it: by name, or the component's only port.

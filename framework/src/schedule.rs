@@ -24,7 +24,7 @@
 //! [`Admittance::port_motion`] (frames, offsets) or use their ground position.
 
 use crate::batch::{EachAdmittance, EachImpedance};
-use crate::component::{Admittance, Impedance};
+use crate::component::{Admittance, Block, Impedance};
 use crate::error::{Error, Result};
 use crate::network::{Network, Node};
 use crate::parallel::{join, split_run, Cut, Splits};
@@ -74,6 +74,11 @@ pub(crate) fn groups_in<'g, B: ?Sized>(
 
 /// The compiled network.
 pub struct Schedule {
+    /// The signal blocks in file order, their names, and the signal connections (the
+    /// signal read, block, input, index of the connection in the file) in file order.
+    pub(crate) blocks: Vec<Arc<dyn Block>>,
+    pub(crate) block_names: Vec<String>,
+    pub(crate) signal_links: Vec<(String, usize, usize, usize)>,
     pub(crate) adm: Vec<Arc<dyn Admittance>>,
     pub(crate) adm_names: Vec<String>,
     /// State offsets of admittance i: `adm_x[i]..adm_x[i+1]` (into the global vector).
@@ -132,6 +137,7 @@ impl Schedule {
 
     fn build(net: Network) -> Result<Schedule> {
         let (na, ni) = net.counts();
+        let links = net.signal_links.clone();
         let (graph, ground) = net.into_graph();
         // The graph taken apart: its nodes in insertion order (so admittances and
         // impedances each in network order) and its edges, each from an impedance port.
@@ -141,6 +147,7 @@ impl Schedule {
         let mut rank = vec![0; nodes.len()];
         let mut adm_nodes = Vec::with_capacity(na);
         let mut imp_nodes = Vec::with_capacity(ni);
+        let (mut blocks, mut block_names) = (Vec::new(), Vec::new());
         for (ix, node) in nodes.iter_mut().enumerate() {
             match node.weight {
                 Node::Admittance { .. } => {
@@ -151,9 +158,17 @@ impl Schedule {
                     rank[ix] = imp_nodes.len();
                     imp_nodes.push(&mut node.weight);
                 }
+                Node::Block { .. } => {
+                    rank[ix] = blocks.len();
+                    if let Node::Block { name, comp } = std::mem::replace(&mut node.weight, Node::Ground) {
+                        blocks.push(comp);
+                        block_names.push(name);
+                    }
+                }
                 Node::Ground => {}
             }
         }
+        let signal_links = links.into_iter().map(|l| (l.from, rank[l.block.index()], l.input, l.connection)).collect();
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
         let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
@@ -240,6 +255,9 @@ impl Schedule {
         );
         let zeros_imp = vec![0; imp.len() + 1];
         Ok(Schedule {
+            blocks,
+            block_names,
+            signal_links,
             adm,
             adm_names,
             adm_x,
@@ -265,6 +283,22 @@ impl Schedule {
             n,
             zeros_imp,
         })
+    }
+
+    /// The signal blocks' names, in file order.
+    pub fn block_names(&self) -> &[String] {
+        &self.block_names
+    }
+
+    /// The signal connections, in file order: (signal read, "block.input").
+    pub fn signal_connections(&self) -> Vec<(String, String)> {
+        self.signal_links
+            .iter()
+            .map(|(from, b, i, _)| {
+                let input = self.blocks[*b].inputs().get(*i).map(|x| x.name).unwrap_or("?");
+                (from.clone(), format!("{}.{input}", self.block_names[*b]))
+            })
+            .collect()
     }
 
     /// Total number of states.

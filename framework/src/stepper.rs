@@ -337,7 +337,7 @@ impl Simulator {
     /// Advance one step of size T: the stages of the method's tableau, (13).
     pub fn step(&mut self) -> Result<()> {
         if !self.bus.is_empty() {
-            self.write_held()?;
+            self.begin_step()?;
         }
         self.split.timing = self.split.parallel && self.balance.timing();
         let stepped =

@@ -11,7 +11,7 @@
 //! }
 //! ```
 
-use crate::component::{Admittance, Diagnostic, Impedance, SignalInfo};
+use crate::component::{Admittance, Block, Diagnostic, Impedance, SignalInfo};
 use crate::error::{Error, Result};
 use crate::method::Method;
 use crate::network::{Ends, Network, NewNode};
@@ -170,7 +170,11 @@ fn connect_chunk<'c>(
     for (k, (c, e)) in chunk.iter().zip(ends).enumerate() {
         let i = first + k;
         let at = offset(i, c)?;
-        let made = e.and_then(|e| network.connect_ends(&c.from, &c.to, e, at));
+        let made = e.and_then(|e| match Network::signal_ends(&e) {
+            Some(_) if at.is_some() => Err(Error::Network("a signal connection has no 'at' or 'at_world'".into())),
+            Some((from, block, input)) => network.add_signal_link(from, block, input, i),
+            None => network.connect_ends(&c.from, &c.to, e, at),
+        });
         made.map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
     }
     Ok(())
@@ -322,6 +326,8 @@ pub struct ConnectionSpec<'a> {
 pub enum Built {
     Admittance(Box<dyn Admittance>),
     Impedance(Box<dyn Impedance>),
+    /// A signal block (`"role": "signal"`).
+    Block(Box<dyn Block>),
 }
 
 /// Documentation of one parameter. The table of a [`ComponentType`] is also the list of
@@ -957,6 +963,7 @@ fn build_object(
     let node = match built {
         Built::Admittance(a) => NewNode::admittance(name, a),
         Built::Impedance(i) => NewNode::impedance(name, i),
+        Built::Block(b) => NewNode::block(name, b),
     };
     // The reader's path, kept only for the node's error (reported after the reader's).
     let path = node.is_err().then(|| p.path().to_string());
@@ -1229,6 +1236,11 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
     };
     for (j, name) in sched.admittance_names().iter().enumerate() {
         for d in sched.admittance(j).diagnose(sched.admittance_state(j, sim.state()), sim.step_size()) {
+            out.push(named(name, d));
+        }
+    }
+    for (b, name) in sched.block_names.iter().enumerate() {
+        for d in sched.blocks[b].diagnose() {
             out.push(named(name, d));
         }
     }

@@ -51,6 +51,7 @@
 #![deny(unsafe_code)]
 
 mod binary;
+mod block;
 mod cs;
 mod elf;
 pub mod mapping;
@@ -403,11 +404,13 @@ fn build(p: &mut Params) -> Result<Built> {
     let role = match p.get("role").map(|v| v.as_str()) {
         Some(Some("admittance")) => Role::Admittance,
         Some(Some("impedance")) => Role::Impedance,
+        Some(Some("signal")) => return build_block(p, archive, interface, &name),
         None => return Err(p.err(
             "role",
-            "missing required parameter: \"admittance\" (force in, motion out) or \"impedance\" (motion in, force out)",
+            "missing required parameter: \"admittance\" (force in, motion out), \"impedance\" (motion in, \
+             force out) or \"signal\" (a block of inputs and outputs)",
         )),
-        Some(_) => return Err(p.err("role", "expected \"admittance\" or \"impedance\"")),
+        Some(_) => return Err(p.err("role", "expected \"admittance\", \"impedance\" or \"signal\"")),
     };
     let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
     let spec = MappingSpec { ports: p.get("ports"), inputs: p.get("inputs"), outputs: p.get("outputs") };
@@ -419,6 +422,29 @@ fn build(p: &mut Params) -> Result<Built> {
         }
         Some(_) => Some(p.positive("communication_step")?),
     };
+    let starts = parameter_starts(p, &md, &label)?;
+    let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
+    let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
+    binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
+    let notes = notes(&md, interface);
+    let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
+    for (at, ty, vr, x) in starts {
+        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
+    }
+    fmu.enter_initialization(0.0).map_err(fmu_err)?;
+    fmu.exit_initialization().map_err(fmu_err)?;
+    let signals = SignalTable::new(&md, &ports, role, interface);
+    let loaded = Loaded { fmu, ports, role, signals, notes };
+    match interface {
+        Interface::CoSimulation => cs::build(loaded, h).map_err(fmu_err),
+        Interface::ModelExchange => me::build(loaded).map_err(fmu_err),
+    }
+}
+
+/// The start values of `"parameters"` of the component read by `p`: (JSON path, type, value
+/// reference, values), checked against the description.
+fn parameter_starts(p: &mut Params, md: &ModelDescription, label: &str) -> Result<Vec<(String, VarType, u32, Vec<f64>)>> {
+    let comp_path = p.path().to_string();
     let params: Vec<(String, serde_json::Value)> = match p.get("parameters") {
         None => Vec::new(),
         Some(serde_json::Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -437,26 +463,45 @@ fn build(p: &mut Params) -> Result<Built> {
                 ),
             ));
         };
-        let values = start_values(&md, i, v, &at)?;
+        let values = start_values(md, i, v, &at)?;
         let var = &md.variables[i];
         starts.push((at, var.ty, var.vr, values));
     }
+    Ok(starts)
+}
+
+/// An `fmu` with `"role": "signal"`: a Co-Simulation FMU as a signal block (block.rs).
+fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Interface, name: &str) -> Result<Built> {
+    let comp_path = p.path().to_string();
+    let md = archive.description.clone();
+    if interface != Interface::CoSimulation {
+        return Err(p.err(
+            "interface",
+            "a signal block runs the FMU's Co-Simulation interface (a Model Exchange signal block is not supported)",
+        ));
+    }
+    for key in ["ports", "inputs", "outputs", "communication_step"] {
+        if p.has(key) {
+            return Err(p.err(
+                key,
+                "not for a signal block: its inputs and outputs are the FMU's own, connected by signal \
+                 connections, and it is stepped at every solver step",
+            ));
+        }
+    }
+    let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
+    let starts = parameter_starts(p, &md, &label)?;
     let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
     let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
     binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
     let notes = notes(&md, interface);
-    let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
+    let mut fmu = Instance::new(archive, interface, name).map_err(fmu_err)?;
     for (at, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
     }
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
     fmu.exit_initialization().map_err(fmu_err)?;
-    let signals = SignalTable::new(&md, &ports, role, interface);
-    let loaded = Loaded { fmu, ports, role, signals, notes };
-    match interface {
-        Interface::CoSimulation => cs::build(loaded, h).map_err(fmu_err),
-        Interface::ModelExchange => me::build(loaded).map_err(fmu_err),
-    }
+    Ok(Built::Block(Box::new(block::build(fmu, notes).map_err(fmu_err)?)))
 }
 
 /// "Co-Simulation (StictionGear), Model Exchange (StictionGear)".
@@ -483,7 +528,8 @@ const PARAMS: &[ParamDoc] = &[
         name: "role",
         unit: "",
         default: None,
-        doc: "\"admittance\" (force in, motion out) or \"impedance\" (motion in, force out)",
+        doc: "\"admittance\" (force in, motion out), \"impedance\" (motion in, force out) or \"signal\" (a block: \
+              the FMU's inputs set by signal connections, its outputs read as signals)",
     },
     ParamDoc {
         name: "inputs",

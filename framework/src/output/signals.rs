@@ -30,6 +30,11 @@ pub(crate) enum Source {
     State {
         index: usize,
     },
+    /// Output `out` of signal block `b`.
+    Block {
+        b: usize,
+        out: usize,
+    },
 }
 
 impl Simulator {
@@ -58,12 +63,21 @@ impl Simulator {
             }
             None => (rest, None),
         };
+        if let Some(b) = s.block_names.iter().position(|n| n == comp) {
+            let outs = s.blocks[b].outputs();
+            let out = outs.iter().position(|x| x.name == rest).ok_or_else(|| {
+                let hint = crate::error::suggestion(rest, outs.iter().map(|x| x.name));
+                let list: Vec<&str> = outs.iter().map(|x| x.name).collect();
+                bad(format!("signal block '{comp}' has no output '{rest}'{hint} (outputs: {})", list.join(", ")))
+            })?;
+            return Ok(SignalRef { name: name.to_string(), source: Source::Block { b, out } });
+        }
         let (signals, kind, range) = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
             (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1])
         } else if let Some(i) = s.imp_names.iter().position(|n| n == comp) {
             (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1])
         } else {
-            let names = s.adm_names.iter().chain(&s.imp_names).map(String::as_str);
+            let names = s.adm_names.iter().chain(&s.imp_names).chain(&s.block_names).map(String::as_str);
             return Err(bad(format!("there is no component named '{comp}'{}", crate::error::suggestion(comp, names))));
         };
         if sig == "state" {
@@ -117,6 +131,7 @@ impl Simulator {
         let t = self.time();
         match r.source {
             Source::State { index } => self.x[index],
+            Source::Block { b, out } => self.bus.blocks.get(b).and_then(|io| io.y.get(out)).copied().unwrap_or(f64::NAN),
             Source::Adm { i, which, elem } => {
                 let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
                 let probe = Probe {
@@ -157,10 +172,23 @@ impl Simulator {
         for (name, start) in inputs {
             self.add_input(name, *start);
         }
+        for (b, name) in self.sched.block_names.iter().enumerate() {
+            self.sched.blocks[b]
+                .prepare(self.method(), self.step_size())
+                .map_err(|m| Error::invalid(format!("components.{name}"), m))?;
+        }
+        self.add_blocks();
         for u in uses {
             let (name, path) = (u.name, u.path);
             self.wire(&name, u.wire, |sim| sim.tap(&name, &path))?;
         }
+        for (from, b, input, i) in self.sched.signal_links.clone() {
+            let wire = crate::signal::Wire::default();
+            let path = format!("connections[{i}]");
+            self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path))?;
+            self.feed_block(b, input, wire);
+        }
+        self.order_blocks()?;
         self.wires_ready()
     }
 
@@ -182,6 +210,7 @@ impl Simulator {
         })?;
         Ok(match r.source {
             Source::State { index } => Tap::State { index },
+            Source::Block { b, out } => Tap::Block { b, out },
             Source::Imp { i, which, elem } => Tap::Imp { i, which, elem },
             Source::Adm { i, which, elem } => {
                 let info = self.sched.adm[i].signals()[which];

@@ -35,6 +35,8 @@ pub(crate) enum Tap {
     Adm { i: usize, which: usize, elem: usize },
     /// Signal `which`, element `elem`, of impedance `i`: held over each step.
     Imp { i: usize, which: usize, elem: usize },
+    /// Output `out` of signal block `b`: held over each step.
+    Block { b: usize, out: usize },
 }
 
 /// When a signal read by a time function is read (stepper/bus.rs).
@@ -46,6 +48,21 @@ pub enum When {
     Stage,
     /// At the beginning of each step, held over it.
     Held,
+    /// A signal block's output, exchanged at the beginning of each step, held over it.
+    Block,
+}
+
+/// A signal block as the bus steps it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BlockIo {
+    /// The connected inputs and the wires they read.
+    inputs: Vec<(usize, Wire)>,
+    /// Their values at the last exchange.
+    u: Vec<(usize, f64)>,
+    /// The outputs as last read.
+    pub(crate) y: Vec<f64>,
+    /// The wires that read each output.
+    out: Vec<Vec<Wire>>,
 }
 
 /// One system input: its current value function and the wires that read it.
@@ -66,6 +83,9 @@ pub(crate) struct Bus {
     held: Vec<(Tap, Vec<Wire>)>,
     /// Each signal read, with when it is read (for `stiction check`), in the order wired.
     names: Vec<(String, When)>,
+    /// The signal blocks (schedule order) and the order they exchange in.
+    pub(crate) blocks: Vec<BlockIo>,
+    order: Vec<usize>,
     /// Zeros for the rate and forces a state signal's probe does not read.
     zeros: Vec<f64>,
     no_forces: Vec<Force>,
@@ -75,7 +95,7 @@ pub(crate) struct Bus {
 
 impl Bus {
     pub(crate) fn is_empty(&self) -> bool {
-        self.inputs.is_empty() && self.stage.is_empty() && self.held.is_empty()
+        self.inputs.is_empty() && self.stage.is_empty() && self.held.is_empty() && self.blocks.is_empty()
     }
 }
 
@@ -130,7 +150,16 @@ impl Simulator {
             return Ok(());
         }
         let tap = tap(self)?;
-        seen(&mut self.bus, if matches!(tap, Tap::Imp { .. }) { When::Held } else { When::Stage });
+        let when = match tap {
+            Tap::Imp { .. } => When::Held,
+            Tap::Block { .. } => When::Block,
+            _ => When::Stage,
+        };
+        seen(&mut self.bus, when);
+        if let Tap::Block { b, out } = tap {
+            self.bus.blocks[b].out[out].push(wire);
+            return Ok(());
+        }
         let list = match tap {
             Tap::Imp { .. } => &mut self.bus.held,
             _ => &mut self.bus.stage,
@@ -138,6 +167,123 @@ impl Simulator {
         match list.iter_mut().find(|(t, _)| same_tap(t, &tap)) {
             Some((_, wires)) => wires.push(wire),
             None => list.push((tap, vec![wire])),
+        }
+        Ok(())
+    }
+
+    /// Give the bus the schedule's signal blocks (before any [`wire`](Self::wire)).
+    pub(crate) fn add_blocks(&mut self) {
+        self.bus.blocks = self
+            .sched
+            .blocks
+            .iter()
+            .map(|b| {
+                let n = b.outputs().len();
+                BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], ..Default::default() }
+            })
+            .collect();
+    }
+
+    /// Have input `input` of block `b` read `wire` (a signal connection).
+    pub(crate) fn feed_block(&mut self, b: usize, input: usize, wire: Wire) {
+        self.bus.blocks[b].inputs.push((input, wire));
+    }
+
+    /// The order in which the blocks exchange at a communication point: a block whose input
+    /// reads an output of another that feeds through (depends directly on its own inputs)
+    /// comes after it, so each reads the value at t_k; a cycle of connections through
+    /// feedthrough dependencies is an algebraic loop, refused naming it.
+    pub(crate) fn order_blocks(&mut self) -> Result<()> {
+        use petgraph::graph::DiGraph;
+        let s = &self.sched;
+        // Outputs as nodes; an edge from output (a, o) to output (b, p) when (a, o) feeds an
+        // input of b that p depends on.
+        let mut g = DiGraph::<(usize, usize), ()>::new();
+        let mut node = Vec::new();
+        for (b, blk) in s.blocks.iter().enumerate() {
+            node.push((0..blk.outputs().len()).map(|o| g.add_node((b, o))).collect::<Vec<_>>());
+        }
+        let mut after = vec![Vec::new(); s.blocks.len()];
+        for (from, b, input, _) in &s.signal_links {
+            let Some((a, o)) = self.block_output(from) else { continue };
+            let feeds: Vec<usize> =
+                (0..node[*b].len()).filter(|&p| s.blocks[*b].feedthrough(p).contains(input)).collect();
+            for p in &feeds {
+                g.add_edge(node[a][o], node[*b][*p], ());
+            }
+            if !s.blocks[a].feedthrough(o).is_empty() && a != *b {
+                after[*b].push(a);
+            }
+        }
+        for scc in petgraph::algo::tarjan_scc(&g) {
+            let looped = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
+            if looped {
+                let mut names: Vec<String> = scc
+                    .iter()
+                    .map(|&n| {
+                        let (b, o) = g[n];
+                        format!("{}.{}", s.block_names[b], s.blocks[b].outputs()[o].name)
+                    })
+                    .collect();
+                names.sort();
+                return Err(Error::invalid(
+                    "connections",
+                    format!(
+                        "algebraic loop between signal blocks: the outputs {} depend on each other through                          connections and direct feedthrough; break it (a block without feedthrough, or a delay)",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        // Kahn's order, lowest index first among the ready ones (file order otherwise).
+        let n = s.blocks.len();
+        let mut done = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        while order.len() < n {
+            let next = (0..n).find(|&b| !done[b] && after[b].iter().all(|&a| done[a])).unwrap_or_else(|| {
+                // A cycle of blocks without an algebraic loop: the rest in file order.
+                (0..n).find(|&b| !done[b]).unwrap_or(0)
+            });
+            done[next] = true;
+            order.push(next);
+        }
+        self.bus.order = order;
+        Ok(())
+    }
+
+    /// The block output a signal name reads, if it is one.
+    fn block_output(&self, name: &str) -> Option<(usize, usize)> {
+        let (comp, out) = name.split_once('.')?;
+        let b = self.sched.block_names.iter().position(|n| n == comp)?;
+        let o = self.sched.blocks[b].outputs().iter().position(|x| x.name == out)?;
+        Some((b, o))
+    }
+
+    /// The signal blocks at the communication point t_k = kT: each (in [`order_blocks`]'s
+    /// order) sets its connected inputs from their signals (at x(k): written just before)
+    /// and reads its outputs y(t_k), which the wires then hold over the step; then every
+    /// block advances to t_k + T and reads the outputs it ends with (an output row at
+    /// t_{k+1} shows them).
+    fn exchange_blocks(&mut self) -> Result<()> {
+        let (t, h) = (self.time(), self.step);
+        let Simulator { sched: s, bus, .. } = self;
+        let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
+            time: t,
+            component: s.block_names[b].clone(),
+            message: f.0,
+        };
+        for k in 0..bus.order.len() {
+            let b = bus.order[k];
+            let io = &mut bus.blocks[b];
+            io.u.clear();
+            io.u.extend(io.inputs.iter().map(|(i, w)| (*i, w.get())));
+            s.blocks[b].exchange(t, &io.u, &mut io.y).map_err(|f| fail(b, f))?;
+            io.publish();
+        }
+        for b in 0..bus.blocks.len() {
+            let io = &mut bus.blocks[b];
+            s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
+            io.publish();
         }
         Ok(())
     }
@@ -152,6 +298,15 @@ impl Simulator {
         self.bus.no_forces = vec![Force::ZERO; most_ports];
         let imp_states = (0..s.imp.len()).map(|i| s.imp_y[i + 1] - s.imp_y[i]).max().unwrap_or(0);
         self.bus.rate = vec![0.0; imp_states];
+        for b in 0..self.bus.blocks.len() {
+            let io = &mut self.bus.blocks[b];
+            self.sched.blocks[b].read(&mut io.y).map_err(|f| Error::Simulation {
+                time: 0.0,
+                component: self.sched.block_names[b].clone(),
+                message: f.0,
+            })?;
+            io.publish();
+        }
         self.write_held()?;
         self.write_stage(&self.x, self.time());
         Ok(())
@@ -186,12 +341,23 @@ impl Simulator {
                     };
                     s.adm[i].signal(which, elem, &probe)
                 }
-                Tap::Imp { .. } => continue,
+                Tap::Imp { .. } | Tap::Block { .. } => continue,
             };
             for w in wires {
                 w.set(v);
             }
         }
+    }
+
+    /// At the beginning of a step: the held signals, and the signal blocks' exchange and
+    /// advance (with the state signals at x(k) they read).
+    pub(super) fn begin_step(&mut self) -> Result<()> {
+        self.write_held()?;
+        if !self.bus.blocks.is_empty() {
+            self.write_stage(&self.x, self.time());
+            self.exchange_blocks()?;
+        }
+        Ok(())
     }
 
     /// Write the held signals for the step that begins at x(k): each impedance evaluated at
@@ -227,6 +393,17 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+}
+
+impl BlockIo {
+    /// Write the outputs into the wires that read them.
+    fn publish(&self) {
+        for (v, wires) in self.y.iter().zip(&self.out) {
+            for w in wires {
+                w.set(*v);
+            }
+        }
     }
 }
 

@@ -1,0 +1,181 @@
+//! Signal blocks (`"role": "signal"`): a Co-Simulation FMU from another tool used by its
+//! inputs and outputs, with signal connections (`{"from": SIGNAL, "to": "block.input"}`),
+//! stepped by the network's engine (framework/src/stepper/bus.rs). The controller is the
+//! PIController test FMU (tests/fixtures/pi_controller).
+
+#[path = "fixtures/pi_controller/mod.rs"]
+mod pi_controller;
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// target/fmu/PIController.fmu, where examples/pi_gear_hold.json finds it, built once per
+/// test binary (written to a temporary name and renamed, so a reader never sees half a file).
+fn pi_fmu() -> &'static Path {
+    static FMU: OnceLock<PathBuf> = OnceLock::new();
+    FMU.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dest = root.join("target/fmu/PIController.fmu");
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        let dir = tempfile::tempdir_in(root.join("target")).unwrap();
+        let built = pi_controller::build(dir.path());
+        let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
+        std::fs::copy(&built, &tmp).unwrap();
+        std::fs::rename(&tmp, &dest).unwrap();
+        dest
+    })
+}
+
+fn example_value(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(example(name)).unwrap()).unwrap()
+}
+
+/// A system value with FMU paths made absolute (it runs from any directory).
+fn absolute(mut v: Value) -> Value {
+    if let Some(comps) = v["components"].as_object_mut() {
+        for c in comps.values_mut() {
+            if c["type"] == "fmu" {
+                c["path"] = json!(pi_fmu().to_str().unwrap());
+            }
+        }
+    }
+    v
+}
+
+/// The physics of the PI speed controller driving a self-locking gear that lifts a load:
+/// it tracks w_ref, and once the motor is off the gear holds the load exactly.
+fn check_hold(rec: &stiction::framework::Recorder, what: &str) {
+    let (t, v, q) = (&rec.time, col(rec, "v"), col(rec, "q"));
+    for (i, &ti) in t.iter().enumerate() {
+        if (0.8..1.0).contains(&ti) {
+            assert!((v[i] - 1.0).abs() < 0.03, "{what}: v({ti}) = {} does not track w_ref = 1", v[i]);
+        }
+    }
+    // Off at 1 s: the load decelerates the output and the gear self-locks (γv = 1.2 ≥ 1).
+    let stuck = t.iter().position(|&x| x >= 1.35).unwrap();
+    let q_held = q[stuck];
+    assert!(q_held > 0.8, "{what}: the load was lifted to {q_held} rad");
+    for i in stuck..t.len() {
+        assert_eq!(v[i], 0.0, "{what}: v({}) = {} with the motor off", t[i], v[i]);
+        assert_eq!(q[i].to_bits(), q_held.to_bits(), "{what}: the load moved at t = {}", t[i]);
+    }
+    assert_eq!(at(rec, "u", 1.5), 0.0, "{what}: the motor is off");
+}
+
+#[test]
+fn a_pi_controller_fmu_drives_a_self_locking_gear_that_then_holds_its_load() {
+    pi_fmu();
+    let fmu = run_example("pi_gear_hold.json", 1);
+    check_hold(&fmu, "FMU controller");
+    // The same controller in native signals (continuous PI, integral in closed form).
+    let native = run_example("pi_gear_hold_native.json", 1);
+    check_hold(&native, "native controller");
+    // The discrete PI (zero-order hold over T = 1 ms) and the continuous one agree closely.
+    let (qf, qn) = (*col(&fmu, "q").last().unwrap(), *col(&native, "q").last().unwrap());
+    assert!((qf - qn).abs() < 1e-3, "held at {qf} (FMU) and {qn} (native)");
+    // The reference from the command line: a slower speed lifts the load less far.
+    let out = cli(&["run", example("pi_gear_hold.json").to_str().unwrap(), "-o", "-", "--quiet", "--input", "w_ref=0.5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let q_end: f64 = text.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap();
+    assert!(q_end > 0.2 && q_end < qf - 0.4, "w_ref = 0.5: held at {q_end} (w_ref = 1: {qf})");
+}
+
+#[test]
+fn signal_blocks_give_the_same_bits_for_any_thread_count() {
+    let mut v = absolute(example_value("pi_gear_hold.json"));
+    // Enough other components for parallel phases.
+    for i in 0..40 {
+        v["components"][format!("m{i}")] = json!({"type": "mass", "mass": 1.0, "init": {"q": 0.01 * i as f64}});
+        v["components"][format!("k{i}")] = json!({"type": "spring_damper", "K": 100, "B": 0.1});
+        v["connections"].as_array_mut().unwrap().push(json!({"from": format!("k{i}.a"), "to": "ground"}));
+        v["connections"].as_array_mut().unwrap().push(json!({"from": format!("k{i}.b"), "to": format!("m{i}")}));
+    }
+    let text = serde_json::to_string(&v).unwrap();
+    let run = |threads: usize| {
+        let sys = stiction::framework::system::System::from_str(
+            &text,
+            Path::new("pi.json"),
+            Path::new("."),
+            &stiction::registry(),
+        )
+        .unwrap();
+        let (mut sim, plan) = sys.into_simulator(threads).unwrap();
+        sim.set_parallel_threshold(1);
+        assert_eq!(sim.is_parallel(), threads > 1);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut rec = stiction::framework::Recorder::default();
+        pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap();
+        rec
+    };
+    let (one, two) = (run(1), run(2));
+    check_hold(&one, "1 thread");
+    for label in &one.labels {
+        let same = col(&one, label).iter().zip(col(&two, label)).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{label} differs between 1 and 2 threads");
+    }
+}
+
+#[test]
+fn bad_signal_connections_and_blocks_are_refused_by_name() {
+    let base = absolute(example_value("pi_gear_hold.json"));
+    let check = |edit: &dyn Fn(&mut Value), says: &[&str]| {
+        let mut v = base.clone();
+        edit(&mut v);
+        let (code, err) = run_json("check", &v);
+        assert_eq!(code, 2, "{err}");
+        for s in says {
+            assert!(err.contains(s), "expected '{s}' in: {err}");
+        }
+    };
+    check(&|v| v["connections"][1]["to"] = json!("pi.speed"), &["connections[1]", "no input 'speed'", "inputs: w_ref, w"]);
+    check(&|v| v["connections"][1]["from"] = json!("gear.vv"), &["connections[1]", "has no signal 'vv'"]);
+    check(&|v| v["connections"][1]["from"] = json!("w_rf"), &["connections[1]", "w_rf"]);
+    check(
+        &|v| v["connections"].as_array_mut().unwrap().push(json!({"from": "gear.q", "to": "pi.w"})),
+        &["connections[4]", "'pi.w' is connected twice", "connections[1]"],
+    );
+    check(
+        &|v| v["connections"].as_array_mut().unwrap().push(json!({"from": "motor.body", "to": "pi"})),
+        &["connections[4]", "'pi' is a signal block, which has no ports"],
+    );
+    check(&|v| v["components"]["pi"]["ports"] = json!({}), &["components.pi.ports", "not for a signal block"]);
+    check(&|v| v["components"]["pi"]["role"] = json!("sink"), &["components.pi.role", "\"signal\""]);
+    check(&|v| v["components"]["motor"]["force"] = json!({"signal": "pi.y"}), &["components.motor.force", "no output 'y'"]);
+    // Two controllers whose outputs feed each other's inputs directly: an algebraic loop.
+    check(
+        &|v| {
+            v["components"]["pi2"] = v["components"]["pi"].clone();
+            v["connections"][1]["from"] = json!("pi2.u");
+            v["connections"].as_array_mut().unwrap().push(json!({"from": "pi.u", "to": "pi2.w"}));
+        },
+        &["algebraic loop", "pi.u", "pi2.u"],
+    );
+}
+
+#[test]
+fn check_and_graph_show_blocks_and_signal_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pi.json");
+    std::fs::write(&f, serde_json::to_string(&absolute(example_value("pi_gear_hold.json"))).unwrap()).unwrap();
+    let out = cli(&["check", f.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for s in [
+        "signal connection: gear.v -> pi.w",
+        "signal connection: w_ref -> pi.w_ref",
+        "pi: signal block (FMU 'PIController'",
+        "inputs w_ref, w; outputs u",
+        "signal read: pi.u (a signal block's output",
+    ] {
+        assert!(text.contains(s), "expected '{s}' in:\n{text}");
+    }
+    let out = cli(&["graph", f.to_str().unwrap()]);
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert!(dot.contains("\"pi\" [shape=component]"), "{dot}");
+    assert!(dot.contains("\"gear\" -- \"pi\" [style=dashed, label=\"gear.v -> w\"]"), "{dot}");
+    assert!(dot.contains("\"w_ref\" [shape=plaintext]"), "{dot}");
+}
