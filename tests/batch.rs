@@ -113,6 +113,8 @@ fn plain_build<const I: usize>(p: &mut Params) -> stiction::framework::Result<Bu
     Ok(match built {
         Built::Admittance(a) => Built::Admittance(Box::new(PlainAdmittance(a))),
         Built::Impedance(i) => Built::Impedance(Box::new(PlainImpedance(i))),
+        // A signal block has no batch.
+        Built::Block(b) => Built::Block(b),
     })
 }
 

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// target/fmu/PIController.fmu, where examples/pi_gear_hold.json finds it, built once per
+/// target/fmu/PIController.fmu, where examples/fmu_pi_gear_hold.json finds it, built once per
 /// test binary (written to a temporary name and renamed, so a reader never sees half a file).
 fn pi_fmu() -> &'static Path {
     static FMU: OnceLock<PathBuf> = OnceLock::new();
@@ -68,16 +68,16 @@ fn check_hold(rec: &stiction::framework::Recorder, what: &str) {
 #[test]
 fn a_pi_controller_fmu_drives_a_self_locking_gear_that_then_holds_its_load() {
     pi_fmu();
-    let fmu = run_example("pi_gear_hold.json", 1);
+    let fmu = run_example("fmu_pi_gear_hold.json", 1);
     check_hold(&fmu, "FMU controller");
     // The same controller in native signals (continuous PI, integral in closed form).
-    let native = run_example("pi_gear_hold_native.json", 1);
+    let native = run_example("pi_gear_hold.json", 1);
     check_hold(&native, "native controller");
     // The discrete PI (zero-order hold over T = 1 ms) and the continuous one agree closely.
     let (qf, qn) = (*col(&fmu, "q").last().unwrap(), *col(&native, "q").last().unwrap());
     assert!((qf - qn).abs() < 1e-3, "held at {qf} (FMU) and {qn} (native)");
     // The reference from the command line: a slower speed lifts the load less far.
-    let out = cli(&["run", example("pi_gear_hold.json").to_str().unwrap(), "-o", "-", "--quiet", "--input", "w_ref=0.5"]);
+    let out = cli(&["run", example("fmu_pi_gear_hold.json").to_str().unwrap(), "-o", "-", "--quiet", "--input", "w_ref=0.5"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let q_end: f64 = text.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap();
@@ -86,7 +86,7 @@ fn a_pi_controller_fmu_drives_a_self_locking_gear_that_then_holds_its_load() {
 
 #[test]
 fn signal_blocks_give_the_same_bits_for_any_thread_count() {
-    let mut v = absolute(example_value("pi_gear_hold.json"));
+    let mut v = absolute(example_value("fmu_pi_gear_hold.json"));
     // Enough other components for parallel phases.
     for i in 0..40 {
         v["components"][format!("m{i}")] = json!({"type": "mass", "mass": 1.0, "init": {"q": 0.01 * i as f64}});
@@ -121,7 +121,7 @@ fn signal_blocks_give_the_same_bits_for_any_thread_count() {
 
 #[test]
 fn bad_signal_connections_and_blocks_are_refused_by_name() {
-    let base = absolute(example_value("pi_gear_hold.json"));
+    let base = absolute(example_value("fmu_pi_gear_hold.json"));
     let check = |edit: &dyn Fn(&mut Value), says: &[&str]| {
         let mut v = base.clone();
         edit(&mut v);
@@ -160,7 +160,7 @@ fn bad_signal_connections_and_blocks_are_refused_by_name() {
 fn check_and_graph_show_blocks_and_signal_connections() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("pi.json");
-    std::fs::write(&f, serde_json::to_string(&absolute(example_value("pi_gear_hold.json"))).unwrap()).unwrap();
+    std::fs::write(&f, serde_json::to_string(&absolute(example_value("fmu_pi_gear_hold.json"))).unwrap()).unwrap();
     let out = cli(&["check", f.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
