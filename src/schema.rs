@@ -193,7 +193,8 @@ fn network_schema(registry: &Registry) -> Value {
                     "method": {"enum": ["rk4", "euler"], "default": "rk4", "description": "modular RK4 (13)/(22) or Euler"},
                     "step": {"type": "number", "exclusiveMinimum": 0, "description": "step T [s]"},
                     "stop_time": {"type": "number", "exclusiveMinimum": 0, "description": "stop time [s]"},
-                    "threads": {"type": "integer", "minimum": 1, "description": "worker threads (default: all cores)"}
+                    "threads": {"type": "integer", "minimum": 1, "description": "worker threads (default: all cores)"},
+                    "blocks": {"enum": ["jacobi", "gauss-seidel"], "default": "jacobi", "description": "how signal blocks step at a communication point"}
                 }
             },
             "inputs": {

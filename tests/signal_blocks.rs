@@ -179,3 +179,47 @@ fn check_and_graph_show_blocks_and_signal_connections() {
     assert!(dot.contains("\"gear\" -- \"pi\" [style=dashed, label=\"gear.v -> w\"]"), "{dot}");
     assert!(dot.contains("\"w_ref\" [shape=plaintext]"), "{dot}");
 }
+
+/// target/fmu/StictionGear.fmu and StictionFriction.fmu (FMI 2.0 Co-Simulation), where the
+/// FMU-only example and its one-format twin find them: exported once per test binary.
+fn gear_and_friction_fmus() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (model, file) in [("gear", "StictionGear.fmu"), ("friction", "StictionFriction.fmu")] {
+            let dest = root.join("target/fmu").join(file);
+            let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
+            let o = cli(&["fmu", "export", model, "--fmi", "2", "--interface", "cs", "-o", tmp.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            std::fs::rename(&tmp, &dest).unwrap();
+        }
+    });
+}
+
+#[test]
+fn the_fmu_only_example_in_the_one_format_writes_the_same_csv_byte_for_byte() {
+    gear_and_friction_fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |v: &Value, name: &str| {
+        let f = example("").join(format!("{name}-{}.json", std::process::id()));
+        std::fs::write(&f, serde_json::to_string(v).unwrap()).unwrap();
+        let csv = dir.path().join(format!("{name}.csv"));
+        let o = cli(&["run", f.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"]);
+        std::fs::remove_file(&f).unwrap();
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&csv).unwrap()
+    };
+    let (fmu_only, one) = (example_value("fmu_only_gear_contact.json"), example_value("fmu_signals_gear_contact.json"));
+    for alg in ["gauss-seidel", "jacobi"] {
+        let (mut a, mut b) = (fmu_only.clone(), one.clone());
+        a["master"]["algorithm"] = json!(alg);
+        b["solver"]["blocks"] = json!(alg);
+        let (ca, cb) = (run(&a, &format!("master-{alg}")), run(&b, &format!("engine-{alg}")));
+        assert_eq!(ca.len(), cb.len(), "{alg}");
+        assert!(ca == cb, "{alg}: the one engine's CSV differs from the FMU-only master's");
+        // The physics: the gear stops and stays exactly stuck.
+        let text = String::from_utf8(cb).unwrap();
+        let v: Vec<f64> = text.lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
+        assert!(v[..400].iter().all(|&x| x > 0.0) && v[500..].iter().all(|&x| x == 0.0), "{alg}");
+    }
+}

@@ -289,10 +289,11 @@ impl AffineSwitch {
 
 /// A signal block: a component used by its inputs and outputs only, such as a controller or
 /// a plant model exported from another tool as a Co-Simulation FMU (`"role": "signal"`).
-/// It is stepped at every step's beginning, the communication point t_k = kT
-/// (framework/src/stepper/bus.rs): its connected inputs are set from their signals at x(k),
-/// its outputs y(t_k) read (they may depend on those inputs: direct feedthrough) and held
-/// over the step, and it advances to t_k + T.
+/// A block is built in its initialization mode; the engine sets its connected inputs from
+/// their signals until its outputs settle, then [`start`](Block::start)s it. It is stepped at
+/// every step's beginning, the communication point t_k = kT (framework/src/stepper/bus.rs):
+/// its connected inputs are set from their signals at x(k), and it advances to t_k + T; its
+/// outputs are held over the step.
 pub trait Block: Send + Sync {
     /// The inputs a signal connection may set (`{"from": SIGNAL, "to": "block.input"}`).
     fn inputs(&self) -> Vec<SignalInfo>;
@@ -302,15 +303,17 @@ pub trait Block: Send + Sync {
     fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())
     }
-    /// The outputs as they are now (before the first step).
+    /// Set input `u[j].0` to `u[j].1` for each connected input.
+    fn set_inputs(&self, u: &[(usize, f64)]) -> Result<(), Fault>;
+    /// Read every output into `y`.
     fn read(&self, y: &mut [f64]) -> Result<(), Fault>;
-    /// At the communication point `t`: set input `u[j].0` to `u[j].1` for each connected
-    /// input, then read every output into `y`.
-    fn exchange(&self, t: f64, u: &[(usize, f64)], y: &mut [f64]) -> Result<(), Fault>;
+    /// Leave the initialization mode (the inputs set), then read the outputs into `y`.
+    fn start(&self, y: &mut [f64]) -> Result<(), Fault>;
     /// Advance from `t` to `t + h` with the inputs held, then read the outputs into `y`.
     fn advance(&self, t: f64, h: f64, y: &mut [f64]) -> Result<(), Fault>;
     /// The inputs that output `output` declares to depend on directly (direct feedthrough):
-    /// a cycle of signal connections through such dependencies is an algebraic loop.
+    /// such an output is read again after the inputs are set at t_k, and a cycle of signal
+    /// connections through such dependencies is an algebraic loop.
     fn feedthrough(&self, _output: usize) -> Vec<usize> {
         Vec::new()
     }

@@ -260,6 +260,19 @@ pub struct SolverSpec {
     pub stop_time: f64,
     #[serde(default)]
     pub threads: Option<usize>,
+    /// How signal blocks step at a communication point (framework/src/stepper/bus.rs).
+    #[serde(default)]
+    pub blocks: BlockAlgorithm,
+}
+
+/// `"solver": {"blocks": ...}`: the signal blocks all step from the values at t_k
+/// (`"jacobi"`, the default) or one after the other (`"gauss-seidel"`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockAlgorithm {
+    #[default]
+    Jacobi,
+    GaussSeidel,
 }
 
 fn default_method() -> Method {
@@ -1052,6 +1065,7 @@ fn finish_system(
         stop_time: s.stop_time,
         interval,
         threads: s.threads,
+        blocks: s.blocks,
         columns,
         kinds,
         inputs: inputs.into_iter().collect(),
@@ -1069,6 +1083,8 @@ pub struct System {
     pub stop_time: f64,
     pub interval: f64,
     pub threads: Option<usize>,
+    /// How signal blocks step.
+    pub blocks: BlockAlgorithm,
     /// (label, signal name) per output column.
     pub columns: Vec<(String, String)>,
     /// Each component's node and type name, in file order (the names are the network's).
@@ -1200,7 +1216,7 @@ impl System {
         let sched = Schedule::compile(self.network)?;
         let mut sim = Simulator::new(sched, self.method, self.step, threads)?;
         let inputs: Vec<(String, f64)> = self.inputs.iter().map(|(n, i)| (n.clone(), i.start)).collect();
-        sim.connect_signals(&inputs, self.wires)?;
+        sim.connect_signals(&inputs, self.wires, self.blocks == BlockAlgorithm::GaussSeidel)?;
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {
             let refs = sim.resolve_columns(sig).map_err(|e| match e {

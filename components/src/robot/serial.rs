@@ -835,7 +835,7 @@ mod tests {
         p.finish()?;
         match built {
             Built::Admittance(a) => Ok(a),
-            Built::Impedance(_) => panic!("serial_robot must build an admittance"),
+            _ => panic!("serial_robot must build an admittance"),
         }
     }
 

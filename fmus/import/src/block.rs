@@ -1,8 +1,9 @@
 //! A Co-Simulation FMU as a signal block (`"role": "signal"`): a controller or a plant model
-//! from another tool, used by its inputs and outputs (framework `Block`). At each
-//! communication point t_k the network sets the FMU's connected inputs and reads its
-//! outputs (which, with direct feedthrough, depend on those inputs), then calls
-//! doStep(t_k, T); the outputs are held over the step (framework/src/stepper/bus.rs).
+//! from another tool, used by its inputs and outputs (framework `Block`). It is left in
+//! initialization mode when built: the network sets its connected inputs until the outputs
+//! settle, then exits initialization. At each communication point t_k the network sets the
+//! FMU's connected inputs and calls doStep(t_k, T); the outputs are held over the step
+//! (framework/src/stepper/bus.rs).
 //!
 //! Inputs are the FMU's scalar variables of causality input, outputs those of causality
 //! output, each of any numeric type or Boolean (values checked against the type by
@@ -136,22 +137,29 @@ impl Block for CsBlock {
         let out = &self.outputs;
         self.lock()?.call(|rt| rt.fmu.get_mixed(&out.vrs, &out.kinds, y))
     }
-    fn exchange(&self, _t: f64, u: &[(usize, f64)], y: &mut [f64]) -> Result<(), Fault> {
-        let (ins, out) = (&self.inputs, &self.outputs);
+    fn set_inputs(&self, u: &[(usize, f64)]) -> Result<(), Fault> {
+        if u.is_empty() {
+            return Ok(());
+        }
+        let ins = &self.inputs;
         let mut rt = self.lock()?;
         rt.call(|rt| {
-            if !u.is_empty() {
-                rt.vrs.clear();
-                rt.kinds.clear();
-                rt.vals.clear();
-                for &(j, v) in u {
-                    rt.vrs.push(ins.vrs[j]);
-                    rt.kinds.push(ins.kinds[j]);
-                    rt.vals.push(v);
-                }
-                let Runtime { fmu, vrs, kinds, vals, .. } = rt;
-                fmu.set_mixed(vrs, kinds, vals)?;
+            rt.vrs.clear();
+            rt.kinds.clear();
+            rt.vals.clear();
+            for &(j, v) in u {
+                rt.vrs.push(ins.vrs[j]);
+                rt.kinds.push(ins.kinds[j]);
+                rt.vals.push(v);
             }
+            let Runtime { fmu, vrs, kinds, vals, .. } = rt;
+            fmu.set_mixed(vrs, kinds, vals)
+        })
+    }
+    fn start(&self, y: &mut [f64]) -> Result<(), Fault> {
+        let out = &self.outputs;
+        self.lock()?.call(|rt| {
+            rt.fmu.exit_initialization()?;
             rt.fmu.get_mixed(&out.vrs, &out.kinds, y)
         })
     }

@@ -499,8 +499,8 @@ fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     for (at, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
     }
+    // Initialization mode is left once the signal connections have set the inputs.
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
-    fmu.exit_initialization().map_err(fmu_err)?;
     Ok(Built::Block(Box::new(block::build(fmu, notes).map_err(fmu_err)?)))
 }
 

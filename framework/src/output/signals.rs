@@ -165,10 +165,16 @@ impl Simulator {
 
 impl Simulator {
     /// Give the simulation the system's `inputs` (name, start value) and have every wire of
-    /// `uses` (the signals the components' time functions read) read its signal
+    /// `uses` (the signals the components' time functions read) and every signal connection
+    /// to a block's input read its signal; blocks step one after the other if `gauss_seidel`
     /// (stepper/bus.rs says when each kind is read). An unknown signal, or an admittance
     /// signal that needs forces, is an error naming the JSON path that reads it.
-    pub fn connect_signals(&mut self, inputs: &[(String, f64)], uses: Vec<crate::signal::WireUse>) -> Result<()> {
+    pub fn connect_signals(
+        &mut self,
+        inputs: &[(String, f64)],
+        uses: Vec<crate::signal::WireUse>,
+        gauss_seidel: bool,
+    ) -> Result<()> {
         for (name, start) in inputs {
             self.add_input(name, *start);
         }
@@ -177,7 +183,7 @@ impl Simulator {
                 .prepare(self.method(), self.step_size())
                 .map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
-        self.add_blocks();
+        self.add_blocks(gauss_seidel);
         for u in uses {
             let (name, path) = (u.name, u.path);
             self.wire(&name, u.wire, |sim| sim.tap(&name, &path))?;

@@ -63,6 +63,8 @@ pub(crate) struct BlockIo {
     pub(crate) y: Vec<f64>,
     /// The wires that read each output.
     out: Vec<Vec<Wire>>,
+    /// Whether some output declares direct feedthrough (it is read again after the inputs).
+    feeds_through: bool,
 }
 
 /// One system input: its current value function and the wires that read it.
@@ -86,6 +88,8 @@ pub(crate) struct Bus {
     /// The signal blocks (schedule order) and the order they exchange in.
     pub(crate) blocks: Vec<BlockIo>,
     order: Vec<usize>,
+    /// Blocks step one after the other (Gauss-Seidel), not all from t_k's values (Jacobi).
+    gauss_seidel: bool,
     /// Zeros for the rate and forces a state signal's probe does not read.
     zeros: Vec<f64>,
     no_forces: Vec<Force>,
@@ -171,15 +175,18 @@ impl Simulator {
         Ok(())
     }
 
-    /// Give the bus the schedule's signal blocks (before any [`wire`](Self::wire)).
-    pub(crate) fn add_blocks(&mut self) {
+    /// Give the bus the schedule's signal blocks (before any [`wire`](Self::wire)), stepped
+    /// one after the other when `gauss_seidel`.
+    pub(crate) fn add_blocks(&mut self, gauss_seidel: bool) {
+        self.bus.gauss_seidel = gauss_seidel;
         self.bus.blocks = self
             .sched
             .blocks
             .iter()
             .map(|b| {
                 let n = b.outputs().len();
-                BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], ..Default::default() }
+                let feeds_through = (0..n).any(|o| !b.feedthrough(o).is_empty());
+                BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], feeds_through, ..Default::default() }
             })
             .collect();
     }
@@ -259,11 +266,18 @@ impl Simulator {
         Some((b, o))
     }
 
-    /// The signal blocks at the communication point t_k = kT: each (in [`order_blocks`]'s
-    /// order) sets its connected inputs from their signals (at x(k): written just before)
-    /// and reads its outputs y(t_k), which the wires then hold over the step; then every
-    /// block advances to t_k + T and reads the outputs it ends with (an output row at
-    /// t_{k+1} shows them).
+    /// The signal blocks at the communication point t_k = kT, with the state signals at
+    /// x(k) written just before.
+    ///
+    /// Jacobi (the default): each block, in [`order_blocks`](Self::order_blocks)'s order,
+    /// sets its connected inputs from their signals, and a block with direct feedthrough
+    /// reads its outputs again (so the blocks after it and the network see y(t_k) of u(t_k));
+    /// then every block advances to t_k + T and reads the outputs it ends with, which the
+    /// wires hold over the step (and an output row at t_{k+1} shows).
+    ///
+    /// Gauss-Seidel (`"solver": {"blocks": "gauss-seidel"}`): each block in turn sets its
+    /// inputs from the outputs as they are when its turn comes (of the blocks before it: at
+    /// t_{k+1}), advances and publishes its outputs.
     fn exchange_blocks(&mut self) -> Result<()> {
         let (t, h) = (self.time(), self.step);
         let Simulator { sched: s, bus, .. } = self;
@@ -275,14 +289,69 @@ impl Simulator {
         for k in 0..bus.order.len() {
             let b = bus.order[k];
             let io = &mut bus.blocks[b];
-            io.u.clear();
-            io.u.extend(io.inputs.iter().map(|(i, w)| (*i, w.get())));
-            s.blocks[b].exchange(t, &io.u, &mut io.y).map_err(|f| fail(b, f))?;
+            io.take_inputs();
+            s.blocks[b].set_inputs(&io.u).map_err(|f| fail(b, f))?;
+            if bus.gauss_seidel {
+                s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
+                io.publish();
+            } else if io.feeds_through {
+                s.blocks[b].read(&mut io.y).map_err(|f| fail(b, f))?;
+                io.publish();
+            }
+        }
+        if !bus.gauss_seidel {
+            for b in 0..bus.blocks.len() {
+                let io = &mut bus.blocks[b];
+                s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
+                io.publish();
+            }
+        }
+        Ok(())
+    }
+
+    /// The blocks' initialization (at t = 0, with the state signals at x(0)): their outputs
+    /// read, then their connected inputs set from their signals and the outputs read again,
+    /// sweep after sweep until no output changes (at most one sweep per block, plus one), so
+    /// that an input starts from its source's initial value; then each block leaves its
+    /// initialization mode and its outputs are read.
+    fn start_blocks(&mut self) -> Result<()> {
+        let Simulator { sched: s, bus, .. } = self;
+        let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
+            time: 0.0,
+            component: s.block_names[b].clone(),
+            message: f.0,
+        };
+        let n = bus.blocks.len();
+        for b in 0..n {
+            let io = &mut bus.blocks[b];
+            s.blocks[b].read(&mut io.y).map_err(|f| fail(b, f))?;
             io.publish();
         }
-        for b in 0..bus.blocks.len() {
+        if bus.blocks.iter().any(|io| !io.inputs.is_empty()) {
+            let mut before = Vec::new();
+            for _ in 0..=n {
+                for k in 0..n {
+                    let b = bus.order[k];
+                    let io = &mut bus.blocks[b];
+                    io.take_inputs();
+                    s.blocks[b].set_inputs(&io.u).map_err(|f| fail(b, f))?;
+                }
+                let mut changed = false;
+                for b in 0..n {
+                    let io = &mut bus.blocks[b];
+                    before.clone_from(&io.y);
+                    s.blocks[b].read(&mut io.y).map_err(|f| fail(b, f))?;
+                    changed |= before.iter().zip(&io.y).any(|(a, c)| a.to_bits() != c.to_bits());
+                    io.publish();
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+        for b in 0..n {
             let io = &mut bus.blocks[b];
-            s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
+            s.blocks[b].start(&mut io.y).map_err(|f| fail(b, f))?;
             io.publish();
         }
         Ok(())
@@ -298,14 +367,10 @@ impl Simulator {
         self.bus.no_forces = vec![Force::ZERO; most_ports];
         let imp_states = (0..s.imp.len()).map(|i| s.imp_y[i + 1] - s.imp_y[i]).max().unwrap_or(0);
         self.bus.rate = vec![0.0; imp_states];
-        for b in 0..self.bus.blocks.len() {
-            let io = &mut self.bus.blocks[b];
-            self.sched.blocks[b].read(&mut io.y).map_err(|f| Error::Simulation {
-                time: 0.0,
-                component: self.sched.block_names[b].clone(),
-                message: f.0,
-            })?;
-            io.publish();
+        if !self.bus.blocks.is_empty() {
+            self.write_held()?;
+            self.write_stage(&self.x, self.time());
+            self.start_blocks()?;
         }
         self.write_held()?;
         self.write_stage(&self.x, self.time());
@@ -397,6 +462,12 @@ impl Simulator {
 }
 
 impl BlockIo {
+    /// The connected inputs' values from their wires.
+    fn take_inputs(&mut self) {
+        self.u.clear();
+        self.u.extend(self.inputs.iter().map(|(i, w)| (*i, w.get())));
+    }
+
     /// Write the outputs into the wires that read them.
     fn publish(&self) {
         for (v, wires) in self.y.iter().zip(&self.out) {
