@@ -291,7 +291,10 @@ fn model_d_held_slider_is_exact_and_its_energy_never_grows_under_rk4() {
             assert!(e <= last * (1.0 + 1e-12), "K = {k}, step {step}: energy grew from {last:e} to {e:e}");
             last = e;
         }
-        eprintln!("model D held (rk4, T = 1e-3), K = {k:e}: slider fixed; energy after 2 s / at 0 = {:.3e}", last / start);
+        eprintln!(
+            "model D held (rk4, T = 1e-3), K = {k:e}: slider fixed; energy after 2 s / at 0 = {:.3e}",
+            last / start
+        );
         if k > 1e6 {
             assert!(last < 1e-6 * start, "K = {k}: the stiff held swing is not damped ({:e})", last / start);
         } else {
