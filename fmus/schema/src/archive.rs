@@ -259,7 +259,7 @@ struct Record {
 /// within the directory.
 fn records(file: &mut std::fs::File, d: &Directory) -> Result<Vec<Record>, String> {
     use std::io::Seek;
-    let bad = || "its central directory is corrupt".to_string();
+    let bad = || "not a valid FMU (zip archive): its central directory is corrupt".to_string();
     file.seek(std::io::SeekFrom::Start(d.start)).map_err(|e| format!("cannot read the archive's directory: {e}"))?;
     let mut r = std::io::BufReader::new((&*file).take(d.size));
     let mut out = Vec::with_capacity(d.records.min(1 << 16) as usize);
@@ -758,6 +758,84 @@ impl Archive {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zip of stored entries (name, bytes) whose end record holds the Zip64 placeholders,
+    /// with the Zip64 record and locator before it.
+    fn zip64(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let crc = |d: &[u8]| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(d);
+            h.finalize()
+        };
+        let (mut out, mut central) = (Vec::new(), Vec::new());
+        for (name, data) in entries {
+            let offset = out.len() as u32;
+            let mut head = |sig: u32, v: &mut Vec<u8>| {
+                v.extend(sig.to_le_bytes());
+                if sig == 0x0201_4b50 {
+                    v.extend(20u16.to_le_bytes());
+                }
+                v.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // version, flags, stored, time, date
+                v.extend(crc(data).to_le_bytes());
+                v.extend((data.len() as u32).to_le_bytes());
+                v.extend((data.len() as u32).to_le_bytes());
+                v.extend((name.len() as u16).to_le_bytes());
+            };
+            head(0x0403_4b50, &mut out);
+            out.extend([0, 0]);
+            out.extend(name.as_bytes());
+            out.extend(*data);
+            head(0x0201_4b50, &mut central);
+            central.extend([0u8; 12]);
+            central.extend(offset.to_le_bytes());
+            central.extend(name.as_bytes());
+        }
+        let (cd, n) = (out.len() as u64, entries.len() as u64);
+        out.extend(&central);
+        let at64 = out.len() as u64;
+        out.extend(0x0606_4b50u32.to_le_bytes());
+        out.extend(44u64.to_le_bytes());
+        out.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend(n.to_le_bytes());
+        out.extend(n.to_le_bytes());
+        out.extend((central.len() as u64).to_le_bytes());
+        out.extend(cd.to_le_bytes());
+        out.extend(0x0706_4b50u32.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend(at64.to_le_bytes());
+        out.extend(1u32.to_le_bytes());
+        out.extend(0x0605_4b50u32.to_le_bytes());
+        out.extend([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        out.extend([0xff; 8]);
+        out.extend([0, 0]);
+        out
+    }
+
+    /// A Zip64 directory is read too (the check of duplicate names used to skip it): a name
+    /// listed twice is accepted with identical copies and refused with different ones.
+    #[test]
+    fn zip64_directories_are_checked_for_duplicates() {
+        let md = br#"<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g"><CoSimulation modelIdentifier="M"/><ModelVariables/><ModelStructure/></fmiModelDescription>"#;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.fmu");
+        let open = |bytes: Vec<u8>| {
+            std::fs::write(&path, bytes).unwrap();
+            Archive::open_with(&path, "m.fmu", &Limits::default(), false).map(|a| a.entries)
+        };
+        let same: &[(&str, &[u8])] = &[("modelDescription.xml", md), ("extra/a", b"1"), ("extra/a", b"1")];
+        assert_eq!(open(zip64(same)).unwrap(), ["modelDescription.xml", "extra/a"]);
+        let d = directory(&mut std::fs::File::open(&path).unwrap(), std::fs::metadata(&path).unwrap().len());
+        assert_eq!(d.unwrap().map(|d| d.records), Some(3), "the Zip64 record's count");
+        let differ: &[(&str, &[u8])] = &[("modelDescription.xml", md), ("extra/a", b"1"), ("extra/a", b"2")];
+        let e = open(zip64(differ)).unwrap_err().to_string();
+        assert!(e.contains("holds \"extra/a\" twice with different contents (records 2 and 3"), "{e}");
+        // A locator that points nowhere is refused, not skipped.
+        let mut bad = zip64(same);
+        let at = bad.len() - 22 - 20 + 8;
+        bad[at..at + 8].copy_from_slice(&7u64.to_le_bytes());
+        let e = open(bad).unwrap_err().to_string();
+        assert!(e.contains("Zip64 directory record is not where the locator says"), "{e}");
+    }
 
     #[test]
     fn entry_names_are_checked() {
