@@ -307,13 +307,13 @@ fn crafted_archives_are_refused_cleanly() {
         (
             "duplicate-entry",
             RawZip::default().file("modelDescription.xml", &md).file("resources/a", "1").file("resources/a", "2"),
-            "a name appears twice",
+            "holds \"resources/a\" twice with different contents (records 2 and 3 of its directory: CRC-32",
             true,
         ),
         (
             "duplicate-description",
             RawZip::default().file("modelDescription.xml", &md).file("modelDescription.xml", description("Other")),
-            "a name appears twice",
+            "holds \"modelDescription.xml\" twice with different contents",
             true,
         ),
         (

@@ -189,3 +189,116 @@ fn model_b_state_is_exactly_zero_while_stuck_under_rk4() {
     let k = stopped_at.expect("the mass stops");
     eprintln!("model B (rk4, T = 1e-3): state v exactly 0.0 from step {k} on");
 }
+
+/// A stuck oscillator built with `model`: a friction level far above any force of the run
+/// (always stuck), so that the only motion is elastic, ω = 10 rad/s, amplitude A = 0.01,
+/// 10 s. Signals `x` (displacement from the spring's rest) and `v` (its rate).
+/// - `kikuuwe_d`: the mass on its own presliding spring (K = 100, B = 0, M = 1) to the held
+///   slider, released from a deflection e(0) = A (issue 33).
+/// - `gear`: a self-locking gear (γv = 2) holding the end of a spring K = 100 that pulls a
+///   1 kg `mass` (a compliant load).
+/// - `karnopp_pair`: two 0.5 kg masses stuck together (FH far above the spring force) on a
+///   spring K = 100 to the ground: they oscillate as one body.
+/// - `karnopp_stack`: m1 stuck on m2 (FH = 10 N, twenty times the 0.5 N that holds m1; DV = 0.1),
+///   m2 free on the ground (F = FH = 0), 0.5 kg each, on a
+///   spring K = 100 on m2.
+fn stuck_oscillator(model: &str, step: f64) -> Value {
+    let solver = json!({"method": "rk4", "step": step, "stop_time": STOP});
+    let output = |x: &str, v: &str| json!({"interval": 0.02, "signals": {"x": x, "v": v}});
+    let spring = json!({"type": "spring_damper", "K": 100.0});
+    match model {
+        "kikuuwe_d" => json!({
+            "solver": solver, "output": output("m.e", "m.u"),
+            "components": {"m": {"type": "kikuuwe_d", "mass": 1.0, "K": 100.0, "B": 0.0, "F": 1e9, "e0": AMP}}
+        }),
+        "gear" => json!({
+            "solver": solver, "output": output("load.q", "load.v"),
+            "components": {"g": {"type": "gear", "m": 0.5, "M": 0.5, "gamma_u": 0.0, "gamma_v": 2.0},
+                           "load": {"type": "mass", "mass": 1.0, "init": {"q": AMP}}, "s": spring},
+            "connections": [{"from": "s.a", "to": "g.output"}, {"from": "s.b", "to": "load"}]
+        }),
+        "karnopp_pair" => json!({
+            "solver": solver, "output": output("p.q1", "p.v1"),
+            "components": {"p": {"type": "karnopp_pair", "m1": 0.5, "m2": 0.5, "F": 1e9, "FH": 1e9, "DV": 1e-6,
+                                 "init": {"q1": AMP, "q2": AMP}}, "s": spring},
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "p.m1"}]
+        }),
+        "karnopp_stack" => json!({
+            "solver": solver, "output": output("p.q2", "p.v2"),
+            "components": {"p": {"type": "karnopp_stack", "m1": 0.5, "m2": 0.5,
+                                 "upper": {"F": 10.0, "FH": 10.0, "DV": 0.1}, "lower": {"F": 0.0, "FH": 0.0, "DV": 1e-6},
+                                 "init": {"q1": AMP, "q2": AMP}}, "s": spring},
+            "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "p.m2"}]
+        }),
+        _ => unreachable!("{model}"),
+    }
+}
+
+/// Issue 33: while the friction holds, the elastic motion of a stuck state is integrated at
+/// RK4's order: order ≥ 3.8 from ω T = 0.04, 0.02, 0.01 and an amplitude error < 1e-6 at
+/// ω T = 0.01 (model D lost 52 % of the amplitude at T = 1e-3 before, order 0.87).
+#[test]
+fn stuck_oscillator_is_fourth_order_under_rk4() {
+    let mut failed = Vec::new();
+    for model in ["kikuuwe_d", "gear", "karnopp_pair", "karnopp_stack"] {
+        let e: Vec<(f64, f64)> = [4e-3, 2e-3, 1e-3]
+            .iter()
+            .map(|&t| {
+                let rec = run_value(&stuck_oscillator(model, t));
+                let (x, v) = (col(&rec, "x"), col(&rec, "v"));
+                let err =
+                    rec.time.iter().zip(&x).map(|(t, x)| (x - AMP * (OMEGA * t).cos()).abs()).fold(0.0, f64::max) / AMP;
+                let n = x.len() - 1;
+                assert!((rec.time[n] - STOP).abs() < 1e-9, "{model}: ends at {}", rec.time[n]);
+                let amp = (x[n] * x[n] + (v[n] / OMEGA).powi(2)).sqrt();
+                (err, amp / AMP - 1.0)
+            })
+            .collect();
+        let orders = [(e[0].0 / e[1].0).log2(), (e[1].0 / e[2].0).log2()];
+        eprintln!(
+            "{model} (rk4, stuck): max |x − A cos ωt|/A over 10 s = {:.3e}, {:.3e}, {:.3e} at ωT = 0.04, 0.02, 0.01 \
+             → orders {:.2}, {:.2}; amplitude error at ωT = 0.04, 0.01: {:+.2e}, {:+.2e}",
+            e[0].0, e[1].0, e[2].0, orders[0], orders[1], e[0].1, e[2].1
+        );
+        if orders.iter().any(|&p| p < 3.8) || e[2].1.abs() >= 1e-6 {
+            failed.push(format!("{model}: orders {orders:?}, amplitude error {:e}", e[2].1));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Model D's held state under RK4 (issue 33): while stuck the slider does not move at all
+/// (w bit for bit) and the energy of the mass on its presliding spring never grows, both
+/// where RK4 resolves that spring (K = 100, ω T = 0.01: the continuous held rates) and where
+/// it does not (K = 1e8, ω T = 10, far beyond RK4's limit 2.83: (45)'s implicit held rates,
+/// which damp the swing instead of diverging).
+#[test]
+fn model_d_held_slider_is_exact_and_its_energy_never_grows_under_rk4() {
+    for (k, e0) in [(100.0, AMP), (1e8, 1e-6)] {
+        let v = json!({"solver": {"method": "rk4", "step": 1e-3, "stop_time": 2.0},
+                       "components": {"m": {"type": "kikuuwe_d", "mass": 1.0, "K": k, "B": 0.0, "F": 1e9, "e0": e0}}});
+        let (mut sim, _) = build_value(&v);
+        // State [q, u, w].
+        let energy = |x: &[f64]| 0.5 * x[1] * x[1] + 0.5 * k * (x[0] - x[2]).powi(2);
+        let w0 = sim.state()[2];
+        let start = energy(sim.state());
+        let mut last = start;
+        for step in 1..=2000 {
+            sim.step().unwrap();
+            let x = sim.state();
+            assert_eq!(x[2].to_bits(), w0.to_bits(), "K = {k}, step {step}: the held slider moved to {}", x[2]);
+            let e = energy(x);
+            assert!(e <= last * (1.0 + 1e-12), "K = {k}, step {step}: energy grew from {last:e} to {e:e}");
+            last = e;
+        }
+        eprintln!(
+            "model D held (rk4, T = 1e-3), K = {k:e}: slider fixed; energy after 2 s / at 0 = {:.3e}",
+            last / start
+        );
+        if k > 1e6 {
+            assert!(last < 1e-6 * start, "K = {k}: the stiff held swing is not damped ({:e})", last / start);
+        } else {
+            assert!(last > (1.0 - 1e-8) * start, "K = {k}: the resolved swing lost energy ({:e})", last / start);
+        }
+    }
+}

@@ -9,10 +9,16 @@
 //! v* = u + τh/M + K e/(B + τK),  y = Φ_A(v*),  u_new = u + τ(h − y)/M,
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
 //! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: u̇ = (h − y)/M, ẇ, and
-//! q̇ = u_new under `"method": "euler"` ((45) bit for bit) and while the slider is stuck
-//! (the implicit spring keeps the held mass dissipative at any K), else q̇ = u, the stage
-//! velocity ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages
-//! are RK4 on M u̇ = h, q̇ = u (fourth order); the slider rate is exactly 0.0 while stuck.
+//! q̇ = u_new under `"method": "euler"` ((45) bit for bit), else q̇ = u, the stage velocity
+//! ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages are RK4 on
+//! M u̇ = h, q̇ = u (fourth order). The slider rate is exactly 0.0 while stuck.
+//!
+//! While the slider is stuck, (45)'s step decides only that it holds: under RK4 a stuck stage
+//! returns the continuous mechanics of the mass on the presliding spring–damper, q̇ = u,
+//! M u̇ = h − K e − B u, ẇ = 0, so the stuck state is fourth order (issue 33) — where RK4
+//! resolves that spring–damper (its step map stable at 2T, checked in `prepare`). A contact
+//! too stiff for that keeps (45)'s implicit rates, q̇ = u_new and u̇ = (h − y)/M, which keep
+//! the held mass dissipative at any K (first order, as under Euler).
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
@@ -23,6 +29,7 @@ use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
+use stiction_framework::stability::PortModel;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Method, Result};
 
@@ -93,14 +100,26 @@ impl Admittance for ModelD {
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let h = first(f[0].f, n) + self.force;
-        let (_, du, wv, stuck) = self.step(u, q - w, h, tau);
+        let e = q - w;
+        let (_, du, wv, stuck) = self.step(u, e, h, tau);
+        if stuck && self.form.held_continuous() {
+            // Held slider: the continuous M u̇ = h − K e − B u, q̇ = u, ẇ = 0.
+            store(&u, &mut dx[..n], n);
+            store(&((h - e * self.k - u * self.b) / self.mass), &mut dx[n..2 * n], n);
+            dx[2 * n..3 * n].fill(0.0);
+            return Ok(());
+        }
         store(&self.form.position_rate(u, u + du * tau, stuck), &mut dx[..n], n);
         store(&du, &mut dx[n..2 * n], n);
         store(&wv, &mut dx[2 * n..], n);
         Ok(())
     }
-    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+    /// The method, and whether RK4 resolves the held spring–damper: its step map on the
+    /// mass alone stable at twice the step (a margin for springs attached to the port).
+    fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
+        let held = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
+        self.form.set_held_continuous(held.stable(method.tableau(), 2.0 * step));
         Ok(())
     }
     fn signals(&self) -> Vec<SignalInfo> {
@@ -125,13 +144,15 @@ impl Admittance for ModelD {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
-    /// With the slider held, (45) moves q with u_new under both methods.
-    fn implicit_position(&self, _method: Method) -> bool {
-        true
+    /// With the slider held, (45) moves q with u_new under Euler, and under RK4 when the
+    /// held spring–damper is too stiff for the continuous rates.
+    fn implicit_position(&self, method: Method) -> bool {
+        method == Method::Euler || !self.form.held_continuous()
     }
-    /// The presliding spring–damper to the held slider, with the τK of the implicit step.
+    /// The presliding spring–damper to the held slider, with the τK of the implicit step
+    /// where (45)'s held rates are used (see `implicit_position`).
     fn internal_spring(&self, _port: usize) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_continuous() })
     }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));

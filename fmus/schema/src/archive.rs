@@ -5,8 +5,8 @@
 //!
 //! A crafted archive cannot make stiction read, write or load anything outside that
 //! directory: every entry name is checked before anything is unpacked (no absolute paths,
-//! no `..` components, no backslashes, no drive letters, no NUL or control characters, no
-//! duplicates), symbolic links and every other non-regular entry type are refused, files are
+//! no `..` components, no backslashes, no drive letters, no NUL or control characters; a name
+//! listed twice only with byte-identical copies), symbolic links and every other non-regular entry type are refused, files are
 //! created exclusively (`create_new`), and every entry, the total and the compression ratio
 //! are counted while decompressing, whatever the archive's headers claim ([`Limits`]).
 
@@ -132,7 +132,7 @@ pub struct Archive {
     pub description: ModelDescription,
     /// The text of modelDescription.xml.
     pub xml: String,
-    /// Every entry name of the archive, in archive order.
+    /// Every entry name of the archive, in archive order (a name listed twice, once).
     pub entries: Vec<String>,
     /// `binaries/<platform>/` and `resources/` unpacked (None for [`Archive::describe`]).
     dir: Option<Unpacked>,
@@ -173,18 +173,284 @@ fn bad_name(name: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// The entry count of the end-of-central-directory record (None if it is not found within
-/// the last 64 KiB + 22 bytes, or is a Zip64 placeholder).
-fn declared_entries(file: &mut std::fs::File, len: u64) -> Option<u64> {
+/// Where the central directory is, from the end-of-central-directory record (and its Zip64
+/// form when the record holds placeholders).
+#[derive(Clone, Copy, Debug)]
+struct Directory {
+    /// Records the directory lists (a name listed twice counts twice).
+    records: u64,
+    /// Its size in bytes and where it starts in the file.
+    size: u64,
+    start: u64,
+    /// Bytes before the archive proper (a prefix): added to every offset the records give.
+    shift: u64,
+}
+
+fn le16(b: &[u8], at: usize) -> u64 {
+    u64::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+fn le32(b: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]))
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// The central directory as the end-of-central-directory record (within the last 64 KiB +
+/// 22 bytes) declares it, or its Zip64 record when it holds placeholders. `None` when no
+/// record is found (the zip crate then refuses the file anyway).
+fn directory(file: &mut std::fs::File, len: u64) -> Result<Option<Directory>, String> {
     use std::io::Seek;
     let tail = len.min(22 + 0xffff);
     let mut buf = vec![0u8; tail as usize];
-    file.seek(std::io::SeekFrom::Start(len - tail)).ok()?;
-    file.read_exact(&mut buf).ok()?;
-    file.seek(std::io::SeekFrom::Start(0)).ok()?;
-    let at = (0..buf.len().saturating_sub(21)).rev().find(|&i| buf[i..i + 4] == [0x50, 0x4b, 0x05, 0x06])?;
-    let total = u16::from_le_bytes([buf[at + 10], buf[at + 11]]);
-    (total != 0xffff).then_some(u64::from(total))
+    let io = |e: std::io::Error| format!("cannot read the archive's directory: {e}");
+    file.seek(std::io::SeekFrom::Start(len - tail)).map_err(io)?;
+    file.read_exact(&mut buf).map_err(io)?;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    let Some(at) = (0..buf.len().saturating_sub(21)).rev().find(|&i| buf[i..i + 4] == [0x50, 0x4b, 0x05, 0x06]) else {
+        return Ok(None);
+    };
+    let (records, size, offset) = (le16(&buf, at + 10), le32(&buf, at + 12), le32(&buf, at + 16));
+    let eocd = len - tail + at as u64;
+    if records != 0xffff && size != 0xffff_ffff && offset != 0xffff_ffff {
+        let start = eocd.checked_sub(size).ok_or("its directory is larger than the file")?;
+        let shift = start.checked_sub(offset).ok_or("its directory is not where the archive says")?;
+        return Ok(Some(Directory { records, size, start, shift }));
+    }
+    // Zip64: the locator (20 bytes) just before the record points at the Zip64 record.
+    if at < 20 || buf[at - 20..at - 16] != [0x50, 0x4b, 0x06, 0x07] {
+        return Err("its Zip64 directory locator is missing".to_string());
+    }
+    let at64 = le64(&buf, at - 20 + 8);
+    let mut rec = [0u8; 56];
+    file.seek(std::io::SeekFrom::Start(at64)).map_err(io)?;
+    file.read_exact(&mut rec).map_err(|_| "its Zip64 directory record is not where the locator says".to_string())?;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    if rec[..4] != [0x50, 0x4b, 0x06, 0x06] {
+        return Err("its Zip64 directory record is not where the locator says".to_string());
+    }
+    let (records, size, offset) = (le64(&rec, 32), le64(&rec, 40), le64(&rec, 48));
+    let start = at64.checked_sub(size).ok_or("its directory is larger than the file")?;
+    let shift = start.checked_sub(offset).ok_or("its directory is not where the archive says")?;
+    Ok(Some(Directory { records, size, start, shift }))
+}
+
+/// One record of the central directory, as far as comparing two copies of a name needs it.
+#[derive(Clone, Debug)]
+struct Record {
+    name: Vec<u8>,
+    flags: u64,
+    method: u64,
+    crc: u64,
+    compressed: u64,
+    size: u64,
+    /// The local header's offset in the file (shift included).
+    header: u64,
+    /// The Unix file type bits (S_IFMT) of a record made on Unix, else 0.
+    kind: u32,
+}
+
+/// Every record of the central directory `d`, read straight from the file (the zip crate
+/// keeps only the last record of a name). At most `d.records` records, each checked to lie
+/// within the directory.
+fn records(file: &mut std::fs::File, d: &Directory) -> Result<Vec<Record>, String> {
+    use std::io::Seek;
+    let bad = || "not a valid FMU (zip archive): its central directory is corrupt".to_string();
+    file.seek(std::io::SeekFrom::Start(d.start)).map_err(|e| format!("cannot read the archive's directory: {e}"))?;
+    let mut r = std::io::BufReader::new((&*file).take(d.size));
+    let mut out = Vec::with_capacity(d.records.min(1 << 16) as usize);
+    let mut fixed = [0u8; 46];
+    for _ in 0..d.records {
+        r.read_exact(&mut fixed).map_err(|_| bad())?;
+        if fixed[..4] != [0x50, 0x4b, 0x01, 0x02] {
+            return Err(bad());
+        }
+        let (n, x, c) = (le16(&fixed, 28) as usize, le16(&fixed, 30) as usize, le16(&fixed, 32) as usize);
+        let mut var = vec![0u8; n + x + c];
+        r.read_exact(&mut var).map_err(|_| bad())?;
+        let mut rec = Record {
+            name: var[..n].to_vec(),
+            flags: le16(&fixed, 8),
+            method: le16(&fixed, 10),
+            crc: le32(&fixed, 16),
+            compressed: le32(&fixed, 20),
+            size: le32(&fixed, 24),
+            header: le32(&fixed, 42),
+            kind: if fixed[5] == 3 { (le32(&fixed, 38) as u32 >> 16) & S_IFMT } else { 0 },
+        };
+        // Zip64 extra field (id 1): the 8-byte values of the fields that hold 0xffffffff,
+        // in the order size, compressed size, header offset.
+        let mut extra = &var[n..n + x];
+        while extra.len() >= 4 {
+            let (id, len) = (le16(extra, 0), le16(extra, 2) as usize);
+            let body = extra.get(4..4 + len).ok_or_else(bad)?;
+            if id == 1 {
+                let mut at = 0;
+                for field in [&mut rec.size, &mut rec.compressed, &mut rec.header] {
+                    if *field == 0xffff_ffff {
+                        *field = le64(body.get(at..at + 8).ok_or_else(bad)?, 0);
+                        at += 8;
+                    }
+                }
+            }
+            extra = &extra[4 + len..];
+        }
+        rec.header = rec.header.checked_add(d.shift).ok_or_else(bad)?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// The unpacked bytes of record `r`: its local header is read to find the data, which is
+/// inflated (deflate) or taken as stored.
+fn record_reader<'a>(file: &'a std::fs::File, r: &Record, what: &str) -> Result<Box<dyn Read + 'a>, String> {
+    use std::io::Seek;
+    let bad = |why: &str| format!("cannot unpack {what} (corrupt zip archive?): {why}");
+    if r.flags & 1 != 0 {
+        return Err(format!("refused: the archive entry {what} is encrypted"));
+    }
+    let mut f = file;
+    let mut local = [0u8; 30];
+    f.seek(std::io::SeekFrom::Start(r.header)).map_err(|e| bad(&e.to_string()))?;
+    f.read_exact(&mut local).map_err(|_| bad("its local header is cut off"))?;
+    if local[..4] != [0x50, 0x4b, 0x03, 0x04] {
+        return Err(bad("no local header where the directory says"));
+    }
+    let skip = le16(&local, 26) + le16(&local, 28);
+    f.seek(std::io::SeekFrom::Current(skip as i64)).map_err(|e| bad(&e.to_string()))?;
+    let data = std::io::BufReader::new(f.take(r.compressed));
+    match r.method {
+        0 => Ok(Box::new(data)),
+        8 => Ok(Box::new(flate2::bufread::DeflateDecoder::new(data))),
+        m => Err(format!("refused: the archive entry {what} is listed twice and uses compression method {m}, which stiction does not compare")),
+    }
+}
+
+/// Read up to `buf.len()` bytes (fewer only at the end).
+fn read_full(r: &mut dyn Read, buf: &mut [u8], what: &str) -> Result<usize, String> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot unpack {what} (corrupt zip archive?): {e}")),
+        }
+    }
+    Ok(n)
+}
+
+/// Why two records of one name are not the same entry (None: byte-identical). Both are
+/// unpacked side by side and compared, each counted against the limits on one entry and on
+/// the compression ratio, the bytes read counted in `total` against the total limit; the
+/// first record's bytes are checked against its size and CRC-32. `path` is the .fmu.
+fn differ(
+    path: &Path,
+    a: &Record,
+    b: &Record,
+    what: &str,
+    limits: &Limits,
+    total: &mut u64,
+) -> Result<Option<String>, String> {
+    if a.name != b.name {
+        return Ok(Some("one is a directory, the other a file".to_string()));
+    }
+    if a.kind != b.kind {
+        return Ok(Some(format!("Unix file types {:o} and {:o}", a.kind, b.kind)));
+    }
+    if a.size != b.size {
+        return Ok(Some(format!("{} and {} bytes", a.size, b.size)));
+    }
+    if a.crc != b.crc {
+        return Ok(Some(format!("CRC-32 {:08x} and {:08x}", a.crc, b.crc)));
+    }
+    if a.header == b.header {
+        return Err(format!(
+            "refused: the archive entry {what} is listed twice for one stored file (two records for one local header)"
+        ));
+    }
+    // Two handles of their own: the two copies are read side by side.
+    let open = || std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"));
+    let (fa, fb) = (open()?, open()?);
+    let (mut ra, mut rb) = (record_reader(&fa, a, what)?, record_reader(&fb, b, what)?);
+    let (mut ba, mut bb) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    let mut crc = crc32fast::Hasher::new();
+    let mut n: u64 = 0;
+    loop {
+        let ka = read_full(&mut ra, &mut ba, what)?;
+        let kb = read_full(&mut rb, &mut bb, what)?;
+        if ba[..ka.min(kb)] != bb[..ka.min(kb)] || ka != kb {
+            let at = n + ba[..ka.min(kb)].iter().zip(&bb[..kb.min(ka)]).take_while(|(x, y)| x == y).count() as u64;
+            return Ok(Some(format!("the same size and CRC-32, but the bytes differ from byte {at} on")));
+        }
+        if ka == 0 {
+            break;
+        }
+        crc.update(&ba[..ka]);
+        n += ka as u64;
+        *total += 2 * ka as u64;
+        if n > limits.entry {
+            return Err(format!(
+                "{what} unpacks to more than {} bytes, the limit for one entry (raise it with {}=<bytes>)",
+                limits.entry,
+                var_of("entry")
+            ));
+        }
+        if *total > limits.total {
+            return Err(format!(
+                "comparing the copies of {what} unpacks more than {} bytes in total, the limit on an FMU's size \
+                 (raise it with {}=<bytes>)",
+                limits.total,
+                var_of("total")
+            ));
+        }
+        let smaller = a.compressed.min(b.compressed).max(1);
+        if n > RATIO_FLOOR && n > limits.ratio.saturating_mul(smaller) {
+            return Err(format!(
+                "{what} unpacks to more than {} times its compressed size of {smaller} bytes, the limit on the \
+                 compression ratio (a zip bomb?; raise it with {}=<ratio>)",
+                limits.ratio,
+                var_of("ratio")
+            ));
+        }
+    }
+    if n != a.size || u64::from(crc.finalize()) != a.crc {
+        return Err(format!(
+            "cannot unpack {what} (corrupt zip archive?): its bytes do not match the size and CRC-32 its directory gives"
+        ));
+    }
+    Ok(None)
+}
+
+/// An archive whose directory lists some name more than once (`names` distinct names in
+/// `d.records` records): accepted when every copy of a name is byte-identical to the first
+/// (same name, file type, size, CRC-32 and bytes — the Reference FMUs' build lists their
+/// `extra/` entries twice so), refused naming the entry when two differ (which copy an
+/// unpacker keeps differs between tools).
+fn check_duplicates(path: &Path, file: &mut std::fs::File, d: &Directory, limits: &Limits) -> Result<(), String> {
+    let all = records(file, d)?;
+    let mut first: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::with_capacity(all.len());
+    let mut total = 0;
+    for (i, r) in all.iter().enumerate() {
+        let key = r.name.strip_suffix(b"/").unwrap_or(&r.name);
+        let Some(&j) = first.get(key) else {
+            first.insert(key, i);
+            continue;
+        };
+        let what = format!("{:?}", String::from_utf8_lossy(&r.name));
+        if let Some(why) = differ(path, &all[j], r, &what, limits, &mut total)? {
+            return Err(format!(
+                "refused: the archive holds {what} twice with different contents (records {} and {} of its directory: {why})",
+                j + 1,
+                i + 1
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The Unix file type bits of a mode.
@@ -299,17 +565,22 @@ impl Archive {
             return Err(fail("is not a file (an .fmu is a zip archive)".to_string()));
         }
         let mut file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
-        let declared = declared_entries(&mut file, meta.len());
-        let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
-            .map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
-        // The zip crate keeps one entry per name: more records than names means a name
-        // appears twice (which copy an unpacker keeps differs between tools).
-        if declared.is_some_and(|n| n != zip.len() as u64) {
+        let dir = directory(&mut file, meta.len()).map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
+        let records = dir.map_or(0, |d| d.records);
+        if records > limits.entries {
             return Err(fail(format!(
-                "refused: the archive's directory lists {} entries under {} names (a name appears twice)",
-                declared.unwrap_or(0),
-                zip.len()
+                "the archive has {records} entries, more than the limit of {} (raise it with {}=<count>)",
+                limits.entries,
+                var_of("entries")
             )));
+        }
+        let zip_file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
+        let mut zip = zip::ZipArchive::new(std::io::BufReader::new(zip_file))
+            .map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
+        // The zip crate keeps one entry per name (the last record's data): more records than
+        // names means a name is listed twice, accepted only when the copies are identical.
+        if let Some(d) = dir.filter(|d| d.records != zip.len() as u64) {
+            check_duplicates(path, &mut file, &d, limits).map_err(fail)?;
         }
         if zip.len() as u64 > limits.entries {
             return Err(fail(format!(
@@ -487,6 +758,84 @@ impl Archive {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zip of stored entries (name, bytes) whose end record holds the Zip64 placeholders,
+    /// with the Zip64 record and locator before it.
+    fn zip64(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let crc = |d: &[u8]| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(d);
+            h.finalize()
+        };
+        let (mut out, mut central) = (Vec::new(), Vec::new());
+        for (name, data) in entries {
+            let offset = out.len() as u32;
+            let mut head = |sig: u32, v: &mut Vec<u8>| {
+                v.extend(sig.to_le_bytes());
+                if sig == 0x0201_4b50 {
+                    v.extend(20u16.to_le_bytes());
+                }
+                v.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // version, flags, stored, time, date
+                v.extend(crc(data).to_le_bytes());
+                v.extend((data.len() as u32).to_le_bytes());
+                v.extend((data.len() as u32).to_le_bytes());
+                v.extend((name.len() as u16).to_le_bytes());
+            };
+            head(0x0403_4b50, &mut out);
+            out.extend([0, 0]);
+            out.extend(name.as_bytes());
+            out.extend(*data);
+            head(0x0201_4b50, &mut central);
+            central.extend([0u8; 12]);
+            central.extend(offset.to_le_bytes());
+            central.extend(name.as_bytes());
+        }
+        let (cd, n) = (out.len() as u64, entries.len() as u64);
+        out.extend(&central);
+        let at64 = out.len() as u64;
+        out.extend(0x0606_4b50u32.to_le_bytes());
+        out.extend(44u64.to_le_bytes());
+        out.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend(n.to_le_bytes());
+        out.extend(n.to_le_bytes());
+        out.extend((central.len() as u64).to_le_bytes());
+        out.extend(cd.to_le_bytes());
+        out.extend(0x0706_4b50u32.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend(at64.to_le_bytes());
+        out.extend(1u32.to_le_bytes());
+        out.extend(0x0605_4b50u32.to_le_bytes());
+        out.extend([0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        out.extend([0xff; 8]);
+        out.extend([0, 0]);
+        out
+    }
+
+    /// A Zip64 directory is read too (the check of duplicate names used to skip it): a name
+    /// listed twice is accepted with identical copies and refused with different ones.
+    #[test]
+    fn zip64_directories_are_checked_for_duplicates() {
+        let md = br#"<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g"><CoSimulation modelIdentifier="M"/><ModelVariables/><ModelStructure/></fmiModelDescription>"#;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.fmu");
+        let open = |bytes: Vec<u8>| {
+            std::fs::write(&path, bytes).unwrap();
+            Archive::open_with(&path, "m.fmu", &Limits::default(), false).map(|a| a.entries)
+        };
+        let same: &[(&str, &[u8])] = &[("modelDescription.xml", md), ("extra/a", b"1"), ("extra/a", b"1")];
+        assert_eq!(open(zip64(same)).unwrap(), ["modelDescription.xml", "extra/a"]);
+        let d = directory(&mut std::fs::File::open(&path).unwrap(), std::fs::metadata(&path).unwrap().len());
+        assert_eq!(d.unwrap().map(|d| d.records), Some(3), "the Zip64 record's count");
+        let differ: &[(&str, &[u8])] = &[("modelDescription.xml", md), ("extra/a", b"1"), ("extra/a", b"2")];
+        let e = open(zip64(differ)).unwrap_err().to_string();
+        assert!(e.contains("holds \"extra/a\" twice with different contents (records 2 and 3"), "{e}");
+        // A locator that points nowhere is refused, not skipped.
+        let mut bad = zip64(same);
+        let at = bad.len() - 22 - 20 + 8;
+        bad[at..at + 8].copy_from_slice(&7u64.to_le_bytes());
+        let e = open(bad).unwrap_err().to_string();
+        assert!(e.contains("Zip64 directory record is not where the locator says"), "{e}");
+    }
 
     #[test]
     fn entry_names_are_checked() {
