@@ -236,10 +236,11 @@ fn network_schema(registry: &Registry) -> Value {
                     "required": ["from", "to"],
                     "additionalProperties": false,
                     "properties": {
-                        "from": {"type": "string", "description": "impedance port 'component.port'"},
-                        "to": {"type": "string", "description": "admittance port 'component.port', or 'ground'"},
+                        "from": {"type": "string", "description": "impedance port 'component.port', or the signal of a signal connection"},
+                        "to": {"type": "string", "description": "admittance port 'component.port', or 'ground', or a signal block's input 'block.input'"},
                         "at": vec3("offset in the body frame of a frame port [m]"),
-                        "at_world": vec3("offset along world axes from a frame port's reference point [m]")
+                        "at_world": vec3("offset along world axes from a frame port's reference point [m]"),
+                        "gain": {"type": "number", "description": "signal connections only: the input is set to gain × the signal (default 1)"}
                     }
                 }
             }

@@ -85,6 +85,16 @@ fn a_pi_controller_fmu_drives_a_self_locking_gear_that_then_holds_its_load() {
 }
 
 #[test]
+fn a_gain_scales_what_a_signal_connection_sets() {
+    // The controller sees twice the speed: it settles the gear at w_ref / 2.
+    let mut v = absolute(example_value("fmu_pi_gear_hold.json"));
+    v["connections"][1]["gain"] = json!(2.0);
+    let rec = run_value(&v);
+    let speed = at(&rec, "v", 0.95);
+    assert!((speed - 0.5).abs() < 0.02, "v(0.95) = {speed}");
+}
+
+#[test]
 fn signal_blocks_give_the_same_bits_for_any_thread_count() {
     let mut v = absolute(example_value("fmu_pi_gear_hold.json"));
     // Enough other components for parallel phases.
@@ -143,6 +153,7 @@ fn bad_signal_connections_and_blocks_are_refused_by_name() {
         &["connections[4]", "'pi' is a signal block, which has no ports"],
     );
     check(&|v| v["components"]["pi"]["ports"] = json!({}), &["components.pi.ports", "not for a signal block"]);
+    check(&|v| v["connections"][2]["gain"] = json!(2.0), &["connections[2]", "'gain' is for signal connections"]);
     check(&|v| v["components"]["pi"]["role"] = json!("sink"), &["components.pi.role", "\"signal\""]);
     check(&|v| v["components"]["motor"]["force"] = json!({"signal": "pi.y"}), &["components.motor.force", "no output 'y'"]);
     // Two controllers whose outputs feed each other's inputs directly: an algebraic loop.

@@ -56,6 +56,8 @@ pub struct SignalLink {
     pub block: NodeIndex,
     pub input: usize,
     pub connection: usize,
+    /// The input is set to gain × the signal.
+    pub gain: f64,
 }
 
 /// An edge: impedance port `imp_port` attached to admittance port `adm_port`
@@ -236,7 +238,14 @@ impl Network {
 
     /// Record a signal connection resolved by [`resolve_ends`](Self::resolve_ends), the
     /// `connection`-th of the file.
-    pub(crate) fn add_signal_link(&mut self, from: &str, block: NodeIndex, input: usize, connection: usize) -> Result<()> {
+    pub(crate) fn add_signal_link(
+        &mut self,
+        from: &str,
+        block: NodeIndex,
+        input: usize,
+        connection: usize,
+        gain: f64,
+    ) -> Result<()> {
         if let Some(l) = self.signal_links.iter().find(|l| l.block == block && l.input == input) {
             return Err(Error::Network(format!(
                 "input '{}.{}' is connected twice (already from '{}', connections[{}])",
@@ -246,7 +255,7 @@ impl Network {
                 l.connection
             )));
         }
-        self.signal_links.push(SignalLink { from: from.to_string(), block, input, connection });
+        self.signal_links.push(SignalLink { from: from.to_string(), block, input, connection, gain });
         Ok(())
     }
 

@@ -75,10 +75,10 @@ pub(crate) fn groups_in<'g, B: ?Sized>(
 /// The compiled network.
 pub struct Schedule {
     /// The signal blocks in file order, their names, and the signal connections (the
-    /// signal read, block, input, index of the connection in the file) in file order.
+    /// signal read, block, input, index of the connection in the file, gain) in file order.
     pub(crate) blocks: Vec<Arc<dyn Block>>,
     pub(crate) block_names: Vec<String>,
-    pub(crate) signal_links: Vec<(String, usize, usize, usize)>,
+    pub(crate) signal_links: Vec<(String, usize, usize, usize, f64)>,
     pub(crate) adm: Vec<Arc<dyn Admittance>>,
     pub(crate) adm_names: Vec<String>,
     /// State offsets of admittance i: `adm_x[i]..adm_x[i+1]` (into the global vector).
@@ -168,7 +168,8 @@ impl Schedule {
                 Node::Ground => {}
             }
         }
-        let signal_links = links.into_iter().map(|l| (l.from, rank[l.block.index()], l.input, l.connection)).collect();
+        let signal_links =
+            links.into_iter().map(|l| (l.from, rank[l.block.index()], l.input, l.connection, l.gain)).collect();
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
         let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
@@ -294,7 +295,7 @@ impl Schedule {
     pub fn signal_connections(&self) -> Vec<(String, String)> {
         self.signal_links
             .iter()
-            .map(|(from, b, i, _)| {
+            .map(|(from, b, i, _, _)| {
                 let input = self.blocks[*b].inputs().get(*i).map(|x| x.name).unwrap_or("?");
                 (from.clone(), format!("{}.{input}", self.block_names[*b]))
             })

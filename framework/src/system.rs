@@ -172,7 +172,12 @@ fn connect_chunk<'c>(
         let at = offset(i, c)?;
         let made = e.and_then(|e| match Network::signal_ends(&e) {
             Some(_) if at.is_some() => Err(Error::Network("a signal connection has no 'at' or 'at_world'".into())),
-            Some((from, block, input)) => network.add_signal_link(from, block, input, i),
+            Some(_) if c.gain.is_some_and(|g| !g.is_finite()) => Err(Error::Network("'gain' must be finite".into())),
+            Some((from, block, input)) => network.add_signal_link(from, block, input, i, c.gain.unwrap_or(1.0)),
+            None if c.gain.is_some() => Err(Error::Network(format!(
+                "'gain' is for signal connections (to a signal block's input), and '{}' -> '{}' is a physical one",
+                c.from, c.to
+            ))),
             None => network.connect_ends(&c.from, &c.to, e, at),
         });
         made.map_err(|e| Error::invalid(format!("connections[{i}]"), e.to_string()))?;
@@ -333,6 +338,9 @@ pub struct ConnectionSpec<'a> {
     /// with the body), e.g. the contact point of a rolling sphere.
     #[serde(default)]
     pub at_world: Option<[f64; 3]>,
+    /// A signal connection only: the input is set to gain × the signal (default 1).
+    #[serde(default)]
+    pub gain: Option<f64>,
 }
 
 /// A component built from JSON.

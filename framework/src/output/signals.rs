@@ -188,11 +188,11 @@ impl Simulator {
             let (name, path) = (u.name, u.path);
             self.wire(&name, u.wire, |sim| sim.tap(&name, &path))?;
         }
-        for (from, b, input, i) in self.sched.signal_links.clone() {
+        for (from, b, input, i, gain) in self.sched.signal_links.clone() {
             let wire = crate::signal::Wire::default();
             let path = format!("connections[{i}]");
             self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path))?;
-            self.feed_block(b, input, wire);
+            self.feed_block(b, input, wire, gain);
         }
         self.order_blocks()?;
         self.wires_ready()

@@ -55,8 +55,8 @@ pub enum When {
 /// A signal block as the bus steps it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BlockIo {
-    /// The connected inputs and the wires they read.
-    inputs: Vec<(usize, Wire)>,
+    /// The connected inputs, the wires they read and their gains.
+    inputs: Vec<(usize, Wire, f64)>,
     /// Their values at the last exchange.
     u: Vec<(usize, f64)>,
     /// The outputs as last read.
@@ -191,9 +191,9 @@ impl Simulator {
             .collect();
     }
 
-    /// Have input `input` of block `b` read `wire` (a signal connection).
-    pub(crate) fn feed_block(&mut self, b: usize, input: usize, wire: Wire) {
-        self.bus.blocks[b].inputs.push((input, wire));
+    /// Have input `input` of block `b` read gain × `wire` (a signal connection).
+    pub(crate) fn feed_block(&mut self, b: usize, input: usize, wire: Wire, gain: f64) {
+        self.bus.blocks[b].inputs.push((input, wire, gain));
     }
 
     /// The order in which the blocks exchange at a communication point: a block whose input
@@ -211,7 +211,7 @@ impl Simulator {
             node.push((0..blk.outputs().len()).map(|o| g.add_node((b, o))).collect::<Vec<_>>());
         }
         let mut after = vec![Vec::new(); s.blocks.len()];
-        for (from, b, input, _) in &s.signal_links {
+        for (from, b, input, _, _) in &s.signal_links {
             let Some((a, o)) = self.block_output(from) else { continue };
             let feeds: Vec<usize> =
                 (0..node[*b].len()).filter(|&p| s.blocks[*b].feedthrough(p).contains(input)).collect();
@@ -465,7 +465,7 @@ impl BlockIo {
     /// The connected inputs' values from their wires.
     fn take_inputs(&mut self) {
         self.u.clear();
-        self.u.extend(self.inputs.iter().map(|(i, w)| (*i, w.get())));
+        self.u.extend(self.inputs.iter().map(|(i, w, gain)| (*i, gain * w.get())));
     }
 
     /// Write the outputs into the wires that read them.
