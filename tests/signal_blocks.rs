@@ -234,3 +234,47 @@ fn the_fmu_only_example_in_the_one_format_writes_the_same_csv_byte_for_byte() {
         assert!(v[..400].iter().all(|&x| x > 0.0) && v[500..].iter().all(|&x| x == 0.0), "{alg}");
     }
 }
+
+#[test]
+fn gauss_seidel_orders_blocks_as_the_fmu_only_master_does() {
+    // Three PI controllers in a chain c -> b -> a (each u feeds the next one's w_ref; u
+    // declares feedthrough), listed against the chain: Gauss-Seidel steps c, b, a in both
+    // engines (in file order a would read b's output before b stepped) and the CSVs are
+    // the same bytes.
+    let fmu = pi_fmu().to_str().unwrap().to_string();
+    let pi = |kp: f64| json!({"path": fmu, "parameters": {"Kp": kp, "Ki": 1.0}});
+    let conns = json!([{"from": "c.u", "to": "b.w_ref"}, {"from": "b.u", "to": "a.w_ref", "gain": 0.5}]);
+    let output = json!({"interval": 0.01, "signals": {"a": "a.u", "b": "b.u", "c": "c.u"}});
+    let (mut master, mut comps) = (json!({}), serde_json::Map::new());
+    for (n, kp) in [("a", 0.5), ("b", 0.7), ("c", 1.1)] {
+        master[n] = pi(kp);
+        let mut c = pi(kp);
+        c["type"] = json!("fmu");
+        c["role"] = json!("signal");
+        comps.insert(n.to_string(), c);
+    }
+    // c's reference starts at 1 (its w stays 0): c drives b, b drives a.
+    master["c"]["parameters"]["w_ref"] = json!(1.0);
+    comps["c"]["parameters"]["w_ref"] = json!(1.0);
+    let master = json!({
+        "master": {"algorithm": "gauss-seidel", "step": 0.01, "stop_time": 0.5},
+        "fmus": master, "connections": conns, "output": output
+    });
+    let one = json!({
+        "solver": {"method": "euler", "step": 0.01, "stop_time": 0.5, "blocks": "gauss-seidel"},
+        "components": comps, "connections": conns, "output": output
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let csv = |v: &Value, name: &str| {
+        let f = dir.path().join(format!("{name}.json"));
+        std::fs::write(&f, serde_json::to_string(v).unwrap()).unwrap();
+        let out = dir.path().join(format!("{name}.csv"));
+        let o = cli(&["run", f.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quiet"]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let (m, o) = (csv(&master, "master"), csv(&one, "one"));
+    assert!(m.lines().count() == 52 && m == o, "master:\n{m}\none engine:\n{o}");
+    let last: Vec<f64> = o.lines().last().unwrap().split(',').map(|x| x.parse().unwrap()).collect();
+    assert!(last[1..].iter().all(|&u| u > 0.0), "every controller acts: {last:?}");
+}

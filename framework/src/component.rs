@@ -317,6 +317,12 @@ pub trait Block: Send + Sync {
     fn feedthrough(&self, _output: usize) -> Vec<usize> {
         Vec::new()
     }
+    /// Whether output `output` may depend directly on any of `inputs`: true unless the block
+    /// declares that it depends on none of them (the conservative reading of a missing
+    /// declaration), for the Gauss-Seidel order.
+    fn may_feed_through(&self, _output: usize, _inputs: &[usize]) -> bool {
+        true
+    }
     /// Facts and warnings for `stiction check`.
     fn diagnose(&self) -> Vec<Diagnostic> {
         Vec::new()

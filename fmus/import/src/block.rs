@@ -31,8 +31,10 @@ pub(crate) struct CsBlock {
     label: String,
     inputs: Vars,
     outputs: Vars,
-    /// Per output: the inputs (positions in `inputs`) it declares to depend on.
+    /// Per output: the inputs (positions in `inputs`) it declares to depend on, and whether
+    /// it declares its dependencies at all.
     feed: Vec<Vec<usize>>,
+    declared: Vec<bool>,
     notes: Vec<Diagnostic>,
     rt: Mutex<Runtime>,
 }
@@ -82,6 +84,7 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
             _ => Vec::new(),
         })
         .collect();
+    let declared = outputs.index.iter().map(|o| matches!(structure.deps.get(o), Some(Deps::On(_)))).collect();
     let skipped = md
         .variables
         .iter()
@@ -97,7 +100,7 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
     let mut y = vec![0.0; outputs.vrs.len()];
     fmu.get_mixed(&outputs.vrs, &outputs.kinds, &mut y)?;
     let rt = Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), ended: None };
-    Ok(CsBlock { label, inputs, outputs, feed, notes, rt: Mutex::new(rt) })
+    Ok(CsBlock { label, inputs, outputs, feed, declared, notes, rt: Mutex::new(rt) })
 }
 
 impl CsBlock {
@@ -179,6 +182,12 @@ impl Block for CsBlock {
     }
     fn feedthrough(&self, output: usize) -> Vec<usize> {
         self.feed.get(output).cloned().unwrap_or_default()
+    }
+    fn may_feed_through(&self, output: usize, inputs: &[usize]) -> bool {
+        match (self.declared.get(output), self.feed.get(output)) {
+            (Some(true), Some(on)) => on.iter().any(|j| inputs.contains(j)),
+            _ => true,
+        }
     }
     fn diagnose(&self) -> Vec<Diagnostic> {
         let mut d = vec![Diagnostic::Info(format!(

@@ -55,6 +55,7 @@ use std::path::Path;
 use stiction_fmi_import::{interfaces, notes, preload_list, Instance, VarKind};
 use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
 use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
+use stiction_framework::stepper::bus::gauss_seidel_order;
 use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
 
 /// How the master orders the FMUs' steps.
@@ -1365,75 +1366,6 @@ fn fail(t: f64, name: &str, e: FmiError) -> Error {
     Error::Simulation { time: t, component: name.to_string(), message: e.to_string() }
 }
 
-/// Order `prio.len()` blocks for Gauss-Seidel given the connections between them
-/// (`(from, to, strong)`): the strongly connected components in topological order (among
-/// independent ones, the lowest priority first), and inside a component (a feedback
-/// cycle) greedily the block with the fewest strong, then weak, connections from blocks
-/// not yet placed, ties by priority. A connection into a block from one placed after it is
-/// cut: it carries the value of the previous communication point. Strong connections come
-/// from outputs that may feed through — declared, or not declared at all (the conservative
-/// reading of a missing `dependencies` attribute) — whose value at t_k would still change
-/// with their FMU's inputs; a weak one's source output is declared independent of the
-/// connected inputs, so its previous value was final and cutting it costs least.
-pub fn gauss_seidel_order(prio: &[usize], edges: &[(usize, usize, bool)]) -> Vec<usize> {
-    let n = prio.len();
-    let mut g: DiGraph<usize, bool> = DiGraph::new();
-    let nodes: Vec<NodeIndex> = (0..n).map(|i| g.add_node(i)).collect();
-    for &(a, b, s) in edges {
-        g.add_edge(nodes[a], nodes[b], s);
-    }
-    let sccs = petgraph::algo::tarjan_scc(&g);
-    let mut comp = vec![0usize; n];
-    for (c, s) in sccs.iter().enumerate() {
-        for &ix in s {
-            comp[g[ix]] = c;
-        }
-    }
-    let nc = sccs.len();
-    let cprio: Vec<usize> = sccs.iter().map(|s| s.iter().map(|&ix| prio[g[ix]]).min().unwrap_or(0)).collect();
-    let mut indeg = vec![0usize; nc];
-    let mut succ: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); nc];
-    for &(a, b, _) in edges {
-        let (ca, cb) = (comp[a], comp[b]);
-        if ca != cb && succ[ca].insert(cb) {
-            indeg[cb] += 1;
-        }
-    }
-    let mut ready: BTreeSet<(usize, usize)> = (0..nc).filter(|&c| indeg[c] == 0).map(|c| (cprio[c], c)).collect();
-    let mut seq = Vec::with_capacity(n);
-    while let Some(&first) = ready.iter().next() {
-        ready.remove(&first);
-        let c = first.1;
-        // Greedy order inside the component.
-        let mut left: Vec<usize> = sccs[c].iter().map(|&ix| g[ix]).collect();
-        while !left.is_empty() {
-            let score = |b: usize| {
-                let (mut strong, mut weak) = (0, 0);
-                for &(a, t, s) in edges {
-                    if t == b && a != b && left.contains(&a) {
-                        if s {
-                            strong += 1;
-                        } else {
-                            weak += 1;
-                        }
-                    }
-                }
-                (strong, weak, prio[b], b)
-            };
-            let best = left.iter().copied().min_by_key(|&b| score(b)).unwrap_or(left[0]);
-            seq.push(best);
-            left.retain(|&b| b != best);
-        }
-        for &s in &succ[c] {
-            indeg[s] -= 1;
-            if indeg[s] == 0 {
-                ready.insert((cprio[s], s));
-            }
-        }
-    }
-    seq
-}
-
 /// Unpack and instantiate FMU `name` of `fmus`, set its start values and enter
 /// initialization mode.
 fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit> {
@@ -1681,17 +1613,4 @@ mod tests {
         assert!(connectable(Boolean, Boolean, 1.0).is_ok());
     }
 
-    #[test]
-    fn order_is_topological_and_cuts_cycles_at_weak_connections() {
-        // 0 -> 1 -> 2, independent 3: topological, 3 by priority among the ready ones.
-        assert_eq!(gauss_seidel_order(&[0, 1, 2, 3], &[(0, 1, true), (1, 2, true)]), vec![0, 1, 2, 3]);
-        assert_eq!(gauss_seidel_order(&[3, 2, 1, 0], &[(0, 1, true), (1, 2, true)]), vec![3, 0, 1, 2]);
-        // Cycle 0 <-> 1 with priorities: the first by priority when both are strong.
-        assert_eq!(gauss_seidel_order(&[0, 1], &[(0, 1, true), (1, 0, true)]), vec![0, 1]);
-        assert_eq!(gauss_seidel_order(&[1, 0], &[(0, 1, true), (1, 0, true)]), vec![1, 0]);
-        // 1 -> 0 is weak (declared without feedthrough): cut it, i.e. step 0 first.
-        assert_eq!(gauss_seidel_order(&[1, 0], &[(0, 1, true), (1, 0, false)]), vec![0, 1]);
-        // A cycle downstream of a source.
-        assert_eq!(gauss_seidel_order(&[2, 1, 0], &[(0, 1, true), (1, 2, true), (2, 1, true)]), vec![0, 2, 1]);
-    }
 }
