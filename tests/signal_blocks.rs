@@ -104,29 +104,9 @@ fn signal_blocks_give_the_same_bits_for_any_thread_count() {
         v["connections"].as_array_mut().unwrap().push(json!({"from": format!("k{i}.a"), "to": "ground"}));
         v["connections"].as_array_mut().unwrap().push(json!({"from": format!("k{i}.b"), "to": format!("m{i}")}));
     }
-    let text = serde_json::to_string(&v).unwrap();
-    let run = |threads: usize| {
-        let sys = stiction::framework::system::System::from_str(
-            &text,
-            Path::new("pi.json"),
-            Path::new("."),
-            &stiction::registry(),
-        )
-        .unwrap();
-        let (mut sim, plan) = sys.into_simulator(threads).unwrap();
-        sim.set_parallel_threshold(1);
-        assert_eq!(sim.is_parallel(), threads > 1);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let mut rec = stiction::framework::Recorder::default();
-        pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap();
-        rec
-    };
-    let (one, two) = (run(1), run(2));
+    let (one, two) = (run_value_parallel(&v, 1), run_value_parallel(&v, 2));
     check_hold(&one, "1 thread");
-    for label in &one.labels {
-        let same = col(&one, label).iter().zip(col(&two, label)).all(|(a, b)| a.to_bits() == b.to_bits());
-        assert!(same, "{label} differs between 1 and 2 threads");
-    }
+    same_bits(&one, &two).unwrap_or_else(|e| panic!("1 and 2 threads: {e}"));
 }
 
 #[test]

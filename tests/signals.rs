@@ -205,28 +205,8 @@ fn signals_give_the_same_bits_for_any_thread_count() {
         "components": comps,
         "connections": conns
     });
-    let text = serde_json::to_string(&v).unwrap();
-    let run = |threads: usize| {
-        let sys = stiction::framework::system::System::from_str(
-            &text,
-            std::path::Path::new("ring.json"),
-            std::path::Path::new("."),
-            &stiction::registry(),
-        )
-        .unwrap();
-        let (mut sim, plan) = sys.into_simulator(threads).unwrap();
-        sim.set_parallel_threshold(1);
-        assert_eq!(sim.is_parallel(), threads > 1);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let mut rec = stiction::framework::Recorder::default();
-        pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap();
-        rec
-    };
-    let (one, two) = (run(1), run(2));
-    for label in &one.labels {
-        let (a, b) = (col(&one, label), col(&two, label));
-        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{label}");
-    }
+    let (one, two) = (run_value_parallel(&v, 1), run_value_parallel(&v, 2));
+    same_bits(&one, &two).unwrap_or_else(|e| panic!("1 and 2 threads: {e}"));
 }
 
 #[test]

@@ -62,6 +62,36 @@ pub fn build_value(v: &serde_json::Value) -> (stiction::framework::Simulator, st
     sys.into_simulator(1).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Run a system given as a JSON value on a pool of `threads` threads with its phases in
+/// parallel from any size (a parallel threshold of 1), keeping every row.
+pub fn run_value_parallel(v: &serde_json::Value, threads: usize) -> Recorder {
+    let text = serde_json::to_string(v).unwrap();
+    let sys = stiction::framework::system::System::from_str(
+        &text,
+        Path::new("inline.json"),
+        Path::new("."),
+        &stiction::registry(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (mut sim, plan) = sys.into_simulator(threads).unwrap_or_else(|e| panic!("{e}"));
+    sim.set_parallel_threshold(1);
+    assert_eq!(sim.is_parallel(), threads > 1, "phases in parallel with {threads} thread(s)");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let mut rec = Recorder::default();
+    pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap_or_else(|e| panic!("{e}"));
+    rec
+}
+
+/// Whether two recorders hold the same columns bit for bit (the first label that differs).
+pub fn same_bits(a: &Recorder, b: &Recorder) -> Result<(), String> {
+    for label in &a.labels {
+        if !col(a, label).iter().zip(col(b, label)).all(|(x, y)| x.to_bits() == y.to_bits()) {
+            return Err(format!("column {label} differs"));
+        }
+    }
+    Ok(())
+}
+
 /// Run a system given as a JSON value and keep every row.
 pub fn run_value(v: &serde_json::Value) -> Recorder {
     let (mut sim, plan) = build_value(v);
