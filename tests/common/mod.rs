@@ -49,31 +49,23 @@ pub fn window_mean(rec: &Recorder, label: &str, t0: f64, width: f64) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// Load a system given as a JSON value (relative paths resolve from the current directory).
+pub fn system_value(v: &serde_json::Value) -> stiction::framework::system::System {
+    let text = serde_json::to_string(v).unwrap();
+    let file = Path::new("inline.json");
+    stiction::framework::system::System::from_str(&text, file, Path::new("."), &stiction::registry())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Build a system given as a JSON value (relative paths resolve from the current directory).
 pub fn build_value(v: &serde_json::Value) -> (stiction::framework::Simulator, stiction::framework::RunPlan) {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = stiction::framework::system::System::from_str(
-        &text,
-        Path::new("inline.json"),
-        Path::new("."),
-        &stiction::registry(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    sys.into_simulator(1).unwrap_or_else(|e| panic!("{e}"))
+    system_value(v).into_simulator(1).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Run a system given as a JSON value on a pool of `threads` threads with its phases in
 /// parallel from any size (a parallel threshold of 1), keeping every row.
 pub fn run_value_parallel(v: &serde_json::Value, threads: usize) -> Recorder {
-    let text = serde_json::to_string(v).unwrap();
-    let sys = stiction::framework::system::System::from_str(
-        &text,
-        Path::new("inline.json"),
-        Path::new("."),
-        &stiction::registry(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let (mut sim, plan) = sys.into_simulator(threads).unwrap_or_else(|e| panic!("{e}"));
+    let (mut sim, plan) = system_value(v).into_simulator(threads).unwrap_or_else(|e| panic!("{e}"));
     sim.set_parallel_threshold(1);
     assert_eq!(sim.is_parallel(), threads > 1, "phases in parallel with {threads} thread(s)");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
