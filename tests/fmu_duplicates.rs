@@ -10,6 +10,7 @@
 //! directory, a deflated and a stored file) and its binary listed twice.
 
 mod common;
+use common::crc32;
 #[path = "fixtures/timed_mass/mod.rs"]
 mod timed_mass;
 
@@ -211,17 +212,6 @@ fn identical_duplicate_entries_are_accepted_and_simulate() {
     }
 }
 
-/// CRC-32 (IEEE) of `data`, bit by bit.
-fn crc32(data: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in data {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
-        }
-    }
-    !c
-}
 
 /// `data` with some of its last 8 bytes changed so that the CRC-32 stays the same. For a
 /// fixed length the CRC is affine in the bits: flipping the bit set D changes it by L(D),

@@ -15,21 +15,12 @@ mod many_variables;
 use many_variables::many_variables;
 use serde_json::json;
 use std::io::Write;
+mod common;
+use common::crc32;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// CRC-32 (IEEE) of `data`, bit by bit.
-fn crc32(data: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in data {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
-        }
-    }
-    !c
-}
 
 /// A zip archive of stored (uncompressed) entries with raw names and Unix modes; an entry
 /// may share the data of an earlier one (`shares`).

@@ -190,3 +190,15 @@ pub fn fmpy_script(script: &Path, request: &serde_json::Value) -> serde_json::Va
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("bad {name} answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// CRC-32 (IEEE) of `data`, bit by bit.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+        }
+    }
+    !c
+}
