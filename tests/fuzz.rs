@@ -116,7 +116,17 @@ fn random_expression_text(rng: &mut fastrand::Rng) -> String {
 
 /// One value of any JSON type.
 fn retyped(rng: &mut fastrand::Rng) -> Value {
-    match rng.u8(..8) {
+    match rng.u8(..11) {
+        // Signals: names that may or may not resolve, and in expressions.
+        8 => {
+            let names = ["body.q", "arm.q[1]", "u", "gear.v", "x.f[9]", "", "a.b.c"];
+            json!({ "signal": names[rng.usize(..names.len())] })
+        }
+        9 => {
+            let texts = ["2*u + body.v", "-100*arm.q[0] - arm.w[0]", "gear.v[99]", "sin(t)*x.y"];
+            json!(texts[rng.usize(..texts.len())])
+        }
+        10 => json!({"signal": 3}),
         0 => Value::Null,
         1 => json!(rng.bool()),
         2 => extreme(rng),
@@ -426,6 +436,17 @@ fn set_assignments_on_mutated_files() {
 }
 
 // ---- regression tests: inputs the campaign (and the issue) found ----
+
+/// Found by the campaign: a connection naming a component of 200 000 characters took ~10 s
+/// in chain_1k (the did-you-mean compared it with every component name); the length alone
+/// now rules candidates out.
+#[test]
+fn regression_huge_unknown_name_in_a_connection() {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(example("chain_1k.json")).unwrap()).unwrap();
+    v["connections"][181]["from"] = json!("x".repeat(200_000));
+    let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+    check_system("chain_1k.json", &v.to_string(), &pools);
+}
 
 /// A link's `com` of 1e308 made the geared-robot diagnostics panic in the SVD.
 #[test]
