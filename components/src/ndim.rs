@@ -79,3 +79,19 @@ pub fn first(v: Vector3<f64>, n: usize) -> Vector3<f64> {
 pub fn store(v: &Vector3<f64>, out: &mut [f64], n: usize) {
     out[..n].copy_from_slice(&v.as_slice()[..n]);
 }
+
+/// Why [`symmetric_eigenvalues`] gave none, as an error message for an inertia.
+pub const EIGEN_UNDECIDED: &str =
+    "its principal moments could not be computed (entries too large or too far apart in scale); check its units";
+
+/// Eigenvalues of a symmetric 3×3 matrix (an inertia tensor) in a bounded time: nalgebra's
+/// `symmetric_eigenvalues` iterates without a bound, which on extreme entries (1e300,
+/// 5e-324 beside 1) may never end. `None` if an entry or eigenvalue is not finite or the
+/// QR iteration does not converge within 1000 sweeps (a well-scaled 3×3 needs a few).
+pub fn symmetric_eigenvalues(m: &nalgebra::Matrix3<f64>) -> Option<Vector3<f64>> {
+    if !m.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    let e = nalgebra::SymmetricEigen::try_new(*m, f64::EPSILON, 1000)?.eigenvalues;
+    e.iter().all(|x| x.is_finite()).then_some(e)
+}

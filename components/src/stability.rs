@@ -1,5 +1,6 @@
 //! Stability of explicit RK4 on stiff elements, shared by springs, contacts and friction.
 
+use stiction_framework::output::number::float_text as num;
 use stiction_framework::Diagnostic;
 
 /// Stability warnings for a stiff element (stiffness `k`, viscosity `b`) acting on the
@@ -11,15 +12,30 @@ pub fn stiffness_warnings(what: &str, k: f64, b: f64, inertia: &[Option<f64>], s
         let wt = (k / m).sqrt() * step;
         if wt > 2.0 {
             out.push(Diagnostic::Warning(format!(
-                "{what} K = {k} on inertia {m} gives ω·T = {wt:.2} (> 2): expect instability; reduce the step or K"
+                "{what} K = {} on inertia {} gives ω·T = {} (> 2): expect instability; reduce the step or K",
+                num(k),
+                num(m),
+                num_2(wt)
             )));
         }
         let bt = b * step / m;
         if bt > 2.0 {
             out.push(Diagnostic::Warning(format!(
-                "{what} B = {b} on inertia {m} gives B·T/M = {bt:.2} (> 2): expect instability"
+                "{what} B = {} on inertia {} gives B·T/M = {} (> 2): expect instability",
+                num(b),
+                num(m),
+                num_2(bt)
             )));
         }
     }
     out
+}
+
+/// A ratio with two decimals, in exponent notation from 1e6 on (B·T/M of B = 1e300).
+fn num_2(x: f64) -> String {
+    if x.abs() < 1e6 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.2e}")
+    }
 }

@@ -114,7 +114,8 @@ impl PortModel {
         m
     }
 
-    /// Spectral radius of the step map.
+    /// Spectral radius of the step map (closed form; NaN when the map overflows, an
+    /// infinite entry with its neighbours: not decided).
     pub fn radius(&self, tab: &Tableau, step: f64) -> f64 {
         radius(&self.step_map(tab, step))
     }
@@ -228,23 +229,85 @@ impl CoupledModel {
         DMatrix::identity(m, m) + acc * (step / tab.weight_sum)
     }
 
-    /// Spectral radius of the step map.
-    pub fn radius(&self, tab: &Tableau, step: f64) -> f64 {
-        let map = self.step_map(tab, step);
-        if !map.iter().all(|v| v.is_finite()) {
-            return f64::INFINITY;
-        }
-        map.complex_eigenvalues().iter().map(|l| l.norm()).fold(0.0, f64::max)
+    /// Spectral radius of the step map ([`spectral_radius`]): `None` when it cannot be
+    /// decided (the eigenvalue iteration did not converge within its bound).
+    pub fn radius(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        spectral_radius(self.step_map(tab, step))
     }
 
-    /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding).
-    pub fn stable(&self, tab: &Tableau, step: f64) -> bool {
-        self.radius(tab, step) <= 1.0 + 1e-9
+    /// Whether the step map is stable (ρ ≤ 1, with a margin for rounding); `None` when ρ
+    /// cannot be decided.
+    pub fn stable(&self, tab: &Tableau, step: f64) -> Option<bool> {
+        self.radius(tab, step).map(|r| r <= STABLE_RADIUS)
     }
 
-    /// As [`PortModel::largest_stable_step`].
+    /// As [`PortModel::largest_stable_step`]; a step whose radius cannot be decided counts
+    /// as not stable, so the step returned is always one proven stable.
     pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
-        largest_stable(|t| self.stable(tab, t), step)
+        largest_stable(|t| self.stable(tab, t) == Some(true), step)
+    }
+}
+
+/// Iterations of the shifted QR (Schur) sweeps allowed per row of the matrix. LAPACK's
+/// `dhseqr` allows 30 per eigenvalue; a well-scaled matrix needs 2 to 4.
+const QR_SWEEPS_PER_ROW: usize = 100;
+
+/// Spectral radius of a square matrix by its real Schur form, in a bounded time: the matrix
+/// is balanced first ([`balance`]: a diagonal similarity by powers of 2, so the eigenvalues
+/// are unchanged and exact), then the implicit double-shift QR runs at most
+/// [`QR_SWEEPS_PER_ROW`] sweeps per row. `None` if an entry is not finite or the iteration
+/// does not converge: the radius is then not decided. (nalgebra's `complex_eigenvalues`
+/// iterates without a bound, and on step maps whose entries span 50 orders of magnitude its
+/// sweeps never converge: issue 33.)
+pub fn spectral_radius(mut m: DMatrix<f64>) -> Option<f64> {
+    if !m.iter().all(|v| v.is_finite()) {
+        return None;
+    }
+    balance(&mut m);
+    let n = m.nrows();
+    let schur = nalgebra::linalg::Schur::try_new(m, f64::EPSILON, QR_SWEEPS_PER_ROW * n.max(1))?;
+    let r = schur.complex_eigenvalues().iter().map(|l| l.norm()).fold(0.0, f64::max);
+    r.is_finite().then_some(r)
+}
+
+/// Balance `m` in place (Parlett & Reinsch, as LAPACK's `dgebal` without permutations): scale
+/// row i by 1/f and column i by f, f a power of 2, until each row and column have norms
+/// within a factor 2 of each other. A similarity, exact in floating point, that brings the
+/// entries of a badly scaled matrix together so that QR converges and the eigenvalues are
+/// accurate. At most 64 sweeps; each factor's search is bounded by the exponent range.
+fn balance(m: &mut DMatrix<f64>) {
+    let n = m.nrows();
+    for _ in 0..64 {
+        let mut done = true;
+        for i in 0..n {
+            let (mut c, mut r) = (0.0, 0.0);
+            for j in (0..n).filter(|&j| j != i) {
+                c += m[(j, i)].abs();
+                r += m[(i, j)].abs();
+            }
+            if c == 0.0 || r == 0.0 || !(c + r).is_finite() {
+                continue;
+            }
+            let s = c + r;
+            let mut f = 1.0f64;
+            while c < r / 2.0 && f < 1e150 {
+                c *= 4.0;
+                f *= 2.0;
+            }
+            while c >= r * 2.0 && f > 1e-150 {
+                c /= 4.0;
+                f /= 2.0;
+            }
+            if (c + r) / f < 0.95 * s {
+                done = false;
+                let g = 1.0 / f;
+                m.row_mut(i).scale_mut(g);
+                m.column_mut(i).scale_mut(f);
+            }
+        }
+        if done {
+            break;
+        }
     }
 }
 
@@ -255,7 +318,8 @@ pub struct CoupledFinding {
     /// (port, impedance name, its spring) of every attachment.
     pub impedances: Vec<(usize, String, StageSpring)>,
     pub model: CoupledModel,
-    pub radius: f64,
+    /// ρ of the step map, `None` if it could not be decided ([`spectral_radius`]).
+    pub radius: Option<f64>,
     pub largest_stable_step: Option<f64>,
 }
 
@@ -380,9 +444,15 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
                 model.add(a.spring);
             }
             let radius = model.radius(tab, step);
-            // As `model.largest_stable_step`, whose first test is this radius.
-            let largest_stable_step =
-                if radius <= STABLE_RADIUS { Some(step) } else { model.largest_stable_step(tab, step) };
+            // As `model.largest_stable_step`, whose first test is this radius; none is
+            // searched for when the radius is not decided (NaN from overflow).
+            let largest_stable_step = if radius <= STABLE_RADIUS {
+                Some(step)
+            } else if radius.is_nan() {
+                None
+            } else {
+                model.largest_stable_step(tab, step)
+            };
             out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
         }
     }
@@ -443,7 +513,12 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
         }
         let Some(model) = CoupledModel::new(h, k, b, ki, adm.implicit_position(method)) else { continue };
         let radius = model.radius(tab, step);
-        let largest_stable_step = model.largest_stable_step(tab, step);
+        // Stable at T: T itself; undecided at T: no search (each trial could be as hard).
+        let largest_stable_step = match radius {
+            Some(r) if r <= STABLE_RADIUS => Some(step),
+            Some(_) => model.largest_stable_step(tab, step),
+            None => None,
+        };
         out.push(CoupledFinding {
             admittance: sched.admittance_names()[j].clone(),
             impedances,
@@ -457,7 +532,17 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
 
 /// How a warning names a spring: "K = …, B = …" (with "+ τK" for an implicit one).
 fn spring_text(s: &StageSpring) -> String {
-    format!("K = {}, B = {}{}", s.k, s.b, if s.implicit { " + τK" } else { "" })
+    format!("K = {}, B = {}{}", num(s.k), num(s.b), if s.implicit { " + τK" } else { "" })
+}
+
+/// `x` as `{}` prints it, in exponent notation outside 1e-4 ≤ |x| < 1e16 (B = 1e300 is not
+/// three hundred digits; output::number::float_text, which this layer may not name).
+fn num(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e16).contains(&x.abs()) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// The largest stable step of a warning, or that none was found.
@@ -479,6 +564,13 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         Method::Euler => "euler",
     };
     let mut out = Vec::new();
+    for f in found.iter().filter(|f| f.radius.is_nan()) {
+        out.push(Diagnostic::Warning(format!(
+            "{}: stuck-state stability could not be decided: inertia {} with ΣK = {:.4e}, ΣB = {:.4e}, ΣK_implicit = {:.4e} \
+             overflows the {method_name} step map at T = {step} s (extreme parameters); check the scales of its parameters",
+            adm_names[f.adm], f.model.inertia, f.model.k, f.model.b, f.model.k_implicit,
+        )));
+    }
     // `!f.model.stable(…)`, from the radius already computed.
     for f in found.iter().filter(|f| f.radius > STABLE_RADIUS) {
         let names: Vec<String> = att
@@ -501,22 +593,39 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         )));
     }
     let coupled = coupled_findings(sched, &att, x, method, step);
-    for f in coupled.iter().filter(|f| !f.model.stable(method.tableau(), step)) {
+    for f in &coupled {
         let names: Vec<String> =
             f.impedances.iter().map(|(p, n, s)| format!("{n} on port {p} ({})", spring_text(s))).collect();
+        let Some(radius) = f.radius else {
+            out.push(Diagnostic::Warning(format!(
+                "{}: stuck-state stability of its {} joints coupled through the inertia matrix H, with {} attached, \
+                 could not be decided: the {method_name} step map at T = {step} s overflows or its eigenvalues do not \
+                 converge (extreme parameters); check the scales of its parameters",
+                f.admittance,
+                f.model.dim(),
+                names.join(", "),
+            )));
+            continue;
+        };
+        if radius <= STABLE_RADIUS {
+            continue;
+        }
         let limit = limit_text(f.largest_stable_step);
         out.push(Diagnostic::Warning(format!(
             "{}: stuck-state stability of its {} joints coupled through the inertia matrix H, with {} attached \
-             — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor \
+             — the {method_name} step map at T = {step} s has spectral radius {:.4e} > 1: small vibrations grow by that factor \
              every step until the friction saturates; {limit}",
             f.admittance,
             f.model.dim(),
             names.join(", "),
-            f.radius,
+            radius,
         )));
     }
-    let radii =
-        found.iter().map(|f| (f.radius, &adm_names[f.adm])).chain(coupled.iter().map(|f| (f.radius, &f.admittance)));
+    let radii = found
+        .iter()
+        .filter(|f| !f.radius.is_nan())
+        .map(|f| (f.radius, &adm_names[f.adm]))
+        .chain(coupled.iter().filter_map(|f| Some((f.radius?, &f.admittance))));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
@@ -581,7 +690,7 @@ mod tests {
             (mass_spring(1.0, 0.1, 0.0, false), PortModel { inertia: 4.0, ..mass_spring(1.0, 0.0, 0.0, false) });
         for t in [0.5, 2.0, 3.0] {
             let expected = p1.radius(&Tableau::RK4, t).max(p2.radius(&Tableau::RK4, t));
-            assert!((diag.radius(&Tableau::RK4, t) - expected).abs() < 1e-12, "T = {t}");
+            assert!((diag.radius(&Tableau::RK4, t).unwrap() - expected).abs() < 1e-12, "T = {t}");
         }
         // H = [[1, 0.9], [0.9, 1]], K = I: ω² of H⁻¹K are 1/1.9 and 1/0.1 = 10, so RK4 is
         // stable up to T = 2√2/√10 = 0.894, where each joint alone (ω = 1) allows 2√2 = 2.83.
@@ -595,6 +704,44 @@ mod tests {
         .unwrap();
         let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
         assert!((t - 2.0 * 2f64.sqrt() / 10f64.sqrt()).abs() < 1e-6, "{t}");
-        assert!(mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && !m.stable(&Tableau::RK4, 2.0));
+        assert!(mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && m.stable(&Tableau::RK4, 2.0) == Some(false));
+    }
+
+    /// The two-link arm of examples/two_link_fricK.json at q = 0 with joint 1's B = 1e15
+    /// (issue 33): nalgebra's unbounded QR never returned on some step of the bisection. Now
+    /// every radius of the search is decided or not within the bound, and at each scale
+    /// of B the search ends.
+    #[test]
+    fn extreme_dampers_on_coupled_joints_end_with_a_radius_or_undecided() {
+        let (m, l, c, i) = (0.1, 0.5, 0.25, 0.002145833333);
+        let h11 = i + m * c * c + i + m * (l * l + c * c + 2.0 * l * c);
+        let h12 = i + m * (c * c + l * c);
+        let h22 = i + m * c * c;
+        for b in [1e15, 1e300, 5e-324, f64::MAX] {
+            let h = DMatrix::from_row_slice(2, 2, &[h11, h12, h12, h22]);
+            let model = CoupledModel::new(h, vec![5000.0, 5000.0], vec![1.0, b], vec![5000.0, 5000.0], false).unwrap();
+            for t in [1e-4, 1e-6, 1e-10, 1e-20] {
+                if let Some(r) = model.radius(&Tableau::RK4, t) {
+                    assert!(r.is_finite() && r >= 0.0, "B = {b}, T = {t}: {r}");
+                }
+            }
+            if let Some(t) = model.largest_stable_step(&Tableau::RK4, 1e-4) {
+                assert_eq!(model.stable(&Tableau::RK4, t), Some(true), "B = {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn balancing_keeps_the_eigenvalues_of_a_badly_scaled_matrix() {
+        // Similar to diag(2, -3) by D = diag(1, 1e-40): entries 1e40 and 1e-40 apart.
+        let a = DMatrix::from_row_slice(2, 2, &[2.0, 0.0, 5.0, -3.0]);
+        let d = DMatrix::from_diagonal(&DVector::from_vec(vec![1.0, 1e-40]));
+        let d_inv = DMatrix::from_diagonal(&DVector::from_vec(vec![1.0, 1e40]));
+        let m = &d * &a * &d_inv;
+        assert!((spectral_radius(m.clone()).unwrap() - 3.0).abs() < 1e-12);
+        let mut b = m;
+        balance(&mut b);
+        assert!(b.amax() < 1e3, "{b}");
+        assert_eq!(spectral_radius(DMatrix::from_row_slice(1, 1, &[f64::NAN])), None);
     }
 }

@@ -144,7 +144,7 @@ pub fn inertia_from_params(p: &mut Params, key: &str) -> Result<Matrix3<f64>> {
         6 => Matrix3::new(v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2]),
         n => return Err(p.err(key, format!("expected 3 (principal) or 6 values, got {n}"))),
     };
-    let eig = m.symmetric_eigenvalues();
+    let eig = crate::ndim::symmetric_eigenvalues(&m).ok_or_else(|| p.err(key, crate::ndim::EIGEN_UNDECIDED))?;
     if eig.iter().any(|&e| e <= 0.0) {
         return Err(p.err(key, "inertia must be positive definite"));
     }

@@ -71,7 +71,9 @@ impl Link {
         if (i - i.transpose()).amax() > 1e-12 * scale {
             return Err(("inertia", "must be symmetric".to_string()));
         }
-        let min_eig = i.symmetric_eigenvalues().min();
+        let Some(min_eig) = crate::ndim::symmetric_eigenvalues(i).map(|e| e.min()) else {
+            return Err(("inertia", crate::ndim::EIGEN_UNDECIDED.to_string()));
+        };
         if min_eig < -1e-12 * scale {
             return Err((
                 "inertia",
