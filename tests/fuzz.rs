@@ -104,6 +104,7 @@ fn extreme(rng: &mut fastrand::Rng) -> Value {
         json!(2147483648.0),
         json!(-1),
         json!(1e15),
+        json!(1e300),
         json!(0.5),
     ];
     xs[rng.usize(..xs.len())].clone()
@@ -467,6 +468,62 @@ fn regression_geared_robot_origin_1e15() {
     v["components"]["robot"]["links"][0]["origin"] = json!([1e15, 0, 0]);
     let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
     check_system("geared_robot_fig11_b.json", &v.to_string(), &pools);
+}
+
+/// `f` on a thread of its own: a hang fails the test after `limit` (the thread is left
+/// spinning) instead of hanging it.
+fn finishes_within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|e| panic!("{what}: no result within {limit:?} ({e})"))
+}
+
+/// Issue 33: `components.fric1.B` = 1e15 in two_link_fricK made `check` compute for more
+/// than 10 minutes (nalgebra's unbounded QR in the coupled-joint stability). It and its
+/// relatives (1e300, 5e-324, scales mixed across the two joints and within one) load, get
+/// a stuck-state result or a "could not be decided" warning within [`SLOW`], and run.
+#[test]
+fn regression_two_link_fric_k_extreme_dampers() {
+    let base: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("two_link_fricK.json")).unwrap()).unwrap();
+    let cases: &[&[(&str, f64)]] = &[
+        &[("fric1/B", 1e15)],
+        &[("fric1/B", 1e300)],
+        &[("fric1/B", 5e-324)],
+        &[("fric1/B", f64::MAX)],
+        &[("fric0/B", 5e-324), ("fric1/B", 1e300)],
+        &[("fric1/K", 1e300), ("fric1/B", 5e-324)],
+        &[("fric0/K", 5e-324), ("fric1/K", 1e15), ("fric1/B", 1e15)],
+        &[("fric0/B", 1e15), ("fric1/B", 1e15), ("fric0/F", 1e300)],
+    ];
+    for case in cases {
+        let mut v = base.clone();
+        for (at, x) in *case {
+            *v.pointer_mut(&format!("/components/{at}")).unwrap() = json!(x);
+        }
+        let what = format!("two_link_fricK with {case:?}");
+        let text = v.to_string();
+        let findings = finishes_within(SLOW, &what, move || {
+            let registry = stiction::registry();
+            let sys = System::from_str(&text, Path::new("fuzz.json"), Path::new("."), &registry).unwrap();
+            let (sim, plan) = sys.into_simulator(1).unwrap();
+            let found: Vec<String> = diagnostics(&sim, &plan).iter().map(|d| format!("{d:?}")).collect();
+            found
+        });
+        let stuck: Vec<&String> = findings.iter().filter(|d| d.contains("stuck-state stability")).collect();
+        assert_eq!(stuck.len(), 1, "{what}: {findings:#?}");
+        let s = stuck[0];
+        let decided = s.contains("largest step-map radius") || s.contains("spectral radius");
+        assert!(decided || s.contains("could not be decided"), "{what}: {s}");
+        // And the whole fuzz path (1 and 2 threads, a few steps) on it.
+        let text = v.to_string();
+        finishes_within(SLOW * 2, &what, move || {
+            let pools = [1, 2].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+            check_system("two_link_fricK.json", &text, &pools);
+        });
+    }
 }
 
 /// Deep nesting anywhere is an error, not a stack overflow.
