@@ -34,6 +34,9 @@ pub enum Failure {
     ClosedStdout,
     /// Stopped by a signal (the message was printed where the run stopped): its exit code.
     Interrupted(u8),
+    /// Work that stopped on the stop request ([`Error::Interrupted`]): the message (the
+    /// signal and the phase) is printed by [`report`].
+    Stopped,
 }
 
 /// True if `e` is (or wraps) an I/O error of the run's output.
@@ -47,6 +50,9 @@ fn output_io(e: &Error) -> Option<&std::io::Error> {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
+        if e.is_interrupted() {
+            return Failure::Stopped;
+        }
         match output_io(&e) {
             Some(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Failure::ClosedStdout,
             Some(_) => Failure::Output(e.into()),
@@ -68,8 +74,21 @@ impl Failure {
     }
 }
 
-/// Print the message of a failure and give its exit code.
+/// Print the message of a failure and give its exit code. After SIGINT/SIGTERM the code is
+/// the signal's whatever the command returned (a failure not caused by the signal is still
+/// printed), with a line naming the phase unless the command printed where it stopped.
 pub fn report(result: Result<(), Failure>) -> ExitCode {
+    if let Some((sig, code)) = crate::interrupt::received() {
+        match result {
+            Err(Failure::Interrupted(c)) => return ExitCode::from(c),
+            Err(Failure::Simulation(e) | Failure::Input(e) | Failure::Output(e)) if !caused_by_stop(&e) => {
+                eprintln!("error: {e:#}")
+            }
+            _ => {}
+        }
+        eprintln!("stiction: interrupted by {sig} while {}", crate::interrupt::current_phase());
+        return ExitCode::from(code);
+    }
     let (code, e) = match result {
         Ok(()) => return ExitCode::SUCCESS,
         Err(Failure::Simulation(e)) => (SIMULATION, e),
@@ -77,6 +96,8 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
         Err(Failure::Output(e)) => (OUTPUT, e),
         Err(Failure::ClosedStdout) => return ExitCode::from(CLOSED_STDOUT),
         Err(Failure::Interrupted(code)) => return ExitCode::from(code),
+        // Not without a signal: a library call raised the request.
+        Err(Failure::Stopped) => (INTERNAL, anyhow::anyhow!("interrupted without a signal")),
     };
     if is_broken_pipe(&e) {
         return ExitCode::from(CLOSED_STDOUT);
@@ -89,6 +110,11 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// Whether an error anywhere in the chain is the framework's [`Error::Interrupted`].
+fn caused_by_stop(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<Error>().is_some_and(Error::is_interrupted))
 }
 
 /// Whether an error anywhere in the chain is a broken pipe (printing to a closed stdout).

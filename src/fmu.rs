@@ -40,6 +40,7 @@ pub enum Iface {
 pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
     match cmd {
         FmuCommand::Info { fmu } => {
+            super::interrupt::phase("reading the FMU");
             print!("{}", stiction_fmi_import::info(&fmu)?);
             Ok(())
         }
@@ -50,6 +51,9 @@ pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
                 Iface::Both => stiction::fmu_export::Interface::Both,
             };
             let version = if fmi == "3" { 3 } else { 2 };
+            // The .fmu is written under a temporary name and renamed when complete: a
+            // signal leaves it whole or absent.
+            super::interrupt::phase("exporting");
             let (identifier, guid) =
                 stiction::fmu_export::export_fmu(&model, version, iface, &params, find_library, &output)
                     .map_err(anyhow::Error::msg)?;

@@ -31,16 +31,19 @@ pub fn run(
     output: Option<PathBuf>,
     plot_to: Option<(PathBuf, super::plot::Options)>,
     threads: Option<usize>,
-    quiet: bool,
+    talk: super::Talk,
     sets: &[String],
     strict: bool,
 ) -> Result<(), Failure> {
-    super::interrupt::install();
     if let Some((p, _)) = &plot_to {
         super::plot::check_path(p).map_err(Failure::Input)?;
     }
+    super::interrupt::phase("loading and instantiating the FMUs");
     let mut system = stiction::set::load_fmu_system_with_sets(path, sets)?;
-    if !quiet {
+    super::interrupt::stop_here(&path.display().to_string())?;
+    super::interrupt::phase("running");
+    let quiet = talk.quiet;
+    if talk.warnings {
         for w in system.warnings() {
             eprintln!("warning: {w}");
         }
@@ -100,8 +103,10 @@ pub fn run(
     Ok(())
 }
 
-pub fn check(path: &Path, strict: bool) -> Result<(), Failure> {
-    let system = FmuSystem::load(path)?;
+pub fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
+    super::interrupt::phase("loading and instantiating the FMUs");
+    let system = stiction::set::load_fmu_system_with_sets(path, sets)?;
+    super::interrupt::stop_here(&path.display().to_string())?;
     println!("{}: FMU-only system '{}'", path.display(), system.name);
     for line in system.describe() {
         println!("  {line}");

@@ -1,6 +1,10 @@
-//! SIGINT and SIGTERM during `stiction run`: the run stops at the next step boundary, the
-//! last whole row is flushed, temporary directories are removed as the run's values are
-//! dropped, and the process exits 130 (SIGINT) or 143 (SIGTERM), saying where it stopped.
+//! SIGINT and SIGTERM, in every command and every phase (issue 33): the handlers raise the
+//! framework's stop request ([`stiction_framework::cancel`]), which the loader polls between
+//! components (and FMUs), `check`'s analyses between components and in their searches,
+//! sweeps between runs and steps, and a run at every step boundary. The command then ends
+//! where it is: a run flushes its last whole row, temporary directories are removed as the
+//! values are dropped, and the process exits 130 (SIGINT) or 143 (SIGTERM), saying in which
+//! [`phase`] and, for a run, at which time it stopped.
 //! A second signal of the same kind ends the process at once with the same code, after
 //! removing every FMU extraction directory still alive
 //! ([`stiction_fmi_schema::archive::remove_all`]): the run may be stuck inside an FMU's
@@ -12,7 +16,7 @@
 //! acted on by a watcher thread (signal-hook's `Signals` iterator, fed by a self-pipe).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 struct Flags {
     int: Arc<AtomicBool>,
@@ -32,6 +36,9 @@ pub fn install() {
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).ok()?;
         flag::register(SIGINT, int.clone()).ok()?;
         flag::register(SIGTERM, term.clone()).ok()?;
+        // After the flag of its kind, so that a poller that sees the request finds its kind.
+        flag::register(SIGINT, stiction_framework::cancel::flag()).ok()?;
+        flag::register(SIGTERM, stiction_framework::cancel::flag()).ok()?;
         std::thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
@@ -71,4 +78,31 @@ pub fn received() -> Option<(&'static str, u8)> {
 /// Whether the run should stop now (checked once per step).
 pub fn requested() -> bool {
     received().is_some()
+}
+
+/// What the command is doing, for the message of an interruption ("loading", "checking", …).
+static PHASE: Mutex<&str> = Mutex::new("starting");
+
+/// Enter phase `what` (named in the message if a signal stops the command in it).
+pub fn phase(what: &'static str) {
+    if let Ok(mut p) = PHASE.lock() {
+        *p = what;
+    }
+}
+
+/// The phase entered last.
+pub fn current_phase() -> &'static str {
+    PHASE.lock().map(|p| *p).unwrap_or("working")
+}
+
+/// If a signal was received: say so, naming `file` and the phase, and the failure that ends
+/// the command with the signal's exit code.
+pub fn stop_here(file: &str) -> Result<(), super::exit::Failure> {
+    match received() {
+        Some((sig, code)) => {
+            eprintln!("{file}: interrupted by {sig} while {}", current_phase());
+            Err(super::exit::Failure::Interrupted(code))
+        }
+        None => Ok(()),
+    }
 }

@@ -47,9 +47,13 @@ enum Command {
         /// Results are bit-identical either way.
         #[arg(long, value_name = "COMPONENTS")]
         parallel_threshold: Option<usize>,
-        /// No progress bar and no summary.
+        /// No progress bar and no summary (warnings are still printed).
         #[arg(long)]
         quiet: bool,
+        /// Do not print `stiction check`'s warnings before the run (--strict still refuses
+        /// a system that has any).
+        #[arg(long)]
+        no_warnings: bool,
         /// Override a value of the system: NAME=VALUE (m.mass=2, m.init.v[0]=1.5,
         /// solver.step=1e-4, output.interval=0.01); VALUE is JSON or a bare string. Repeatable.
         #[arg(long, value_name = "NAME=VALUE")]
@@ -86,6 +90,9 @@ enum Command {
         /// Exit with status 2 when there are warnings.
         #[arg(long)]
         strict: bool,
+        /// Override a value of the system, as for `run --set`. Repeatable.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
     /// List every component type with its parameters, ports and signals.
     Components {
@@ -112,6 +119,8 @@ fn main_inner() -> ExitCode {
     if std::env::var_os("STICTION_TEST_INTERNAL_PANIC").is_some() {
         panic!("STICTION_TEST_INTERNAL_PANIC is set");
     }
+    // SIGINT/SIGTERM stop every command in every phase (src/interrupt.rs).
+    interrupt::install();
     let result = match cli.command {
         Command::Run {
             system,
@@ -120,6 +129,7 @@ fn main_inner() -> ExitCode {
             threads,
             parallel_threshold,
             quiet,
+            no_warnings,
             set,
             plot_signals,
             plot_overlay,
@@ -131,11 +141,12 @@ fn main_inner() -> ExitCode {
         } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
             let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
-            let run_opts = RunOptions { threads, parallel_threshold, quiet, strict, inputs: &input };
+            let run_opts =
+                RunOptions { threads, parallel_threshold, quiet, warnings: !no_warnings, strict, inputs: &input };
             run(&system, output, plot.map(|p| (p, opts)), &run_opts, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
-        Command::Check { system, strict } => check(&system, strict),
+        Command::Check { system, strict, set } => check(&system, strict, &set),
         Command::Components { name } => components(name.as_deref()),
         Command::Graph { system } => graph(&system),
         Command::Schema => {
@@ -235,10 +246,21 @@ fn load(path: &Path, text: Option<&str>) -> Result<System, Failure> {
 struct RunOptions<'a> {
     threads: Option<usize>,
     parallel_threshold: Option<usize>,
+    /// No progress bar and no summary.
     quiet: bool,
+    /// Print `check`'s warnings (not with `--no-warnings`).
+    warnings: bool,
     strict: bool,
     /// `--input NAME=...`, as given.
     inputs: &'a [String],
+}
+
+/// What `run` prints on standard error besides errors: progress and summary (not with
+/// `--quiet`), `check`'s warnings (not with `--no-warnings`).
+#[derive(Clone, Copy)]
+pub struct Talk {
+    pub quiet: bool,
+    pub warnings: bool,
 }
 
 fn run(
@@ -249,11 +271,12 @@ fn run(
     fmu: &fmu_run::FmuRun,
 ) -> Result<(), Failure> {
     let (threads, parallel_threshold, quiet, strict) = (o.threads, o.parallel_threshold, o.quiet, o.strict);
+    let talk = Talk { quiet, warnings: o.warnings };
     let text = match fmu_master::detect(path) {
-        fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, quiet, fmu.sets, strict),
+        fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, talk, fmu.sets, strict),
         fmu_master::Detected::Network(text) => text,
     };
-    interrupt::install();
+    interrupt::phase("loading");
     // The loader builds components on rayon's global pool: with --threads, that many.
     if let Some(n) = threads {
         let n = stiction_framework::system::check_threads(n, "--threads")?;
@@ -282,23 +305,31 @@ fn run(
     };
     let name = system.name.clone();
     let file = path.display().to_string();
+    interrupt::phase("compiling");
     let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
     for arg in o.inputs {
         let (name, f) = stiction::inputs::parse_input_arg(arg).map_err(Failure::Input)?;
         sim.set_input(&name, f).map_err(|e| Failure::Input(anyhow::anyhow!("--input {arg}: {e}")))?;
     }
+    interrupt::stop_here(&file)?;
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
     }
     let phases = if sim.is_parallel() { "parallel phases" } else { "serial phases" };
     // What `stiction check` warns about (stability, well-posedness, imported FMUs), before
-    // stepping: printed, or (--strict) refused; with --quiet and without --strict nothing
+    // stepping: printed (also with --quiet: a warning that the results may be wrong is not
+    // chatter), or (--strict) refused; with --no-warnings and without --strict nothing
     // reads them, so they are not computed.
-    let warned = match (quiet, strict) {
-        (true, false) => 0,
-        (true, true) => warnings::warnings(&diagnostics(&sim, &plan)).len(),
-        (false, _) => warnings::print_before_run(&diagnostics(&sim, &plan)),
+    interrupt::phase("checking");
+    let findings = if talk.warnings || strict { diagnostics(&sim, &plan) } else { Vec::new() };
+    // Findings cut short by a signal are not printed as if they were all.
+    interrupt::stop_here(&file)?;
+    let warned = match (talk.warnings, strict) {
+        (false, false) => 0,
+        (false, true) => warnings::warnings(&findings).len(),
+        (true, _) => warnings::print_before_run(&findings),
     };
+    interrupt::phase("running");
     if strict && warned > 0 {
         return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
     }
@@ -359,12 +390,13 @@ fn run(
     Ok(())
 }
 
-fn check(path: &Path, strict: bool) -> Result<(), Failure> {
+fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
+    interrupt::phase("loading");
     let text = match fmu_master::detect(path) {
-        fmu_master::Detected::Fmus => return fmu_master::check(path, strict),
+        fmu_master::Detected::Fmus => return fmu_master::check(path, strict, sets),
         fmu_master::Detected::Network(text) => text,
     };
-    let system = load(path, text.as_deref())?;
+    let system = stiction::set::load_with_sets(path, sets, text.as_deref())?;
     let file = path.display().to_string();
     let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, t) in system.components() {
@@ -373,7 +405,9 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
     let (name, method, step, stop, interval) =
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
     let inputs = system.inputs.clone();
+    interrupt::phase("compiling");
     let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    interrupt::stop_here(&file)?;
     let sched = sim.schedule();
     let (na, ni) = sched.counts();
     println!("{file}: system '{name}'");
@@ -402,7 +436,10 @@ fn check(path: &Path, strict: bool) -> Result<(), Failure> {
         };
         println!("  signal read: {name} ({when})");
     }
+    interrupt::phase("checking");
     let findings = diagnostics(&sim, &plan);
+    // Findings cut short by a signal are not printed as if they were all.
+    interrupt::stop_here(&file)?;
     let mut warnings = 0;
     for d in &findings {
         match d {

@@ -92,6 +92,9 @@ pub struct Output {
 pub enum RunStatus {
     Ok,
     Failed,
+    /// Not run, or stopped part-way, on a stop request ([`stiction_framework::cancel`]):
+    /// no statistics; `stiction sweep` leaves such rows out of its table.
+    Interrupted,
 }
 
 impl RunStatus {
@@ -99,6 +102,7 @@ impl RunStatus {
         match self {
             RunStatus::Ok => "ok",
             RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
         }
     }
 }
@@ -386,6 +390,16 @@ impl Study {
     pub fn run_one(&self, base: &Doc, file: &Path, base_dir: &Path, run: usize) -> Row {
         let varied = self.values(run);
         let nstats = self.stat_columns().len();
+        let interrupted = |varied| Row {
+            run,
+            varied,
+            stats: vec![f64::NAN; nstats],
+            status: RunStatus::Interrupted,
+            message: "interrupted".into(),
+        };
+        if stiction_framework::cancel::requested() {
+            return interrupted(varied);
+        }
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.simulate(base, file, base_dir, run, &varied)
         }));
@@ -400,6 +414,10 @@ impl Study {
                 Err(format!("internal error (panic): {what}"))
             }
         };
+        if stiction_framework::cancel::requested() {
+            // Stopped part-way (or its load gave up): not a result.
+            return interrupted(varied);
+        }
         match result {
             Ok(stats) => Row { run, varied, stats, status: RunStatus::Ok, message: String::new() },
             Err(message) => Row { run, varied, stats: vec![f64::NAN; nstats], status: RunStatus::Failed, message },
@@ -449,9 +467,9 @@ impl Study {
                 let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let mut csv = stiction_framework::CsvSink::new(io::BufWriter::new(file)).with_step(step);
                 let mut tee = Tee(&mut acc, &mut csv);
-                sim.run(&plan, &mut tee, &mut |_| {})
+                sim.run_until(&plan, &mut tee, &mut |_| {}, &stiction_framework::cancel::requested)
             }
-            None => sim.run(&plan, &mut acc, &mut |_| {}),
+            None => sim.run_until(&plan, &mut acc, &mut |_| {}, &stiction_framework::cancel::requested),
         };
         result.map_err(|e| e.to_string())?;
         Ok(self

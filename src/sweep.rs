@@ -46,6 +46,7 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
+    super::interrupt::phase("loading");
     let input = |e: anyhow::Error| Failure::Input(e);
     let shown = a.system.display().to_string();
     let mut base = set::read_doc(&a.system)?;
@@ -93,9 +94,18 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
             b.set_position(done as u64);
         }
     };
+    super::interrupt::phase("sweeping");
     let rows = st.run_range(&base, &a.system, &base_dir, 0..n, threads, &progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
+    }
+    if let Some((sig, code)) = super::interrupt::received() {
+        // The runs that ended before the signal, each a whole row; the others are left out.
+        let done: Vec<study::Row> = rows.into_iter().filter(|r| r.status != RunStatus::Interrupted).collect();
+        write_table(&st, &done, &out).map_err(Failure::Output)?;
+        let to = if out.as_os_str() == "-" { "standard output".into() } else { out.display().to_string() };
+        eprintln!("{shown}: interrupted by {sig} while sweeping; the {} of {n} runs that ended are in {to}", done.len());
+        return Err(Failure::Interrupted(code));
     }
     write_table(&st, &rows, &out).map_err(Failure::Output)?;
     let failed = rows.iter().filter(|r| r.status == RunStatus::Failed).count();

@@ -157,9 +157,9 @@ fn a_panic_with_an_fmu_loaded_leaves_no_directory() {
 }
 
 /// Signals while the system is still loading (the FMU sleeps in fmi3ExitInitializationMode):
-/// one SIGTERM is acted on at the first step boundary once loading ends (exit 143 and the
-/// message); two SIGINTs while it sleeps 60 s there end the process at once (exit 130). No
-/// directory is left either way.
+/// one SIGTERM is acted on as soon as the FMU's call returns, before the next component is
+/// built (exit 143 and the message naming the phase, issue 33); two SIGINTs while it sleeps
+/// 60 s there end the process at once (exit 130). No directory is left either way.
 #[test]
 fn signals_during_loading_are_honoured_and_clean_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,7 +175,7 @@ fn signals_during_loading_are_honoured_and_clean_up() {
     kill(&child, "-TERM");
     let (c, err, _) = finish(child, Instant::now());
     assert_eq!(c, Some(143), "{err}");
-    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    assert!(err.contains("interrupted by SIGTERM while loading"), "{err}");
     assert_empty(&tmp, "load-one");
 
     let tmp = dir.path().join("load-two");

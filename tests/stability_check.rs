@@ -127,6 +127,37 @@ fn run_prints_check_warnings_on_stderr() {
     assert!(code == 0 && err.is_empty(), "{err}");
 }
 
+/// Issue 33: `--quiet` silences progress and the summary, not the physics: `run --quiet` on
+/// the ill-posed leadscrew prints every warning `check` prints, and nothing else;
+/// `--no-warnings` prints nothing, and with `--strict` still refuses the system.
+#[test]
+fn quiet_keeps_the_warnings_and_no_warnings_silences_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_csv = dir.path().join("x.csv");
+    let path = example("leadscrew_jam.json");
+    let (p, o) = (path.to_str().unwrap(), out_csv.to_str().unwrap());
+    let checked = cli(&["check", p]);
+    let check_text = String::from_utf8_lossy(&checked.stdout);
+    let expected: Vec<&str> =
+        check_text.lines().filter_map(|l| l.trim_start().strip_prefix("warning: ")).collect();
+    assert_eq!(expected.len(), 2, "{check_text}");
+    let quiet = cli(&["run", p, "-o", o, "--quiet"]);
+    let err = String::from_utf8_lossy(&quiet.stderr);
+    let printed: Vec<&str> = err.lines().filter_map(|l| l.strip_prefix("warning: ")).collect();
+    assert!(quiet.status.success(), "{err}");
+    assert_eq!(printed, expected, "{err}");
+    assert_eq!(err.lines().count(), 2, "only the warnings: no summary: {err}");
+    let loud = cli(&["run", p, "-o", o]);
+    let loud_err = String::from_utf8_lossy(&loud.stderr);
+    assert!(loud_err.lines().count() > 2 && loud_err.contains(" rows -> "), "the summary without --quiet: {loud_err}");
+    let silent = cli(&["run", p, "-o", o, "--quiet", "--no-warnings"]);
+    assert!(silent.status.success() && silent.stderr.is_empty(), "{}", String::from_utf8_lossy(&silent.stderr));
+    let strict = cli(&["run", p, "-o", o, "--no-warnings", "--strict"]);
+    let strict_err = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(2), "{strict_err}");
+    assert!(strict_err.contains("2 warning(s)") && !strict_err.contains("warning: screw"), "{strict_err}");
+}
+
 /// Model B under RK4 integrates its sliding mass explicitly on its own spring: `check` warns
 /// when that step map is unstable (Fig. 13's block with K = 1e8, B = 2e4: radius 291 at
 /// T = 1e-3, stable below 2.785e-4 s), and the prediction holds both ways.

@@ -23,6 +23,10 @@ pub enum Error {
     #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
 
+    /// The work stopped because a stop was requested ([`crate::cancel`]: SIGINT, SIGTERM).
+    #[error("interrupted")]
+    Interrupted,
+
     /// Any error, placed in the file it came from.
     /// (The inner error is part of the message, so it is not also reported as a source.)
     #[error("{file}: {inner}")]
@@ -38,6 +42,15 @@ impl Error {
     /// Wrap in [`Error::InFile`].
     pub fn in_file(self, file: impl Into<String>) -> Self {
         Error::InFile { file: file.into(), inner: Box::new(self) }
+    }
+
+    /// True if the work stopped on a [`crate::cancel`] request.
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            Error::Interrupted => true,
+            Error::InFile { inner, .. } => inner.is_interrupted(),
+            _ => false,
+        }
     }
 
     /// True for failures of the simulation itself (exit code 1), false for bad input

@@ -49,11 +49,12 @@
 //! ## Layers
 //!
 //! Each module uses only the ones listed before it:
-//! [`error`], [`port`], [`signal`] → [`method`] → [`views`] → [`component`] → [`batch`] → [`network`] →
+//! [`error`], [`cancel`], [`port`], [`signal`] → [`method`] → [`views`] → [`component`] → [`batch`] → [`network`] →
 //! [`schedule`] → [`stepper`] → [`output`] → [`system`].
 #![forbid(unsafe_code)]
 
-// Bottom: errors, port kinds, time functions.
+// Bottom: errors, the stop request, port kinds, time functions.
+pub mod cancel;
 pub mod error;
 pub mod port;
 pub mod signal;

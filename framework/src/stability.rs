@@ -19,6 +19,9 @@
 //! from the method's [`Tableau`] ((13) with (22)); its spectral radius ρ above 1 means that
 //! small vibrations of the held state grow by ρ every step until the friction saturates:
 //! a creeping, chattering "stuck" body. The largest stable step is found by bisection.
+//!
+//! Every radius is found in a bounded time ([`spectral_radius`]), or said to be undecided;
+//! a stop request ([`crate::cancel`]) ends the analysis with what it has found.
 
 use crate::component::{Diagnostic, StageSpring};
 use crate::method::{Method, Tableau};
@@ -135,6 +138,8 @@ impl PortModel {
 /// The largest step ≤ `step` at which `stable` holds, by halving down to a stable step and
 /// bisecting back up (`None` if even T·2⁻⁶⁰ is unstable).
 fn largest_stable(stable: impl Fn(f64) -> bool, step: f64) -> Option<f64> {
+    // On a stop request ([`crate::cancel`]) every trial answers "not stable" at once.
+    let stable = |t: f64| !crate::cancel::requested() && stable(t);
     if stable(step) {
         return Some(step);
     }
@@ -421,6 +426,9 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
     let mut out = Vec::new();
     let mut ports = Vec::new();
     for j in 0..att.start.len() - 1 {
+        if crate::cancel::requested() {
+            break;
+        }
         att.ports(j, &mut ports);
         if ports.is_empty() {
             continue;
@@ -490,6 +498,9 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
     let mut out = Vec::new();
     let mut ports = Vec::new();
     for j in 0..att.start.len() - 1 {
+        if crate::cancel::requested() {
+            break;
+        }
         let Some(h) = inertia_matrix(sched, j, x) else { continue };
         let n = h.nrows();
         let adm = sched.admittance(j);

@@ -159,6 +159,8 @@ fn connect_chunk<'c>(
     chunk: &'c [ConnectionSpec<'c>],
     parallel: bool,
 ) -> Result<()> {
+    // Between chunks, a stop request ends the load.
+    crate::cancel::check()?;
     let net = &*network;
     let resolve = |c: &'c ConnectionSpec<'c>| -> Result<Ends<'c>> { net.resolve_ends(&c.from, &c.to) };
     let ends: Vec<Result<Ends>> = if parallel {
@@ -952,6 +954,8 @@ fn build_object(
     stop_time: f64,
     wires: &Wires,
 ) -> Result<(NewNode, &'static str)> {
+    // Between components, a stop request ends the load (an FMU's instantiation included).
+    crate::cancel::check()?;
     let type_name = map
         .get("type")
         .ok_or_else(|| Error::invalid(format!("{path}.type"), "missing component type"))?
@@ -1124,6 +1128,8 @@ impl System {
         if let Some(system) = stream::load(text, file, base, registry) {
             return Ok(system);
         }
+        // The one-pass loader gives up on a stop request too: no second pass then.
+        crate::cancel::check()?;
         // The plain reader is fast; the path-tracking one runs only to name where the
         // error is (it stops at the same place).
         let spec: SystemSpec = match serde_json::from_str(text) {
@@ -1241,7 +1247,9 @@ impl System {
 
 /// Findings about a compiled system, each prefixed with its component's name: stability
 /// and well-posedness of every element ([`Impedance::diagnose`], [`Admittance::diagnose`])
-/// and sampling that does not fall on steps.
+/// and sampling that does not fall on steps. Polls [`crate::cancel`]: once a stop is
+/// requested it returns what it found so far, and the caller should ask
+/// [`crate::cancel::requested`] before trusting the list as complete.
 pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let sched = sim.schedule();
@@ -1258,7 +1266,11 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
         Diagnostic::Info(s) => Diagnostic::Info(format!("{name}: {s}")),
         Diagnostic::Warning(s) => Diagnostic::Warning(format!("{name}: {s}")),
     };
+    // On a stop request ([`crate::cancel`]) the findings so far are returned.
     for (j, name) in sched.admittance_names().iter().enumerate() {
+        if crate::cancel::requested() {
+            return out;
+        }
         for d in sched.admittance(j).diagnose(sched.admittance_state(j, sim.state()), sim.step_size()) {
             out.push(named(name, d));
         }
@@ -1270,6 +1282,9 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
     }
     let mut inertias = Vec::new();
     for &i in sched.impedances_in_network_order() {
+        if crate::cancel::requested() {
+            return out;
+        }
         let name = &sched.impedance_names()[i];
         sched.port_inertias_into(i, sim.state(), &mut inertias);
         for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {

@@ -1369,6 +1369,8 @@ fn fail(t: f64, name: &str, e: FmiError) -> Error {
 /// Unpack and instantiate FMU `name` of `fmus`, set its start values and enter
 /// initialization mode.
 fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit> {
+    // Between FMUs, a stop request (SIGINT/SIGTERM in the CLI) ends the load.
+    stiction_framework::cancel::check()?;
     let at = format!("fmus.{name}");
     if name.is_empty() || name.contains('.') {
         return Err(Error::invalid(&at, "an FMU name must be non-empty and contain no '.'"));

@@ -349,20 +349,37 @@ pub struct Entry {
 }
 
 /// Write the .fmu zip (deflated entries) to `out`, creating its directory. Errors name `out`.
+/// The zip is written beside `out` under a temporary name and renamed onto it once complete,
+/// so that `out` is never a partial archive (a failed write, a signal, a crash).
 pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
-    use std::io::Write;
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut zip = zip::ZipWriter::new(file);
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let partial_name = format!(".{name}.{}.partial", std::process::id());
+    let partial = dir.map_or_else(|| std::path::PathBuf::from(&partial_name), |d| d.join(&partial_name));
+    let written = write_zip(&partial, entries)
+        .and_then(|()| std::fs::rename(&partial, out).map_err(|e| format!("{}: {e}", out.display())));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written.map_err(|e| e.replace(&partial.display().to_string(), &out.display().to_string()))
+}
+
+/// The zip of `entries` written to `path`.
+fn write_zip(path: &Path, entries: &[Entry]) -> Result<(), String> {
+    use std::io::Write;
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut zip = zip::ZipWriter::new(std::io::BufWriter::new(file));
     let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     for e in entries {
         let o = if e.executable { opts.unix_permissions(0o755) } else { opts };
-        zip.start_file(e.name.as_str(), o).map_err(|err| format!("{}: {err}", out.display()))?;
-        zip.write_all(&e.data).map_err(|err| format!("{}: {err}", out.display()))?;
+        zip.start_file(e.name.as_str(), o).map_err(|err| format!("{}: {err}", path.display()))?;
+        zip.write_all(&e.data).map_err(|err| format!("{}: {err}", path.display()))?;
     }
-    zip.finish().map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut w = zip.finish().map_err(|e| format!("{}: {e}", path.display()))?;
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
 }
 

@@ -282,6 +282,10 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         let mut pending = 0usize;
         let mut first = true;
         loop {
+            // A stop request ([`crate::cancel`]) ends the read; the caller sees it.
+            if crate::cancel::requested() {
+                return Err(give_up());
+            }
             let next = m.next_key::<Name>()?;
             if let Some(Name(name)) = next {
                 let value = if self.serial { Value::Tree(m.next_value()?) } else { Value::Text(m.next_value()?) };
