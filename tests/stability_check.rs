@@ -156,6 +156,8 @@ fn quiet_keeps_the_warnings_and_no_warnings_silences_them() {
     let strict_err = String::from_utf8_lossy(&strict.stderr);
     assert_eq!(strict.status.code(), Some(2), "{strict_err}");
     assert!(strict_err.contains("2 warning(s)") && !strict_err.contains("warning: screw"), "{strict_err}");
+    let help = String::from_utf8_lossy(&cli(&["run", "--help"]).stdout).into_owned();
+    assert!(help.contains("--no-warnings") && help.contains("warnings are still printed"), "{help}");
 }
 
 /// Model B under RK4 integrates its sliding mass explicitly on its own spring: `check` warns
