@@ -104,7 +104,10 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
         let done: Vec<study::Row> = rows.into_iter().filter(|r| r.status != RunStatus::Interrupted).collect();
         write_table(&st, &done, &out).map_err(Failure::Output)?;
         let to = if out.as_os_str() == "-" { "standard output".into() } else { out.display().to_string() };
-        eprintln!("{shown}: interrupted by {sig} while sweeping; the {} of {n} runs that ended are in {to}", done.len());
+        eprintln!(
+            "{shown}: interrupted by {sig} while sweeping; the {} of {n} runs that ended are in {to}",
+            done.len()
+        );
         return Err(Failure::Interrupted(code));
     }
     write_table(&st, &rows, &out).map_err(Failure::Output)?;

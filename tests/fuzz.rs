@@ -486,8 +486,7 @@ fn finishes_within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnc
 /// a stuck-state result or a "could not be decided" warning within [`SLOW`], and run.
 #[test]
 fn regression_two_link_fric_k_extreme_dampers() {
-    let base: Value =
-        serde_json::from_str(&std::fs::read_to_string(example("two_link_fricK.json")).unwrap()).unwrap();
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(example("two_link_fricK.json")).unwrap()).unwrap();
     let cases: &[&[(&str, f64)]] = &[
         &[("fric1/B", 1e15)],
         &[("fric1/B", 1e300)],

@@ -278,7 +278,10 @@ fn interrupted_runs_keep_whole_rows() {
             Some(c) => {
                 assert_eq!(c, code, "run {i} ({sig}): {err}");
                 // At a step boundary ("at t = …"), or before stepping ("while loading", …).
-                assert!(err.contains("interrupted by") && (err.contains("t = ") || err.contains(" while ")), "run {i}: {err}");
+                assert!(
+                    err.contains("interrupted by") && (err.contains("t = ") || err.contains(" while ")),
+                    "run {i}: {err}"
+                );
                 stopped[i % 2] += 1;
             }
             // The signal came before the handlers were installed: nothing was written yet.

@@ -138,8 +138,7 @@ fn quiet_keeps_the_warnings_and_no_warnings_silences_them() {
     let (p, o) = (path.to_str().unwrap(), out_csv.to_str().unwrap());
     let checked = cli(&["check", p]);
     let check_text = String::from_utf8_lossy(&checked.stdout);
-    let expected: Vec<&str> =
-        check_text.lines().filter_map(|l| l.trim_start().strip_prefix("warning: ")).collect();
+    let expected: Vec<&str> = check_text.lines().filter_map(|l| l.trim_start().strip_prefix("warning: ")).collect();
     assert_eq!(expected.len(), 2, "{check_text}");
     let quiet = cli(&["run", p, "-o", o, "--quiet"]);
     let err = String::from_utf8_lossy(&quiet.stderr);

@@ -257,20 +257,26 @@ impl CoupledModel {
 /// `dhseqr` allows 30 per eigenvalue; a well-scaled matrix needs 2 to 4.
 const QR_SWEEPS_PER_ROW: usize = 100;
 
-/// Spectral radius of a square matrix by its real Schur form, in a bounded time: the matrix
-/// is balanced first ([`balance`]: a diagonal similarity by powers of 2, so the eigenvalues
-/// are unchanged and exact), then the implicit double-shift QR runs at most
-/// [`QR_SWEEPS_PER_ROW`] sweeps per row. `None` if an entry is not finite or the iteration
-/// does not converge: the radius is then not decided. (nalgebra's `complex_eigenvalues`
-/// iterates without a bound, and on step maps whose entries span 50 orders of magnitude its
-/// sweeps never converge: issue 33.)
-pub fn spectral_radius(mut m: DMatrix<f64>) -> Option<f64> {
+/// Spectral radius of a square matrix by its real Schur form, in a bounded time: the
+/// implicit double-shift QR runs at most [`QR_SWEEPS_PER_ROW`] sweeps per row, on the
+/// matrix balanced first ([`balance`]: a diagonal similarity by powers of 2, so the
+/// eigenvalues are unchanged and exact), and if that does not converge, on the matrix as
+/// it is (each converges on some maps where the other stalls). `None` if an entry is not
+/// finite or neither converges: the radius is then not decided.
+///
+/// nalgebra's `complex_eigenvalues` iterates without a bound: on the step maps of
+/// examples/two_link_fricK.json with fric1.B = 1e15 at the trial steps T ≈ 2e-17 … 4e-16 s
+/// of the largest-stable-step search (entries from 1e-31 to 1e8) it never returned, which
+/// is why `check` ran for more than ten minutes (issue 33).
+pub fn spectral_radius(m: DMatrix<f64>) -> Option<f64> {
     if !m.iter().all(|v| v.is_finite()) {
         return None;
     }
-    balance(&mut m);
-    let n = m.nrows();
-    let schur = nalgebra::linalg::Schur::try_new(m, f64::EPSILON, QR_SWEEPS_PER_ROW * n.max(1))?;
+    let limit = QR_SWEEPS_PER_ROW * m.nrows().max(1);
+    let mut balanced = m.clone();
+    balance(&mut balanced);
+    let schur = nalgebra::linalg::Schur::try_new(balanced, f64::EPSILON, limit)
+        .or_else(|| nalgebra::linalg::Schur::try_new(m, f64::EPSILON, limit))?;
     let r = schur.complex_eigenvalues().iter().map(|l| l.norm()).fold(0.0, f64::max);
     r.is_finite().then_some(r)
 }
@@ -715,7 +721,9 @@ mod tests {
         .unwrap();
         let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
         assert!((t - 2.0 * 2f64.sqrt() / 10f64.sqrt()).abs() < 1e-6, "{t}");
-        assert!(mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && m.stable(&Tableau::RK4, 2.0) == Some(false));
+        assert!(
+            mass_spring(1.0, 0.0, 0.0, false).stable(&Tableau::RK4, 2.0) && m.stable(&Tableau::RK4, 2.0) == Some(false)
+        );
     }
 
     /// The two-link arm of examples/two_link_fricK.json at q = 0 with joint 1's B = 1e15
@@ -740,6 +748,17 @@ mod tests {
                 assert_eq!(model.stable(&Tableau::RK4, t), Some(true), "B = {b}");
             }
         }
+        // The trial steps of the search (1e-4 halved 40 to 42 times, T ≈ 9.1e-17, 4.5e-17, 2.3e-17 s) on which nalgebra's
+        // unbounded QR never returned: now decided, unstable; the search ends at ≈ 5.18e-18 s.
+        let h = DMatrix::from_row_slice(2, 2, &[h11, h12, h12, h22]);
+        let model = CoupledModel::new(h, vec![5000.0, 5000.0], vec![1.0, 1e15], vec![5000.0, 5000.0], false).unwrap();
+        for k in 40..=42 {
+            let t = 1e-4 * 0.5f64.powi(k);
+            let r = model.radius(&Tableau::RK4, t);
+            assert!(r.is_some_and(|r| r > 100.0), "T = {t:e}: {r:?}");
+        }
+        let t = model.largest_stable_step(&Tableau::RK4, 1e-4).unwrap();
+        assert!((5.1e-18..5.3e-18).contains(&t), "{t:e}");
     }
 
     #[test]
