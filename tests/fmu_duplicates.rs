@@ -212,7 +212,6 @@ fn identical_duplicate_entries_are_accepted_and_simulate() {
     }
 }
 
-
 /// `data` with some of its last 8 bytes changed so that the CRC-32 stays the same. For a
 /// fixed length the CRC is affine in the bits: flipping the bit set D changes it by L(D),
 /// linear, so any nonzero D in the kernel of L (64 bits mapped to 32) keeps it.

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-
 /// A zip archive of stored (uncompressed) entries with raw names and Unix modes; an entry
 /// may share the data of an earlier one (`shares`).
 #[derive(Default)]

@@ -77,7 +77,8 @@ fn a_pi_controller_fmu_drives_a_self_locking_gear_that_then_holds_its_load() {
     let (qf, qn) = (*col(&fmu, "q").last().unwrap(), *col(&native, "q").last().unwrap());
     assert!((qf - qn).abs() < 1e-3, "held at {qf} (FMU) and {qn} (native)");
     // The reference from the command line: a slower speed lifts the load less far.
-    let out = cli(&["run", example("fmu_pi_gear_hold.json").to_str().unwrap(), "-o", "-", "--quiet", "--input", "w_ref=0.5"]);
+    let out =
+        cli(&["run", example("fmu_pi_gear_hold.json").to_str().unwrap(), "-o", "-", "--quiet", "--input", "w_ref=0.5"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let q_end: f64 = text.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap();
@@ -121,7 +122,10 @@ fn bad_signal_connections_and_blocks_are_refused_by_name() {
             assert!(err.contains(s), "expected '{s}' in: {err}");
         }
     };
-    check(&|v| v["connections"][1]["to"] = json!("pi.speed"), &["connections[1]", "no input 'speed'", "inputs: w_ref, w"]);
+    check(
+        &|v| v["connections"][1]["to"] = json!("pi.speed"),
+        &["connections[1]", "no input 'speed'", "inputs: w_ref, w"],
+    );
     check(&|v| v["connections"][1]["from"] = json!("gear.vv"), &["connections[1]", "has no signal 'vv'"]);
     check(&|v| v["connections"][1]["from"] = json!("w_rf"), &["connections[1]", "w_rf"]);
     check(
@@ -135,7 +139,10 @@ fn bad_signal_connections_and_blocks_are_refused_by_name() {
     check(&|v| v["components"]["pi"]["ports"] = json!({}), &["components.pi.ports", "not for a signal block"]);
     check(&|v| v["connections"][2]["gain"] = json!(2.0), &["connections[2]", "'gain' is for signal connections"]);
     check(&|v| v["components"]["pi"]["role"] = json!("sink"), &["components.pi.role", "\"signal\""]);
-    check(&|v| v["components"]["motor"]["force"] = json!({"signal": "pi.y"}), &["components.motor.force", "no output 'y'"]);
+    check(
+        &|v| v["components"]["motor"]["force"] = json!({"signal": "pi.y"}),
+        &["components.motor.force", "no output 'y'"],
+    );
     // Two controllers whose outputs feed each other's inputs directly: an algebraic loop.
     check(
         &|v| {

@@ -32,10 +32,21 @@ pub struct ImpedanceId(pub(crate) NodeIndex);
 /// its `Box` leaves a hole the next component fills, where copying 10⁵ of them at compile
 /// time would leave 10⁵ holes.
 pub enum Node {
-    Admittance { name: String, layout: Layout, comp: Arc<dyn Admittance> },
-    Impedance { name: String, layout: Layout, comp: Arc<dyn Impedance> },
+    Admittance {
+        name: String,
+        layout: Layout,
+        comp: Arc<dyn Admittance>,
+    },
+    Impedance {
+        name: String,
+        layout: Layout,
+        comp: Arc<dyn Impedance>,
+    },
     /// A signal block: no ports; its inputs are set by signal connections.
-    Block { name: String, comp: Arc<dyn Block> },
+    Block {
+        name: String,
+        comp: Arc<dyn Block>,
+    },
     Ground,
 }
 

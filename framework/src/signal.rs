@@ -88,11 +88,24 @@ pub enum TimeFunction {
     Constant(f64),
     /// An expression of `t` and, when `wires` is not empty, of signals (`wires[i]` holds
     /// the value of the expression's i-th variable).
-    Expression { text: String, expr: Box<Expr>, wires: Vec<Wire> },
-    Piecewise { pieces: Vec<(f64, TimeFunction)>, last: Box<TimeFunction> },
-    Table { t: Vec<f64>, v: Vec<f64> },
+    Expression {
+        text: String,
+        expr: Box<Expr>,
+        wires: Vec<Wire>,
+    },
+    Piecewise {
+        pieces: Vec<(f64, TimeFunction)>,
+        last: Box<TimeFunction>,
+    },
+    Table {
+        t: Vec<f64>,
+        v: Vec<f64>,
+    },
     /// The value of a signal of the system.
-    Signal { name: String, wire: Wire },
+    Signal {
+        name: String,
+        wire: Wire,
+    },
 }
 
 impl TimeFunction {
@@ -129,8 +142,8 @@ impl TimeFunction {
     /// An expression of `t` and signals; each signal it names gets a wire from `wires`
     /// (read at `path`). Without signal names it is [`expression`](Self::expression).
     pub fn expression_with_signals(text: &str, path: &str, wires: &Wires) -> std::result::Result<TimeFunction, String> {
-        let expr = Expr::parse_with_signals(text)
-            .map_err(|e| format!("cannot parse expression '{}': {e}", shorten(text)))?;
+        let expr =
+            Expr::parse_with_signals(text).map_err(|e| format!("cannot parse expression '{}': {e}", shorten(text)))?;
         if expr.variables().is_empty() {
             return TimeFunction::expression(text);
         }
@@ -188,7 +201,10 @@ impl TimeFunction {
                         .filter(|s| !s.is_empty() && s.len() <= 1024)
                         .ok_or_else(|| Error::invalid(format!("{path}.signal"), "expected a signal name string"))?;
                     let wires = wires.ok_or_else(|| {
-                        Error::invalid(format!("{path}.signal"), "signals cannot be read here (only in a system's components)")
+                        Error::invalid(
+                            format!("{path}.signal"),
+                            "signals cannot be read here (only in a system's components)",
+                        )
                     })?;
                     return Ok(TimeFunction::Signal { name: name.to_string(), wire: wires.add(name, path) });
                 }

@@ -1166,9 +1166,8 @@ impl System {
             || (rayon::current_thread_index().is_none() && s.threads == Some(1))
             || spec.components.0.len() < PARALLEL_LOAD_MIN;
         let wires = Wires::default();
-        let build = |(name, raw): &(Cow<str>, &RawValue)| {
-            build_component(name, raw.get(), registry, base, s.stop_time, &wires)
-        };
+        let build =
+            |(name, raw): &(Cow<str>, &RawValue)| build_component(name, raw.get(), registry, base, s.stop_time, &wires);
         let add = |network: &mut Network, kinds: &mut Vec<_>, chunk: &[(Cow<str>, &RawValue)], made: &mut Vec<_>| {
             for ((name, _), m) in chunk.iter().zip(made.drain(..)) {
                 let (node, ty) = m?;

@@ -405,11 +405,13 @@ fn build(p: &mut Params) -> Result<Built> {
         Some(Some("admittance")) => Role::Admittance,
         Some(Some("impedance")) => Role::Impedance,
         Some(Some("signal")) => return build_block(p, archive, interface, &name),
-        None => return Err(p.err(
-            "role",
-            "missing required parameter: \"admittance\" (force in, motion out), \"impedance\" (motion in, \
+        None => {
+            return Err(p.err(
+                "role",
+                "missing required parameter: \"admittance\" (force in, motion out), \"impedance\" (motion in, \
              force out) or \"signal\" (a block of inputs and outputs)",
-        )),
+            ))
+        }
         Some(_) => return Err(p.err("role", "expected \"admittance\", \"impedance\" or \"signal\"")),
     };
     let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
@@ -441,9 +443,16 @@ fn build(p: &mut Params) -> Result<Built> {
     }
 }
 
+/// A start value to set: its JSON path, type, value reference and value(s).
+type Start = (String, VarType, u32, Vec<f64>);
+
 /// The start values of `"parameters"` of the component read by `p`: (JSON path, type, value
 /// reference, values), checked against the description.
-fn parameter_starts(p: &mut Params, md: &ModelDescription, label: &str) -> Result<Vec<(String, VarType, u32, Vec<f64>)>> {
+fn parameter_starts(
+    p: &mut Params,
+    md: &ModelDescription,
+    label: &str,
+) -> Result<Vec<Start>> {
     let comp_path = p.path().to_string();
     let params: Vec<(String, serde_json::Value)> = match p.get("parameters") {
         None => Vec::new(),

@@ -1614,5 +1614,4 @@ mod tests {
         assert!(connectable(Int8, Int16, 2.0).is_err() && connectable(Boolean, Boolean, -1.0).is_err());
         assert!(connectable(Boolean, Boolean, 1.0).is_ok());
     }
-
 }

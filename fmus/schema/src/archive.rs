@@ -770,7 +770,7 @@ mod tests {
         let (mut out, mut central) = (Vec::new(), Vec::new());
         for (name, data) in entries {
             let offset = out.len() as u32;
-            let mut head = |sig: u32, v: &mut Vec<u8>| {
+            let head = |sig: u32, v: &mut Vec<u8>| {
                 v.extend(sig.to_le_bytes());
                 if sig == 0x0201_4b50 {
                     v.extend(20u16.to_le_bytes());

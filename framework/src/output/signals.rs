@@ -131,7 +131,9 @@ impl Simulator {
         let t = self.time();
         match r.source {
             Source::State { index } => self.x[index],
-            Source::Block { b, out } => self.bus.blocks.get(b).and_then(|io| io.y.get(out)).copied().unwrap_or(f64::NAN),
+            Source::Block { b, out } => {
+                self.bus.blocks.get(b).and_then(|io| io.y.get(out)).copied().unwrap_or(f64::NAN)
+            }
             Source::Adm { i, which, elem } => {
                 let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
                 let probe = Probe {

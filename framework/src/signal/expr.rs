@@ -409,9 +409,7 @@ impl Parser<'_> {
                 self.variables.push(name.to_string());
                 self.variables.len() - 1
             }
-            None => {
-                return Err(self.error_at(start, format!("an expression reads at most {MAX_VARIABLES} signals")))
-            }
+            None => return Err(self.error_at(start, format!("an expression reads at most {MAX_VARIABLES} signals"))),
         };
         self.emit(Op::Var(i as u16))
     }

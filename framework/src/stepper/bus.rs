@@ -108,7 +108,11 @@ impl Bus {
 impl Simulator {
     /// Declare a system input `name` with start value `start` (before [`wire`](Self::wire)).
     pub fn add_input(&mut self, name: &str, start: f64) {
-        self.bus.inputs.push(BusInput { name: name.to_string(), value: TimeFunction::Constant(start), wires: Vec::new() });
+        self.bus.inputs.push(BusInput {
+            name: name.to_string(),
+            value: TimeFunction::Constant(start),
+            wires: Vec::new(),
+        });
     }
 
     /// Each signal the components' time functions read and when it is read.
@@ -251,8 +255,7 @@ impl Simulator {
             for (from, b, _, _, _) in &s.signal_links {
                 let Some((a, o)) = self.block_output(from) else { continue };
                 if a != *b {
-                    let connected: Vec<usize> =
-                        s.signal_links.iter().filter(|l| l.1 == a).map(|l| l.2).collect();
+                    let connected: Vec<usize> = s.signal_links.iter().filter(|l| l.1 == a).map(|l| l.2).collect();
                     edges.push((a, *b, s.blocks[a].may_feed_through(o, &connected)));
                 }
             }

@@ -25,8 +25,8 @@ use super::{
     OutputSpec, Registry, SolverSpec, System, LOAD_CHUNK, PARALLEL_LOAD_MIN,
 };
 use crate::error::{Error, Result};
-use crate::signal::Wires;
 use crate::network::{Network, NewNode};
+use crate::signal::Wires;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
