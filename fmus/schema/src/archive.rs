@@ -103,12 +103,99 @@ pub fn remove_all() -> usize {
     dirs.iter().filter(|d| std::fs::remove_dir_all(d).is_ok()).count()
 }
 
-/// The extraction directory: registered in [`LIVE`] while it exists, removed on drop.
+/// The start of every extraction directory's name.
+pub const PREFIX: &str = "stiction-fmu-";
+
+/// A process as the kernel knows it: its state letter and its start time in clock ticks
+/// after boot (fields 3 and 22 of `/proc/<pid>/stat`). None if there is no such process
+/// (or no /proc).
+fn process_stat(pid: &str) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces or ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let start = fields.nth(18)?.parse().ok()?;
+    Some((state, start))
+}
+
+/// The owner mark of this process's extraction directories, `p<pid>s<start ticks>-` (None
+/// without /proc: the directories are then named `stiction-fmu-<random>` and never swept).
+/// The start time tells a later process that reuses the PID from the owner.
+fn owner_mark() -> Option<&'static str> {
+    static MARK: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    MARK.get_or_init(|| process_stat("self").map(|(_, start)| format!("p{}s{start}-", std::process::id())))
+        .as_deref()
+}
+
+/// Whether the extraction directory called `name` belongs to a process that is gone: its
+/// mark names a PID that no longer runs, is a zombie, or now belongs to a process started
+/// at another time. Unmarked names (and any doubt, e.g. no /proc) count as alive.
+fn owner_is_gone(name: &str) -> bool {
+    let Some(mark) = name.strip_prefix(PREFIX).and_then(|m| m.strip_prefix('p')) else { return false };
+    let Some((pid, rest)) = mark.split_once('s') else { return false };
+    let Some((start, _)) = rest.split_once('-') else { return false };
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || start.parse::<u64>().is_err() {
+        return false;
+    }
+    if process_stat("self").is_none() {
+        return false;
+    }
+    match process_stat(pid) {
+        None => true,
+        Some((state, ticks)) => matches!(state, 'Z' | 'X' | 'x') || ticks.to_string() != start,
+    }
+}
+
+/// Remove the extraction directories in the temporary directory whose owning process is gone
+/// (it crashed, was killed with SIGKILL, or a foreign library ended it inside an FMU call),
+/// never one whose owner lives ([`owner_is_gone`]). Returns how many were removed.
+pub fn sweep() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with(PREFIX) && owner_is_gone(name) && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// [`sweep`] once per process (the first unpack runs it; the CLI also at the start of `run`).
+pub fn sweep_once() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        sweep();
+    });
+}
+
+/// Something to do when this process unpacks its first FMU: the CLI starts its reaper
+/// there (a process that removes this process's directories after it dies, however it dies).
+static ON_FIRST_UNPACK: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Register `f` to run once, when the first extraction directory of the process is made
+/// (only the first registration counts).
+pub fn on_first_unpack(f: fn()) {
+    let _ = ON_FIRST_UNPACK.set(f);
+}
+
+/// The extraction directory: registered in [`LIVE`] while it exists, removed on drop. Its
+/// name carries the owner mark ([`owner_mark`]) so that [`sweep`] can tell when the owner is gone.
 struct Unpacked(tempfile::TempDir);
 
 impl Unpacked {
     fn new() -> std::io::Result<Unpacked> {
-        let dir = tempfile::Builder::new().prefix("stiction-fmu-").tempdir()?;
+        sweep_once();
+        static FIRST: std::sync::Once = std::sync::Once::new();
+        FIRST.call_once(|| {
+            if let Some(f) = ON_FIRST_UNPACK.get() {
+                f();
+            }
+        });
+        let prefix = format!("{PREFIX}{}", owner_mark().unwrap_or(""));
+        let dir = tempfile::Builder::new().prefix(&prefix).tempdir()?;
         if let Ok(mut l) = LIVE.lock() {
             l.push(dir.path().to_path_buf());
         }
@@ -135,14 +222,30 @@ pub struct Archive {
     /// Every entry name of the archive, in archive order (a name listed twice, once).
     pub entries: Vec<String>,
     /// `binaries/<platform>/` and `resources/` unpacked (None for [`Archive::describe`]).
-    dir: Option<Unpacked>,
+    dir: Option<Dir>,
+}
+
+/// Where an archive's binaries and resources are: unpacked by this value (removed with it),
+/// or by another process ([`Archive::unpacked_by_parent`]).
+enum Dir {
+    Own(Unpacked),
+    Parent(PathBuf),
+}
+
+impl Dir {
+    fn path(&self) -> &Path {
+        match self {
+            Dir::Own(u) => u.0.path(),
+            Dir::Parent(p) => p,
+        }
+    }
 }
 
 impl std::fmt::Debug for Archive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Archive")
             .field("file", &self.file)
-            .field("dir", &self.dir.as_ref().map(|d| d.0.path()))
+            .field("dir", &self.dir.as_ref().map(|d| d.path()))
             .finish()
     }
 }
@@ -687,13 +790,23 @@ impl Archive {
             let n = copy_limited(&mut e, &mut out, &name, c, budget, limits, total).map_err(fail)?;
             total += n;
         }
-        archive.dir = Some(dir);
+        archive.dir = Some(Dir::Own(dir));
         Ok(archive)
+    }
+
+    /// The archive another process opened and unpacked into `dir` (the process that runs
+    /// an FMU isolated from its parent, which keeps and removes the directory): its
+    /// modelDescription.xml text `xml` parsed here, `file` naming the .fmu in messages.
+    pub fn unpacked_by_parent(file: &str, xml: String, dir: PathBuf) -> Result<Archive, FmiError> {
+        let limits = Limits::from_env().map_err(|e| FmiError::file(file, e))?;
+        let description = ModelDescription::parse_with(&xml, limits.xml_depth)
+            .map_err(|e| FmiError::file(file, format!("modelDescription.xml does not parse: {e}")))?;
+        Ok(Archive { file: file.to_string(), description, xml, entries: Vec::new(), dir: Some(Dir::Parent(dir)) })
     }
 
     /// The unpacked directory (empty for an archive opened with [`Archive::describe`]).
     pub fn dir(&self) -> &Path {
-        self.dir.as_ref().map_or(Path::new(""), |d| d.0.path())
+        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
     }
 
     /// `resources/` of the unpacked FMU.
@@ -712,9 +825,9 @@ impl Archive {
             return Err(FmiError::file(&self.file, "the FMU was opened to be described, not run"));
         };
         let rel = format!("binaries/{}/{id}.so", md.version.platform());
-        let path = dir.0.path().join(&rel);
+        let path = dir.path().join(&rel);
         if path.is_file() {
-            let inside = std::fs::canonicalize(dir.0.path())
+            let inside = std::fs::canonicalize(dir.path())
                 .and_then(|d| std::fs::canonicalize(&path).map(|p| p.starts_with(&d)))
                 .unwrap_or(false);
             if !inside {
@@ -852,6 +965,22 @@ mod tests {
         }
         for ok in ["modelDescription.xml", "resources/a..b", "binaries/linux64/M.so", "resources/./x"] {
             assert_eq!(bad_name(ok.as_bytes()), None, "{ok}");
+        }
+    }
+
+    /// A directory is the owner's while the owner runs: this process's mark is alive; a PID
+    /// that does not exist, or this PID with another start time (a reused PID), is gone;
+    /// an unmarked or malformed name is never taken.
+    #[test]
+    fn owners_are_told_apart() {
+        let Some(mark) = owner_mark() else { return };
+        assert!(!owner_is_gone(&format!("{PREFIX}{mark}abc")));
+        let (pid, start) = (std::process::id(), process_stat("self").map(|s| s.1).unwrap_or(0));
+        assert!(owner_is_gone(&format!("{PREFIX}p{pid}s{}-abc", start + 1)));
+        // PIDs are below 2^22 on Linux.
+        assert!(owner_is_gone(&format!("{PREFIX}p999999999s1-abc")));
+        for name in ["stiction-fmu-abc", "stiction-fmu-12-34", "stiction-fmu-pxs1-a", "stiction-fmu-p1s-a", "other"] {
+            assert!(!owner_is_gone(name), "{name}");
         }
     }
 }
