@@ -65,6 +65,7 @@ pub fn run(
         opts.columns(system.labels()).map_err(Failure::Input)?;
     }
     let mut csv = super::open_csv(&out_path, Some(system.step), Vec::new())?;
+    csv.set_write_through(stiction_fmi_import::foreign_code_loaded());
     let bar = super::progress_bar(quiet);
     let stop = system.stop_time;
     let mut progress = |f: f64| {

@@ -106,6 +106,43 @@ enum Command {
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
     #[command(subcommand)]
     Fmu(fmu::FmuCommand),
+    /// Internal: run one FMU instance for the stiction process that started this one
+    /// (`"isolation": "process"`; stiction_fmi_import::isolate).
+    #[command(name = "fmu-host", hide = true)]
+    FmuHost,
+    /// Internal: once process PID has ended, remove its FMU extraction directories (the
+    /// reaper started with the first unpacked FMU; see `start_reaper`).
+    #[command(name = "fmu-reap", hide = true)]
+    FmuReap { pid: u32 },
+}
+
+/// Start the reaper: a `stiction fmu-reap <this pid>` process whose standard input is a pipe
+/// this process holds open until it ends, however it ends (a crash, abort() or exit() inside
+/// an FMU's code, SIGKILL); the reaper then removes the extraction directories this process
+/// left. Its standard error is this process's, so whoever waits for that stream's end waits
+/// for the clean-up too. Best effort: if it cannot start, the next run's sweep removes them.
+fn start_reaper() {
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["fmu-reap", &std::process::id().to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit());
+    // Its own process group: a Ctrl-C at the terminal does not end it before its work.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    if let Ok(mut child) = cmd.spawn() {
+        // The write end stays open until this process ends.
+        std::mem::forget(child.stdin.take());
+    }
+}
+
+/// The reaper's side of [`start_reaper`]: wait for the end of standard input, then for
+/// process `pid` to end, then remove the directories of owners that are gone.
+fn reap(pid: u32) -> ExitCode {
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut sink);
+    stiction_fmi_schema::archive::sweep_after(pid, std::time::Duration::from_secs(10));
+    ExitCode::SUCCESS
 }
 
 fn main() -> ExitCode {
@@ -115,6 +152,12 @@ fn main() -> ExitCode {
 /// The command; exit codes in src/exit.rs (and README.md).
 fn main_inner() -> ExitCode {
     let cli = Cli::parse();
+    match cli.command {
+        Command::FmuHost => return ExitCode::from(stiction_fmi_import::isolate::serve().clamp(0, 255) as u8),
+        Command::FmuReap { pid } => return reap(pid),
+        _ => {}
+    }
+    stiction_fmi_schema::archive::on_first_unpack(start_reaper);
     // The only way to exercise the internal-error path from a test (tests/hardening.rs).
     if std::env::var_os("STICTION_TEST_INTERNAL_PANIC").is_some() {
         panic!("STICTION_TEST_INTERNAL_PANIC is set");
@@ -154,6 +197,7 @@ fn main_inner() -> ExitCode {
             Ok(())
         }
         Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
+        Command::FmuHost | Command::FmuReap { .. } => Ok(()),
     };
     exit::report(result)
 }
@@ -277,6 +321,8 @@ fn run(
         fmu_master::Detected::Network(text) => text,
     };
     interrupt::phase("loading");
+    // Extraction directories left by stiction processes that are gone.
+    stiction_fmi_schema::archive::sweep_once();
     // The loader builds components on rayon's global pool: with --threads, that many.
     if let Some(n) = threads {
         let n = stiction_framework::system::check_threads(n, "--threads")?;
@@ -340,6 +386,9 @@ fn run(
         opts.units = columns.iter().map(|c| (c.label.clone(), c.unit.clone())).collect();
     }
     let mut csv = open_csv(&out_path, Some(step), columns)?;
+    // An FMU's code in this process can end it without unwinding: every row goes to the
+    // operating system as it is written (README, "Rows survive a crash in FMU code").
+    csv.set_write_through(stiction_fmi_import::foreign_code_loaded());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -36,6 +36,9 @@ pub struct MatSink {
     last_time: f64,
     /// Byte offset of `data_1`'s elements (start and stop time, written again at the end).
     data1_at: u64,
+    /// Write-through: each row is written and the header's row count and stop time updated
+    /// in place at once ([`OutputSink::set_write_through`]).
+    write_through: bool,
 }
 
 fn header(w: &mut impl Write, ty: u32, rows: u32, cols: u32, name: &str) -> io::Result<()> {
@@ -65,7 +68,7 @@ impl MatSink {
     /// Create (truncate) `path`; `columns` describe the signals after `time`.
     pub fn create(path: &Path, columns: Vec<ColumnInfo>) -> io::Result<MatSink> {
         let out = BufWriter::new(File::create(path)?);
-        Ok(MatSink { out, columns, data2_at: 0, rows: 0, first_time: None, last_time: 0.0, data1_at: 0 })
+        Ok(MatSink { out, columns, data2_at: 0, rows: 0, first_time: None, last_time: 0.0, data1_at: 0, write_through: false })
     }
 }
 
@@ -134,7 +137,24 @@ impl OutputSink for MatSink {
         for v in values {
             buf.extend_from_slice(&v.to_le_bytes());
         }
-        self.out.write_all(&buf)
+        self.out.write_all(&buf)?;
+        if self.write_through {
+            // The sample first, then the header that counts it (positioned writes, the
+            // file offset untouched): a file cut off at any moment is complete up to its count.
+            use std::os::unix::fs::FileExt;
+            self.out.flush()?;
+            let file = self.out.get_ref();
+            let mut times = [0u8; 16];
+            times[..8].copy_from_slice(&self.first_time.unwrap_or(t).to_le_bytes());
+            times[8..].copy_from_slice(&t.to_le_bytes());
+            file.write_all_at(&times, self.data1_at)?;
+            file.write_all_at(&self.rows.to_le_bytes(), self.data2_at + 8)?;
+        }
+        Ok(())
+    }
+
+    fn set_write_through(&mut self, on: bool) {
+        self.write_through = on;
     }
 
     fn finish(&mut self) -> io::Result<()> {

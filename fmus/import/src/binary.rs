@@ -12,7 +12,7 @@
 //!   rows not yet written;
 //! * it cannot open a runtime library with RTLD_GLOBAL before the binary ([`preload`]).
 //!
-//! Every call goes through [`Instance`], whose methods are safe: they pass slices of the
+//! Every call goes through [`Local`], whose methods are safe: they pass slices of the
 //! right lengths, check every returned status (anything but OK is an [`FmiError`] naming
 //! the FMU and the function, with the FMU's log messages attached) and keep the library
 //! loaded and the callbacks alive for as long as the instance exists.
@@ -140,7 +140,7 @@ fn fmi3_missing(b: &fmi3::Fmi3Binding, interface: Interface) -> Vec<&'static str
 }
 
 /// The loaded binary. Every function an instance calls was checked to resolve when it was
-/// loaded (`fmi2_missing` / `fmi3_missing`; the FMU-state functions by `Instance::state_fns`),
+/// loaded (`fmi2_missing` / `fmi3_missing`; the FMU-state functions by `Local::state_fns`),
 /// so the bindings' methods, which panic on an unresolved function, never do.
 enum Api {
     Fmi2(Box<fmi2::Fmi2Binding>),
@@ -264,6 +264,7 @@ enum Phase {
 /// again safely, and loading one twice only raises its reference count.
 pub fn preload(libraries: &[std::path::PathBuf]) -> Result<(), String> {
     for lib in libraries {
+        FOREIGN.store(true, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: loading runs the library's initialisers; the user named it for this
         // purpose, as trusted as the FMU binary it serves.
         let l = unsafe {
@@ -277,6 +278,19 @@ pub fn preload(libraries: &[std::path::PathBuf]) -> Result<(), String> {
         let _ = l.into_raw();
     }
     Ok(())
+}
+
+/// Whether code from outside stiction has been loaded into this process: an FMU binary, or
+/// a library named by `preload`.
+static FOREIGN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True once an FMU binary or a preloaded library has been loaded into this process: from
+/// then on the process may end inside foreign code without unwinding (a crash, abort(),
+/// exit()), and a results writer should write every row through
+/// (`OutputSink::set_write_through`). An FMU run with `"isolation": "process"` loads
+/// nothing here.
+pub fn foreign_code_loaded() -> bool {
+    FOREIGN.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The FMUs declaring canBeInstantiatedOnlyOncePerProcess="true" that have a live instance
@@ -323,7 +337,7 @@ pub type VarKind = (VarType, usize);
 
 /// Whether `x` is a value of type `ty` as a port or connection carries it: any number for
 /// Float64/Float32, a whole number in the type's range for the integer types, exactly 0 or 1
-/// for Boolean (see [`Instance::set_mixed`]).
+/// for Boolean (see [`Local::set_mixed`]).
 pub fn carries(ty: VarType, x: f64) -> bool {
     match ty {
         VarType::Boolean => x == 0.0 || x == 1.0,
@@ -342,10 +356,11 @@ pub fn carries_rule(ty: VarType) -> String {
     }
 }
 
-/// One instance of an FMU, with its library and unpacked archive. Dropping it terminates
+/// One instance of an FMU in this process (`crate::Instance` holds it, or an isolated
+/// child process holds it, see isolate.rs), with its library and unpacked archive. Dropping it terminates
 /// and frees the instance, then unloads the library, then removes the temporary directory
 /// (fields drop in declaration order after `Drop::drop`).
-pub struct Instance {
+pub struct Local {
     raw: Handle,
     api: Api,
     phase: Phase,
@@ -361,7 +376,7 @@ pub struct Instance {
     _callbacks: Option<Box<fmi2::fmi2CallbackFunctions>>,
     /// Whether the binary exports Get/Set/FreeFMUstate.
     state_fns: bool,
-    /// The one saved FMU state ([`Instance::save_state`]), NULL if none; freed on drop.
+    /// The one saved FMU state ([`Local::save_state`]), NULL if none; freed on drop.
     saved: Handle,
     /// Shared by every instance of the same .fmu file ([`Archive::shared`]).
     pub archive: Arc<Archive>,
@@ -374,13 +389,13 @@ pub struct Instance {
 // functions are not called concurrently. Every FMI call goes through `&mut self`, so Rust's
 // borrow rules serialise them; the only shared data, the log sink, is a Mutex. The raw
 // handle and the callback struct are owned and freed by this value alone.
-unsafe impl Send for Instance {}
+unsafe impl Send for Local {}
 
-impl Instance {
+impl Local {
     /// Load the binary of `interface` from `archive`, resolve the functions that interface
     /// needs and instantiate it as `name`. Missing binaries and symbols are errors naming
     /// the file; a NULL instance is an error carrying the FMU's log.
-    pub fn new(archive: Arc<Archive>, interface: Interface, name: &str) -> Result<Instance, FmiError> {
+    pub fn new(archive: Arc<Archive>, interface: Interface, name: &str) -> Result<Local, FmiError> {
         let md = &archive.description;
         let id = md.identifier(interface).unwrap_or(&md.model_name).to_string();
         let label = format!("FMU '{id}' ({})", archive.file);
@@ -433,6 +448,7 @@ impl Instance {
         // second instance the first one's copy of the library (and its globals), so every
         // further instance loads a private copy of the binary.
         let path = private_copy(&path).map_err(|e| FmiError::new(&label, None, format!("cannot copy {rel}: {e}")))?;
+        FOREIGN.store(true, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by
         // the nature of FMI (the user chose to run it). RTLD_NOW reports unresolved
         // dependencies here rather than at the first call.
@@ -555,7 +571,7 @@ impl Instance {
                 FmiError::new(&label, Some(function), "returned NULL (instantiation failed)").with_log(log.take())
             );
         }
-        Ok(Instance {
+        Ok(Local {
             raw,
             api,
             phase: Phase::Instantiated,
@@ -622,6 +638,11 @@ impl Instance {
             names.push(format!("and {} more", vrs.len() - 8));
         }
         names.join(", ")
+    }
+
+    /// The FMU's log messages since the last call.
+    pub(crate) fn take_log(&self) -> Vec<String> {
+        self.log.take()
     }
 
     /// An error of `function` with the FMU's log so far.
@@ -722,7 +743,7 @@ impl Instance {
     /// Get the values of variables of mixed types in as few calls as the types need (one per
     /// type): `kinds[k]` = ([`VarKind`]) the type of `vrs[k]` and its number of values; `out` holds
     /// them in the order of `vrs`, as f64 (integers exactly, Boolean 0 or 1). All Float64: one
-    /// fmi2GetReal / fmi3GetFloat64 call, as [`Instance::get_f64`].
+    /// fmi2GetReal / fmi3GetFloat64 call, as [`Local::get_f64`].
     pub fn get_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], out: &mut [f64]) -> Result<(), FmiError> {
         if kinds.iter().all(|k| k.0 == VarType::Float64) {
             return self.get_f64(vrs, out);
@@ -744,7 +765,7 @@ impl Instance {
         Ok(())
     }
 
-    /// Set variables of mixed types (`kinds` as in [`Instance::get_mixed`]), one call per type.
+    /// Set variables of mixed types (`kinds` as in [`Local::get_mixed`]), one call per type.
     /// Every value is checked first against the type ([`carries`]): an integer variable takes
     /// a whole number in its range, a Boolean exactly 0 or 1; any other value is an error naming
     /// the variable, its type and the value, and nothing is set.
@@ -800,13 +821,6 @@ impl Instance {
             }
         }
         (tv, at)
-    }
-
-    /// Read one variable of type `ty` as f64 (Boolean: 0 or 1).
-    pub fn get_value(&mut self, ty: VarType, vr: u32) -> Result<f64, FmiError> {
-        let mut out = [0.0];
-        self.get_values(ty, &[vr], &mut out)?;
-        Ok(out[0])
     }
 
     /// Read variables of one type `ty` in one call, as f64 (Boolean: 0 or 1; integers
@@ -910,18 +924,12 @@ impl Instance {
         }
     }
 
-    /// [`Instance::check`], naming the variables of the call in the error.
+    /// [`Local::check`], naming the variables of the call in the error.
     fn check_vars(&mut self, function: &'static str, status: Status, vrs: &[u32]) -> Result<(), FmiError> {
         self.check(function, status).map_err(|mut e| {
             e.message = format!("{} (variables {})", e.message, self.names_of(vrs));
             e
         })
-    }
-
-    /// Set one variable of type `ty` from an f64 (integers: must be a whole number in the
-    /// type's range; Boolean: non-zero is true).
-    pub fn set_value(&mut self, ty: VarType, vr: u32, x: f64) -> Result<(), FmiError> {
-        self.set_values(ty, &[vr], &[x])
     }
 
     /// Set variables of one type in one call (FMI 3.0: `values` holds every element of the
@@ -1255,7 +1263,7 @@ impl Instance {
     }
 
     /// SetFMUstate from the saved-state slot: the instance returns to the point of the last
-    /// [`Instance::save_state`].
+    /// [`Local::save_state`].
     pub fn restore_state(&mut self) -> Result<(), FmiError> {
         let name = self.state_names()[1];
         if !self.state_fns {
@@ -1282,7 +1290,7 @@ impl Instance {
     }
 }
 
-impl Drop for Instance {
+impl Drop for Local {
     fn drop(&mut self) {
         if self.state_fns && !self.saved.is_null() && self.phase == Phase::Initialized {
             let mut saved = self.saved;

@@ -6,8 +6,11 @@
 //! * [`archive`], [`description`] (from `stiction-fmi-schema`): the .fmu unpacked into a
 //!   private temporary directory, removed on drop; its modelDescription.xml (version,
 //!   interfaces, variables, states, default experiment);
-//! * `binary`: the shared library and one instance (all `unsafe` code is there), with the
+//! * `binary`: the shared library and one instance (the FFI `unsafe` code is there), with the
 //!   FMU's log messages collected per instance and attached to every error;
+//! * [`isolate`]: `"isolation": "process"`, the instance in a child process (the `stiction
+//!   fmu-host` program), so that its crash or hang cannot end stiction; [`Instance`] is
+//!   either;
 //! * [`mapping`]: FMU variables → scalar ports, checked against the description;
 //! * `cs`, `me`: the Co-Simulation and Model Exchange components.
 //!
@@ -54,11 +57,15 @@ mod binary;
 mod block;
 mod cs;
 mod elf;
+mod instance;
+pub mod isolate;
 pub mod mapping;
 mod me;
 
-pub use binary::preload;
-pub use binary::{carries, carries_rule, status_name, EventInfo, Instance, VarKind};
+pub use binary::{carries, carries_rule, status_name, EventInfo, VarKind};
+pub use binary::{foreign_code_loaded, preload};
+pub use instance::Instance;
+pub use isolate::Isolation;
 pub use mapping::{PortMap, Role, VarRef};
 pub use stiction_fmi_schema::{archive, description};
 pub use stiction_fmi_schema::{
@@ -426,10 +433,8 @@ fn build(p: &mut Params) -> Result<Built> {
     };
     let starts = parameter_starts(p, &md, &label)?;
     let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
-    let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
-    binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
     let notes = notes(&md, interface);
-    let mut fmu = Instance::new(archive, interface, &name).map_err(fmu_err)?;
+    let mut fmu = instantiate(p, archive, interface, &name)?;
     for (at, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
     }
@@ -501,10 +506,8 @@ fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
     let starts = parameter_starts(p, &md, &label)?;
     let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
-    let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
-    binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
     let notes = notes(&md, interface);
-    let mut fmu = Instance::new(archive, interface, name).map_err(fmu_err)?;
+    let mut fmu = instantiate(p, archive, interface, name)?;
     for (at, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
     }
@@ -512,6 +515,69 @@ fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
     Ok(Built::Block(Box::new(block::build(fmu, notes).map_err(fmu_err)?)))
 }
+
+/// The instance of the component read by `p` (network component or signal block), named
+/// `name`: its `preload` libraries opened and the FMU instantiated where its `isolation`
+/// says (in this process, or in a child process which opens the libraries itself).
+fn instantiate(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Interface, name: &str) -> Result<Instance> {
+    let comp_path = p.path().to_string();
+    let libs = preload_list(p.get("preload"), p.base(), &format!("{comp_path}.preload"))?;
+    let isolation = isolation(p)?;
+    let child_libs = if isolation == Isolation::None {
+        binary::preload(&libs).map_err(|e| Error::invalid(format!("{comp_path}.preload"), e))?;
+        &[][..]
+    } else {
+        &libs[..]
+    };
+    Instance::with_isolation(archive, interface, name, &isolation, child_libs)
+        .map_err(|e| Error::invalid(&comp_path, e.to_string()))
+}
+
+/// The `isolation` and `call_timeout` keys of a component that runs an FMU (the `fmu` type;
+/// any other type built on [`Instance`] may read them too, with [`ISOLATION`] and
+/// [`CALL_TIMEOUT`] in its parameter table): `"none"` (default) or `"process"`, and the
+/// longest call in seconds with `"process"` (default [`isolate::DEFAULT_TIMEOUT`]).
+pub fn isolation(p: &mut Params) -> Result<Isolation> {
+    let process = match p.get("isolation") {
+        None => false,
+        Some(serde_json::Value::String(s)) if s == "none" => false,
+        Some(serde_json::Value::String(s)) if s == "process" => true,
+        Some(v) => {
+            return Err(p.err(
+                "isolation",
+                format!("expected \"none\" (the FMU in stiction's process) or \"process\" (in a child process), got {v}"),
+            ))
+        }
+    };
+    let timeout = match p.get("call_timeout") {
+        None => isolate::DEFAULT_TIMEOUT,
+        Some(_) if !process => {
+            return Err(p.err("call_timeout", "only an FMU with \"isolation\": \"process\" has a call timeout"))
+        }
+        Some(_) => {
+            let t = p.positive("call_timeout")?;
+            std::time::Duration::try_from_secs_f64(t)
+                .map_err(|_| p.err("call_timeout", format!("{t} s is not a duration (at most about 1.8e19 s)")))?
+        }
+    };
+    Ok(if process { Isolation::Process { timeout } } else { Isolation::None })
+}
+
+/// The `isolation` key's documentation, for the parameter tables of FMU components.
+pub const ISOLATION: ParamDoc = ParamDoc {
+    name: "isolation",
+    unit: "",
+    default: Some("\"none\""),
+    doc: "\"none\": the FMU runs in stiction's process; \"process\": in a child process (the `stiction` program), so that its crash, abort, exit() or hang ends the run with an error (exit 1) instead of ending stiction",
+};
+
+/// The `call_timeout` key's documentation.
+pub const CALL_TIMEOUT: ParamDoc = ParamDoc {
+    name: "call_timeout",
+    unit: "s",
+    default: Some("60"),
+    doc: "with \"isolation\": \"process\": the longest one FMU call may take; a longer call kills the FMU's process and ends the run (exit 1)",
+};
 
 /// "Co-Simulation (StictionGear), Model Exchange (StictionGear)".
 pub fn interfaces(md: &ModelDescription) -> String {
@@ -576,6 +642,8 @@ const PARAMS: &[ParamDoc] = &[
         default: Some("[]"),
         doc: "shared libraries opened with RTLD_GLOBAL before the FMU's binary (a path, relative to the JSON file, or a library name), e.g. the libpython3.x.so a PythonFMU FMU needs",
     },
+    ISOLATION,
+    CALL_TIMEOUT,
 ];
 
 const SIGNALS: &[SignalInfo] =

@@ -163,6 +163,23 @@ pub fn sweep() -> usize {
     removed
 }
 
+/// Wait until process `pid` has ended (gone or a zombie; at most `limit`), then [`sweep`]:
+/// the reaper's job (the CLI starts one with its first unpack; it calls this when its pipe
+/// from the owner closes, which happens only when the owner ends).
+pub fn sweep_after(pid: u32, limit: std::time::Duration) -> usize {
+    let until = std::time::Instant::now() + limit;
+    let pid = pid.to_string();
+    while std::time::Instant::now() < until {
+        match process_stat(&pid) {
+            Some((state, _)) if !matches!(state, 'Z' | 'X' | 'x') => {
+                std::thread::sleep(std::time::Duration::from_millis(2))
+            }
+            _ => break,
+        }
+    }
+    sweep()
+}
+
 /// [`sweep`] once per process (the first unpack runs it; the CLI also at the start of `run`).
 pub fn sweep_once() {
     static DONE: std::sync::Once = std::sync::Once::new();

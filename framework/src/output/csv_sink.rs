@@ -3,7 +3,10 @@
 //! that fails part-way keeps every row written up to the failure). Rows are written whole:
 //! what the CSV writer produces is kept in a [`RowBuffer`] and handed to the file in one
 //! `write_all` only when the CSV writer is flushed, which happens only after a complete
-//! record, so a run stopped or killed at any moment never leaves half a row.
+//! record, so a run stopped or killed at any moment never leaves half a row. With
+//! write-through ([`OutputSink::set_write_through`]) every row is flushed as it is written:
+//! one `write` system call per row, so the rows are in the operating system's hands even if
+//! the process dies without unwinding.
 
 use super::OutputSink;
 use std::fs::File;
@@ -14,6 +17,8 @@ use std::path::Path;
 pub struct CsvSink<W: Write> {
     out: csv::Writer<RowBuffer<W>>,
     since_flush: usize,
+    /// Rows between flushes: 256, or 1 with write-through.
+    flush_every: usize,
     /// The step, when times are printed exactly as k·T ([`CsvSink::with_step`]).
     step: Option<f64>,
 }
@@ -49,7 +54,7 @@ impl CsvSink<BufWriter<File>> {
 impl<W: Write> CsvSink<W> {
     pub fn new(w: W) -> Self {
         let rows = RowBuffer { inner: w, pending: Vec::new() };
-        CsvSink { out: csv::WriterBuilder::new().from_writer(rows), since_flush: 0, step: None }
+        CsvSink { out: csv::WriterBuilder::new().from_writer(rows), since_flush: 0, flush_every: 256, step: None }
     }
 
     /// Print each time as the exact decimal k·T of the run's step T ([`super::number::time_text`]).
@@ -82,7 +87,7 @@ impl<W: Write + Send> OutputSink for CsvSink<W> {
         }
         self.out.write_record(None::<&[u8]>).map_err(csv_err)?;
         self.since_flush += 1;
-        if self.since_flush >= 256 {
+        if self.since_flush >= self.flush_every {
             self.since_flush = 0;
             self.out.flush()?;
         }
@@ -91,5 +96,9 @@ impl<W: Write + Send> OutputSink for CsvSink<W> {
 
     fn finish(&mut self) -> std::io::Result<()> {
         self.out.flush()
+    }
+
+    fn set_write_through(&mut self, on: bool) {
+        self.flush_every = if on { 1 } else { 256 };
     }
 }

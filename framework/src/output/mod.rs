@@ -21,6 +21,11 @@ pub trait OutputSink: Send {
     fn row(&mut self, t: f64, values: &[f64]) -> std::io::Result<()>;
     /// Flush; called on success and on failure.
     fn finish(&mut self) -> std::io::Result<()>;
+    /// Write-through: hand every row to the operating system as soon as it is complete
+    /// (`true`), so that rows survive the process ending without unwinding (a crash,
+    /// abort or exit() inside foreign code, SIGKILL); `false` (the default) may keep rows
+    /// in memory until a flush. A sink that keeps nothing outside the process ignores it.
+    fn set_write_through(&mut self, _on: bool) {}
 }
 
 /// Rows kept in memory (for tests, plots and library users).
@@ -70,5 +75,9 @@ impl OutputSink for Tee<'_> {
         let a = self.0.finish();
         let b = self.1.finish();
         a.and(b)
+    }
+    fn set_write_through(&mut self, on: bool) {
+        self.0.set_write_through(on);
+        self.1.set_write_through(on);
     }
 }

@@ -1,0 +1,250 @@
+//! An FMU whose own code ends the process (issue 33, item 1), with the TypedMass test FMU
+//! (tests/fixtures/typed_mass: its doStep that would pass `crash_at` segfaults, aborts,
+//! calls exit(7) or hangs, as `crash_how` says) as a Co-Simulation admittance in a 0.01 s
+//! network, crashing in the step from 0.04 s to 0.05 s.
+//!
+//! In stiction's process (the default) the crash ends stiction, but every row computed
+//! before it is in the CSV (write-through) and the extraction directory is removed (the
+//! reaper). With `"isolation": "process"` the run ends with exit code 1 and a message naming
+//! the component, the time and the signal, status or timeout, the rows before it kept and
+//! nothing left in TMPDIR. Isolated runs give the same numbers as in-process runs.
+
+#[path = "fixtures/typed_mass/mod.rs"]
+mod typed_mass;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How the FMU ends its process (`crash_how`), what the isolated run's message names, and
+/// how the in-process run ends (signal or exit code).
+const CASES: [(&str, f64, &str, Ending); 3] = [
+    ("segfault", 1.0, "ended by signal 11 (SIGSEGV)", Ending::Signal(11)),
+    ("abort", 2.0, "ended by signal 6 (SIGABRT)", Ending::Signal(6)),
+    ("exit", 3.0, "exited with status 7", Ending::Code(7)),
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Ending {
+    Signal(i32),
+    Code(i32),
+}
+
+/// TypedMass (FMI `fmi`) pushed by 3 N, crashing as `how` says at 0.05 s (none if 0).
+fn network(fmu: &Path, how: f64, isolation: Option<Value>, interface: &str, stop: f64) -> Value {
+    let mut mass = json!({"type": "fmu", "path": fmu.to_str().unwrap(), "role": "admittance", "interface": interface,
+                          "inputs": {"force": "u"}, "outputs": {"position": "x", "velocity": "v"}});
+    if interface == "cs" {
+        mass["parameters"] = json!({"crash_at": 0.05, "crash_how": how});
+    }
+    if let Some(Value::Object(keys)) = isolation {
+        for (k, v) in keys {
+            mass[k] = v;
+        }
+    }
+    json!({
+        "solver": {"method": "euler", "step": 0.01, "stop_time": stop},
+        "output": {"interval": 0.01, "signals": {"x": "mass.x", "v": "mass.v"}},
+        "components": {"mass": mass, "push": {"type": "force_source", "force": 3.0}},
+        "connections": [{"from": "push.body", "to": "mass.port"}]
+    })
+}
+
+/// Write `system` as `dir/name.json`, run it with TMPDIR `tmp` and return the output and
+/// the CSV's text. The CLI's standard error is read to its end, so the reaper (which
+/// shares it) has finished too.
+fn run(dir: &Path, name: &str, system: &Value, tmp: &Path) -> (Output, String) {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, system.to_string()).unwrap();
+    let csv = dir.join(format!("{name}.csv"));
+    let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    (out, std::fs::read_to_string(&csv).unwrap_or_default())
+}
+
+fn fresh_tmp(dir: &Path, name: &str) -> std::path::PathBuf {
+    let tmp = dir.join(format!("tmp-{name}"));
+    std::fs::create_dir(&tmp).unwrap();
+    tmp
+}
+
+fn assert_empty(tmp: &Path, what: &str) {
+    let left: Vec<_> = std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{what}: left in TMPDIR: {left:?}");
+}
+
+/// The CSV holds exactly the rows at t = 0, 0.01, ..., 0.04, with the exact motion of the
+/// mass under 3 N (integrated exactly by the FMU).
+fn assert_five_rows(csv: &str, what: &str) {
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.first(), Some(&"time,x,v"), "{what}: {csv}");
+    assert_eq!(lines.len(), 6, "{what}: expected the header and 5 rows:\n{csv}");
+    for (k, line) in lines[1..].iter().enumerate() {
+        let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let t = k as f64 * 0.01;
+        let (x, v) = typed_mass::exact(3.0, t);
+        assert!((f[0] - t).abs() < 1e-12 && (f[1] - x).abs() < 1e-12 && (f[2] - v).abs() < 1e-12, "{what}: row {k}: {line}");
+    }
+}
+
+/// In stiction's process: the segfault (the reported case), abort() and exit() end the process
+/// as they do, yet the five rows computed before are in the CSV and no directory is left.
+#[test]
+fn a_crash_in_process_keeps_every_row_and_leaves_no_directory() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        for (name, how, _, ending) in CASES {
+            let what = format!("FMI {fmi}, {name}, in process");
+            let tmp = fresh_tmp(dir.path(), &format!("{fmi}-{name}"));
+            let (out, csv) = run(dir.path(), &format!("{fmi}-{name}"), &network(&fmu, how, None, "cs", 1.0), &tmp);
+            let err = String::from_utf8_lossy(&out.stderr);
+            match ending {
+                Ending::Signal(s) => assert_eq!(out.status.signal(), Some(s), "{what}: {:?} {err}", out.status),
+                Ending::Code(c) => assert_eq!(out.status.code(), Some(c), "{what}: {err}"),
+            }
+            assert_five_rows(&csv, &what);
+            assert_empty(&tmp, &what);
+        }
+    }
+}
+
+/// In stiction's process, a hang: the rows before it are in the CSV as soon as they are
+/// computed (not held in a buffer), and after SIGKILL nothing is left in TMPDIR.
+#[test]
+fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    let tmp = fresh_tmp(dir.path(), "hang");
+    let path = dir.path().join("hang.json");
+    std::fs::write(&path, network(&fmu, 4.0, None, "cs", 1.0).to_string()).unwrap();
+    let csv = dir.path().join("hang.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while std::fs::read_to_string(&csv).unwrap_or_default().lines().count() < 6 {
+        if t.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the rows before the hang never appeared: {:?}", std::fs::read_to_string(&csv));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // It hangs in the sixth step: no row comes after the fifth.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the run should hang inside the FMU");
+    child.kill().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    child.wait().unwrap();
+    assert_five_rows(&std::fs::read_to_string(&csv).unwrap(), "hang, in process");
+    assert_empty(&tmp, "hang, in process, after SIGKILL");
+}
+
+/// `"isolation": "process"`: the segfault, abort(), exit() and a hang (call_timeout 1 s) end
+/// the run with exit code 1 and a message naming the component, the time and the signal,
+/// status or timeout; the five rows are kept and nothing is left in TMPDIR.
+#[test]
+fn an_isolated_crash_or_hang_ends_the_run_with_exit_1_and_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = ("hang", 4.0, "did not answer within 1 s (call_timeout); its process was killed", Ending::Code(1));
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        let step = if fmi == 2 { "fmi2DoStep" } else { "fmi3DoStep" };
+        for (name, how, says, _) in CASES.into_iter().chain([hang]) {
+            let what = format!("FMI {fmi}, {name}, isolated");
+            let tmp = fresh_tmp(dir.path(), &format!("iso-{fmi}-{name}"));
+            let iso = json!({"isolation": "process", "call_timeout": 1});
+            let started = Instant::now();
+            let (out, csv) = run(dir.path(), &format!("iso-{fmi}-{name}"), &network(&fmu, how, Some(iso), "cs", 1.0), &tmp);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+            for part in ["simulation failed at t = 0.05 s in component 'mass'", step, says] {
+                assert!(err.contains(part), "{what}: no {part:?} in: {err}");
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "{what}: took {:?}", started.elapsed());
+            assert_five_rows(&csv, &what);
+            assert_empty(&tmp, &what);
+        }
+    }
+}
+
+/// The same system in process and isolated gives the same CSV, byte for byte: Co-Simulation
+/// and Model Exchange, FMI 2.0 and 3.0 (every call of the instance goes through the child).
+#[test]
+fn isolated_runs_equal_in_process_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        for interface in ["cs", "me"] {
+            let what = format!("FMI {fmi}, {interface}");
+            let tmp = fresh_tmp(dir.path(), &format!("eq-{fmi}-{interface}"));
+            let (a, csv_a) = run(dir.path(), "a", &network(&fmu, 0.0, None, interface, 0.5), &tmp);
+            let iso = json!({"isolation": "process"});
+            let (b, csv_b) = run(dir.path(), "b", &network(&fmu, 0.0, Some(iso), interface, 0.5), &tmp);
+            assert!(a.status.success(), "{what}: {}", String::from_utf8_lossy(&a.stderr));
+            assert!(b.status.success(), "{what}: {}", String::from_utf8_lossy(&b.stderr));
+            assert_eq!(csv_a.lines().count(), 52, "{what}");
+            assert_eq!(csv_a, csv_b, "{what}");
+            assert_empty(&tmp, &what);
+        }
+    }
+}
+
+/// Bad values of the keys are input errors naming the JSON path.
+#[test]
+fn isolation_keys_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    let tmp = fresh_tmp(dir.path(), "keys");
+    for (keys, says) in [
+        (json!({"isolation": "thread"}), "components.mass.isolation: expected \"none\""),
+        (json!({"call_timeout": 5}), "components.mass.call_timeout: only an FMU with \"isolation\": \"process\""),
+        (json!({"isolation": "process", "call_timeout": -1}), "components.mass.call_timeout"),
+    ] {
+        let (out, _) = run(dir.path(), "keys", &network(&fmu, 0.0, Some(keys.clone()), "cs", 0.1), &tmp);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{keys}: {err}");
+        assert!(err.contains(says), "{keys}: no {says:?} in {err}");
+    }
+}
+
+/// Extraction directories of a process that is gone are removed by the next run; those of a
+/// living process, and names without an owner mark, are left alone.
+#[test]
+fn directories_of_dead_owners_are_swept_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = fresh_tmp(dir.path(), "sweep");
+    let mut owner = Command::new("sleep").arg("30").spawn().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", owner.id())).unwrap();
+    let start: u64 = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().nth(19).unwrap().parse().unwrap();
+    let marked = tmp.join(format!("stiction-fmu-p{}s{start}-abc", owner.id()));
+    let unmarked = tmp.join("stiction-fmu-unmarked");
+    for d in [&marked, &unmarked] {
+        std::fs::create_dir_all(d.join("binaries")).unwrap();
+        std::fs::write(d.join("binaries/x.so"), b"x").unwrap();
+    }
+    let system = json!({
+        "solver": {"method": "euler", "step": 0.01, "stop_time": 0.02},
+        "output": {"interval": 0.01, "signals": ["m.q"]},
+        "components": {"m": {"type": "mass", "mass": 1.0}}, "connections": []
+    });
+    let (out, _) = run(dir.path(), "sweep", &system, &tmp);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(marked.exists(), "a living owner's directory was removed");
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    let (out, _) = run(dir.path(), "sweep", &system, &tmp);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!marked.exists(), "a dead owner's directory was left");
+    assert!(unmarked.exists(), "a directory without an owner mark was removed");
+}
