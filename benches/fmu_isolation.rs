@@ -14,6 +14,7 @@
 //!
 //! `cargo bench --bench fmu_isolation` (env: `FMU_BENCH_CALLS=20000`, `FMU_BENCH_REPS=5`).
 
+#[allow(dead_code)] // status_kib: for the other benches
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,6 @@
 
 use std::path::Path;
 use std::time::Instant;
-use stiction::framework::OutputSink;
 use stiction::results::{open, Format};
 
 fn env_list(name: &str, default: &[usize]) -> Vec<usize> {

@@ -114,6 +114,53 @@ fn a_crash_in_process_keeps_every_row_and_leaves_no_directory() {
     }
 }
 
+/// The matrix `data_2` of a MATLAB v4 results file: (values per sample, samples as the
+/// header counts them, the samples' times).
+fn mat_data2(bytes: &[u8]) -> (usize, usize, Vec<f64>) {
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+    let mut at = 0;
+    loop {
+        let (ty, rows, cols, name_len) = (u32_at(at), u32_at(at + 4), u32_at(at + 8), u32_at(at + 16));
+        let name = &bytes[at + 20..at + 20 + name_len - 1];
+        let data = at + 20 + name_len;
+        let size = match (ty / 10) % 10 {
+            0 => 8,
+            2 => 4,
+            _ => 1,
+        };
+        if name == b"data_2" {
+            let times = (0..cols)
+                .map(|c| f64::from_le_bytes(bytes[data + c * rows * 8..data + c * rows * 8 + 8].try_into().unwrap()))
+                .collect();
+            return (rows, cols, times);
+        }
+        at = data + rows * cols * size;
+    }
+}
+
+/// Results as .mat: the header's sample count is written through with each sample, so the
+/// file read after the segfault holds the five samples.
+#[test]
+fn a_crash_in_process_keeps_every_sample_of_a_mat_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    let tmp = fresh_tmp(dir.path(), "mat");
+    let path = dir.path().join("mat.json");
+    std::fs::write(&path, network(&fmu, 1.0, None, "cs", 1.0).to_string()).unwrap();
+    let mat = dir.path().join("mat.mat");
+    let out = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", mat.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let bytes = std::fs::read(&mat).unwrap();
+    let (per_sample, samples, times) = mat_data2(&bytes);
+    assert_eq!((per_sample, samples), (3, 5), "time, x, v in 5 samples");
+    assert_eq!(times, [0.0, 0.01, 0.02, 0.03, 0.04]);
+    assert_empty(&tmp, "mat");
+}
+
 /// In stiction's process, a hang: the rows before it are in the CSV as soon as they are
 /// computed (not held in a buffer), and after SIGKILL nothing is left in TMPDIR.
 #[test]
