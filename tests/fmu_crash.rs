@@ -12,6 +12,9 @@
 #[path = "fixtures/typed_mass/mod.rs"]
 mod typed_mass;
 
+#[path = "fixtures/pi_controller/mod.rs"]
+mod pi_controller;
+
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -245,6 +248,26 @@ fn isolated_runs_equal_in_process_runs() {
             assert_empty(&tmp, &what);
         }
     }
+}
+
+/// A signal block (`"role": "signal"`) isolated too: examples/fmu_pi_gear_hold.json with its
+/// PI controller FMU in a child process gives the same CSV as in stiction's process.
+#[test]
+fn an_isolated_signal_block_equals_the_in_process_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = pi_controller::build(dir.path());
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fmu_pi_gear_hold.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(example).unwrap()).unwrap();
+    v["components"]["pi"]["path"] = json!(fmu.to_str().unwrap());
+    let tmp = fresh_tmp(dir.path(), "block");
+    let (a, csv_a) = run(dir.path(), "block-a", &v, &tmp);
+    v["components"]["pi"]["isolation"] = json!("process");
+    let (b, csv_b) = run(dir.path(), "block-b", &v, &tmp);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(csv_a.lines().count(), 202);
+    assert_eq!(csv_a, csv_b);
+    assert_empty(&tmp, "signal block");
 }
 
 /// Bad values of the keys are input errors naming the JSON path.
