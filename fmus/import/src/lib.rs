@@ -538,27 +538,40 @@ fn instantiate(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
 /// [`CALL_TIMEOUT`] in its parameter table): `"none"` (default) or `"process"`, and the
 /// longest call in seconds with `"process"` (default [`isolate::DEFAULT_TIMEOUT`]).
 pub fn isolation(p: &mut Params) -> Result<Isolation> {
-    let process = match p.get("isolation") {
+    let at = p.path().to_string();
+    let (iso, timeout) = (p.get("isolation"), p.get("call_timeout"));
+    isolation_of(iso, timeout, &at)
+}
+
+/// [`isolation`] from the values of the two keys of the object at JSON path `at` (for
+/// readers without [`Params`], such as the FMU-only master's `fmus` entries).
+pub fn isolation_of(iso: Option<&serde_json::Value>, timeout: Option<&serde_json::Value>, at: &str) -> Result<Isolation> {
+    let process = match iso {
         None => false,
         Some(serde_json::Value::String(s)) if s == "none" => false,
         Some(serde_json::Value::String(s)) if s == "process" => true,
         Some(v) => {
-            return Err(p.err(
-                "isolation",
+            return Err(Error::invalid(
+                format!("{at}.isolation"),
                 format!("expected \"none\" (the FMU in stiction's process) or \"process\" (in a child process), got {v}"),
             ))
         }
     };
-    let timeout = match p.get("call_timeout") {
+    let timeout = match timeout {
         None => isolate::DEFAULT_TIMEOUT,
         Some(_) if !process => {
-            return Err(p.err("call_timeout", "only an FMU with \"isolation\": \"process\" has a call timeout"))
+            return Err(Error::invalid(
+                format!("{at}.call_timeout"),
+                "only an FMU with \"isolation\": \"process\" has a call timeout",
+            ))
         }
-        Some(_) => {
-            let t = p.positive("call_timeout")?;
-            std::time::Duration::try_from_secs_f64(t)
-                .map_err(|_| p.err("call_timeout", format!("{t} s is not a duration (at most about 1.8e19 s)")))?
-        }
+        Some(v) => v
+            .as_f64()
+            .filter(|t| *t > 0.0)
+            .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+            .ok_or_else(|| {
+                Error::invalid(format!("{at}.call_timeout"), format!("expected a positive number of seconds, got {v}"))
+            })?,
     };
     Ok(if process { Isolation::Process { timeout } } else { Isolation::None })
 }

@@ -52,7 +52,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use stiction_fmi_import::{interfaces, notes, preload_list, Instance, VarKind};
+use stiction_fmi_import::{interfaces, notes, preload_list, Instance, Isolation, VarKind};
 use stiction_fmi_schema::structure::{read_structure, Deps, Structure};
 use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
 use stiction_framework::stepper::bus::gauss_seidel_order;
@@ -1376,7 +1376,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
         return Err(Error::invalid(&at, "an FMU name must be non-empty and contain no '.'"));
     }
     let m = object(spec, &at)?;
-    only_keys(m, &at, &["path", "parameters", "preload"])?;
+    only_keys(m, &at, &["path", "parameters", "preload", "isolation", "call_timeout"])?;
     let file = match m.get("path") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(v) => {
@@ -1430,8 +1430,14 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     }
     let err = |e: FmiError| Error::invalid(&at, e.to_string());
     let libs = preload_list(m.get("preload"), base, &format!("{at}.preload"))?;
-    stiction_fmi_import::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
-    let mut fmu = Instance::new(archive, Interface::CoSimulation, name).map_err(err)?;
+    let isolation = stiction_fmi_import::isolation_of(m.get("isolation"), m.get("call_timeout"), &at)?;
+    let child_libs = if isolation == Isolation::None {
+        stiction_fmi_import::preload(&libs).map_err(|e| Error::invalid(format!("{at}.preload"), e))?;
+        &[][..]
+    } else {
+        &libs[..]
+    };
+    let mut fmu = Instance::with_isolation(archive, Interface::CoSimulation, name, &isolation, child_libs).map_err(err)?;
     for (pat, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(pat, e.to_string()))?;
     }
