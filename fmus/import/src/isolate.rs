@@ -307,6 +307,10 @@ fn readable(fd: i32, deadline: Instant) -> bool {
         if r == 0 && Instant::now() >= deadline {
             return false;
         }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // Not a wait that can go on: the read that follows reports the pipe's state.
+            return true;
+        }
         // EINTR (a signal to this process) or a wake-up before the deadline: wait again.
     }
 }
