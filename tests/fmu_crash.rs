@@ -9,6 +9,9 @@
 //! the component, the time and the signal, status or timeout, the rows before it kept and
 //! nothing left in TMPDIR. Isolated runs give the same numbers as in-process runs.
 
+// Both fixtures include tests/fixtures/c_fmu.rs, the shared C build.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "fixtures/typed_mass/mod.rs"]
 mod typed_mass;
 

@@ -397,7 +397,7 @@ impl Child {
             (_, Interface::ModelExchange) => "fmi3InstantiateModelExchange",
         };
         let mut d = child.exchange(instantiate)?;
-        let state_fns = d.u8().map_err(|e| fail(e))? != 0;
+        let state_fns = d.u8().map_err(fail)? != 0;
         Ok((child, state_fns))
     }
 
