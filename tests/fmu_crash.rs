@@ -312,6 +312,37 @@ fn fmu_only_systems_keep_rows_and_isolate_too() {
     }
 }
 
+/// A crash while the FMU is initialized (a negative `crash_at`: in ExitInitializationMode):
+/// in process it ends stiction and leaves no directory; isolated, it is a failure of the run
+/// at t = 0 in the component (exit 1), not bad input.
+#[test]
+fn a_crash_during_initialization() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        let exit_init = if fmi == 2 { "fmi2ExitInitializationMode" } else { "fmi3ExitInitializationMode" };
+        for isolated in [false, true] {
+            let iso = isolated.then(|| json!({"isolation": "process"}));
+            let mut system = network(&fmu, 1.0, iso, "cs", 1.0);
+            system["components"]["mass"]["parameters"]["crash_at"] = json!(-1.0);
+            let name = format!("init-{fmi}-{isolated}");
+            let tmp = fresh_tmp(dir.path(), &name);
+            let (out, _) = run(dir.path(), &name, &system, &tmp);
+            let err = String::from_utf8_lossy(&out.stderr);
+            if isolated {
+                assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+                for part in ["simulation failed at t = 0 s in component 'mass'", exit_init, "signal 11 (SIGSEGV)"] {
+                    assert!(err.contains(part), "{name}: no {part:?} in {err}");
+                }
+            } else {
+                assert_eq!(out.status.signal(), Some(11), "{name}: {err}");
+            }
+            assert_empty(&tmp, &name);
+        }
+    }
+}
+
 /// Bad values of the keys are input errors naming the JSON path.
 #[test]
 fn isolation_keys_are_checked() {

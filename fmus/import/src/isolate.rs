@@ -26,6 +26,15 @@ use stiction_fmi_schema::{Archive, FmiError, Interface, VarType};
 /// The first message of a child: the program is a host of this very version.
 const HELLO: &str = concat!("stiction-fmu-host ", env!("CARGO_PKG_VERSION"));
 
+/// The end of the message of an error that says the FMU's process ended or was stopped.
+const ISOLATED: &str = " (the FMU runs isolated in its own process, \"isolation\": \"process\")";
+
+/// Whether `e` says that an isolated FMU's process crashed, exited or hung during a call (a
+/// failure of the run, not of its input).
+pub fn process_ended(e: &FmiError) -> bool {
+    e.message.ends_with(ISOLATED)
+}
+
 /// The hidden subcommand of the `stiction` program that runs [`serve`].
 pub const SUBCOMMAND: &str = "fmu-host";
 
@@ -428,7 +437,7 @@ impl Child {
         };
         match got {
             Err(Lost::Gone(why)) => {
-                let msg = format!("{why} (the FMU runs isolated in its own process, \"isolation\": \"process\")");
+                let msg = format!("{why}{ISOLATED}");
                 self.gone = Some(why);
                 Err(FmiError::new(&self.label, Some(function), msg))
             }

@@ -432,11 +432,11 @@ fn build(p: &mut Params) -> Result<Built> {
         Some(_) => Some(p.positive("communication_step")?),
     };
     let starts = parameter_starts(p, &md, &label)?;
-    let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
+    let fmu_err = |e: FmiError| load_error(&comp_path, e);
     let notes = notes(&md, interface);
     let mut fmu = instantiate(p, archive, interface, &name)?;
     for (at, ty, vr, x) in starts {
-        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
+        fmu.set_values(ty, &[vr], &x).map_err(|e| load_error(&at, e))?;
     }
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
     fmu.exit_initialization().map_err(fmu_err)?;
@@ -505,11 +505,11 @@ fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     }
     let label = format!("FMU '{}'", md.identifier(interface).unwrap_or(&md.model_name));
     let starts = parameter_starts(p, &md, &label)?;
-    let fmu_err = |e: FmiError| Error::invalid(&comp_path, e.to_string());
+    let fmu_err = |e: FmiError| load_error(&comp_path, e);
     let notes = notes(&md, interface);
     let mut fmu = instantiate(p, archive, interface, name)?;
     for (at, ty, vr, x) in starts {
-        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(at, e.to_string()))?;
+        fmu.set_values(ty, &[vr], &x).map_err(|e| load_error(&at, e))?;
     }
     // Initialization mode is left once the signal connections have set the inputs.
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
@@ -529,8 +529,19 @@ fn instantiate(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     } else {
         &libs[..]
     };
-    Instance::with_isolation(archive, interface, name, &isolation, child_libs)
-        .map_err(|e| Error::invalid(&comp_path, e.to_string()))
+    Instance::with_isolation(archive, interface, name, &isolation, child_libs).map_err(|e| load_error(&comp_path, e))
+}
+
+/// An error of the FMU while the component (or `fmus` entry) at JSON path `at` is loaded: bad input naming the
+/// path (exit code 2), except that an isolated FMU's process crashing, exiting or hanging is a
+/// failure of the run at t = 0 in the component (exit code 1), as it is later in the run.
+pub fn load_error(at: &str, e: FmiError) -> Error {
+    if isolate::process_ended(&e) {
+        let name = at.strip_prefix("components.").or_else(|| at.strip_prefix("fmus.")).unwrap_or(at);
+        let component = name.split(".parameters.").next().unwrap_or(name).to_string();
+        return Error::Simulation { time: 0.0, component, message: e.to_string() };
+    }
+    Error::invalid(at, e.to_string())
 }
 
 /// The `isolation` and `call_timeout` keys of a component that runs an FMU (the `fmu` type;

@@ -1428,7 +1428,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
             ))
         }
     }
-    let err = |e: FmiError| Error::invalid(&at, e.to_string());
+    let err = |e: FmiError| stiction_fmi_import::load_error(&at, e);
     let libs = preload_list(m.get("preload"), base, &format!("{at}.preload"))?;
     let isolation = stiction_fmi_import::isolation_of(m.get("isolation"), m.get("call_timeout"), &at)?;
     let child_libs = if isolation == Isolation::None {
@@ -1439,7 +1439,7 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     };
     let mut fmu = Instance::with_isolation(archive, Interface::CoSimulation, name, &isolation, child_libs).map_err(err)?;
     for (pat, ty, vr, x) in starts {
-        fmu.set_values(ty, &[vr], &x).map_err(|e| Error::invalid(pat, e.to_string()))?;
+        fmu.set_values(ty, &[vr], &x).map_err(|e| stiction_fmi_import::load_error(&pat, e))?;
     }
     fmu.enter_initialization(0.0).map_err(err)?;
     Ok(Unit {
