@@ -43,7 +43,10 @@ fn main() {
     let reps = env_list("ROWS_BENCH_REPS", &[5])[0];
     let dir = tempfile::tempdir().expect("temporary directory");
     println!("write_through: {rows} rows to a file in {}, best of {reps}, interleaved", dir.path().display());
-    println!("{:<6} {:>5} {:>16} {:>18} {:>14} {:>7}", "format", "cols", "buffered µs/row", "write-through µs/row", "difference µs", "ratio");
+    println!(
+        "{:<6} {:>5} {:>16} {:>18} {:>14} {:>7}",
+        "format", "cols", "buffered µs/row", "write-through µs/row", "difference µs", "ratio"
+    );
     for cols in env_list("ROWS_BENCH_COLS", &[3, 20]) {
         for (name, format) in [("csv", Format::Csv), ("mat", Format::Mat)] {
             let path = dir.path().join(format!("rows.{name}"));

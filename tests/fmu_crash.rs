@@ -100,7 +100,10 @@ fn assert_rows(csv: &str, n: usize, what: &str) {
         let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
         let t = k as f64 * 0.01;
         let (x, v) = typed_mass::exact(3.0, t);
-        assert!((f[0] - t).abs() < 1e-12 && (f[1] - x).abs() < 1e-12 && (f[2] - v).abs() < 1e-12, "{what}: row {k}: {line}");
+        assert!(
+            (f[0] - t).abs() < 1e-12 && (f[1] - x).abs() < 1e-12 && (f[2] - v).abs() < 1e-12,
+            "{what}: row {k}: {line}"
+        );
     }
 }
 
@@ -225,7 +228,8 @@ fn an_isolated_crash_or_hang_ends_the_run_with_exit_1_and_a_message() {
             let tmp = fresh_tmp(dir.path(), &format!("iso-{fmi}-{name}"));
             let iso = json!({"isolation": "process", "call_timeout": 1});
             let started = Instant::now();
-            let (out, csv) = run(dir.path(), &format!("iso-{fmi}-{name}"), &network(&fmu, how, Some(iso), "cs", 1.0), &tmp);
+            let (out, csv) =
+                run(dir.path(), &format!("iso-{fmi}-{name}"), &network(&fmu, how, Some(iso), "cs", 1.0), &tmp);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{what}: {err}");
             for part in ["simulation failed at t = 0.05 s in component 'mass'", step, says] {

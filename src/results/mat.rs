@@ -68,7 +68,16 @@ impl MatSink {
     /// Create (truncate) `path`; `columns` describe the signals after `time`.
     pub fn create(path: &Path, columns: Vec<ColumnInfo>) -> io::Result<MatSink> {
         let out = BufWriter::new(File::create(path)?);
-        Ok(MatSink { out, columns, data2_at: 0, rows: 0, first_time: None, last_time: 0.0, data1_at: 0, write_through: false })
+        Ok(MatSink {
+            out,
+            columns,
+            data2_at: 0,
+            rows: 0,
+            first_time: None,
+            last_time: 0.0,
+            data1_at: 0,
+            write_through: false,
+        })
     }
 }
 

@@ -371,8 +371,16 @@ impl Child {
             let _ = proc.wait();
             return Err(fail("cannot talk to the FMU's process (no pipes)".into()));
         };
-        let mut child =
-            Child { proc, to, from, timeout, gone: None, label: label.to_string(), enc: Enc::default(), reply: Vec::new() };
+        let mut child = Child {
+            proc,
+            to,
+            from,
+            timeout,
+            gone: None,
+            label: label.to_string(),
+            enc: Enc::default(),
+            reply: Vec::new(),
+        };
         let not_host = |why: String| {
             fail(format!(
                 "{} is not a stiction FMU host of this version ({why}); set STICTION_FMU_HOST to the stiction program",
@@ -804,8 +812,13 @@ impl Child {
         let label = self.label.clone();
         let mut d = self.exchange(f)?;
         let bad = |e: String| FmiError::new(&label, Some(f), format!("a malformed reply: {e}"));
-        let (a, b, c, defined, next) =
-            (d.u8().map_err(bad)?, d.u8().map_err(bad)?, d.u8().map_err(bad)?, d.u8().map_err(bad)?, d.f64().map_err(bad)?);
+        let (a, b, c, defined, next) = (
+            d.u8().map_err(bad)?,
+            d.u8().map_err(bad)?,
+            d.u8().map_err(bad)?,
+            d.u8().map_err(bad)?,
+            d.f64().map_err(bad)?,
+        );
         Ok(EventInfo {
             new_discrete_states_needed: a != 0,
             terminate_simulation: b != 0,

@@ -453,11 +453,7 @@ type Start = (String, VarType, u32, Vec<f64>);
 
 /// The start values of `"parameters"` of the component read by `p`: (JSON path, type, value
 /// reference, values), checked against the description.
-fn parameter_starts(
-    p: &mut Params,
-    md: &ModelDescription,
-    label: &str,
-) -> Result<Vec<Start>> {
+fn parameter_starts(p: &mut Params, md: &ModelDescription, label: &str) -> Result<Vec<Start>> {
     let comp_path = p.path().to_string();
     let params: Vec<(String, serde_json::Value)> = match p.get("parameters") {
         None => Vec::new(),
@@ -556,7 +552,11 @@ pub fn isolation(p: &mut Params) -> Result<Isolation> {
 
 /// [`isolation`] from the values of the two keys of the object at JSON path `at` (for
 /// readers without [`Params`], such as the FMU-only master's `fmus` entries).
-pub fn isolation_of(iso: Option<&serde_json::Value>, timeout: Option<&serde_json::Value>, at: &str) -> Result<Isolation> {
+pub fn isolation_of(
+    iso: Option<&serde_json::Value>,
+    timeout: Option<&serde_json::Value>,
+    at: &str,
+) -> Result<Isolation> {
     let process = match iso {
         None => false,
         Some(serde_json::Value::String(s)) if s == "none" => false,
@@ -564,7 +564,9 @@ pub fn isolation_of(iso: Option<&serde_json::Value>, timeout: Option<&serde_json
         Some(v) => {
             return Err(Error::invalid(
                 format!("{at}.isolation"),
-                format!("expected \"none\" (the FMU in stiction's process) or \"process\" (in a child process), got {v}"),
+                format!(
+                    "expected \"none\" (the FMU in stiction's process) or \"process\" (in a child process), got {v}"
+                ),
             ))
         }
     };

@@ -1437,7 +1437,8 @@ fn load_unit(name: &str, spec: &Value, base: &Path, index: usize) -> Result<Unit
     } else {
         &libs[..]
     };
-    let mut fmu = Instance::with_isolation(archive, Interface::CoSimulation, name, &isolation, child_libs).map_err(err)?;
+    let mut fmu =
+        Instance::with_isolation(archive, Interface::CoSimulation, name, &isolation, child_libs).map_err(err)?;
     for (pat, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| stiction_fmi_import::load_error(&pat, e))?;
     }

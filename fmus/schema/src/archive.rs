@@ -124,8 +124,7 @@ fn process_stat(pid: &str) -> Option<(char, u64)> {
 /// The start time tells a later process that reuses the PID from the owner.
 fn owner_mark() -> Option<&'static str> {
     static MARK: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    MARK.get_or_init(|| process_stat("self").map(|(_, start)| format!("p{}s{start}-", std::process::id())))
-        .as_deref()
+    MARK.get_or_init(|| process_stat("self").map(|(_, start)| format!("p{}s{start}-", std::process::id()))).as_deref()
 }
 
 /// Whether the extraction directory called `name` belongs to a process that is gone: its
@@ -260,10 +259,7 @@ impl Dir {
 
 impl std::fmt::Debug for Archive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Archive")
-            .field("file", &self.file)
-            .field("dir", &self.dir.as_ref().map(|d| d.path()))
-            .finish()
+        f.debug_struct("Archive").field("file", &self.file).field("dir", &self.dir.as_ref().map(|d| d.path())).finish()
     }
 }
 
