@@ -9,6 +9,10 @@
 //! removing every FMU extraction directory still alive
 //! ([`stiction_fmi_schema::archive::remove_all`]): the run may be stuck inside an FMU's
 //! call, or still loading, when the first signal asks it to stop at a step boundary.
+//! When an FMU's code is loaded into the process, the first signal does the same by itself
+//! after [`GRACE`] if the command has not ended by then: a call stuck inside the FMU's code
+//! never returns to a poll point. The results are then written through row by row
+//! (stiction_fmi_import::foreign_code_loaded), so the output holds whole rows when it ends.
 //!
 //! The handlers only set flags (async-signal-safe), through `signal-hook`: a well-kept,
 //! small crate that registers handlers without replacing others; `ctrlc` cannot tell SIGINT
@@ -17,6 +21,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// How long a command with an FMU's code in the process has to end after the first signal
+/// before it is ended as by a second one.
+pub const GRACE: Duration = Duration::from_secs(2);
 
 struct Flags {
     int: Arc<AtomicBool>,
@@ -51,16 +60,31 @@ pub fn install() {
                     };
                     *count += 1;
                     if *count >= 2 {
-                        stiction_fmi_schema::archive::remove_all();
-                        // _exit: no destructors or atexit handlers run while another thread
-                        // may be inside an FMU's code.
-                        signal_hook::low_level::exit(i32::from(code));
+                        end_now(code);
+                    }
+                    if *count == 1 && stiction_fmi_import::foreign_code_loaded() {
+                        let _ = std::thread::Builder::new().name("grace".into()).spawn(move || {
+                            std::thread::sleep(GRACE);
+                            eprintln!(
+                                "stiction: still running {} s after the signal (inside an FMU's code?): ending now; \
+                                 the output holds the whole rows written so far",
+                                GRACE.as_secs()
+                            );
+                            end_now(code);
+                        });
                     }
                 }
             })
             .ok()?;
         Some(Flags { int, term })
     });
+}
+
+/// End the process with `code` after removing the FMU extraction directories: `_exit`, so no
+/// destructor or atexit handler runs while another thread may be inside an FMU's code.
+fn end_now(code: u8) -> ! {
+    stiction_fmi_schema::archive::remove_all();
+    signal_hook::low_level::exit(i32::from(code))
 }
 
 /// The signal received, if any: ("SIGINT", 130) or ("SIGTERM", 143).

@@ -213,6 +213,55 @@ fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
     assert_empty(&tmp, "hang, in process, after SIGKILL");
 }
 
+/// In stiction's process, a hang and then SIGTERM: the call never returns to a poll point,
+/// so the process ends itself interrupt::GRACE (2 s) after the signal, with 143, the five
+/// whole rows and no directory left.
+#[test]
+fn a_hang_in_process_ends_after_sigterm_with_whole_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    let tmp = fresh_tmp(dir.path(), "hang-term");
+    let path = dir.path().join("hang.json");
+    std::fs::write(&path, network(&fmu, 4.0, None, "cs", 1.0).to_string()).unwrap();
+    let csv = dir.path().join("hang.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while std::fs::read_to_string(&csv).unwrap_or_default().lines().count() < 6 {
+        if t.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the rows before the hang never appeared");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("SIGTERM did not end a run hanging inside an FMU");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(err.contains("still running 2 s after the signal"), "{err}");
+    assert_five_rows(&std::fs::read_to_string(&csv).unwrap(), "hang, SIGTERM");
+    assert_empty(&tmp, "hang, SIGTERM");
+}
+
 /// `"isolation": "process"`: the segfault, abort(), exit() and a hang (call_timeout 1 s) end
 /// the run with exit code 1 and a message naming the component, the time and the signal,
 /// status or timeout; the five rows are kept and nothing is left in TMPDIR.
