@@ -37,25 +37,60 @@ pub(crate) enum Source {
     },
 }
 
+/// A component found by name.
+#[derive(Clone, Copy, Debug)]
+enum Found {
+    Adm(usize),
+    Imp(usize),
+    Block(usize),
+}
+
+/// Components by name, for resolving many signals (each lookup otherwise walks the names).
+type NameIndex = std::collections::HashMap<String, Found>;
+
 impl Simulator {
+    /// The component called `comp`, through `index` when given.
+    fn find(&self, comp: &str, index: Option<&NameIndex>) -> Option<Found> {
+        if let Some(ix) = index {
+            return ix.get(comp).copied();
+        }
+        let s = &self.sched;
+        (s.adm_names.iter().position(|n| n == comp).map(Found::Adm))
+            .or_else(|| s.imp_names.iter().position(|n| n == comp).map(Found::Imp))
+            .or_else(|| s.block_names.iter().position(|n| n == comp).map(Found::Block))
+    }
+
+    /// Every component by name.
+    fn name_index(&self) -> NameIndex {
+        let s = &self.sched;
+        let adm = s.adm_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Adm(i)));
+        let imp = s.imp_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Imp(i)));
+        let blk = s.block_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Block(i)));
+        adm.chain(imp).chain(blk).collect()
+    }
+
     /// Resolve `component.signal[i]` (or `component.signal` for a one-element signal,
     /// or `component.state[i]` for a raw state).
     pub fn resolve(&self, name: &str) -> Result<SignalRef> {
+        self.resolve_in(name, None)
+    }
+
+    /// [`resolve`](Self::resolve), finding components through `index` when given.
+    fn resolve_in(&self, name: &str, index: Option<&NameIndex>) -> Result<SignalRef> {
         let s = &self.sched;
         let bad = |msg: String| Error::invalid(format!("output.signals: '{name}'"), msg);
         let (comp, rest) = name.split_once('.').ok_or_else(|| bad("expected 'component.signal'".into()))?;
         // A signal whose name contains '[' (an FMU's FMI 2.0 variable `a[1]`, a scalar of that
         // literal name) is found by its whole name before `[` is read as an index.
         let literal = |list: &[crate::SignalInfo]| list.iter().any(|x| x.name == rest);
-        let named = |c: &str| {
-            s.adm_names
-                .iter()
-                .position(|n| n == c)
-                .map(|i| literal(&s.adm[i].signals()))
-                .or_else(|| s.imp_names.iter().position(|n| n == c).map(|i| literal(&s.imp[i].signals())))
+        let found = self.find(comp, index);
+        let named = match found {
+            Some(Found::Adm(i)) => Some(literal(&s.adm[i].signals())),
+            Some(Found::Imp(i)) => Some(literal(&s.imp[i].signals())),
+            _ => None,
         };
         let (sig, elem) = match rest.split_once('[') {
-            Some(_) if named(comp) == Some(true) => (rest, None),
+            Some(_) if named == Some(true) => (rest, None),
             Some((sig, idx)) => {
                 let idx = idx.strip_suffix(']').ok_or_else(|| bad("missing ']'".into()))?;
                 let e: usize = idx.trim().parse().map_err(|_| bad(format!("'{idx}' is not an index")))?;
@@ -63,7 +98,7 @@ impl Simulator {
             }
             None => (rest, None),
         };
-        if let Some(b) = s.block_names.iter().position(|n| n == comp) {
+        if let Some(Found::Block(b)) = found {
             let outs = s.blocks[b].outputs();
             let out = outs.iter().position(|x| x.name == rest).ok_or_else(|| {
                 let hint = crate::error::suggestion(rest, outs.iter().map(|x| x.name));
@@ -72,13 +107,14 @@ impl Simulator {
             })?;
             return Ok(SignalRef { name: name.to_string(), source: Source::Block { b, out } });
         }
-        let (signals, kind, range) = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
-            (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1])
-        } else if let Some(i) = s.imp_names.iter().position(|n| n == comp) {
-            (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1])
-        } else {
-            let names = s.adm_names.iter().chain(&s.imp_names).chain(&s.block_names).map(String::as_str);
-            return Err(bad(format!("there is no component named '{comp}'{}", crate::error::suggestion(comp, names))));
+        let (signals, kind, range) = match found {
+            Some(Found::Adm(i)) => (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1]),
+            Some(Found::Imp(i)) => (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1]),
+            _ => {
+                let names = s.adm_names.iter().chain(&s.imp_names).chain(&s.block_names).map(String::as_str);
+                let hint = crate::error::suggestion(comp, names);
+                return Err(bad(format!("there is no component named '{comp}'{hint}")));
+            }
         };
         if sig == "state" {
             let e = elem.unwrap_or(0);
@@ -186,14 +222,18 @@ impl Simulator {
                 .map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
         self.add_blocks(gauss_seidel);
+        // Many signals: components found through a table rather than by walking the names.
+        let links = self.sched.signal_links.clone();
+        let index = (uses.len() + links.len() > 64).then(|| self.name_index());
+        let index = index.as_ref();
         for u in uses {
             let (name, path) = (u.name, u.path);
-            self.wire(&name, u.wire, |sim| sim.tap(&name, &path))?;
+            self.wire(&name, u.wire, |sim| sim.tap(&name, &path, index))?;
         }
-        for (from, b, input, i, gain) in self.sched.signal_links.clone() {
+        for (from, b, input, i, gain) in links {
             let wire = crate::signal::Wire::default();
             let path = format!("connections[{i}]");
-            self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path))?;
+            self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path, index))?;
             self.feed_block(b, input, wire, gain);
         }
         self.order_blocks()?;
@@ -201,8 +241,8 @@ impl Simulator {
     }
 
     /// Where the signal `name`, read by the time function at `path`, is taken from.
-    fn tap(&self, name: &str, path: &str) -> Result<Tap> {
-        let r = self.resolve(name).map_err(|e| match e {
+    fn tap(&self, name: &str, path: &str, index: Option<&NameIndex>) -> Result<Tap> {
+        let r = self.resolve_in(name, index).map_err(|e| match e {
             Error::Invalid { message, .. } => {
                 let inputs: Vec<&str> = self.input_names().collect();
                 let also = if name.contains('.') {

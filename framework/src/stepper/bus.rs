@@ -26,10 +26,10 @@ use crate::error::{Error, Result};
 use crate::port::{Force, Motion};
 use crate::signal::{TimeFunction, Wire};
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Where a wired signal's value comes from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Tap {
     /// Element `index` of the state vector (`component.state[i]`).
     State { index: usize },
@@ -87,6 +87,9 @@ pub(crate) struct Bus {
     held: Vec<(Tap, Vec<Wire>)>,
     /// Each signal read, with when it is read (for `stiction check`), in the order wired.
     names: Vec<(String, When)>,
+    /// While wiring: the names in `names`, and where each tap is in `stage` or `held`.
+    named: HashSet<String>,
+    tapped: HashMap<Tap, usize>,
     /// The signal blocks (schedule order) and the order they exchange in.
     pub(crate) blocks: Vec<BlockIo>,
     order: Vec<usize>,
@@ -150,7 +153,7 @@ impl Simulator {
     /// JSON path that reads it, for errors.
     pub(crate) fn wire(&mut self, name: &str, wire: Wire, tap: impl FnOnce(&Self) -> Result<Tap>) -> Result<()> {
         let seen = |bus: &mut Bus, when| {
-            if !bus.names.iter().any(|(n, _)| n == name) {
+            if bus.named.insert(name.to_string()) {
                 bus.names.push((name.to_string(), when));
             }
         };
@@ -170,13 +173,14 @@ impl Simulator {
             self.bus.blocks[b].out[out].push(wire);
             return Ok(());
         }
-        let list = match tap {
-            Tap::Imp { .. } => &mut self.bus.held,
-            _ => &mut self.bus.stage,
-        };
-        match list.iter_mut().find(|(t, _)| same_tap(t, &tap)) {
-            Some((_, wires)) => wires.push(wire),
-            None => list.push((tap, vec![wire])),
+        let Bus { held, stage, tapped, .. } = &mut self.bus;
+        let list = if matches!(tap, Tap::Imp { .. }) { held } else { stage };
+        match tapped.get(&tap) {
+            Some(&at) => list[at].1.push(wire),
+            None => {
+                tapped.insert(tap, list.len());
+                list.push((tap, vec![wire]));
+            }
         }
         Ok(())
     }
@@ -379,6 +383,9 @@ impl Simulator {
     /// After the last [`wire`](Self::wire): size the scratch and write every wire for the
     /// current state, so that the first evaluation sees the signals.
     pub(crate) fn wires_ready(&mut self) -> Result<()> {
+        // The wiring tables are not needed while stepping.
+        self.bus.named = HashSet::new();
+        self.bus.tapped = HashMap::new();
         let s = &self.sched;
         let most_states = (0..s.adm.len()).map(|i| s.adm_x[i + 1] - s.adm_x[i]).max().unwrap_or(0);
         let most_ports = (0..s.adm.len()).map(|i| s.adm_ports[i + 1] - s.adm_ports[i]).max().unwrap_or(0);
@@ -565,15 +572,6 @@ pub fn gauss_seidel_order(prio: &[usize], edges: &[(usize, usize, bool)]) -> Vec
         }
     }
     seq
-}
-
-fn same_tap(a: &Tap, b: &Tap) -> bool {
-    match (a, b) {
-        (Tap::State { index: x }, Tap::State { index: y }) => x == y,
-        (Tap::Adm { i, which, elem }, Tap::Adm { i: j, which: w, elem: e })
-        | (Tap::Imp { i, which, elem }, Tap::Imp { i: j, which: w, elem: e }) => (i, which, elem) == (j, w, e),
-        _ => false,
-    }
 }
 
 fn list_or_none(names: &[&str]) -> String {
