@@ -14,31 +14,15 @@
 //!
 //! `cargo bench --bench fmu_isolation` (env: `FMU_BENCH_CALLS=20000`, `FMU_BENCH_REPS=5`).
 
-#[allow(dead_code)] // status_kib: for the other benches
+#[allow(dead_code)] // each bench uses some of it
 mod common;
+use common::{env_list, export_friction_mass};
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 use stiction::fmi_import::{Archive, Instance, Interface, Isolation};
 
 const H: f64 = 1e-3;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(default)
-}
-
-fn export(dir: &Path) -> PathBuf {
-    let out = dir.join("StictionFrictionMass.fmu");
-    let o = Command::new(env!("CARGO_BIN_EXE_stiction"))
-        .args(["fmu", "export", "friction-mass", "--fmi", "2", "--param", "force=10", "-o"])
-        .arg(&out)
-        .output()
-        .expect("run stiction");
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
-}
 
 /// An initialized instance of the FMU, in this process or isolated.
 fn instance(archive: &Arc<Archive>, isolation: &Isolation) -> Instance {
@@ -69,10 +53,10 @@ fn time(fmu: &mut Instance, t: &mut f64, what: &str, calls: usize, reps: usize) 
 
 fn main() {
     std::env::set_var("STICTION_FMU_HOST", env!("CARGO_BIN_EXE_stiction"));
-    let calls = env_usize("FMU_BENCH_CALLS", 20_000);
-    let reps = env_usize("FMU_BENCH_REPS", 5);
+    let calls = env_list("FMU_BENCH_CALLS", &[20_000])[0];
+    let reps = env_list("FMU_BENCH_REPS", &[5])[0];
     let dir = tempfile::tempdir().expect("temporary directory");
-    let fmu = export(dir.path());
+    let fmu = export_friction_mass(dir.path());
     let archive = Arc::new(Archive::open(&fmu, &fmu.display().to_string()).unwrap_or_else(|e| panic!("{e}")));
     let mut local = instance(&archive, &Isolation::None);
     let mut child = instance(&archive, &Isolation::Process { timeout: Duration::from_secs(60) });

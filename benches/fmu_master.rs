@@ -13,34 +13,17 @@
 //! `cargo bench --bench fmu_master` (env: `FMU_BENCH_K=10,100`, `FMU_BENCH_STEPS=20000`,
 //! `FMU_BENCH_REPS=3`).
 
+#[allow(dead_code)] // each bench uses some of it
+mod common;
+use common::{env_list, export_friction_mass};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 use stiction::fmi_import::{Archive, Instance, Interface, VarType};
 use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 const H: f64 = 1e-3;
-
-fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
-    std::env::var(name)
-        .ok()
-        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .filter(|v: &Vec<usize>| !v.is_empty())
-        .unwrap_or_else(|| default.to_vec())
-}
-
-fn export(dir: &Path) -> PathBuf {
-    let out = dir.join("StictionFrictionMass.fmu");
-    let o = Command::new(env!("CARGO_BIN_EXE_stiction"))
-        .args(["fmu", "export", "friction-mass", "--fmi", "2", "--param", "force=10", "-o"])
-        .arg(&out)
-        .output()
-        .expect("run stiction");
-    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
-    out
-}
 
 fn system(fmu: &Path, k: usize, steps: usize, algorithm: &str) -> FmuSystem {
     let mut fmus = serde_json::Map::new();
@@ -96,7 +79,7 @@ fn main() {
     let steps = env_list("FMU_BENCH_STEPS", &[20_000])[0];
     let reps = env_list("FMU_BENCH_REPS", &[3])[0];
     let dir = tempfile::tempdir().unwrap();
-    let fmu = export(dir.path());
+    let fmu = export_friction_mass(dir.path());
     println!("StictionFrictionMass FMI 2.0 CS, h = substep = {H} s, {steps} steps, best of {reps}");
     println!(
         "| K | direct loop | master Jacobi, 1 thread | overhead | ratio | master Gauss-Seidel | ratio | master Jacobi, 2 threads | ratio |"

@@ -8,17 +8,12 @@
 //! `cargo bench --bench write_through` (env: `ROWS_BENCH_ROWS=100000`, `ROWS_BENCH_COLS=3,20`,
 //! `ROWS_BENCH_REPS=5`).
 
+#[allow(dead_code)] // each bench uses some of it
+mod common;
+use common::env_list;
 use std::path::Path;
 use std::time::Instant;
 use stiction::results::{open, Format};
-
-fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
-    std::env::var(name)
-        .ok()
-        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .filter(|v: &Vec<usize>| !v.is_empty())
-        .unwrap_or_else(|| default.to_vec())
-}
 
 /// Seconds per row for `rows` rows of `cols` columns written to `path` (created anew).
 fn per_row(path: &Path, format: Format, rows: usize, cols: usize, through: bool) -> f64 {

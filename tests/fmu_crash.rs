@@ -177,19 +177,17 @@ fn a_crash_in_process_keeps_every_sample_of_a_mat_file() {
     assert_empty(&tmp, "mat");
 }
 
-/// In stiction's process, a hang: the rows before it are in the CSV as soon as they are
-/// computed (not held in a buffer), and after SIGKILL nothing is left in TMPDIR.
-#[test]
-fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    let fmu = typed_mass::build(dir.path(), 2);
-    let tmp = fresh_tmp(dir.path(), "hang");
-    let path = dir.path().join("hang.json");
+/// A run of TypedMass (in stiction's process) hanging inside its sixth doStep, started under
+/// `tmp` (its TMPDIR) with its CSV at the returned path; returns once the five rows before
+/// the hang are in the CSV (written through as they are computed, not held in a buffer).
+fn hanging_run(dir: &Path, tmp: &Path) -> (std::process::Child, std::path::PathBuf) {
+    let fmu = typed_mass::build(dir, 2);
+    let path = dir.join("hang.json");
     std::fs::write(&path, network(&fmu, 4.0, None, "cs", 1.0).to_string()).unwrap();
-    let csv = dir.path().join("hang.csv");
+    let csv = dir.join("hang.csv");
     let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
         .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
-        .env("TMPDIR", &tmp)
+        .env("TMPDIR", tmp)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -205,7 +203,18 @@ fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
     // It hangs in the sixth step: no row comes after the fifth.
     std::thread::sleep(Duration::from_millis(300));
     assert!(child.try_wait().unwrap().is_none(), "the run should hang inside the FMU");
+    (child, csv)
+}
+
+/// In stiction's process, a hang: the rows before it are in the CSV as soon as they are
+/// computed, and after SIGKILL nothing is left in TMPDIR.
+#[test]
+fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = fresh_tmp(dir.path(), "hang");
+    let (mut child, csv) = hanging_run(dir.path(), &tmp);
     child.kill().unwrap();
+    // Standard error read to its end: that waits for every process holding it, the reaper too.
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     child.wait().unwrap();
@@ -219,27 +228,8 @@ fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
 #[test]
 fn a_hang_in_process_ends_after_sigterm_with_whole_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = typed_mass::build(dir.path(), 2);
     let tmp = fresh_tmp(dir.path(), "hang-term");
-    let path = dir.path().join("hang.json");
-    std::fs::write(&path, network(&fmu, 4.0, None, "cs", 1.0).to_string()).unwrap();
-    let csv = dir.path().join("hang.csv");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
-        .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
-        .env("TMPDIR", &tmp)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while std::fs::read_to_string(&csv).unwrap_or_default().lines().count() < 6 {
-        if t.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("the rows before the hang never appeared");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let (mut child, csv) = hanging_run(dir.path(), &tmp);
     let sent = Instant::now();
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());

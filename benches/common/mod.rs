@@ -1,4 +1,4 @@
-//! What the bench binaries share. Include with `mod common;`.
+//! What the bench binaries share. Include with `#[allow(dead_code)] mod common;` (each uses some of it).
 
 use std::time::Instant;
 
@@ -23,4 +23,27 @@ pub fn status_kib(key: &str) -> f64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(f64::NAN)
+}
+
+/// A list of numbers from the environment variable `name` ("10,100"), else `default`.
+#[allow(dead_code)] // not every bench reads it
+pub fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(name)
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+/// `stiction fmu export friction-mass --fmi 2 --param force=10` into `dir`.
+#[allow(dead_code)] // not every bench exports
+pub fn export_friction_mass(dir: &std::path::Path) -> std::path::PathBuf {
+    let out = dir.join("StictionFrictionMass.fmu");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_stiction"))
+        .args(["fmu", "export", "friction-mass", "--fmi", "2", "--param", "force=10", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run stiction");
+    assert!(o.status.success(), "export failed: {}", String::from_utf8_lossy(&o.stderr));
+    out
 }

@@ -628,16 +628,7 @@ impl Local {
 
     /// The names of the variables with value references `vrs` (for messages).
     pub fn names_of(&self, vrs: &[u32]) -> String {
-        let md = &self.archive.description;
-        let mut names: Vec<String> = vrs
-            .iter()
-            .take(8)
-            .map(|&vr| md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name)))
-            .collect();
-        if vrs.len() > 8 {
-            names.push(format!("and {} more", vrs.len() - 8));
-        }
-        names.join(", ")
+        names_of(&self.archive.description, vrs)
     }
 
     /// The FMU's log messages since the last call.
@@ -1320,6 +1311,19 @@ impl Drop for Local {
             live.retain(|(key, _)| *key != k);
         }
     }
+}
+
+/// The names of the variables of `md` with value references `vrs`, at most 8 (for messages).
+pub(crate) fn names_of(md: &crate::ModelDescription, vrs: &[u32]) -> String {
+    let mut names: Vec<String> = vrs
+        .iter()
+        .take(8)
+        .map(|&vr| md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name)))
+        .collect();
+    if vrs.len() > 8 {
+        names.push(format!("and {} more", vrs.len() - 8));
+    }
+    names.join(", ")
 }
 
 #[cfg(test)]

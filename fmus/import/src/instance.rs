@@ -80,16 +80,7 @@ impl Instance {
 
     /// The names of the variables with value references `vrs` (for messages).
     pub fn names_of(&self, vrs: &[u32]) -> String {
-        let md = &self.archive.description;
-        let mut names: Vec<String> = vrs
-            .iter()
-            .take(8)
-            .map(|&vr| md.variable_with_vr(vr).map_or_else(|| format!("vr {vr}"), |v| format!("'{}'", v.name)))
-            .collect();
-        if vrs.len() > 8 {
-            names.push(format!("and {} more", vrs.len() - 8));
-        }
-        names.join(", ")
+        crate::binary::names_of(&self.archive.description, vrs)
     }
 
     /// An error of `function` with the FMU's log so far.

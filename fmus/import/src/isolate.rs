@@ -90,24 +90,10 @@ const OPS: [Op; 20] = [
     Op::TakeLog,
 ];
 
-/// Every type a variable of a get or set may have, by its code in a message.
-const TYPES: [VarType; 12] = [
-    VarType::Float64,
-    VarType::Float32,
-    VarType::Int8,
-    VarType::UInt8,
-    VarType::Int16,
-    VarType::UInt16,
-    VarType::Int32,
-    VarType::UInt32,
-    VarType::Int64,
-    VarType::UInt64,
-    VarType::Boolean,
-    VarType::Other,
-];
-
+/// A variable's type by its code in a message: its place in [`VarType::NUMERIC`], and the
+/// code after the last for [`VarType::Other`].
 fn type_code(t: VarType) -> u8 {
-    TYPES.iter().position(|&x| x == t).unwrap_or(TYPES.len() - 1) as u8
+    VarType::NUMERIC.iter().position(|&x| x == t).unwrap_or(VarType::NUMERIC.len()) as u8
 }
 
 /// A message being written.
@@ -221,7 +207,11 @@ impl<'a> Dec<'a> {
             .collect()
     }
     fn ty(&mut self) -> Decoded<VarType> {
-        TYPES.get(self.u8()? as usize).copied().ok_or_else(|| "an unknown type code".into())
+        match self.u8()? as usize {
+            c if c < VarType::NUMERIC.len() => Ok(VarType::NUMERIC[c]),
+            c if c == VarType::NUMERIC.len() => Ok(VarType::Other),
+            _ => Err("an unknown type code".into()),
+        }
     }
     fn kinds(&mut self) -> Decoded<Vec<VarKind>> {
         let n = self.len(9)?;
