@@ -4,25 +4,45 @@
 
 use super::Failure;
 use std::path::{Path, PathBuf};
-use stiction_fmi_master::{is_fmu_system, Algorithm, FmuSystem};
+use stiction_fmi_master::{is_fmu_system, Algorithm, FmuSystem, Translated};
 use stiction_framework::Recorder;
 use stiction_framework::Tee;
 
 /// What a system file holds.
 pub enum Detected {
-    /// An FMU-only system (a top-level `"fmus"` object).
+    /// An FMU-only system (a top-level `"fmus"` object) that the master runs
+    /// (stiction_fmi_master::translate says why).
     Fmus,
+    /// An FMU-only system as the equivalent network of signal blocks (its text, `--set`
+    /// overrides applied), which the engine runs.
+    Translated(String),
     /// A network of components, with the file's text (`None` if it could not be read: the
     /// loader then reports why).
     Network(Option<String>),
 }
 
-/// Whether `path` holds an FMU-only system; otherwise its text, read once for the loader.
-pub fn detect(path: &Path) -> Detected {
+/// Whether `path` holds an FMU-only system (translated into a network when it can be,
+/// with the overrides `sets` applied); otherwise its text, read once for the loader.
+pub fn detect(path: &Path, sets: &[String]) -> Detected {
     match stiction_framework::system::read_system_file(path) {
-        Ok(text) if is_fmu_system(&text) => Detected::Fmus,
+        Ok(text) if is_fmu_system(&text) => match translated(path, &text, sets) {
+            Some(net) => Detected::Translated(net),
+            None => Detected::Fmus,
+        },
         Ok(text) => Detected::Network(Some(text)),
         Err(_) => Detected::Network(None),
+    }
+}
+
+/// The FMU-only system `text` of `path` with `sets` applied, as a network's text, if it
+/// translates ([`stiction_fmi_master::translate`]).
+fn translated(path: &Path, text: &str, sets: &[String]) -> Option<String> {
+    let mut doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    stiction::set::apply_all(&mut doc, sets).ok()?;
+    let base = stiction::set::base_dir(path);
+    match stiction_fmi_master::translate(&doc, &base) {
+        Translated::Network(net) => serde_json::to_string(&net).ok(),
+        Translated::Master(_) => None,
     }
 }
 

@@ -316,9 +316,16 @@ fn run(
 ) -> Result<(), Failure> {
     let (threads, parallel_threshold, quiet, strict) = (o.threads, o.parallel_threshold, o.quiet, o.strict);
     let talk = Talk { quiet, warnings: o.warnings };
-    let text = match fmu_master::detect(path) {
+    let (text, sets) = match fmu_master::detect(path, fmu.sets) {
         fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, talk, fmu.sets, strict),
-        fmu_master::Detected::Network(text) => text,
+        // An FMU-only system runs as its network of signal blocks; one the engine cannot
+        // load (an FMU refused, say) goes to the master, whose errors name the paths of the
+        // FMU-only format.
+        fmu_master::Detected::Translated(net) => match stiction::set::load_with_sets(path, &[], Some(&net)) {
+            Ok(_) => (Some(net), &[][..]),
+            Err(_) => return fmu_master::run(path, output, plot, threads, talk, fmu.sets, strict),
+        },
+        fmu_master::Detected::Network(text) => (text, fmu.sets),
     };
     interrupt::phase("loading");
     // Extraction directories left by stiction processes that are gone.
@@ -334,7 +341,7 @@ fn run(
         let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
         return Err(Failure::Input(anyhow::anyhow!(msg)));
     } else {
-        stiction::set::load_with_sets(path, fmu.sets, text.as_deref())?
+        stiction::set::load_with_sets(path, sets, text.as_deref())?
     };
     // The file's text is read: with worker threads, one of them frees it (a large unmap)
     // while this thread compiles.
@@ -441,8 +448,12 @@ fn run(
 
 fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("loading");
-    let text = match fmu_master::detect(path) {
-        fmu_master::Detected::Fmus => return fmu_master::check(path, strict, sets),
+    // An FMU-only system is described by the master (the engine runs the ones it translates
+    // into networks of signal blocks the same way; stiction_fmi_master::translate).
+    let text = match fmu_master::detect(path, sets) {
+        fmu_master::Detected::Fmus | fmu_master::Detected::Translated(_) => {
+            return fmu_master::check(path, strict, sets)
+        }
         fmu_master::Detected::Network(text) => text,
     };
     let system = stiction::set::load_with_sets(path, sets, text.as_deref())?;
@@ -550,8 +561,8 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 }
 
 fn graph(path: &Path) -> Result<(), Failure> {
-    let text = match fmu_master::detect(path) {
-        fmu_master::Detected::Fmus => return fmu_master::graph(path),
+    let text = match fmu_master::detect(path, &[]) {
+        fmu_master::Detected::Fmus | fmu_master::Detected::Translated(_) => return fmu_master::graph(path),
         fmu_master::Detected::Network(text) => text,
     };
     let system = load(path, text.as_deref())?;

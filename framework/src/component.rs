@@ -327,4 +327,26 @@ pub trait Block: Send + Sync {
     fn diagnose(&self) -> Vec<Diagnostic> {
         Vec::new()
     }
+    /// Whether the block can save its state and roll back to it
+    /// ([`save_state`](Self::save_state), [`restore_state`](Self::restore_state)): an
+    /// algebraic loop through blocks is solved by fixed-point iteration with rollback only
+    /// when every block in it can.
+    fn can_save_state(&self) -> bool {
+        false
+    }
+    /// Save the block's state (one slot, overwritten by the next save).
+    fn save_state(&self) -> Result<(), Fault> {
+        Err(Fault::new("this block cannot save its state"))
+    }
+    /// Roll back to the state last saved.
+    fn restore_state(&self) -> Result<(), Fault> {
+        Err(Fault::new("this block cannot restore a state"))
+    }
+    /// A request to end the run (an FMU's terminateSimulation) made by the last
+    /// [`advance`](Self::advance): the block's last successful time, whether it reached the
+    /// end of that step (its outputs were then read), and what to report. The run ends
+    /// normally after that step (stepper/bus.rs).
+    fn stop_request(&self) -> Option<(f64, bool, String)> {
+        None
+    }
 }

@@ -87,5 +87,5 @@ pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, 
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
-pub use stepper::bus::When;
+pub use stepper::bus::{BlockOptions, When};
 pub use stepper::{EventCounts, Simulator};

@@ -19,6 +19,7 @@ use crate::output::RunPlan;
 use crate::port::Offset;
 use crate::schedule::Schedule;
 use crate::signal::{TimeFunction, WireUse, Wires};
+use crate::stepper::bus::BlockOptions;
 use crate::stepper::Simulator;
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
@@ -270,6 +271,24 @@ pub struct SolverSpec {
     /// How signal blocks step at a communication point (framework/src/stepper/bus.rs).
     #[serde(default)]
     pub blocks: BlockAlgorithm,
+    /// Signal blocks by priority for the Gauss-Seidel order and inside algebraic loops.
+    #[serde(default)]
+    pub order: Vec<String>,
+    /// The fixed-point iteration of algebraic loops between signal blocks.
+    #[serde(default, rename = "loop")]
+    pub loop_: Option<LoopSpec>,
+}
+
+/// `"solver": {"loop": {...}}`: how an algebraic loop between signal blocks is iterated.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopSpec {
+    /// Relative tolerance (relative to max(1, |value|)); default 1e-10.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// Most iterations per step; default 100.
+    #[serde(default)]
+    pub max_iterations: Option<usize>,
 }
 
 /// `"solver": {"blocks": ...}`: the signal blocks all step from the values at t_k
@@ -1008,6 +1027,21 @@ fn check_solver(s: &SolverSpec, output: &OutputSpec) -> Result<f64> {
         check_threads(n, "solver.threads")?;
     }
     check_step_count(s.step, s.stop_time)?;
+    if let Some(l) = &s.loop_ {
+        if let Some(t) = l.tolerance {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(Error::invalid("solver.loop.tolerance", format!("expected a positive number, got {t}")));
+            }
+        }
+        if l.max_iterations == Some(0) {
+            return Err(Error::invalid("solver.loop.max_iterations", "expected a whole number >= 1, got 0"));
+        }
+    }
+    for (i, name) in s.order.iter().enumerate() {
+        if s.order[..i].contains(name) {
+            return Err(Error::invalid(format!("solver.order[{i}]"), format!("'{name}' is listed twice")));
+        }
+    }
     if s.step > s.stop_time {
         return Err(Error::invalid(
             "solver.step",
@@ -1077,7 +1111,12 @@ fn finish_system(
         stop_time: s.stop_time,
         interval,
         threads: s.threads,
-        blocks: s.blocks,
+        blocks: BlockOptions {
+            gauss_seidel: s.blocks == BlockAlgorithm::GaussSeidel,
+            order: s.order.clone(),
+            tolerance: s.loop_.and_then(|l| l.tolerance).unwrap_or(BlockOptions::default().tolerance),
+            max_iterations: s.loop_.and_then(|l| l.max_iterations).unwrap_or(BlockOptions::default().max_iterations),
+        },
         columns,
         kinds,
         inputs: inputs.into_iter().collect(),
@@ -1096,7 +1135,7 @@ pub struct System {
     pub interval: f64,
     pub threads: Option<usize>,
     /// How signal blocks step.
-    pub blocks: BlockAlgorithm,
+    pub blocks: BlockOptions,
     /// (label, signal name) per output column.
     pub columns: Vec<(String, String)>,
     /// Each component's node and type name, in file order (the names are the network's).
@@ -1229,7 +1268,7 @@ impl System {
         let sched = Schedule::compile(self.network)?;
         let mut sim = Simulator::new(sched, self.method, self.step, threads)?;
         let inputs: Vec<(String, f64)> = self.inputs.iter().map(|(n, i)| (n.clone(), i.start)).collect();
-        sim.connect_signals(&inputs, self.wires, self.blocks == BlockAlgorithm::GaussSeidel)?;
+        sim.connect_signals(&inputs, self.wires, self.blocks)?;
         let mut columns = Vec::new();
         for (label, sig) in &self.columns {
             let refs = sim.resolve_columns(sig).map_err(|e| match e {

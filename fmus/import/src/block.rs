@@ -36,6 +36,8 @@ pub(crate) struct CsBlock {
     feed: Vec<Vec<usize>>,
     declared: Vec<bool>,
     notes: Vec<Diagnostic>,
+    /// The FMU declares canGetAndSetFMUstate="true" and exports the FMU-state functions.
+    can_roll_back: bool,
     rt: Mutex<Runtime>,
 }
 
@@ -45,8 +47,11 @@ struct Runtime {
     vrs: Vec<u32>,
     kinds: Vec<VarKind>,
     vals: Vec<f64>,
-    /// The FMU asked to end the simulation (message), or failed: not called again.
+    /// The FMU failed: not called again.
     ended: Option<String>,
+    /// The FMU asked to end the simulation in the last doStep: its last successful time,
+    /// whether it made the whole step, the message.
+    stop: Option<(f64, bool, String)>,
 }
 
 fn vars_of(fmu: &Instance, causality: Causality) -> Vars {
@@ -96,11 +101,12 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
         )));
     }
     let label = fmu.label.clone();
+    let can_roll_back = structure.can_get_and_set_state && fmu.can_save_state();
     // The FMU's own start values must be readable before the first exchange.
     let mut y = vec![0.0; outputs.vrs.len()];
     fmu.get_mixed(&outputs.vrs, &outputs.kinds, &mut y)?;
-    let rt = Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), ended: None };
-    Ok(CsBlock { label, inputs, outputs, feed, declared, notes, rt: Mutex::new(rt) })
+    let rt = Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), ended: None, stop: None };
+    Ok(CsBlock { label, inputs, outputs, feed, declared, notes, can_roll_back, rt: Mutex::new(rt) })
 }
 
 impl CsBlock {
@@ -168,17 +174,35 @@ impl Block for CsBlock {
     }
     fn advance(&self, t: f64, h: f64, y: &mut [f64]) -> Result<(), Fault> {
         let out = &self.outputs;
-        let label = &self.label;
         let mut rt = self.lock()?;
         rt.call(|rt| {
             if let Some(last) = rt.fmu.do_step(t, h)? {
-                return Err(rt.fmu.error(
-                    "doStep",
-                    format!("{label} asked to end the simulation at t = {last} s (a signal block cannot stop the run early)"),
-                ));
+                // terminateSimulation: the run ends after this step; the outputs are read
+                // only if the FMU made the whole step.
+                let made = last >= t + h - 1e-9 * h;
+                let name = rt.fmu.me_name("fmi2DoStep", "fmi3DoStep");
+                let msg = rt
+                    .fmu
+                    .error(name, format!("asked to end the simulation; its last successful time is t = {last} s"));
+                rt.stop = Some((last, made, msg.to_string()));
+                if !made {
+                    return Ok(());
+                }
             }
             rt.fmu.get_mixed(&out.vrs, &out.kinds, y)
         })
+    }
+    fn stop_request(&self) -> Option<(f64, bool, String)> {
+        self.rt.lock().ok()?.stop.clone()
+    }
+    fn can_save_state(&self) -> bool {
+        self.can_roll_back
+    }
+    fn save_state(&self) -> Result<(), Fault> {
+        self.lock()?.call(|rt| rt.fmu.save_state())
+    }
+    fn restore_state(&self) -> Result<(), Fault> {
+        self.lock()?.call(|rt| rt.fmu.restore_state())
     }
     fn feedthrough(&self, output: usize) -> Vec<usize> {
         self.feed.get(output).cloned().unwrap_or_default()

@@ -58,6 +58,9 @@ use stiction_fmi_schema::{Archive, Causality, FmiError, Interface, VarType};
 use stiction_framework::stepper::bus::gauss_seidel_order;
 use stiction_framework::{Diagnostic, Error, OutputSink, Result, RunSummary};
 
+pub mod translate;
+pub use translate::{translate, translate_text, Translated};
+
 /// How the master orders the FMUs' steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {

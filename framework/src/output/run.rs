@@ -85,6 +85,8 @@ impl Simulator {
         let report_every = (total / 200).max(1);
         let stoppers = self.stop_sources();
         let mut stopped = None;
+        let mut last_row = self.time();
+        let mut ended_at = None;
         let now = |sim: &Simulator| sim.time() + 1e-9 * sim.step_size();
         // On several threads, they wait for the phases awake between steps and rows.
         self.with_threads_awake(|sim| -> Result<()> {
@@ -106,6 +108,19 @@ impl Simulator {
                         None => return Err(e),
                     }
                 }
+                // A signal block asked to end the run (an FMU's terminateSimulation) in this
+                // step: the run ends here, with a row at the new time if every block that
+                // asked made the whole step, else at the last row written (as the FMU-only
+                // master ends).
+                if let Some((made, why)) = sim.block_stop() {
+                    if made {
+                        emit(sim, &mut values)?;
+                        last_row = sim.time();
+                    }
+                    stopped = Some(format!("t = {last_row} s, {why}"));
+                    ended_at = Some(last_row);
+                    break;
+                }
                 // A request due before this step's end: its row is not written.
                 if !stoppers.is_empty() {
                     if let Some(why) = sim.stop_due(&stoppers, sim.time() - 0.5 * sim.step_size()) {
@@ -115,6 +130,7 @@ impl Simulator {
                 }
                 if sim.k % every == 0 {
                     emit(sim, &mut values)?;
+                    last_row = sim.time();
                 }
                 if !stoppers.is_empty() {
                     if let Some(why) = sim.stop_due(&stoppers, now(sim)) {
@@ -131,7 +147,25 @@ impl Simulator {
         if self.k >= total {
             progress(1.0);
         }
-        Ok(RunSummary { steps: self.k - start, rows, final_time: self.time(), stopped })
+        Ok(RunSummary { steps: self.k - start, rows, final_time: ended_at.unwrap_or(self.time()), stopped })
+    }
+
+    /// The earliest request of a signal block to end the run made in the last step
+    /// ([`crate::Block::stop_request`]): whether every block that asked made the whole step,
+    /// and "asked by component '..': message".
+    fn block_stop(&self) -> Option<(bool, String)> {
+        let s = &self.sched;
+        let mut made = true;
+        let mut first: Option<(f64, String)> = None;
+        for (b, blk) in s.blocks.iter().enumerate() {
+            if let Some((t, whole, m)) = blk.stop_request() {
+                made &= whole;
+                if first.as_ref().is_none_or(|f| t < f.0) {
+                    first = Some((t, format!("asked by component '{}': {m}", s.block_names[b])));
+                }
+            }
+        }
+        first.map(|(_, why)| (made, why))
     }
 
     /// The components that may ask to stop: (admittance?, index).

@@ -35,6 +35,12 @@ pub(crate) enum Source {
         b: usize,
         out: usize,
     },
+    /// Connected input `input` of signal block `b`: gain × the signal connected to it, as
+    /// it is now (the value the input takes at the next communication point).
+    BlockInput {
+        b: usize,
+        input: usize,
+    },
 }
 
 /// A component found by name.
@@ -100,6 +106,13 @@ impl Simulator {
         };
         if let Some(Found::Block(b)) = found {
             let outs = s.blocks[b].outputs();
+            if !outs.iter().any(|x| x.name == rest) {
+                if let Some(input) = s.blocks[b].inputs().iter().position(|x| x.name == rest) {
+                    if self.block_input_connected(b, input) {
+                        return Ok(SignalRef { name: name.to_string(), source: Source::BlockInput { b, input } });
+                    }
+                }
+            }
             let out = outs.iter().position(|x| x.name == rest).ok_or_else(|| {
                 let hint = crate::error::suggestion(rest, outs.iter().map(|x| x.name));
                 let list: Vec<&str> = outs.iter().map(|x| x.name).collect();
@@ -170,6 +183,7 @@ impl Simulator {
             Source::Block { b, out } => {
                 self.bus.blocks.get(b).and_then(|io| io.y.get(out)).copied().unwrap_or(f64::NAN)
             }
+            Source::BlockInput { b, input } => self.block_input_value(b, input).unwrap_or(f64::NAN),
             Source::Adm { i, which, elem } => {
                 let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
                 let probe = Probe {
@@ -204,14 +218,14 @@ impl Simulator {
 impl Simulator {
     /// Give the simulation the system's `inputs` (name, start value) and have every wire of
     /// `uses` (the signals the components' time functions read) and every signal connection
-    /// to a block's input read its signal; blocks step one after the other if `gauss_seidel`
+    /// to a block's input read its signal; blocks step as `blocks` says
     /// (stepper/bus.rs says when each kind is read). An unknown signal, or an admittance
     /// signal that needs forces, is an error naming the JSON path that reads it.
     pub fn connect_signals(
         &mut self,
         inputs: &[(String, f64)],
         uses: Vec<crate::signal::WireUse>,
-        gauss_seidel: bool,
+        blocks: crate::stepper::bus::BlockOptions,
     ) -> Result<()> {
         for (name, start) in inputs {
             self.add_input(name, *start);
@@ -221,7 +235,19 @@ impl Simulator {
                 .prepare(self.method(), self.step_size())
                 .map_err(|m| Error::invalid(format!("components.{name}"), m))?;
         }
-        self.add_blocks(gauss_seidel);
+        for (i, name) in blocks.order.iter().enumerate() {
+            if !self.sched.block_names.contains(name) {
+                let names: Vec<&str> = self.sched.block_names.iter().map(String::as_str).collect();
+                return Err(Error::invalid(
+                    format!("solver.order[{i}]"),
+                    format!(
+                        "unknown signal block '{name}' (the signal blocks: {})",
+                        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                    ),
+                ));
+            }
+        }
+        self.add_blocks(blocks);
         // Many signals: components found through a table rather than by walking the names.
         let links = self.sched.signal_links.clone();
         let index = (uses.len() + links.len() > 64).then(|| self.name_index());
@@ -259,6 +285,13 @@ impl Simulator {
         Ok(match r.source {
             Source::State { index } => Tap::State { index },
             Source::Block { b, out } => Tap::Block { b, out },
+            Source::BlockInput { b, .. } => {
+                let block = &self.sched.block_names[b];
+                return Err(Error::invalid(
+                    path,
+                    format!("signal '{name}' is an input of '{block}': read the signal connected to it"),
+                ));
+            }
             Source::Imp { i, which, elem } => Tap::Imp { i, which, elem },
             Source::Adm { i, which, elem } => {
                 let info = self.sched.adm[i].signals()[which];

@@ -65,8 +65,47 @@ pub(crate) struct BlockIo {
     pub(crate) y: Vec<f64>,
     /// The wires that read each output.
     out: Vec<Vec<Wire>>,
-    /// Whether some output declares direct feedthrough (it is read again after the inputs).
-    feeds_through: bool,
+    /// Member of an algebraic loop (stepped by the loop's iteration).
+    in_loop: bool,
+}
+
+/// An algebraic loop between signal blocks: its members in stepping order and the signal
+/// connections between them.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockLoop {
+    pub(crate) members: Vec<usize>,
+    /// (target block, position in its connected inputs, source block, source output, gain).
+    links: Vec<(usize, usize, usize, usize, f64)>,
+    /// "a, b (a.y -> b.u, b.z -> a.v; direct feedthrough: b.z depends on b.u, ...)".
+    pub(crate) text: String,
+}
+
+/// One entry of the blocks' stepping order: a block, or an algebraic loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockStage {
+    One(usize),
+    Loop(usize),
+}
+
+/// How signal blocks step at a communication point (`"solver"`: `blocks`, `order`, `loop`).
+#[derive(Clone, Debug)]
+pub struct BlockOptions {
+    /// One after the other (Gauss-Seidel), not all from t_k's values (Jacobi).
+    pub gauss_seidel: bool,
+    /// Block names in the order of priority for the Gauss-Seidel order and loop members
+    /// (the others follow in file order).
+    pub order: Vec<String>,
+    /// Relative tolerance of an algebraic loop's fixed-point iteration (relative to
+    /// max(1, |value|)).
+    pub tolerance: f64,
+    /// Most iterations of an algebraic loop per step.
+    pub max_iterations: usize,
+}
+
+impl Default for BlockOptions {
+    fn default() -> Self {
+        BlockOptions { gauss_seidel: false, order: Vec::new(), tolerance: 1e-10, max_iterations: 100 }
+    }
 }
 
 /// One system input: its current value function and the wires that read it.
@@ -90,11 +129,16 @@ pub(crate) struct Bus {
     /// While wiring: the names in `names`, and where each tap is in `stage` or `held`.
     named: HashSet<String>,
     tapped: HashMap<Tap, usize>,
-    /// The signal blocks (schedule order) and the order they exchange in.
+    /// The signal blocks (schedule order), their algebraic loops and the Gauss-Seidel order.
     pub(crate) blocks: Vec<BlockIo>,
-    order: Vec<usize>,
-    /// Blocks step one after the other (Gauss-Seidel), not all from t_k's values (Jacobi).
-    gauss_seidel: bool,
+    pub(crate) loops: Vec<BlockLoop>,
+    pub(crate) stages: Vec<BlockStage>,
+    /// Gauss-Seidel: the signal connections (`connections[i]`) whose target steps before
+    /// their source, so that they carry the previous communication point's value.
+    pub(crate) cut: Vec<usize>,
+    pub(crate) options: BlockOptions,
+    /// Steps of algebraic loops taken, counting every repetition after a rollback.
+    pub(crate) iterations: u64,
     /// Zeros for the rate and forces a state signal's probe does not read.
     zeros: Vec<f64>,
     no_forces: Vec<Force>,
@@ -186,19 +230,68 @@ impl Simulator {
     }
 
     /// Give the bus the schedule's signal blocks (before any [`wire`](Self::wire)), stepped
-    /// one after the other when `gauss_seidel`.
-    pub(crate) fn add_blocks(&mut self, gauss_seidel: bool) {
-        self.bus.gauss_seidel = gauss_seidel;
+    /// as `options` say.
+    pub(crate) fn add_blocks(&mut self, options: BlockOptions) {
+        self.bus.options = options;
         self.bus.blocks = self
             .sched
             .blocks
             .iter()
             .map(|b| {
                 let n = b.outputs().len();
-                let feeds_through = (0..n).any(|o| !b.feedthrough(o).is_empty());
-                BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], feeds_through, ..Default::default() }
+                BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], ..Default::default() }
             })
             .collect();
+    }
+
+    /// Whether input `input` of block `b` is connected.
+    pub(crate) fn block_input_connected(&self, b: usize, input: usize) -> bool {
+        self.bus.blocks.get(b).is_some_and(|io| io.inputs.iter().any(|x| x.0 == input))
+    }
+
+    /// gain × the signal connected to input `input` of block `b`, as it is now.
+    pub(crate) fn block_input_value(&self, b: usize, input: usize) -> Option<f64> {
+        let io = self.bus.blocks.get(b)?;
+        io.inputs.iter().find(|x| x.0 == input).map(|(_, w, gain)| gain * w.get())
+    }
+
+    /// Steps of algebraic loops taken so far (each fixed-point iteration of each loop counts
+    /// one; a loop that converges at once takes one per step).
+    pub fn loop_iterations(&self) -> u64 {
+        self.bus.iterations
+    }
+
+    /// The algebraic loops between signal blocks, each as "a, b (a.y -> b.u, ...; direct
+    /// feedthrough: ...)".
+    pub fn block_loops(&self) -> impl Iterator<Item = &str> {
+        self.bus.loops.iter().map(|l| l.text.as_str())
+    }
+
+    /// The blocks' Gauss-Seidel stepping order as names (a loop as "[loop a, b]"), and the
+    /// signal connections (indices into `connections`) it cuts; `None` under Jacobi.
+    pub fn block_order(&self) -> Option<(Vec<String>, &[usize])> {
+        if !self.bus.options.gauss_seidel {
+            return None;
+        }
+        let names = &self.sched.block_names;
+        let seq = self
+            .bus
+            .stages
+            .iter()
+            .map(|s| match *s {
+                BlockStage::One(b) => names[b].clone(),
+                BlockStage::Loop(l) => {
+                    let m: Vec<&str> = self.bus.loops[l].members.iter().map(|&b| names[b].as_str()).collect();
+                    format!("[loop {}]", m.join(", "))
+                }
+            })
+            .collect();
+        Some((seq, &self.bus.cut))
+    }
+
+    /// The blocks' loop options (tolerance, most iterations).
+    pub fn block_options(&self) -> &BlockOptions {
+        &self.bus.options
     }
 
     /// Have input `input` of block `b` read gain × `wire` (a signal connection).
@@ -206,78 +299,189 @@ impl Simulator {
         self.bus.blocks[b].inputs.push((input, wire, gain));
     }
 
-    /// The order in which the blocks exchange at a communication point: a block whose input
-    /// reads an output of another that feeds through (depends directly on its own inputs)
-    /// comes after it, so each reads the value at t_k; a cycle of connections through
-    /// feedthrough dependencies is an algebraic loop, refused naming it.
+    /// The blocks' algebraic loops and stepping order, as the FMU-only master found them.
+    ///
+    /// An algebraic loop is a cycle of signal connections and declared direct feedthrough
+    /// (an output that depends on an input of its own block, [`Block::feedthrough`]); a
+    /// cycle through a physical component never is one (a block's outputs reach the network
+    /// only through time functions, read held). Loops that share a block are one loop. A
+    /// loop is solved by fixed-point iteration with rollback when every block in it can save
+    /// and restore its state ([`Block::can_save_state`]); otherwise it is an error naming
+    /// its blocks, connections and dependencies.
+    ///
+    /// Gauss-Seidel order: [`gauss_seidel_order`] over the blocks and loops, with priorities
+    /// from `solver.order` (else file order).
     pub(crate) fn order_blocks(&mut self) -> Result<()> {
         let s = &self.sched;
+        let n = s.blocks.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let listed = &self.bus.options.order;
+        let priority: Vec<usize> =
+            (0..n).map(|b| listed.iter().position(|x| *x == s.block_names[b]).unwrap_or(listed.len() + b)).collect();
+        // Each link from a block output: (source block, output, target block, input, link).
+        let links: Vec<(usize, usize, usize, usize, usize)> = s
+            .signal_links
+            .iter()
+            .enumerate()
+            .filter_map(|(l, (from, b, input, _, _))| self.block_output(from).map(|(a, o)| (a, o, *b, *input, l)))
+            .collect();
         // Outputs as nodes; an edge from output (a, o) to output (b, p) when (a, o) feeds an
         // input of b that p depends on.
         let mut g = DiGraph::<(usize, usize), ()>::new();
-        let mut node = Vec::new();
-        for (b, blk) in s.blocks.iter().enumerate() {
-            node.push((0..blk.outputs().len()).map(|o| g.add_node((b, o))).collect::<Vec<_>>());
-        }
-        let mut after = vec![Vec::new(); s.blocks.len()];
-        for (from, b, input, _, _) in &s.signal_links {
-            let Some((a, o)) = self.block_output(from) else { continue };
-            let feeds: Vec<usize> =
-                (0..node[*b].len()).filter(|&p| s.blocks[*b].feedthrough(p).contains(input)).collect();
-            for p in &feeds {
-                g.add_edge(node[a][o], node[*b][*p], ());
-            }
-            if !s.blocks[a].feedthrough(o).is_empty() && a != *b {
-                after[*b].push(a);
+        let node: Vec<Vec<NodeIndex>> =
+            (0..n).map(|b| (0..s.blocks[b].outputs().len()).map(|o| g.add_node((b, o))).collect()).collect();
+        for &(a, o, b, input, _) in &links {
+            for p in 0..node[b].len() {
+                if s.blocks[b].feedthrough(p).contains(&input) {
+                    g.add_edge(node[a][o], node[b][p], ());
+                }
             }
         }
+        // Loops: union of the blocks of each cyclic strongly connected component.
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        let mut looped = vec![false; n];
+        let mut found: Vec<(BTreeSet<usize>, String)> = Vec::new();
+        let out_name = |b: usize, o: usize| format!("{}.{}", s.block_names[b], s.blocks[b].outputs()[o].name);
+        let in_name = |b: usize, i: usize| format!("{}.{}", s.block_names[b], s.blocks[b].inputs()[i].name);
         for scc in petgraph::algo::tarjan_scc(&g) {
-            let looped = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
-            if looped {
-                let mut names: Vec<String> = scc
-                    .iter()
-                    .map(|&n| {
-                        let (b, o) = g[n];
-                        format!("{}.{}", s.block_names[b], s.blocks[b].outputs()[o].name)
-                    })
+            if !(scc.len() > 1 || g.contains_edge(scc[0], scc[0])) {
+                continue;
+            }
+            let inside: BTreeSet<(usize, usize)> = scc.iter().map(|&ix| g[ix]).collect();
+            let members: BTreeSet<usize> = inside.iter().map(|&(b, _)| b).collect();
+            let first = *members.iter().next().unwrap_or(&0);
+            for &m in &members {
+                looped[m] = true;
+                let (r1, r2) = (root(&mut parent, first), root(&mut parent, m));
+                parent[r2] = r1;
+            }
+            // The connections inside the cycle and the dependencies that close it.
+            let mut conns = Vec::new();
+            let mut feeds = BTreeSet::new();
+            for &(a, o, b, input, l) in &links {
+                let deps: Vec<usize> = (0..node[b].len())
+                    .filter(|&p| inside.contains(&(b, p)) && s.blocks[b].feedthrough(p).contains(&input))
                     .collect();
-                names.sort();
+                if inside.contains(&(a, o)) && !deps.is_empty() {
+                    conns.push(link_text(&s.signal_links[l], &in_name(b, input)));
+                    for p in deps {
+                        feeds.insert(format!("{} depends on {}", out_name(b, p), in_name(b, input)));
+                    }
+                }
+            }
+            let feeds: Vec<String> = feeds.into_iter().collect();
+            found.push((members, format!("{}; direct feedthrough: {}", conns.join(", "), feeds.join(", "))));
+        }
+        let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+        for b in 0..n {
+            if looped[b] {
+                let r = root(&mut parent, b);
+                match groups.iter_mut().find(|g| g.0 == r) {
+                    Some(g) => g.1.push(b),
+                    None => groups.push((r, vec![b])),
+                }
+            }
+        }
+        let mut loops = Vec::new();
+        for (_, mut members) in groups {
+            members.sort_by_key(|&b| (priority[b], b));
+            let text: Vec<&str> =
+                found.iter().filter(|(m, _)| m.iter().any(|b| members.contains(b))).map(|(_, t)| t.as_str()).collect();
+            let text = text.join("; ");
+            let names: Vec<&str> = members.iter().map(|&b| s.block_names[b].as_str()).collect();
+            let stuck: Vec<&str> = members
+                .iter()
+                .filter(|&&b| !s.blocks[b].can_save_state())
+                .map(|&b| s.block_names[b].as_str())
+                .collect();
+            if !stuck.is_empty() {
                 return Err(Error::invalid(
                     "connections",
                     format!(
-                        "algebraic loop between signal blocks: the outputs {} depend on each other through                          connections and direct feedthrough; break it (a block without feedthrough, or a delay)",
-                        names.join(", ")
+                        "algebraic loop between the signal blocks {}: {text}. It would be solved by fixed-point \
+                         iteration with rollback, but {} cannot save and restore {} state (an FMU must declare \
+                         canGetAndSetFMUstate=\"true\" and export the FMU-state functions); break the loop (a block \
+                         without direct feedthrough, or a delay)",
+                        names.join(", "),
+                        stuck.iter().map(|b| format!("'{b}'")).collect::<Vec<_>>().join(" and "),
+                        if stuck.len() == 1 { "its" } else { "their" }
                     ),
                 ));
             }
+            let member_links = (0..s.signal_links.len())
+                .filter_map(|l| {
+                    let (from, b, input, _, gain) = &s.signal_links[l];
+                    let (a, o) = self.block_output(from)?;
+                    if !(members.contains(&a) && members.contains(b)) {
+                        return None;
+                    }
+                    // The link's position among its target's connected inputs (feed_block's order).
+                    let pos = s.signal_links[..l].iter().filter(|x| x.1 == *b).count();
+                    let _ = input;
+                    Some((*b, pos, a, o, *gain))
+                })
+                .collect();
+            loops.push(BlockLoop { members, links: member_links, text: format!("{} ({text})", names.join(", ")) });
         }
-        let n = s.blocks.len();
-        if self.bus.gauss_seidel {
-            // As the FMU-only master orders its FMUs: the connections between blocks, strong
-            // where the source output may feed through from the source's connected inputs.
-            let mut edges = Vec::new();
-            for (from, b, _, _, _) in &s.signal_links {
-                let Some((a, o)) = self.block_output(from) else { continue };
-                if a != *b {
-                    let connected: Vec<usize> = s.signal_links.iter().filter(|l| l.1 == a).map(|l| l.2).collect();
-                    edges.push((a, *b, s.blocks[a].may_feed_through(o, &connected)));
-                }
+        // Stepping order: loops and the blocks outside them.
+        let mut unit_of = vec![usize::MAX; n];
+        let mut units: Vec<(BlockStage, usize)> = Vec::new();
+        for (l, lp) in loops.iter().enumerate() {
+            for &m in &lp.members {
+                unit_of[m] = units.len();
             }
-            self.bus.order = gauss_seidel_order(&(0..n).collect::<Vec<_>>(), &edges);
-            return Ok(());
+            units.push((BlockStage::Loop(l), lp.members.iter().map(|&m| priority[m]).min().unwrap_or(0)));
         }
-        // Kahn's order, lowest index first among the ready ones (file order otherwise).
-        let mut done = vec![false; n];
-        let mut order = Vec::with_capacity(n);
-        while order.len() < n {
-            let next = (0..n).find(|&b| !done[b] && after[b].iter().all(|&a| done[a])).unwrap_or_else(|| {
-                // A cycle of blocks without an algebraic loop: the rest in file order.
-                (0..n).find(|&b| !done[b]).unwrap_or(0)
-            });
-            done[next] = true;
-            order.push(next);
+        for b in 0..n {
+            if !looped[b] {
+                unit_of[b] = units.len();
+                units.push((BlockStage::One(b), priority[b]));
+            }
         }
-        self.bus.order = order;
+        // Edges between units: strong where the source output may feed through from its
+        // block's connected inputs (declared or not declared), weak where it is declared not to.
+        let mut edges = Vec::new();
+        for &(a, o, b, _, _) in &links {
+            if unit_of[a] != unit_of[b] {
+                let connected: Vec<usize> = s.signal_links.iter().filter(|l| l.1 == a).map(|l| l.2).collect();
+                edges.push((unit_of[a], unit_of[b], s.blocks[a].may_feed_through(o, &connected)));
+            }
+        }
+        let prio: Vec<usize> = units.iter().map(|u| u.1).collect();
+        let seq = gauss_seidel_order(&prio, &edges);
+        let stages: Vec<BlockStage> = seq.iter().map(|&u| units[u].0).collect();
+        let mut pos = vec![0usize; n];
+        let mut p = 0;
+        for st in &stages {
+            let members: &[usize] = match st {
+                BlockStage::One(b) => std::slice::from_ref(b),
+                BlockStage::Loop(l) => &loops[*l].members,
+            };
+            for &m in members {
+                pos[m] = p;
+                p += 1;
+            }
+        }
+        let cut = links
+            .iter()
+            .filter(|&&(a, _, b, _, _)| unit_of[a] != unit_of[b] && pos[a] > pos[b])
+            .map(|&(_, _, _, _, l)| s.signal_links[l].3)
+            .collect();
+        for (b, io) in self.bus.blocks.iter_mut().enumerate() {
+            io.in_loop = looped[b];
+        }
+        self.bus.loops = loops;
+        self.bus.stages = stages;
+        self.bus.cut = cut;
         Ok(())
     }
 
@@ -290,46 +494,147 @@ impl Simulator {
     }
 
     /// The signal blocks at the communication point t_k = kT, with the state signals at
-    /// x(k) written just before.
+    /// x(k) written just before, as the FMU-only master steps its FMUs.
     ///
-    /// Jacobi (the default): each block, in [`order_blocks`](Self::order_blocks)'s order,
-    /// sets its connected inputs from their signals, and a block with direct feedthrough
-    /// reads its outputs again (so the blocks after it and the network see y(t_k) of u(t_k));
-    /// then every block advances to t_k + T and reads the outputs it ends with, which the
-    /// wires hold over the step (and an output row at t_{k+1} shows).
+    /// Jacobi (the default): every block takes its connected inputs from their signals at
+    /// t_k (the blocks' outputs as their last step ended); the blocks outside algebraic
+    /// loops advance to t_k + T (on several threads when the simulation has them; the
+    /// result does not depend on it), then each loop is iterated ([`Self::iterate_loop`]).
+    /// The outputs they end with are held over the step (an output row at t_{k+1} shows them).
     ///
-    /// Gauss-Seidel (`"solver": {"blocks": "gauss-seidel"}`): each block in turn sets its
-    /// inputs from the outputs as they are when its turn comes (of the blocks before it: at
-    /// t_{k+1}), advances and publishes its outputs.
+    /// Gauss-Seidel (`"solver": {"blocks": "gauss-seidel"}`): in the order of
+    /// [`order_blocks`](Self::order_blocks), each block (or loop) takes its inputs from the
+    /// outputs as they are when its turn comes (of those before it: at t_{k+1}), advances
+    /// and publishes its outputs.
     fn exchange_blocks(&mut self) -> Result<()> {
         let (t, h) = (self.time(), self.step);
+        let parallel = self.threads > 1;
         let Simulator { sched: s, bus, .. } = self;
         let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
             time: t,
             component: s.block_names[b].clone(),
             message: f.0,
         };
-        for k in 0..bus.order.len() {
-            let b = bus.order[k];
-            let io = &mut bus.blocks[b];
-            io.take_inputs();
-            s.blocks[b].set_inputs(&io.u).map_err(|f| fail(b, f))?;
-            if bus.gauss_seidel {
-                s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
-                io.publish();
-            } else if io.feeds_through {
-                s.blocks[b].read(&mut io.y).map_err(|f| fail(b, f))?;
+        if !bus.options.gauss_seidel {
+            for io in bus.blocks.iter_mut() {
+                io.take_inputs();
+            }
+            let step_one = |b: usize, io: &mut BlockIo| -> std::result::Result<(), crate::error::Fault> {
+                s.blocks[b].set_inputs(&io.u)?;
+                s.blocks[b].advance(t, h, &mut io.y)
+            };
+            let outside = bus.blocks.iter().filter(|io| !io.in_loop).count();
+            if parallel && outside > 1 {
+                use rayon::prelude::*;
+                let results: Vec<_> = bus
+                    .blocks
+                    .par_iter_mut()
+                    .enumerate()
+                    .map(|(b, io)| if io.in_loop { Ok(()) } else { step_one(b, io) })
+                    .collect();
+                // The first failure in block order, whichever thread met it.
+                for (b, r) in results.into_iter().enumerate() {
+                    r.map_err(|f| fail(b, f))?;
+                }
+            } else {
+                for (b, io) in bus.blocks.iter_mut().enumerate() {
+                    if !io.in_loop {
+                        step_one(b, io).map_err(|f| fail(b, f))?;
+                    }
+                }
+            }
+            for io in bus.blocks.iter().filter(|io| !io.in_loop) {
                 io.publish();
             }
+            for l in 0..bus.loops.len() {
+                Self::iterate_loop(s, bus, l, t, h)?;
+            }
+            return Ok(());
         }
-        if !bus.gauss_seidel {
-            for b in 0..bus.blocks.len() {
-                let io = &mut bus.blocks[b];
-                s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
-                io.publish();
+        for k in 0..bus.stages.len() {
+            match bus.stages[k] {
+                BlockStage::One(b) => {
+                    let io = &mut bus.blocks[b];
+                    io.take_inputs();
+                    s.blocks[b].set_inputs(&io.u).map_err(|f| fail(b, f))?;
+                    s.blocks[b].advance(t, h, &mut io.y).map_err(|f| fail(b, f))?;
+                    io.publish();
+                }
+                BlockStage::Loop(l) => {
+                    for &m in &bus.loops[l].members {
+                        bus.blocks[m].take_inputs();
+                    }
+                    Self::iterate_loop(s, bus, l, t, h)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// Fixed-point iteration with rollback over the step [t, t + h] of loop `l`, whose
+    /// members have taken their inputs (the first guess: the loop's values at t_k under
+    /// Jacobi, as they are when the loop's turn comes under Gauss-Seidel). The members save
+    /// their state, step with the current guess (Gauss-Seidel: each with the outputs of the
+    /// members already stepped in this pass), and the outputs they end with become the next
+    /// guess; the step is rolled back and repeated until the inputs used equal gain × the
+    /// outputs produced within the tolerance (relative to max(1, |value|)). The converged
+    /// step couples the loop implicitly: its inputs over [t_k, t_{k+1}] are the loop's
+    /// values at t_{k+1}.
+    fn iterate_loop(s: &crate::schedule::Schedule, bus: &mut Bus, l: usize, t: f64, h: f64) -> Result<()> {
+        let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
+            time: t,
+            component: s.block_names[b].clone(),
+            message: f.0,
+        };
+        let lp = &bus.loops[l];
+        let gs = bus.options.gauss_seidel;
+        for &m in &lp.members {
+            s.blocks[m].save_state().map_err(|f| fail(m, f))?;
+        }
+        let mut residual = f64::INFINITY;
+        for pass in 1..=bus.options.max_iterations {
+            bus.iterations += 1;
+            if pass > 1 {
+                for &m in &lp.members {
+                    s.blocks[m].restore_state().map_err(|f| fail(m, f))?;
+                }
+            }
+            for &m in &lp.members {
+                if gs {
+                    for &(to, pos, from, out, gain) in &lp.links {
+                        if to == m {
+                            let v = gain * bus.blocks[from].y[out];
+                            bus.blocks[m].u[pos].1 = v;
+                        }
+                    }
+                }
+                let io = &mut bus.blocks[m];
+                s.blocks[m].set_inputs(&io.u).map_err(|f| fail(m, f))?;
+                s.blocks[m].advance(t, h, &mut io.y).map_err(|f| fail(m, f))?;
+            }
+            residual = 0.0f64;
+            for &(to, pos, from, out, gain) in &lp.links {
+                let new = gain * bus.blocks[from].y[out];
+                let used = &mut bus.blocks[to].u[pos].1;
+                residual = residual.max((new - *used).abs() / new.abs().max(1.0));
+                *used = new;
+            }
+            if residual <= bus.options.tolerance {
+                for &m in &lp.members {
+                    bus.blocks[m].publish();
+                }
+                return Ok(());
+            }
+        }
+        let names: Vec<&str> = lp.members.iter().map(|&b| s.block_names[b].as_str()).collect();
+        Err(Error::Simulation {
+            time: t,
+            component: names.join(", "),
+            message: format!(
+                "the algebraic loop {} did not converge in {} iterations (relative residual {residual:.3e} > tolerance {})",
+                lp.text, bus.options.max_iterations, bus.options.tolerance
+            ),
+        })
     }
 
     /// The blocks' initialization (at t = 0, with the state signals at x(0)): their outputs
@@ -353,8 +658,7 @@ impl Simulator {
         if bus.blocks.iter().any(|io| !io.inputs.is_empty()) {
             let mut before = Vec::new();
             for _ in 0..=n {
-                for k in 0..n {
-                    let b = bus.order[k];
+                for b in 0..n {
                     let io = &mut bus.blocks[b];
                     io.take_inputs();
                     s.blocks[b].set_inputs(&io.u).map_err(|f| fail(b, f))?;
@@ -572,6 +876,16 @@ pub fn gauss_seidel_order(prio: &[usize], edges: &[(usize, usize, bool)]) -> Vec
         }
     }
     seq
+}
+
+/// "a.y -> b.u" (with " (gain g)" when the gain is not 1) for signal link `link` into `to`.
+fn link_text(link: &(String, usize, usize, usize, f64), to: &str) -> String {
+    let gain = link.4;
+    if gain == 1.0 {
+        format!("{} -> {to}", link.0)
+    } else {
+        format!("{} -> {to} (gain {gain})", link.0)
+    }
 }
 
 fn list_or_none(names: &[&str]) -> String {
