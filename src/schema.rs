@@ -194,7 +194,17 @@ fn network_schema(registry: &Registry) -> Value {
                     "step": {"type": "number", "exclusiveMinimum": 0, "description": "step T [s]"},
                     "stop_time": {"type": "number", "exclusiveMinimum": 0, "description": "stop time [s]"},
                     "threads": {"type": "integer", "minimum": 1, "description": "worker threads (default: all cores)"},
-                    "blocks": {"enum": ["jacobi", "gauss-seidel"], "default": "jacobi", "description": "how signal blocks step at a communication point"}
+                    "blocks": {"enum": ["jacobi", "gauss-seidel"], "default": "jacobi", "description": "how signal blocks step at a communication point"},
+                    "order": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "description": "signal blocks by priority: ties of the Gauss-Seidel order and the order inside algebraic loops (default: file order)"},
+                    "loop": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "description": "fixed-point iteration with rollback of algebraic loops between signal blocks",
+                        "properties": {
+                            "tolerance": {"type": "number", "exclusiveMinimum": 0, "default": 1e-10, "description": "relative to max(1, |value|)"},
+                            "max_iterations": {"type": "integer", "minimum": 1, "default": 100}
+                        }
+                    }
                 }
             },
             "inputs": {

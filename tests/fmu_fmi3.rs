@@ -699,3 +699,30 @@ fn a_64_bit_integer_that_f64_cannot_hold_is_an_error() {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
 }
+
+/// Signal blocks that ask to end the simulation end the run normally at the earliest
+/// request, as the FMU-only master ends: an FMI 3.0 block asking at 0.03 s and an FMI 2.0
+/// one asking at 0.07 s end the run at 0.03 s with that row, exit 0 (framework/src/output/run.rs).
+#[test]
+fn signal_blocks_stop_the_run_at_the_earliest_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d3, d2) = (dir.path().join("3"), dir.path().join("2"));
+    std::fs::create_dir_all(&d3).unwrap();
+    std::fs::create_dir_all(&d2).unwrap();
+    let (f3, f2) = (typed_mass::build(&d3, 3), typed_mass::build(&d2, 2));
+    let system = json!({
+        "solver": {"method": "euler", "step": T, "stop_time": 0.1},
+        "components": {
+            "a": {"type": "fmu", "role": "signal", "path": f3.to_str().unwrap(), "parameters": {"stop_at": 0.03, "u": U}},
+            "b": {"type": "fmu", "role": "signal", "path": f2.to_str().unwrap(), "parameters": {"stop_at": 0.07, "u": U}}
+        },
+        "output": {"interval": T, "signals": {"xa": "a.x", "xb": "b.x"}}
+    });
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "blocks-stop", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let time = column(&h, &rows, "time");
+    assert!((time[time.len() - 1] - 0.03).abs() < 1e-12, "last row at {:?}", time.last());
+    assert!(stderr.contains("stopped at t = 0.03 s, asked by component 'a'"), "{stderr}");
+    let (x, _) = typed_mass::exact(U, 0.03);
+    assert!((column(&h, &rows, "xa")[3] - x).abs() < 1e-12 && (column(&h, &rows, "xb")[3] - x).abs() < 1e-12);
+}
