@@ -327,6 +327,21 @@ pub trait Block: Send + Sync {
     fn diagnose(&self) -> Vec<Diagnostic> {
         Vec::new()
     }
+    /// Further signals an output column may read (an FMU's parameters, locals, unconnected
+    /// inputs): read when the row is written, with [`observe`](Self::observe).
+    fn observables(&self) -> Vec<SignalInfo> {
+        Vec::new()
+    }
+    /// The current value of observable `which`.
+    fn observe(&self, _which: usize) -> Result<f64, Fault> {
+        Err(Fault::new("this block has no observables"))
+    }
+    /// Whether the block can advance by a step shorter than the solver's (an FMU's
+    /// canHandleVariableCommunicationStepSize): a system of signal blocks alone then ends
+    /// exactly at a stop time that is not a whole number of steps.
+    fn variable_step(&self) -> bool {
+        false
+    }
     /// Whether the block can save its state and roll back to it
     /// ([`save_state`](Self::save_state), [`restore_state`](Self::restore_state)): an
     /// algebraic loop through blocks is solved by fixed-point iteration with rollback only

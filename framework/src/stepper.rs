@@ -288,7 +288,11 @@ impl Simulator {
 
     /// Current time kT.
     pub fn time(&self) -> f64 {
-        self.k as f64 * self.step
+        match self.bus.end {
+            // A shortened last step (stepper/bus.rs) ends at the stop time itself.
+            Some((k, stop, _)) if self.k >= k => stop,
+            _ => self.k as f64 * self.step,
+        }
     }
 
     /// Step size T.

@@ -1300,6 +1300,28 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             ratio.round().max(1.0)
         )));
     }
+    match sim.shortened_last_step(plan.stop_time) {
+        Some(Ok(rest)) => out.push(Diagnostic::Info(format!(
+            "stop time {} s is not a whole number of steps: the last step is shortened to {rest:.6e} s (every \
+             signal block declares canHandleVariableCommunicationStepSize)",
+            plan.stop_time
+        ))),
+        Some(Err((rest, fixed))) => {
+            let n = crate::stepper::bus::step_count(plan.stop_time, sim.step_size());
+            let names: Vec<String> = fixed.iter().map(|b| format!("'{b}'")).collect();
+            out.push(Diagnostic::Warning(format!(
+                "stop_time {} s is not a whole number of communication steps of {} s: the last step would have to \
+                 be shortened to {rest:.6e} s, but the signal block(s) {} do not declare \
+                 canHandleVariableCommunicationStepSize=\"true\"; every step keeps {} s and the run ends at t = {} s",
+                plan.stop_time,
+                sim.step_size(),
+                names.join(", "),
+                sim.step_size(),
+                n as f64 * sim.step_size()
+            )))
+        }
+        None => {}
+    }
     let named = |name: &str, d: Diagnostic| match d {
         Diagnostic::Info(s) => Diagnostic::Info(format!("{name}: {s}")),
         Diagnostic::Warning(s) => Diagnostic::Warning(format!("{name}: {s}")),

@@ -202,3 +202,30 @@ pub fn crc32(data: &[u8]) -> u32 {
     }
     !c
 }
+
+/// The FMU-only system `v`, written to `dir/name`, run by the engine as the network of signal
+/// blocks it translates into (stiction_fmi_master::translate) and by the FMU-only master, on
+/// `threads` threads: the same labels, times and values, bit for bit.
+pub fn engine_is_master(dir: &Path, name: &str, v: &serde_json::Value, threads: usize) {
+    use stiction::fmi_master::{translate, FmuSystem, Translated};
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    let net = match translate(v, dir) {
+        Translated::Network(n) => n,
+        Translated::Master(why) => panic!("{name} is not translated: {why}"),
+    };
+    let text = serde_json::to_string(&net).unwrap();
+    let system = stiction::set::load_with_sets(&path, &[], Some(&text)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (mut sim, plan) = system.into_simulator(threads).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let mut engine = Recorder::default();
+    pool.install(|| sim.run(&plan, &mut engine, &mut |_| {})).unwrap_or_else(|e| panic!("{name}: {e}"));
+    drop(sim);
+    let mut sys = FmuSystem::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut master = Recorder::default();
+    sys.run(threads, &mut master, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(engine.labels, master.labels, "{name}");
+    assert_eq!(engine.time.len(), master.time.len(), "{name}: rows");
+    assert!(engine.time.iter().zip(&master.time).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: times");
+    same_bits(&engine, &master).unwrap_or_else(|e| panic!("{name}: {e}"));
+}

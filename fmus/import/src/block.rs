@@ -5,25 +5,85 @@
 //! FMU's connected inputs and calls doStep(t_k, T); the outputs are held over the step
 //! (framework/src/stepper/bus.rs).
 //!
-//! Inputs are the FMU's scalar variables of causality input, outputs those of causality
-//! output, each of any numeric type or Boolean (values checked against the type by
-//! [`Instance::set_mixed`]); their direct feedthrough is read from ModelStructure (only
-//! declared dependencies count, as for the FMU-only master's loops).
+//! Inputs are the FMU's variables of causality input, outputs those of causality output,
+//! each of any numeric type or Boolean (values checked against the type by
+//! [`Instance::set_mixed`]); an FMI 3.0 array is one signal per element, `y[0]`, `y[1]`, …
+//! (row-major), and setting one element of an array input sets the whole array with the
+//! other elements as they were (their start values until connected). Every other readable
+//! variable (parameters, locals, unconnected inputs) can be read by an output column
+//! ([`Block::observables`]). Direct feedthrough is read from ModelStructure (only declared
+//! dependencies count, as for the FMU-only master's loops).
 
 use crate::binary::VarKind;
 use crate::{FmiError, Instance};
 use std::sync::{Mutex, MutexGuard};
 use stiction_fmi_schema::structure::{read_structure, Deps};
-use stiction_fmi_schema::Causality;
+use stiction_fmi_schema::{Causality, Interface};
 use stiction_framework::{Block, Diagnostic, Fault, Method, SignalInfo};
 
-/// The FMU's scalar inputs or outputs: names (leaked, as the import's signal tables are),
-/// value references, kinds and variable indices.
+/// Most elements of one array variable offered as signals (each has a name of its own).
+const MAX_ELEMENTS: usize = 1 << 16;
+
+/// Variables of the FMU as signals, one per element: names (leaked, as the import's signal
+/// tables are), and per variable its value reference, kind (type, elements), index in the
+/// model description and first element.
+#[derive(Default)]
 struct Vars {
     infos: Vec<SignalInfo>,
+    /// Per element: its variable (position in `vrs`) and its index in that variable.
+    var: Vec<usize>,
+    elem: Vec<usize>,
     vrs: Vec<u32>,
     kinds: Vec<VarKind>,
     index: Vec<usize>,
+    first: Vec<usize>,
+}
+
+impl Vars {
+    fn add(&mut self, fmu: &Instance, i: usize, n: usize, doc: &'static str) {
+        let var = &fmu.archive.description.variables[i];
+        let unit: &'static str = Box::leak(var.unit.clone().unwrap_or_default().into_boxed_str());
+        let slot = self.vrs.len();
+        self.vrs.push(var.vr);
+        self.kinds.push((var.ty, n));
+        self.index.push(i);
+        self.first.push(self.infos.len());
+        for e in 0..n {
+            let name = if var.dimensions.is_empty() { var.name.clone() } else { format!("{}[{e}]", var.name) };
+            self.infos.push(SignalInfo::new(Box::leak(name.into_boxed_str()), 1, unit, doc));
+            self.var.push(slot);
+            self.elem.push(e);
+        }
+    }
+}
+
+/// The variables of causality `causality` (`None`: every readable variable that is not an
+/// output, for output columns); arrays of more than [`MAX_ELEMENTS`] elements are counted in
+/// `skipped`.
+fn vars_of(fmu: &Instance, causality: Option<Causality>, skipped: &mut usize) -> Vars {
+    let md = &fmu.archive.description;
+    let mut v = Vars::default();
+    for (i, var) in md.variables.iter().enumerate() {
+        let wanted = match causality {
+            Some(c) => var.causality == c,
+            None => var.causality != Causality::Output,
+        };
+        if !wanted {
+            continue;
+        }
+        let Ok(n) = crate::readable(md, i, Interface::CoSimulation) else { continue };
+        if n > MAX_ELEMENTS {
+            *skipped += 1;
+            continue;
+        }
+        let doc = match causality {
+            Some(Causality::Input) => "FMU input",
+            Some(_) => "FMU output",
+            None => "FMU variable",
+        };
+        v.add(fmu, i, n, doc);
+    }
+    v
 }
 
 /// A Co-Simulation FMU signal block.
@@ -31,6 +91,8 @@ pub(crate) struct CsBlock {
     label: String,
     inputs: Vars,
     outputs: Vars,
+    /// The other readable variables, for output columns.
+    observed: Vars,
     /// Per output: the inputs (positions in `inputs`) it declares to depend on, and whether
     /// it declares its dependencies at all.
     feed: Vec<Vec<usize>>,
@@ -38,6 +100,8 @@ pub(crate) struct CsBlock {
     notes: Vec<Diagnostic>,
     /// The FMU declares canGetAndSetFMUstate="true" and exports the FMU-state functions.
     can_roll_back: bool,
+    /// The FMU declares canHandleVariableCommunicationStepSize="true".
+    variable_step: bool,
     rt: Mutex<Runtime>,
 }
 
@@ -47,6 +111,9 @@ struct Runtime {
     vrs: Vec<u32>,
     kinds: Vec<VarKind>,
     vals: Vec<f64>,
+    /// Per input variable: its elements' values if it is an array (set whole), else empty.
+    arrays: Vec<Vec<f64>>,
+    touched: Vec<bool>,
     /// The FMU failed: not called again.
     ended: Option<String>,
     /// The FMU asked to end the simulation in the last doStep: its last successful time,
@@ -54,59 +121,61 @@ struct Runtime {
     stop: Option<(f64, bool, String)>,
 }
 
-fn vars_of(fmu: &Instance, causality: Causality) -> Vars {
-    let md = &fmu.archive.description;
-    let mut v = Vars { infos: Vec::new(), vrs: Vec::new(), kinds: Vec::new(), index: Vec::new() };
-    for (i, var) in md.variables.iter().enumerate() {
-        if var.causality != causality || !var.dimensions.is_empty() || var.ty == stiction_fmi_schema::VarType::Other {
-            continue;
-        }
-        let name: &'static str = Box::leak(var.name.clone().into_boxed_str());
-        let unit: &'static str = Box::leak(var.unit.clone().unwrap_or_default().into_boxed_str());
-        let doc = match causality {
-            Causality::Input => "FMU input",
-            _ => "FMU output",
-        };
-        v.infos.push(SignalInfo::new(name, 1, unit, doc));
-        v.vrs.push(var.vr);
-        v.kinds.push((var.ty, 1));
-        v.index.push(i);
-    }
-    v
-}
-
 /// Make the signal block from an initialized Co-Simulation instance.
 pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsBlock, FmiError> {
-    let inputs = vars_of(&fmu, Causality::Input);
-    let outputs = vars_of(&fmu, Causality::Output);
+    let mut skipped = 0;
+    let inputs = vars_of(&fmu, Some(Causality::Input), &mut skipped);
+    let outputs = vars_of(&fmu, Some(Causality::Output), &mut skipped);
+    let observed = vars_of(&fmu, None, &mut skipped);
     let md = fmu.archive.description.clone();
     let structure = read_structure(&fmu.archive.xml, &md).map_err(|e| fmu.error("modelDescription.xml", e))?;
-    let feed = outputs
-        .index
-        .iter()
-        .map(|o| match structure.deps.get(o) {
-            Some(Deps::On(on)) => (0..inputs.index.len()).filter(|&j| on.contains(&inputs.index[j])).collect(),
+    let deps = |o: usize| structure.deps.get(&outputs.index[outputs.var[o]]);
+    let feed = (0..outputs.infos.len())
+        .map(|o| match deps(o) {
+            Some(Deps::On(on)) => {
+                (0..inputs.infos.len()).filter(|&j| on.contains(&inputs.index[inputs.var[j]])).collect()
+            }
             _ => Vec::new(),
         })
         .collect();
-    let declared = outputs.index.iter().map(|o| matches!(structure.deps.get(o), Some(Deps::On(_)))).collect();
-    let skipped = md
-        .variables
-        .iter()
-        .filter(|v| matches!(v.causality, Causality::Input | Causality::Output) && !v.dimensions.is_empty())
-        .count();
+    let declared = (0..outputs.infos.len()).map(|o| matches!(deps(o), Some(Deps::On(_)))).collect();
     if skipped > 0 {
         notes.push(Diagnostic::Warning(format!(
-            "{skipped} array input(s)/output(s) are not offered as block signals (scalars only)"
+            "{skipped} array variable(s) of more than {MAX_ELEMENTS} elements are not offered as signals"
         )));
     }
     let label = fmu.label.clone();
     let can_roll_back = structure.can_get_and_set_state && fmu.can_save_state();
+    let variable_step = md.cs_capabilities.variable_step;
+    // The array inputs' current values (their start values): an element set alone keeps
+    // the others.
+    let mut arrays = Vec::with_capacity(inputs.vrs.len());
+    for (k, &(ty, n)) in inputs.kinds.iter().enumerate() {
+        let mut a = Vec::new();
+        if !md.variables[inputs.index[k]].dimensions.is_empty() {
+            a.resize(n, 0.0);
+            fmu.get_mixed(&[inputs.vrs[k]], &[(ty, n)], &mut a)?;
+        }
+        arrays.push(a);
+    }
     // The FMU's own start values must be readable before the first exchange.
-    let mut y = vec![0.0; outputs.vrs.len()];
+    let mut y = vec![0.0; outputs.infos.len()];
     fmu.get_mixed(&outputs.vrs, &outputs.kinds, &mut y)?;
-    let rt = Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), ended: None, stop: None };
-    Ok(CsBlock { label, inputs, outputs, feed, declared, notes, can_roll_back, rt: Mutex::new(rt) })
+    let touched = vec![false; arrays.len()];
+    let rt =
+        Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), arrays, touched, ended: None, stop: None };
+    Ok(CsBlock {
+        label,
+        inputs,
+        outputs,
+        observed,
+        feed,
+        declared,
+        notes,
+        can_roll_back,
+        variable_step,
+        rt: Mutex::new(rt),
+    })
 }
 
 impl CsBlock {
@@ -153,15 +222,29 @@ impl Block for CsBlock {
         let ins = &self.inputs;
         let mut rt = self.lock()?;
         rt.call(|rt| {
-            rt.vrs.clear();
-            rt.kinds.clear();
-            rt.vals.clear();
+            let Runtime { fmu, vrs, kinds, vals, arrays, touched, .. } = rt;
+            vrs.clear();
+            kinds.clear();
+            vals.clear();
             for &(j, v) in u {
-                rt.vrs.push(ins.vrs[j]);
-                rt.kinds.push(ins.kinds[j]);
-                rt.vals.push(v);
+                let k = ins.var[j];
+                if arrays[k].is_empty() {
+                    vrs.push(ins.vrs[k]);
+                    kinds.push(ins.kinds[k]);
+                    vals.push(v);
+                } else {
+                    arrays[k][ins.elem[j]] = v;
+                    touched[k] = true;
+                }
             }
-            let Runtime { fmu, vrs, kinds, vals, .. } = rt;
+            // Each array input set touched, whole.
+            for k in 0..arrays.len() {
+                if std::mem::take(&mut touched[k]) {
+                    vrs.push(ins.vrs[k]);
+                    kinds.push(ins.kinds[k]);
+                    vals.extend_from_slice(&arrays[k]);
+                }
+            }
             fmu.set_mixed(vrs, kinds, vals)
         })
     }
@@ -191,6 +274,19 @@ impl Block for CsBlock {
             }
             rt.fmu.get_mixed(&out.vrs, &out.kinds, y)
         })
+    }
+    fn observables(&self) -> Vec<SignalInfo> {
+        self.observed.infos.clone()
+    }
+    fn observe(&self, which: usize) -> Result<f64, Fault> {
+        let obs = &self.observed;
+        let k = *obs.var.get(which).ok_or_else(|| Fault::new(format!("{}: no variable {which}", self.label)))?;
+        let mut v = vec![0.0; obs.kinds[k].1];
+        self.lock()?.call(|rt| rt.fmu.get_mixed(&[obs.vrs[k]], &[obs.kinds[k]], &mut v))?;
+        Ok(v[obs.elem[which]])
+    }
+    fn variable_step(&self) -> bool {
+        self.variable_step
     }
     fn stop_request(&self) -> Option<(f64, bool, String)> {
         self.rt.lock().ok()?.stop.clone()

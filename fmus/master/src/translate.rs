@@ -4,16 +4,14 @@
 //! The engine (framework/src/stepper/bus.rs) then steps them exactly as the master of this
 //! crate does, and writes the same rows bit for bit (tests/fmu_master.rs compares both).
 //!
-//! What the engine does not do yet stays with the master ([`translate`] says why): array
-//! variables (connections of array elements, output columns of whole arrays), output columns
-//! of variables that are neither outputs nor connected inputs, and a stop time that is not a whole number of communication steps.
-//! A file the master would refuse is left to the master too, so that its errors keep
-//! naming the paths of the FMU-only format.
+//! Whole arrays connected to whole arrays become one connection per element (`"a.y[0]"` →
+//! `"b.u[0]"`, …). A file the master would refuse is left to the master, so that its errors
+//! keep naming the paths of the FMU-only format.
 
 use crate::{connectable, is_fmu_system};
 use serde_json::{json, Map, Value};
 use std::path::Path;
-use stiction_fmi_schema::{Archive, Causality, VarType};
+use stiction_fmi_schema::{Archive, Causality, Interface, VarType};
 
 /// What becomes of an FMU-only system file.
 #[derive(Debug)]
@@ -73,18 +71,34 @@ struct Fmu {
 }
 
 impl Fmu {
-    /// The scalar variable `var` of causality `want` and its type, or why not.
-    fn scalar(&self, var: &str, want: Causality) -> Result<VarType, String> {
+    /// The variable `var` ("x", an FMI 2.0 name with brackets, or "y[2]", an element of an
+    /// FMI 3.0 array, row-major) of causality `want` (any readable one if `None`): its type,
+    /// its element count (1 for a scalar or an element, n for a whole array) and whether it
+    /// is a whole array.
+    fn end(&self, var: &str, want: Option<Causality>) -> Result<(VarType, usize, bool), String> {
         let md = &self.archive.description;
-        let i = md.find(var).ok_or_else(|| format!("'{}.{var}' is not a variable of the FMU", self.name))?;
+        let (i, elem) = match md.find(var) {
+            Some(i) => (i, None),
+            None => {
+                let (base, idx) = var
+                    .strip_suffix(']')
+                    .and_then(|x| x.split_once('['))
+                    .ok_or_else(|| format!("'{}.{var}' is not a variable of the FMU", self.name))?;
+                let i = md.find(base.trim()).ok_or_else(|| format!("'{}.{base}' is not a variable", self.name))?;
+                let e: usize = idx.trim().parse().map_err(|_| format!("'{var}': '{idx}' is not an index"))?;
+                (i, Some(e))
+            }
+        };
         let v = &md.variables[i];
-        if v.causality != want {
-            return Err(format!("'{}.{var}' is not an {want}", self.name));
+        if want.is_some_and(|w| v.causality != w) {
+            return Err(format!("'{}.{var}' does not have the causality the connection needs", self.name));
         }
-        if !v.dimensions.is_empty() || v.ty == VarType::Other {
-            return Err(format!("'{}.{var}' is an array or not numeric", self.name));
+        let n = stiction_fmi_import::readable(md, i, Interface::CoSimulation)?;
+        match elem {
+            None => Ok((v.ty, n, !v.dimensions.is_empty())),
+            Some(e) if !v.dimensions.is_empty() && e < n => Ok((v.ty, 1, false)),
+            Some(_) => Err(format!("'{}.{var}' is not an element of an array", self.name)),
         }
-        Ok(v.ty)
     }
 }
 
@@ -107,12 +121,6 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
     let stop_time = positive(master, "stop_time")?.ok_or("master.stop_time is missing")?;
     if step > stop_time {
         return Err("master.step is longer than the stop time".into());
-    }
-    if crate::partial_step(stop_time, step).is_some() {
-        return Err(format!(
-            "the stop time {stop_time} s is not a whole number of communication steps of {step} s (the engine \
-             does not shorten the last step yet)"
-        ));
     }
     let mut solver = json!({"method": "euler", "step": step, "stop_time": stop_time, "blocks": blocks});
     if let Some(t) = master.get("threads") {
@@ -158,13 +166,6 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
         if md.co_simulation.is_none() {
             return Err(format!("'{name}' has no Co-Simulation interface"));
         }
-        if md
-            .variables
-            .iter()
-            .any(|v| matches!(v.causality, Causality::Input | Causality::Output) && !v.dimensions.is_empty())
-        {
-            return Err(format!("'{name}' has array inputs or outputs (signal blocks offer scalars only)"));
-        }
         let mut c = m.clone();
         c.insert("type".into(), json!("fmu"));
         c.insert("role".into(), json!("signal"));
@@ -196,6 +197,7 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
         Some(_) => return Err("connections is not a list".into()),
     };
     let mut fed: Vec<(String, String, f64)> = Vec::new(); // (input, source, gain)
+    let mut conns = Vec::new();
     for c in &list {
         let m = obj(Some(c), "a connection")?;
         keys(m, &["from", "to", "gain"], "a connection")?;
@@ -207,12 +209,26 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
         };
         let (fu, fv) = unit(from)?;
         let (tu, tv) = unit(to)?;
-        let (ft, tt) = (fu.scalar(&fv, Causality::Output)?, tu.scalar(&tv, Causality::Input)?);
+        let (ft, fnum, fwhole) = fu.end(&fv, Some(Causality::Output))?;
+        let (tt, tnum, twhole) = tu.end(&tv, Some(Causality::Input))?;
         connectable(ft, tt, gain)?;
-        if fed.iter().any(|f| f.0 == to) {
-            return Err(format!("'{to}' is connected twice"));
+        // A whole array joins a whole array of as many elements, element by element.
+        let pairs: Vec<(String, String)> = match (fwhole, twhole) {
+            (false, false) => vec![(from.to_string(), to.to_string())],
+            (true, true) if fnum == tnum => (0..fnum).map(|e| (format!("{from}[{e}]"), format!("{to}[{e}]"))).collect(),
+            _ => return Err(format!("'{from}' -> '{to}' joins arrays of different sizes or an array and a scalar")),
+        };
+        for (f, t) in pairs {
+            if fed.iter().any(|x| x.0 == t) {
+                return Err(format!("'{t}' is connected twice"));
+            }
+            let mut link = json!({"from": f, "to": t});
+            if m.contains_key("gain") {
+                link["gain"] = json!(gain);
+            }
+            conns.push(link);
+            fed.push((t, f, gain));
         }
-        fed.push((to.to_string(), from.to_string(), gain));
     }
     // The output: scalar outputs, or connected inputs read as their source (gain 1).
     let mut output = Map::new();
@@ -240,11 +256,9 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
         let mut cols = Map::new();
         for (label, sig) in signals {
             let (u, var) = unit(&sig)?;
-            // An output, or a connected input (gain × its source, as the master reads it).
-            let read = u.scalar(&var, Causality::Output).is_ok() || fed.iter().any(|f| f.0 == sig);
-            if !read {
-                return Err(format!("the output column '{label}' reads '{sig}', which is not an output"));
-            }
+            // Any readable variable: an output, a connected input (gain × its source, as the
+            // master reads it), or another variable read when the row is written.
+            u.end(&var, None)?;
             let read = sig.clone();
             if cols.insert(label.clone(), json!(read)).is_some() {
                 return Err(format!("the output label '{label}' is used twice"));
@@ -262,7 +276,7 @@ fn try_translate(v: &Value, base: &Path) -> Result<Value, String> {
     }
     net.insert("solver".into(), solver);
     net.insert("components".into(), Value::Object(components));
-    net.insert("connections".into(), Value::Array(list));
+    net.insert("connections".into(), Value::Array(conns));
     if top.contains_key("output") {
         net.insert("output".into(), Value::Object(output));
     }

@@ -31,7 +31,7 @@ impl Simulator {
         let (mut imp, mut adm) = (BTreeSet::new(), BTreeSet::new());
         for r in refs {
             match r.source {
-                Source::State { .. } | Source::Block { .. } | Source::BlockInput { .. } => {}
+                Source::State { .. } | Source::Block { .. } | Source::BlockInput { .. } | Source::BlockVar { .. } => {}
                 Source::Imp { i, .. } => {
                     imp.insert(i);
                 }

@@ -64,7 +64,9 @@ impl Simulator {
         let io = |e: std::io::Error| Error::Io { path: "output".into(), error: e };
         let labels: Vec<String> = plan.columns.iter().map(|c| c.0.clone()).collect();
         sink.begin(&labels).map_err(io)?;
-        let total = (plan.stop_time / self.step_size() - 1e-9).ceil().max(0.0) as u64;
+        let total = crate::stepper::bus::step_count(plan.stop_time, self.step_size());
+        self.end_blocks_at(plan.stop_time);
+        let shortened = self.bus.end.is_some();
         let every = ((plan.interval / self.step_size()).round() as u64).max(1);
         let mut values = vec![0.0; plan.columns.len()];
         let mut rows = 0u64;
@@ -128,7 +130,8 @@ impl Simulator {
                         break;
                     }
                 }
-                if sim.k % every == 0 {
+                // A shortened last step ends the run at the stop time: its row is written too.
+                if sim.k % every == 0 || (shortened && sim.k == total) {
                     emit(sim, &mut values)?;
                     last_row = sim.time();
                 }

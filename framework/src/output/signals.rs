@@ -41,6 +41,12 @@ pub(crate) enum Source {
         b: usize,
         input: usize,
     },
+    /// Observable `which` of signal block `b` ([`crate::Block::observables`]), read when
+    /// the row is written.
+    BlockVar {
+        b: usize,
+        which: usize,
+    },
 }
 
 /// A component found by name.
@@ -90,6 +96,27 @@ impl Simulator {
         // literal name) is found by its whole name before `[` is read as an index.
         let literal = |list: &[crate::SignalInfo]| list.iter().any(|x| x.name == rest);
         let found = self.find(comp, index);
+        if let Some(Found::Block(b)) = found {
+            let outs = s.blocks[b].outputs();
+            if !outs.iter().any(|x| x.name == rest) {
+                if let Some(input) = s.blocks[b].inputs().iter().position(|x| x.name == rest) {
+                    if self.block_input_connected(b, input) {
+                        return Ok(SignalRef { name: name.to_string(), source: Source::BlockInput { b, input } });
+                    }
+                }
+            }
+            if !outs.iter().any(|x| x.name == rest) {
+                if let Some(which) = s.blocks[b].observables().iter().position(|x| x.name == rest) {
+                    return Ok(SignalRef { name: name.to_string(), source: Source::BlockVar { b, which } });
+                }
+            }
+            let out = outs.iter().position(|x| x.name == rest).ok_or_else(|| {
+                let hint = crate::error::suggestion(rest, outs.iter().map(|x| x.name));
+                let list: Vec<&str> = outs.iter().map(|x| x.name).collect();
+                bad(format!("signal block '{comp}' has no output '{rest}'{hint} (outputs: {})", list.join(", ")))
+            })?;
+            return Ok(SignalRef { name: name.to_string(), source: Source::Block { b, out } });
+        }
         let named = match found {
             Some(Found::Adm(i)) => Some(literal(&s.adm[i].signals())),
             Some(Found::Imp(i)) => Some(literal(&s.imp[i].signals())),
@@ -104,22 +131,6 @@ impl Simulator {
             }
             None => (rest, None),
         };
-        if let Some(Found::Block(b)) = found {
-            let outs = s.blocks[b].outputs();
-            if !outs.iter().any(|x| x.name == rest) {
-                if let Some(input) = s.blocks[b].inputs().iter().position(|x| x.name == rest) {
-                    if self.block_input_connected(b, input) {
-                        return Ok(SignalRef { name: name.to_string(), source: Source::BlockInput { b, input } });
-                    }
-                }
-            }
-            let out = outs.iter().position(|x| x.name == rest).ok_or_else(|| {
-                let hint = crate::error::suggestion(rest, outs.iter().map(|x| x.name));
-                let list: Vec<&str> = outs.iter().map(|x| x.name).collect();
-                bad(format!("signal block '{comp}' has no output '{rest}'{hint} (outputs: {})", list.join(", ")))
-            })?;
-            return Ok(SignalRef { name: name.to_string(), source: Source::Block { b, out } });
-        }
         let (signals, kind, range) = match found {
             Some(Found::Adm(i)) => (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1]),
             Some(Found::Imp(i)) => (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1]),
@@ -169,6 +180,24 @@ impl Simulator {
                 if len > 1 && sig != "state" {
                     return (0..len).map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?))).collect();
                 }
+                // A block's array variable (its elements are signals `sig[0]`, `sig[1]`, …).
+                if let Some(b) = s.block_names.iter().position(|n| n == comp) {
+                    let blk = &s.blocks[b];
+                    let all: Vec<crate::SignalInfo> =
+                        blk.outputs().into_iter().chain(blk.inputs()).chain(blk.observables()).collect();
+                    if !all.iter().any(|x| x.name == sig) {
+                        let has = |e: usize| {
+                            let el = format!("{sig}[{e}]");
+                            all.iter().any(|x| x.name == el)
+                        };
+                        let n = (0..).take_while(|&e| has(e)).count();
+                        if n > 0 {
+                            return (0..n)
+                                .map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?)))
+                                .collect();
+                        }
+                    }
+                }
             }
         }
         Ok(vec![(String::new(), self.resolve(name)?)])
@@ -184,6 +213,7 @@ impl Simulator {
                 self.bus.blocks.get(b).and_then(|io| io.y.get(out)).copied().unwrap_or(f64::NAN)
             }
             Source::BlockInput { b, input } => self.block_input_value(b, input).unwrap_or(f64::NAN),
+            Source::BlockVar { b, which } => s.blocks[b].observe(which).unwrap_or(f64::NAN),
             Source::Adm { i, which, elem } => {
                 let (a, b) = (s.adm_x[i], s.adm_x[i + 1]);
                 let probe = Probe {
@@ -285,11 +315,11 @@ impl Simulator {
         Ok(match r.source {
             Source::State { index } => Tap::State { index },
             Source::Block { b, out } => Tap::Block { b, out },
-            Source::BlockInput { b, .. } => {
+            Source::BlockInput { b, .. } | Source::BlockVar { b, .. } => {
                 let block = &self.sched.block_names[b];
                 return Err(Error::invalid(
                     path,
-                    format!("signal '{name}' is an input of '{block}': read the signal connected to it"),
+                    format!("signal '{name}' is not an output of the signal block '{block}' (a time function reads outputs)"),
                 ));
             }
             Source::Imp { i, which, elem } => Tap::Imp { i, which, elem },

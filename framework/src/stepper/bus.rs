@@ -139,6 +139,10 @@ pub(crate) struct Bus {
     pub(crate) options: BlockOptions,
     /// Steps of algebraic loops taken, counting every repetition after a rollback.
     pub(crate) iterations: u64,
+    /// A system of signal blocks alone whose stop time is not a whole number of steps, when
+    /// every block can advance by a shorter step: (the step count k after the shortened last
+    /// step, the stop time it ends at, its length).
+    pub(crate) end: Option<(u64, f64, f64)>,
     /// Zeros for the rate and forces a state signal's probe does not read.
     zeros: Vec<f64>,
     no_forces: Vec<Force>,
@@ -242,6 +246,30 @@ impl Simulator {
                 BlockIo { y: vec![0.0; n], out: vec![Vec::new(); n], ..Default::default() }
             })
             .collect();
+    }
+
+    /// The length of the last step when the stop time `stop` is not a whole number of steps
+    /// ([`step_count`]) and the system is made of signal blocks alone that all can advance by
+    /// a shorter step ([`crate::Block::variable_step`]); the run then ends at `stop` exactly.
+    /// `Err` with that length and the names of the blocks that cannot, when some cannot
+    /// (every step then keeps T and the run ends after `stop`).
+    pub fn shortened_last_step(&self, stop: f64) -> Option<std::result::Result<f64, (f64, Vec<String>)>> {
+        let s = &self.sched;
+        let rest = partial_step(stop, self.step)?;
+        if s.blocks.is_empty() || !s.adm.is_empty() || !s.imp.is_empty() {
+            return None;
+        }
+        let fixed: Vec<String> =
+            (0..s.blocks.len()).filter(|&b| !s.blocks[b].variable_step()).map(|b| s.block_names[b].clone()).collect();
+        Some(if fixed.is_empty() { Ok(rest) } else { Err((rest, fixed)) })
+    }
+
+    /// End the run of a system of signal blocks alone at `stop` with a shortened last step,
+    /// when [`shortened_last_step`](Self::shortened_last_step) allows it (else nothing changes).
+    pub(crate) fn end_blocks_at(&mut self, stop: f64) {
+        if let Some(Ok(rest)) = self.shortened_last_step(stop) {
+            self.bus.end = Some((step_count(stop, self.step), stop, rest));
+        }
     }
 
     /// Whether input `input` of block `b` is connected.
@@ -507,7 +535,11 @@ impl Simulator {
     /// outputs as they are when its turn comes (of those before it: at t_{k+1}), advances
     /// and publishes its outputs.
     fn exchange_blocks(&mut self) -> Result<()> {
-        let (t, h) = (self.time(), self.step);
+        let t = self.time();
+        let h = match self.bus.end {
+            Some((k, _, last)) if self.k + 1 == k => last,
+            _ => self.step,
+        };
         let parallel = self.threads > 1;
         let Simulator { sched: s, bus, .. } = self;
         let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
@@ -876,6 +908,18 @@ pub fn gauss_seidel_order(prio: &[usize], edges: &[(usize, usize, bool)]) -> Vec
         }
     }
     seq
+}
+
+/// The number of steps of T of a run to `stop` (the last may be shortened).
+pub(crate) fn step_count(stop: f64, step: f64) -> u64 {
+    (stop / step - 1e-9).ceil().max(0.0) as u64
+}
+
+/// The length of the last step if `stop` is not a whole number of steps `step`.
+fn partial_step(stop: f64, step: f64) -> Option<f64> {
+    let n = step_count(stop, step);
+    let rest = stop - n.saturating_sub(1) as f64 * step;
+    (n >= 1 && step - rest > 1e-9 * step).then_some(rest)
 }
 
 /// "a.y -> b.u" (with " (gain g)" when the gain is not 1) for signal link `link` into `to`.
