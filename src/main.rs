@@ -448,13 +448,14 @@ fn run(
 
 fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("loading");
-    // An FMU-only system is described by the master (the engine runs the ones it translates
-    // into networks of signal blocks the same way; stiction_fmi_master::translate).
-    let text = match fmu_master::detect(path, sets) {
-        fmu_master::Detected::Fmus | fmu_master::Detected::Translated(_) => {
-            return fmu_master::check(path, strict, sets)
-        }
-        fmu_master::Detected::Network(text) => text,
+    // An FMU-only system is checked as the network of signal blocks it translates into.
+    let (text, sets) = match fmu_master::detect(path, sets) {
+        fmu_master::Detected::Fmus => return fmu_master::check(path, strict, sets),
+        fmu_master::Detected::Translated(net) => match stiction::set::load_with_sets(path, &[], Some(&net)) {
+            Ok(_) => (Some(net), &[][..]),
+            Err(_) => return fmu_master::check(path, strict, sets),
+        },
+        fmu_master::Detected::Network(text) => (text, sets),
     };
     let system = stiction::set::load_with_sets(path, sets, text.as_deref())?;
     let file = path.display().to_string();
@@ -486,6 +487,26 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     }
     for (from, to) in sched.signal_connections() {
         println!("  signal connection: {from} -> {to}");
+    }
+    if !sched.block_names().is_empty() {
+        match sim.block_order() {
+            None => println!("  signal blocks: jacobi: all step from the values at t_k"),
+            Some((order, cut)) => {
+                println!("  signal blocks: gauss-seidel, order: {}", order.join(", "));
+                for c in cut {
+                    println!(
+                        "  feedback: {c} carries the value of the previous communication point (its target steps first)"
+                    );
+                }
+            }
+        }
+        let o = sim.block_options();
+        for l in sim.block_loops() {
+            println!(
+                "  algebraic loop {l}: fixed-point iteration with rollback (tolerance {}, at most {} iterations)",
+                o.tolerance, o.max_iterations
+            );
+        }
     }
     for (name, when) in sim.signals_read() {
         let when = match when {
@@ -562,7 +583,8 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 
 fn graph(path: &Path) -> Result<(), Failure> {
     let text = match fmu_master::detect(path, &[]) {
-        fmu_master::Detected::Fmus | fmu_master::Detected::Translated(_) => return fmu_master::graph(path),
+        fmu_master::Detected::Fmus => return fmu_master::graph(path),
+        fmu_master::Detected::Translated(net) => Some(net),
         fmu_master::Detected::Network(text) => text,
     };
     let system = load(path, text.as_deref())?;

@@ -296,17 +296,18 @@ impl Simulator {
     }
 
     /// The blocks' Gauss-Seidel stepping order as names (a loop as "[loop a, b]"), and the
-    /// signal connections (indices into `connections`) it cuts; `None` under Jacobi.
-    pub fn block_order(&self) -> Option<(Vec<String>, &[usize])> {
+    /// signal connections it cuts ("a.y -> b.u"); `None` under Jacobi.
+    pub fn block_order(&self) -> Option<(Vec<String>, Vec<String>)> {
         if !self.bus.options.gauss_seidel {
             return None;
         }
-        let names = &self.sched.block_names;
+        let s = &self.sched;
+        let names = &s.block_names;
         let seq = self
             .bus
             .stages
             .iter()
-            .map(|s| match *s {
+            .map(|st| match *st {
                 BlockStage::One(b) => names[b].clone(),
                 BlockStage::Loop(l) => {
                     let m: Vec<&str> = self.bus.loops[l].members.iter().map(|&b| names[b].as_str()).collect();
@@ -314,7 +315,13 @@ impl Simulator {
                 }
             })
             .collect();
-        Some((seq, &self.bus.cut))
+        let cut = s
+            .signal_links
+            .iter()
+            .filter(|l| self.bus.cut.contains(&l.3))
+            .map(|l| link_text(l, &format!("{}.{}", names[l.1], s.blocks[l.1].inputs()[l.2].name)))
+            .collect();
+        Some((seq, cut))
     }
 
     /// The blocks' loop options (tolerance, most iterations).
