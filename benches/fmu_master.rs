@@ -2,8 +2,8 @@
 //! input force 10 N > F = 8 N, so every doStep does the full sliding step of model D),
 //! stepped N times (h = substep = 1e-3 s)
 //!
-//! * through the FMU-only master (`FmuSystem`, fmus/master/src/lib.rs): Jacobi on 1
-//!   and 2 threads, Gauss-Seidel on 1 thread;
+//! * as an FMU-only system, translated into signal blocks and stepped by the engine
+//!   (framework/src/stepper/bus.rs): Jacobi on 1 and 2 threads, Gauss-Seidel on 1 thread;
 //! * through a direct loop of `Instance::do_step` (fmi2DoStep through the binding and its
 //!   status check, nothing else) over K separately loaded instances,
 //!
@@ -20,31 +20,35 @@ use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
 use stiction::fmi_import::{Archive, Instance, Interface, VarType};
-use stiction::fmi_master::FmuSystem;
 use stiction::framework::Recorder;
 
 const H: f64 = 1e-3;
 
-fn system(fmu: &Path, k: usize, steps: usize, algorithm: &str) -> FmuSystem {
+fn system(fmu: &Path, k: usize, steps: usize, algorithm: &str) -> serde_json::Value {
     let mut fmus = serde_json::Map::new();
     for i in 0..k {
         fmus.insert(format!("m{i}"), json!({"path": fmu}));
     }
     let stop = steps as f64 * H;
-    let v = json!({
+    json!({
         "master": {"algorithm": algorithm, "step": H, "stop_time": stop},
         "fmus": fmus,
         "output": {"interval": stop, "signals": {"q": "m0.q"}}
-    });
-    FmuSystem::from_value(&v, "bench", Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
-/// Seconds for the master run; the final q of the first FMU.
+/// Seconds for the run of the FMU-only system in the engine; the final q of the first FMU.
 fn master(fmu: &Path, k: usize, steps: usize, algorithm: &str, threads: usize) -> (f64, f64) {
-    let mut sys = system(fmu, k, steps, algorithm);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.json");
+    std::fs::write(&path, system(fmu, k, steps, algorithm).to_string()).unwrap();
+    let t = stiction::set::translate_with_sets(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let sys = stiction::set::load_with_sets(&path, &[], Some(&t.text())).unwrap_or_else(|e| panic!("{e}"));
+    let (mut sim, plan) = sys.into_simulator(threads).unwrap_or_else(|e| panic!("{e}"));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let mut rec = Recorder::default();
     let t0 = Instant::now();
-    sys.run(threads, &mut rec, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    pool.install(|| sim.run(&plan, &mut rec, &mut |_| {})).unwrap_or_else(|e| panic!("{e}"));
     let dt = t0.elapsed().as_secs_f64();
     (dt, *rec.column("q").unwrap().last().unwrap())
 }

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use stiction_framework::system::{diagnostics, Kind, System};
+use stiction_framework::system::{diagnostics, Kind};
 use stiction_framework::Tee;
 use stiction_framework::{Diagnostic, OutputSink, Recorder};
 
@@ -282,10 +282,6 @@ fn finish_run(
     Ok(summary)
 }
 
-fn load(path: &Path, text: Option<&str>) -> Result<System, Failure> {
-    Ok(stiction::load_read(path, text)?)
-}
-
 /// The `run` subcommand's options besides the files.
 struct RunOptions<'a> {
     threads: Option<usize>,
@@ -316,17 +312,8 @@ fn run(
 ) -> Result<(), Failure> {
     let (threads, parallel_threshold, quiet, strict) = (o.threads, o.parallel_threshold, o.quiet, o.strict);
     let talk = Talk { quiet, warnings: o.warnings };
-    let (text, sets) = match fmu_master::detect(path, fmu.sets) {
-        fmu_master::Detected::Fmus => return fmu_master::run(path, output, plot, threads, talk, fmu.sets, strict),
-        // An FMU-only system runs as its network of signal blocks; one the engine cannot
-        // load (an FMU refused, say) goes to the master, whose errors name the paths of the
-        // FMU-only format.
-        fmu_master::Detected::Translated(net) => match stiction::set::load_with_sets(path, &[], Some(&net)) {
-            Ok(_) => (Some(net), &[][..]),
-            Err(_) => return fmu_master::run(path, output, plot, threads, talk, fmu.sets, strict),
-        },
-        fmu_master::Detected::Network(text) => (text, fmu.sets),
-    };
+    let detected = fmu_master::detect(path, fmu.sets)?;
+    let (text, sets, relabel) = detected.parts(fmu.sets);
     interrupt::phase("loading");
     // Extraction directories left by stiction processes that are gone.
     stiction_fmi_schema::archive::sweep_once();
@@ -341,7 +328,7 @@ fn run(
         let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
         return Err(Failure::Input(anyhow::anyhow!(msg)));
     } else {
-        stiction::set::load_with_sets(path, sets, text.as_deref())?
+        stiction::set::load_with_sets(path, sets, text.as_deref()).map_err(|e| relabel.error(e))?
     };
     // The file's text is read: with worker threads, one of them frees it (a large unmap)
     // while this thread compiles.
@@ -359,7 +346,8 @@ fn run(
     let name = system.name.clone();
     let file = path.display().to_string();
     interrupt::phase("compiling");
-    let (mut sim, plan) = system.into_simulator(threads).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    let (mut sim, plan) =
+        system.into_simulator(threads).map_err(|e| Failure::from(relabel.error(e.in_file(file.clone()))))?;
     for arg in o.inputs {
         let (name, f) = stiction::inputs::parse_input_arg(arg).map_err(Failure::Input)?;
         sim.set_input(&name, f).map_err(|e| Failure::Input(anyhow::anyhow!("--input {arg}: {e}")))?;
@@ -449,15 +437,9 @@ fn run(
 fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("loading");
     // An FMU-only system is checked as the network of signal blocks it translates into.
-    let (text, sets) = match fmu_master::detect(path, sets) {
-        fmu_master::Detected::Fmus => return fmu_master::check(path, strict, sets),
-        fmu_master::Detected::Translated(net) => match stiction::set::load_with_sets(path, &[], Some(&net)) {
-            Ok(_) => (Some(net), &[][..]),
-            Err(_) => return fmu_master::check(path, strict, sets),
-        },
-        fmu_master::Detected::Network(text) => (text, sets),
-    };
-    let system = stiction::set::load_with_sets(path, sets, text.as_deref())?;
+    let detected = fmu_master::detect(path, sets)?;
+    let (text, sets, relabel) = detected.parts(sets);
+    let system = stiction::set::load_with_sets(path, sets, text.as_deref()).map_err(|e| relabel.error(e))?;
     let file = path.display().to_string();
     let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, t) in system.components() {
@@ -467,7 +449,7 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
         (system.name.clone(), system.method, system.step, system.stop_time, system.interval);
     let inputs = system.inputs.clone();
     interrupt::phase("compiling");
-    let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(e.in_file(file.clone())))?;
+    let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(relabel.error(e.in_file(file.clone()))))?;
     interrupt::stop_here(&file)?;
     let sched = sim.schedule();
     let (na, ni) = sched.counts();
@@ -582,12 +564,9 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 }
 
 fn graph(path: &Path) -> Result<(), Failure> {
-    let text = match fmu_master::detect(path, &[]) {
-        fmu_master::Detected::Fmus => return fmu_master::graph(path),
-        fmu_master::Detected::Translated(net) => Some(net),
-        fmu_master::Detected::Network(text) => text,
-    };
-    let system = load(path, text.as_deref())?;
+    let detected = fmu_master::detect(path, &[])?;
+    let (text, _, relabel) = detected.parts(&[]);
+    let system = stiction::load_read(path, text.as_deref()).map_err(|e| relabel.error(e))?;
     print!("{}", system.network.to_dot(&system.name));
     Ok(())
 }

@@ -369,22 +369,16 @@ fn related(a: &str, b: &str) -> bool {
     within(a, b) || within(b, a)
 }
 
-/// Load an FMU-only system file (top-level `"fmus"`) with `--set` overrides (`gear.fu=3`
-/// sets a start value, `master.step=1e-3` the master).
-pub fn load_fmu_system_with_sets(
-    path: &Path,
-    sets: &[String],
-) -> stiction_framework::Result<crate::fmi_master::FmuSystem> {
-    use crate::fmi_master::FmuSystem;
-    if sets.is_empty() {
-        return FmuSystem::load(path);
-    }
+/// Check and translate an FMU-only system file (top-level `"fmus"`) with `--set` overrides
+/// (`gear.fu=3` sets a start value, `master.step=1e-3` the master) into the network of
+/// signal blocks the engine runs (stiction_fmi_master::translate).
+pub fn translate_with_sets(path: &Path, sets: &[String]) -> stiction_framework::Result<crate::fmi_master::Translation> {
     let shown = path.display().to_string();
     let mut doc = read_json(path)?;
     let applied = apply_all(&mut doc, sets)
         .map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(shown.clone()))?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    FmuSystem::from_value(&doc, &name, &base_dir(path)).map_err(|e| blame(e.in_file(shown), &applied))
+    crate::fmi_master::translate(&doc, &name, &base_dir(path)).map_err(|e| blame(e.in_file(shown), &applied))
 }
 
 /// Load a system file with `--set` overrides, checked exactly like the file. Without

@@ -224,7 +224,6 @@ fn fmu_only_systems_stop_at_the_earliest_request() {
         "connections": [],
         "output": {"interval": T, "signals": {"xa": "a.x", "xb": "b.position", "phase": "a.phase", "y": "a.y"}}
     });
-    common::engine_is_master(dir.path(), "master-both.json", &system, 1);
     let (code, stderr, h, rows, _) = run_cli(dir.path(), "master", &system);
     assert_eq!(code, 0, "{stderr}");
     let time = column(&h, &rows, "time");
@@ -579,8 +578,6 @@ fn fmu_only_connections_of_every_type() {
         {"from": "a.y[1]", "to": "b.fa[0]"},
         {"from": "a.x32", "to": "b.f32in"}
     ]);
-    // The engine runs the file as a network of signal blocks: the master's rows bit for bit.
-    common::engine_is_master(dir.path(), "typed-conns-both.json", &master(good.clone()), 1);
     let (code, stderr, h, rows, calls) = run_cli(dir.path(), "typed-conns", &master(good));
     assert_eq!(code, 0, "{stderr}");
     for f in ["fmi3SetInt16", "fmi3SetBoolean", "fmi3GetInt8", "fmi3SetFloat32"] {

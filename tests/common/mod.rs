@@ -203,29 +203,69 @@ pub fn crc32(data: &[u8]) -> u32 {
     !c
 }
 
-/// The FMU-only system `v`, written to `dir/name`, run by the engine as the network of signal
-/// blocks it translates into (stiction_fmi_master::translate) and by the FMU-only master, on
-/// `threads` threads: the same labels, times and values, bit for bit.
-pub fn engine_is_master(dir: &Path, name: &str, v: &serde_json::Value, threads: usize) {
-    use stiction::fmi_master::{translate, FmuSystem, Translated};
-    let path = dir.join(name);
-    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    let net = match translate(v, dir) {
-        Translated::Network(n) => n,
-        Translated::Master(why) => panic!("{name} is not translated: {why}"),
-    };
-    let text = serde_json::to_string(&net).unwrap();
-    let system = stiction::set::load_with_sets(&path, &[], Some(&text)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (mut sim, plan) = system.into_simulator(threads).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let mut engine = Recorder::default();
-    pool.install(|| sim.run(&plan, &mut engine, &mut |_| {})).unwrap_or_else(|e| panic!("{name}: {e}"));
-    drop(sim);
-    let mut sys = FmuSystem::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut master = Recorder::default();
-    sys.run(threads, &mut master, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(engine.labels, master.labels, "{name}");
-    assert_eq!(engine.time.len(), master.time.len(), "{name}: rows");
-    assert!(engine.time.iter().zip(&master.time).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: times");
-    same_bits(&engine, &master).unwrap_or_else(|e| panic!("{name}: {e}"));
+/// An FMU-only system (top-level `"fmus"`) as the engine runs it: translated into a network
+/// of signal blocks (stiction_fmi_master::translate) and compiled for `threads` threads.
+pub struct FmuOnly {
+    pub sim: stiction::framework::Simulator,
+    pub plan: stiction::framework::RunPlan,
+    threads: usize,
+}
+
+impl FmuOnly {
+    /// Load `path` for `threads` threads; errors name the file's own paths.
+    pub fn load(path: &Path, threads: usize) -> stiction::framework::Result<FmuOnly> {
+        let t = stiction::set::translate_with_sets(path, &[])?;
+        let system = stiction::set::load_with_sets(path, &[], Some(&t.text())).map_err(|e| t.error(e))?;
+        let (sim, plan) = system.into_simulator(threads).map_err(|e| t.error(e))?;
+        Ok(FmuOnly { sim, plan, threads })
+    }
+
+    /// Run to the stop time, every row kept.
+    pub fn run(&mut self) -> stiction::framework::Result<Recorder> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(self.threads).build().unwrap();
+        let mut rec = Recorder::default();
+        let FmuOnly { sim, plan, .. } = self;
+        pool.install(|| sim.run(plan, &mut rec, &mut |_| {}))?;
+        Ok(rec)
+    }
+
+    /// The algebraic loops between the blocks.
+    pub fn loop_count(&self) -> usize {
+        self.sim.block_loops().count()
+    }
+
+    /// Loop passes taken so far.
+    pub fn loop_iterations(&self) -> u64 {
+        self.sim.loop_iterations()
+    }
+
+    /// What `stiction check` says of the blocks: "order: ..." (Gauss-Seidel), "feedback: ...",
+    /// "algebraic loop ...", and the findings ("info: ...", "warning: ...").
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((order, cut)) = self.sim.block_order() {
+            out.push(format!("order: {}", order.join(", ")));
+            for c in cut {
+                out.push(format!("feedback: {c} carries the value of the previous communication point"));
+            }
+        }
+        for l in self.sim.block_loops() {
+            out.push(format!("algebraic loop {l}"));
+        }
+        for d in stiction::framework::system::diagnostics(&self.sim, &self.plan) {
+            out.push(match d {
+                stiction::framework::Diagnostic::Info(s) => format!("info: {s}"),
+                stiction::framework::Diagnostic::Warning(s) => format!("warning: {s}"),
+            });
+        }
+        if !out.iter().any(|l| l.starts_with("warning: ")) {
+            out.push("no warnings".into());
+        }
+        out
+    }
+
+    /// The findings that are warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        self.describe().into_iter().filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)).collect()
+    }
 }
