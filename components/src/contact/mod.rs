@@ -1,13 +1,42 @@
-//! Contact: unilateral penalty contacts with the environment — a plane with Coulomb friction
-//! (I_fricKN) and a wall.
+//! Contact: unilateral penalty contacts with Coulomb friction (I_fricKN, (23)–(24)) — a
+//! point on a fixed plane, a point or sphere on a plane carried by another body, two
+//! spheres — and a frictionless wall.
 
 family! {
+    body_contact,
     plane_contact,
+    sphere_contact,
     wall,
 }
 
-pub use plane_contact::PlaneContact;
+pub use body_contact::{BodyContact, Pair};
+pub use plane_contact::{PlaneContact, Tilt};
+pub use sphere_contact::SphereContact;
 pub use wall::Wall;
+
+use nalgebra::Vector3;
+use stiction_framework::system::Params;
+use stiction_framework::Result;
+
+/// A fixed orthonormal basis (t₁, t₂) of the plane with unit normal `n`, right-handed with
+/// it (t₁ × t₂ = n): t₁ is the x axis projected onto the plane (the y axis when n is
+/// within 25° of x), so the horizontal plane gets (x, y). The tangential element state
+/// of a contact lives in this basis.
+pub fn plane_basis(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let a = if n.x.abs() > 0.9 { Vector3::y() } else { Vector3::x() };
+    let t1 = (a - n * n.dot(&a)).normalize();
+    (t1, n.cross(&t1))
+}
+
+/// The 3-vector at `key`, normalised; an error naming the key when it is zero or not finite.
+pub(crate) fn unit_vector(p: &mut Params, key: &str) -> Result<Vector3<f64>> {
+    let v = p.vec3(key)?;
+    let n = v.norm();
+    if !(n > 1e-12 && n.is_finite()) {
+        return Err(p.err(key, format!("must be a non-zero finite vector, got {:?}", [v.x, v.y, v.z])));
+    }
+    Ok(v / n)
+}
 
 #[cfg(test)]
 mod tests {
@@ -39,7 +68,7 @@ mod tests {
     /// where the law does not switch.
     #[test]
     fn affine_switching_is_the_switching_function_bit_for_bit() {
-        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3 };
+        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, tilt: None };
         let wall = |side: f64, axis: Vector3<f64>, w: f64| Wall {
             domain: Domain::Point3,
             axis,

@@ -1,13 +1,18 @@
 //! Plane contact with Coulomb friction I_fricKN, (23)–(24), in the RK4 form of (19):
-//! a penalty normal force below the plane z = h and a tangential I_fricK element whose
+//! a penalty normal force below a fixed plane and a tangential I_fricK element whose
 //! friction limit is μ times the normal force.
 //!
-//! With penetration δ = h − p_z and the contact point velocity v:
-//! f_n = max(0, K δ − B v_z) if δ > 0, else 0                      (23a)
-//! f*  = (B + τK) v_xy + K e                                       (23b)
+//! The plane passes through the point c with unit normal n (default: z = h, n = +z); its
+//! fixed orthonormal basis (t₁, t₂, n) is [`plane_basis`]. With penetration
+//! δ = n·c − n·p, the contact point velocity v, v_n = n·v and v_t = (t₁·v, t₂·v):
+//! f_n = max(0, K δ − B v_n) if δ > 0, else 0                      (23a)
+//! f*  = (B + τK) v_t + K e                                        (23b)
 //! f_t = gsat(μ f_n, f*),  ε = (f_t − K e)/(B + τK)                 (23c)/(23d)
-//! The body receives [−f_t, f_n]. The normal force only pushes (a contact never pulls).
+//! The body receives f_n n − f_t₁ t₁ − f_t₂ t₂. The normal force only pushes (a contact
+//! never pulls). The horizontal plane runs the arithmetic of z = h as written for it
+//! (v_t = (v_x, v_y), δ = h − p_z), so files without `normal` and `point` keep their bits.
 
+use super::plane_basis;
 use crate::saturation::gsat2;
 use crate::stability::stiffness_warnings;
 use nalgebra::{Vector2, Vector3};
@@ -20,7 +25,7 @@ use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, P
 use stiction_framework::Result;
 use wide::{f64x2, CmpLe};
 
-/// Frictional contact of a point with the horizontal plane z = `height`.
+/// Frictional contact of a point with a fixed plane: z = `height` unless [`Tilt`] is set.
 #[derive(Clone, Debug)]
 pub struct PlaneContact {
     /// Normal and tangential stiffness (N/m).
@@ -29,8 +34,27 @@ pub struct PlaneContact {
     pub b: f64,
     /// Friction coefficient μ.
     pub mu: f64,
-    /// Height of the plane (m).
+    /// Height of the horizontal plane (m); with a tilt, n·c, the plane's level along n.
     pub height: f64,
+    /// A plane other than z = `height`: its normal and tangent basis (`None`: horizontal).
+    pub tilt: Option<Tilt>,
+}
+
+/// The orientation of a plane that is not horizontal: unit normal n and the fixed
+/// tangent basis t₁, t₂ of [`plane_basis`], in which the element state e lives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tilt {
+    pub n: Vector3<f64>,
+    pub t1: Vector3<f64>,
+    pub t2: Vector3<f64>,
+}
+
+impl Tilt {
+    /// The tilt of the plane with normal `n` (unit).
+    pub fn of(n: Vector3<f64>) -> Tilt {
+        let (t1, t2) = plane_basis(&n);
+        Tilt { n, t1, t2 }
+    }
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -50,12 +74,42 @@ impl PlaneContact {
         e: Vector2<f64>,
         tau: f64,
     ) -> (Vector3<f64>, Vector2<f64>) {
+        if let Some(t) = &self.tilt {
+            return self.tilted(t, p, v, e, tau);
+        }
         let depth = self.height - p.z;
         let fn_ = if depth > 0.0 { (self.k * depth - self.b * v.z).max(0.0) } else { 0.0 };
         let d = self.b + tau * self.k;
         let fstar = d * Vector2::new(v.x, v.y) + self.k * e;
         let ft = gsat2(self.mu * fn_, fstar);
         (Vector3::new(-ft.x, -ft.y, fn_), (ft - self.k * e) / d)
+    }
+
+    /// (23) on the tilted plane: the same law in the basis (t₁, t₂, n).
+    #[inline]
+    fn tilted(
+        &self,
+        t: &Tilt,
+        p: &Vector3<f64>,
+        v: &Vector3<f64>,
+        e: Vector2<f64>,
+        tau: f64,
+    ) -> (Vector3<f64>, Vector2<f64>) {
+        let depth = self.height - t.n.dot(p);
+        let fn_ = if depth > 0.0 { (self.k * depth - self.b * t.n.dot(v)).max(0.0) } else { 0.0 };
+        let d = self.b + tau * self.k;
+        let fstar = d * Vector2::new(t.t1.dot(v), t.t2.dot(v)) + self.k * e;
+        let ft = gsat2(self.mu * fn_, fstar);
+        (t.n * fn_ - t.t1 * ft.x - t.t2 * ft.y, (ft - self.k * e) / d)
+    }
+
+    /// Penetration δ below the plane at `p`.
+    #[inline]
+    fn depth(&self, p: &Vector3<f64>) -> f64 {
+        match &self.tilt {
+            None => self.height - p.z,
+            Some(t) => self.height - t.n.dot(p),
+        }
     }
 }
 
@@ -85,23 +139,29 @@ impl Impedance for PlaneContact {
         match which {
             0 => p.forces[0].f[e],
             1 => p.motions[0].v[e],
-            2 => self.height - p.motions[0].p.z,
+            2 => self.depth(&p.motions[0].p),
             _ => p.state[e],
         }
     }
     fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
-        let depth = (self.height - m[0].p.z).max(0.0);
+        let depth = self.depth(&m[0].p).max(0.0);
         Some(0.5 * self.k * (depth * depth + y[0] * y[0] + y[1] * y[1]))
     }
     /// The switch of (23a): g = min(K δ, K δ − B v_z) > 0 exactly while the normal force
     /// pushes; continuous, zero where the contact closes (δ = 0 while approaching) and where
     /// it opens (K δ = B v_z while leaving). The stepper splits a step there (stepper/events.rs).
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
-        let kd = self.k * (self.height - m[0].p.z);
-        Some(kd.min(kd - self.b * m[0].v.z))
+        match &self.tilt {
+            None => {
+                let kd = self.k * (self.height - m[0].p.z);
+                Some(kd.min(kd - self.b * m[0].v.z))
+            }
+            Some(_) => self.affine_switching().map(|a| a.eval(&m[0].p, &m[0].v)),
+        }
     }
     fn affine_switching(&self) -> Option<stiction_framework::AffineSwitch> {
-        Some(stiction_framework::AffineSwitch { axis: Vector3::z(), level: self.height, k: self.k, b: self.b })
+        let axis = self.tilt.map_or(Vector3::z(), |t| t.n);
+        Some(stiction_framework::AffineSwitch { axis, level: self.height, k: self.k, b: self.b })
     }
     /// The normal penalty spring (23a) in contact (the tangential one of (23b) is the same K with the extra τK of damping, so the normal direction is the limit).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
@@ -148,6 +208,12 @@ impl PointImpedance for PlaneContact {
         dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
         let [a, b] = pair;
+        if a.tilt.is_some() || b.tilt.is_some() {
+            let [fa, fb] = force;
+            let [da, db] = dy;
+            a.evaluate_points(m[0], y[0], _t, tau, fa, da).map_err(|f| (0, f))?;
+            return b.evaluate_points(m[1], y[1], _t, tau, fb, db).map_err(|f| (1, f));
+        }
         let normal = |c: &Self, m: &PointMotion| {
             let depth = c.height - m.p.z;
             if depth > 0.0 {
@@ -184,25 +250,59 @@ fn build(p: &mut Params) -> Result<Built> {
     let k = p.positive("K")?;
     let b = p.nonneg("B")?;
     let mu = p.nonneg("mu")?;
+    if p.has("height") && p.has("point") {
+        return Err(p.err("point", "give either 'height' or 'point', not both"));
+    }
     let height = p.f64_or("height", 0.0)?;
-    Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height })))
+    let normal = if p.has("normal") { Some(super::unit_vector(p, "normal")?) } else { None };
+    let point = if p.has("point") { Some(p.vec3("point")?) } else { None };
+    // The horizontal plane through [0, 0, h] keeps the arithmetic of z = h (old files, bit for bit).
+    let horizontal = normal.is_none_or(|n| n == Vector3::z()) && point.is_none_or(|c| c.x == 0.0 && c.y == 0.0);
+    let contact = if horizontal {
+        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None }
+    } else {
+        let n = normal.unwrap_or(Vector3::z());
+        let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
+        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Tilt::of(n)) }
+    };
+    Ok(Built::Impedance(Box::new(contact)))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
 /// (tests/component_params.rs).
-pub const SAMPLES: &[&str] = &[r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#];
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "height": 0.1}"#,
+    r#"{"type": "plane_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "normal": [0, -0.6, 0.8], "point": [0, 0, 0.1]}"#,
+];
 
 /// Register `plane_contact`.
 pub fn register(r: &mut Registry) {
     r.register(ComponentType {
         name: "plane_contact",
         kind: Kind::Impedance,
-        summary: "point-on-plane contact with Coulomb friction I_fricKN (23)–(24)",
+        summary: "point-on-plane contact with Coulomb friction I_fricKN (23)–(24), on any fixed plane",
         params: &[
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "normal and tangential stiffness, > 0" },
             ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, ≥ 0" },
             ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient, ≥ 0" },
-            ParamDoc { name: "height", unit: "m", default: Some("0"), doc: "the plane is z = height, normal +z" },
+            ParamDoc {
+                name: "height",
+                unit: "m",
+                default: Some("0"),
+                doc: "the plane passes through [0, 0, height] (or give `point`)",
+            },
+            ParamDoc {
+                name: "normal",
+                unit: "",
+                default: Some("[0, 0, 1]"),
+                doc: "unit normal of the plane, pointing out of the obstacle (normalised; non-zero)",
+            },
+            ParamDoc {
+                name: "point",
+                unit: "m",
+                default: Some("[0, 0, height]"),
+                doc: "a point of the plane (instead of `height`)",
+            },
         ],
         ports: &[PortDoc { name: "body", domain: "point3", doc: "the contact point (on a frame: use \"at\")" }],
         signals: SIGNALS,
@@ -218,7 +318,7 @@ mod tests {
     /// sliding, pulling away (no normal force), and at rest with no friction force at all.
     #[test]
     fn a_pair_is_two_contacts_bit_for_bit() {
-        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0 };
+        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: None };
         let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
         let cases = [
             (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),

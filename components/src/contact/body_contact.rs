@@ -1,0 +1,316 @@
+//! Frictional contact between two bodies, I_fricKN (23)–(24) with the Kikuuwe element in
+//! the RK4 form (19): a point (or a sphere of radius r centred there) of port a against a
+//! plane carried by port b.
+//!
+//! The plane is given in b's body frame (point c_b, unit normal n_b pointing out of b
+//! towards a, fixed tangent basis t₁, t₂ of [`plane_basis`]); on a frame port it turns
+//! with the body (c = p_b + R_b c_b, n = R_b n_b, t_i = R_b t_i), on a point3 port (or
+//! ground) it translates with it (R_b = I). With the contact point x = p_a − r n on a's
+//! sphere, the relative velocity of the two material points there
+//! v = (v_a + ω_a × (−r n)) − (v_b + ω_b × (x − p_b)), v_n = n·v, v_t = (t₁·v, t₂·v):
+//! δ   = r − (p_a − c)·n                                           (penetration)
+//! f_n = max(0, K δ − B v_n) if δ > 0, else 0                      (23a)
+//! f_t = gsat(μ f_n, (B + τK) v_t + K e),  ė = (f_t − K e)/(B + τK)  (23b)–(23d), (19)
+//! a receives F = f_n n − f_t₁ t₁ − f_t₂ t₂ at x, b receives −F at x: equal and opposite,
+//! with the moments of their lever arms on frame ports ((−r n) × F on a, (x − p_b) × (−F)
+//! on b), so linear and angular momentum are kept. The element state e lives in b's plane
+//! basis and turns with b. The tangential law is [`model_c_step`], the one implementation
+//! of (19) that `fric_k` and `kikuuwe_c` run.
+//!
+//! Since v_n = −δ̇ exactly (ṅ ⊥ n), the normal spring stores ½Kδ² and the contact is passive.
+
+use super::{plane_basis, unit_vector};
+use crate::friction::law::FrictionLaw;
+use crate::friction::model_c::model_c_step;
+use crate::stability::stiffness_warnings;
+use nalgebra::Vector3;
+use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
+use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
+use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::Result;
+
+/// What two-body contacts share: the penalty law and the port domains.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pair {
+    /// Normal and tangential stiffness K (N/m), > 0.
+    pub k: f64,
+    /// Normal and tangential viscosity B (N·s/m), ≥ 0.
+    pub b: f64,
+    /// Friction coefficient μ, ≥ 0.
+    pub mu: f64,
+    /// Domain of port a (point3 or frame) and of port b.
+    pub domain_a: Domain,
+    pub domain_b: Domain,
+}
+
+/// The contact frame at one instant: unit normal n (out of b towards a), tangents t₁, t₂,
+/// penetration δ and the contact point x (on a's sphere).
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    pub n: Vector3<f64>,
+    pub t1: Vector3<f64>,
+    pub t2: Vector3<f64>,
+    pub depth: f64,
+    pub x: Vector3<f64>,
+    /// a's radius (the lever arm of F on a is −r n).
+    pub r: f64,
+}
+
+/// The law's result at one instant.
+#[derive(Clone, Copy, Debug)]
+pub struct Contact {
+    /// Force on a (b receives −f_a).
+    pub f_a: Vector3<f64>,
+    /// Normal force f_n ≥ 0.
+    pub normal: f64,
+    /// Tangential force f_t (components along t₁, t₂, and a third that is zero).
+    pub ft: Vector3<f64>,
+    /// Rate of the element state (along t₁, t₂, third zero).
+    pub rate: Vector3<f64>,
+    /// Relative velocity of a's contact point with respect to b's (world).
+    pub v: Vector3<f64>,
+}
+
+impl Pair {
+    /// Angular velocity of port `m` if it is a frame port (a point has none).
+    #[inline]
+    fn omega(domain: Domain, m: &Motion) -> Vector3<f64> {
+        if domain == Domain::Frame {
+            m.w
+        } else {
+            Vector3::zeros()
+        }
+    }
+
+    /// Relative velocity at the contact point x of [`Geometry`].
+    #[inline]
+    pub fn slip(&self, a: &Motion, b: &Motion, g: &Geometry) -> Vector3<f64> {
+        let va = a.v + Self::omega(self.domain_a, a).cross(&(g.n * -g.r));
+        let vb = b.v + Self::omega(self.domain_b, b).cross(&(g.x - b.p));
+        va - vb
+    }
+
+    /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ.
+    #[inline]
+    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64) -> Contact {
+        let v = self.slip(a, b, g);
+        let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
+        let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &FrictionLaw::coulomb(self.mu * normal, 0.0), vt, e, tau);
+        let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
+        Contact { f_a, normal, ft, rate, v }
+    }
+
+    /// The forces on ports a and b: F at x on a, −F on b, moments from the lever arms.
+    #[inline]
+    pub fn forces(&self, b: &Motion, g: &Geometry, f_a: Vector3<f64>, force: &mut [Force]) {
+        force[0] = match self.domain_a {
+            Domain::Frame => Force::wrench(f_a, (g.n * -g.r).cross(&f_a)),
+            _ => Force::point(f_a),
+        };
+        force[1] = match self.domain_b {
+            Domain::Frame => Force::wrench(-f_a, (g.x - b.p).cross(&-f_a)),
+            _ => Force::point(-f_a),
+        };
+    }
+
+    /// The switch of (23a): g = min(K δ, K δ − B v_n) > 0 exactly while the normal force
+    /// pushes (as `plane_contact`'s), so the stepper splits a step where the contact opens
+    /// or closes (stepper/events.rs).
+    #[inline]
+    pub fn switching(&self, a: &Motion, b: &Motion, g: &Geometry) -> f64 {
+        let kd = self.k * g.depth;
+        kd.min(kd - self.b * g.n.dot(&self.slip(a, b, g)))
+    }
+
+    /// The ports a and b.
+    pub fn ports(&self) -> Vec<PortInfo> {
+        vec![PortInfo::new("a", self.domain_a), PortInfo::new("b", self.domain_b)]
+    }
+
+    /// K, B, mu, domain_a and domain_b, with `domain_b`'s default.
+    pub fn from_params(p: &mut Params, default_b: Domain) -> Result<Pair> {
+        let k = p.positive("K")?;
+        let b = p.nonneg("B")?;
+        let mu = p.nonneg("mu")?;
+        let domain = |p: &mut Params, key: &str, first: Domain| -> Result<Domain> {
+            let choices: &[&'static str] =
+                if first == Domain::Frame { &["frame", "point3"] } else { &["point3", "frame"] };
+            Ok(if p.choice(key, choices)? == "frame" { Domain::Frame } else { Domain::Point3 })
+        };
+        let domain_a = domain(p, "domain_a", Domain::Point3)?;
+        let domain_b = domain(p, "domain_b", default_b)?;
+        Ok(Pair { k, b, mu, domain_a, domain_b })
+    }
+
+    /// ½K(δ₊² + ‖e‖²).
+    pub fn energy(&self, depth: f64, e: &[f64]) -> f64 {
+        let d = depth.max(0.0);
+        0.5 * self.k * (d * d + e.iter().map(|x| x * x).sum::<f64>())
+    }
+}
+
+/// The keys of [`Pair::from_params`]; `$b` is domain_b's default.
+macro_rules! pair_params {
+    ($b:literal, $bdoc:literal) => {
+        [
+            ParamDoc { name: "K", unit: "N/m", default: None, doc: "normal and tangential stiffness, > 0" },
+            ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, ≥ 0" },
+            ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient, ≥ 0" },
+            ParamDoc {
+                name: "domain_a",
+                unit: "",
+                default: Some("\"point3\""),
+                doc: "port a: \"point3\" (a point; on a body use \"at\") or \"frame\" (a body's frame: receives the moment of its radius)",
+            },
+            ParamDoc { name: "domain_b", unit: "", default: Some($b), doc: $bdoc },
+        ]
+    };
+}
+pub(crate) use pair_params;
+
+/// A point or sphere of port a against a plane of port b.
+#[derive(Clone, Debug)]
+pub struct BodyContact {
+    pub pair: Pair,
+    /// Radius r ≥ 0 of the sphere centred at a's point.
+    pub radius: f64,
+    /// The plane in b's frame: a point, the unit normal and the tangent basis.
+    pub point: Vector3<f64>,
+    pub normal: Vector3<f64>,
+    pub t1: Vector3<f64>,
+    pub t2: Vector3<f64>,
+}
+
+const SIGNALS: &[SignalInfo] = &[
+    SignalInfo::new("f", 3, "N", "force on port a (port b receives −f)"),
+    SignalInfo::new("normal_force", 1, "N", "normal force f_n ≥ 0"),
+    SignalInfo::new("slip_velocity", 3, "m/s", "velocity of a's contact point relative to b's (world)"),
+    SignalInfo::new("penetration", 1, "m", "depth δ of a's sphere below b's plane (≤ 0: no contact)"),
+    SignalInfo::new("e", 2, "m", "tangential element displacement, in b's plane basis"),
+];
+
+impl BodyContact {
+    /// The contact frame for port motions a and b.
+    #[inline]
+    pub fn geometry(&self, a: &Motion, b: &Motion) -> Geometry {
+        let (c, n, t1, t2) = if self.pair.domain_b == Domain::Frame {
+            let r = &b.rot;
+            (b.p + r * self.point, r * self.normal, r * self.t1, r * self.t2)
+        } else {
+            (b.p + self.point, self.normal, self.t1, self.t2)
+        };
+        let depth = self.radius - (a.p - c).dot(&n);
+        Geometry { n, t1, t2, depth, x: a.p - n * self.radius, r: self.radius }
+    }
+}
+
+impl Impedance for BodyContact {
+    fn layout(&self) -> Layout {
+        Layout::new(2, self.pair.ports())
+    }
+    #[inline]
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        _t: f64,
+        tau: f64,
+        force: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        let g = self.geometry(&m[0], &m[1]);
+        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau);
+        self.pair.forces(&m[1], &g, c.f_a, force);
+        dy[0] = c.rate.x;
+        dy[1] = c.rate.y;
+        Ok(())
+    }
+    fn signals(&self) -> Vec<SignalInfo> {
+        SIGNALS.to_vec()
+    }
+    fn signal(&self, which: usize, e: usize, p: &Probe) -> f64 {
+        let g = self.geometry(&p.motions[0], &p.motions[1]);
+        match which {
+            0 => p.forces[0].f[e],
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau).normal,
+            2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
+            3 => g.depth,
+            _ => p.state[e],
+        }
+    }
+    fn energy(&self, m: &[Motion], y: &[f64]) -> Option<f64> {
+        Some(self.pair.energy(self.geometry(&m[0], &m[1]).depth, y))
+    }
+    fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
+        Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
+    }
+    /// The penalty spring (23a) between the two bodies (the stability analysis sees both
+    /// bodies' inertias through it, framework/src/stability.rs).
+    fn stuck_spring(&self) -> Option<StageSpring> {
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: false })
+    }
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+    }
+}
+
+fn build(p: &mut Params) -> Result<Built> {
+    let pair = Pair::from_params(p, Domain::Frame)?;
+    let radius = p.nonneg_or("radius", 0.0)?;
+    let (mut point, mut normal) = (Vector3::zeros(), Vector3::z());
+    if let Some(mut plane) = p.object("plane")? {
+        if plane.has("point") {
+            point = plane.vec3("point")?;
+        }
+        if plane.has("normal") {
+            normal = unit_vector(&mut plane, "normal")?;
+        }
+        plane.finish()?;
+    }
+    let (t1, t2) = plane_basis(&normal);
+    Ok(Built::Impedance(Box::new(BodyContact { pair, radius, point, normal, t1, t2 })))
+}
+
+/// JSON samples of the type(s) of this file, together reading every key of the table
+/// (tests/component_params.rs).
+pub const SAMPLES: &[&str] = &[
+    r#"{"type": "body_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "radius": 0.01, "domain_a": "frame", "domain_b": "point3", "plane": {"point": [0, 0, 0.05], "normal": [0, 0, 1]}}"#,
+    r#"{"type": "body_contact", "K": 10000.0, "B": 10.0, "mu": 0.5}"#,
+];
+
+/// Register `body_contact`.
+pub fn register(r: &mut Registry) {
+    const PAIR: [ParamDoc; 5] = pair_params!(
+        "\"frame\"",
+        "port b: \"frame\" (a body's frame or ground: the plane turns with the body) or \"point3\" (the plane translates with the point)"
+    );
+    const PARAMS: &[ParamDoc] = &[
+        PAIR[0],
+        PAIR[1],
+        PAIR[2],
+        ParamDoc { name: "radius", unit: "m", default: Some("0"), doc: "radius r of a sphere centred at a's point, ≥ 0" },
+        ParamDoc { name: "plane", unit: "", default: Some("{}"), doc: "b's plane {\"point\", \"normal\"} in b's body frame" },
+        ParamDoc { name: "plane.point", unit: "m", default: Some("[0, 0, 0]"), doc: "a point of the plane, in b's frame" },
+        ParamDoc {
+            name: "plane.normal",
+            unit: "",
+            default: Some("[0, 0, 1]"),
+            doc: "normal of the plane in b's frame, out of b towards a (normalised; non-zero)",
+        },
+        PAIR[3],
+        PAIR[4],
+    ];
+    r.register(ComponentType {
+        name: "body_contact",
+        kind: Kind::Impedance,
+        summary: "frictional contact of a point or sphere (port a) with a plane carried by a body (port b): I_fricKN (23)–(24)",
+        params: PARAMS,
+        ports: &[
+            PortDoc { name: "a", domain: "point3|frame", doc: "the point (sphere centre); on a body use \"at\"" },
+            PortDoc { name: "b", domain: "frame|point3", doc: "the body that carries the plane, or ground" },
+        ],
+        signals: SIGNALS,
+        build,
+    });
+}

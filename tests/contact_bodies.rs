@@ -1,0 +1,261 @@
+//! Issue 35: frictional contact between bodies (`body_contact`, `sphere_contact`) and
+//! `plane_contact` on any plane. The examples hold with zero creep: while the load on a
+//! contact is constant the relative position of the two bodies does not change (≤ 1e-9 m
+//! after the transient), a load change moves the elastic presliding deflection and the
+//! deflection comes back when the load is gone (≤ 1e-8 m net); with too little friction
+//! they slide at the analytic acceleration (1 %).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use stiction::framework::Recorder;
+
+const G: f64 = 9.81;
+
+fn load(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(example(name)).unwrap()).unwrap()
+}
+
+/// The largest |c(t) − c(t₀)| over the samples with t₀ ≤ t ≤ t₁ (t₀ the first of them).
+fn spread(rec: &Recorder, c: &[f64], t0: f64, t1: f64) -> f64 {
+    let v: Vec<f64> =
+        rec.time.iter().zip(c).filter(|(t, _)| **t >= t0 - 1e-9 && **t <= t1 + 1e-9).map(|(_, v)| *v).collect();
+    assert!(v.len() >= 2, "samples in [{t0}, {t1}]");
+    v.iter().map(|x| (x - v[0]).abs()).fold(0.0, f64::max)
+}
+
+/// Column a − column b.
+fn diff(rec: &Recorder, a: &str, b: &str) -> Vec<f64> {
+    col(rec, a).iter().zip(col(rec, b)).map(|(x, y)| x - y).collect()
+}
+
+/// The pinch with the pads pressed in so that 2 μ N = `ratio` m g (K δ₀ = N).
+fn pinch(ratio: f64) -> Value {
+    let mut v = load("pinch_hold.json");
+    let (m, mu, k, w) = (0.1, 0.5, 1e4, 0.02);
+    let d0 = ratio * m * G / (2.0 * mu) / k;
+    v["components"]["left"]["plane"]["point"] = json!([-w + d0, 0, 0]);
+    v["components"]["right"]["plane"]["point"] = json!([w - d0, 0, 0]);
+    v
+}
+
+#[test]
+fn pinch_holds_without_drift_for_100_s_under_rk4_and_euler() {
+    for method in ["rk4", "euler"] {
+        let mut v = load("pinch_hold.json");
+        v["solver"]["method"] = json!(method);
+        let rec = run_value(&v);
+        let z = col(&rec, "z");
+        let drift = spread(&rec, &z, 2.0, 100.0);
+        eprintln!("pinch {method}: z(2 s) = {:.12e} m, drift over 2..100 s {drift:e} m", at(&rec, "z", 2.0));
+        assert!(drift <= 1e-9, "{method}: the object creeps by {drift} m");
+        // It is held by friction, not resting on anything: each pad carries half its weight.
+        assert!((at(&rec, "f_left", 50.0) - 0.5 * 0.1 * G).abs() < 1e-9);
+        assert!((at(&rec, "normal_left", 50.0) - 1.05 * 0.1 * G).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn pinch_below_the_limit_slides_at_the_analytic_acceleration() {
+    let mut v = pinch(0.95);
+    v["solver"]["stop_time"] = json!(2.0);
+    v["output"]["interval"] = json!(0.1);
+    let rec = run_value(&v);
+    // m a = m g − 2 μ N, N = 0.95 m g/(2 μ): a = 0.05 g downwards.
+    let expected = -0.05 * G;
+    let a = (at(&rec, "vz", 2.0) - at(&rec, "vz", 1.0)) / 1.0;
+    eprintln!("pinch at 0.95 m g: a = {a} m/s² (analytic {expected})");
+    assert!(((a - expected) / expected).abs() < 0.01, "a = {a}, expected {expected}");
+}
+
+#[test]
+fn pinch_lift_keeps_the_object_in_every_phase_and_the_deflection_comes_back() {
+    let rec = run_example("pinch_lift.json", 1);
+    let rel = diff(&rec, "z", "pad_z");
+    // Held, accelerating up at 0.5 g, braking at 0.5 g, held still again.
+    for (t0, t1) in [(0.3, 1.0), (1.1, 1.2), (1.3, 1.4), (1.5, 3.0)] {
+        let s = spread(&rec, &rel, t0, t1);
+        assert!(s <= 1e-9, "object moves by {s} m relative to the pads in [{t0}, {t1}]");
+    }
+    let net = (at(&rec, "z", 3.0) - at(&rec, "pad_z", 3.0)) - (at(&rec, "z", 1.0) - at(&rec, "pad_z", 1.0));
+    eprintln!("pinch lift: net deflection after the ride {net:e} m; lift {} m", at(&rec, "pad_z", 3.0));
+    assert!(net.abs() <= 1e-8, "net slip {net}");
+    assert!((at(&rec, "pad_z", 3.0) - 0.1962).abs() < 1e-6, "the gripper lifted by 0.5 g · 0.2² = 0.0196 m twice");
+}
+
+#[test]
+fn conveyor_at_0_4_g_does_not_creep() {
+    let rec = run_example("conveyor.json", 1);
+    let rel = diff(&rec, "x", "tray_x");
+    for (t0, t1) in [(0.1, 0.5), (0.6, 1.0), (1.1, 1.5), (1.6, 2.0), (2.1, 3.0)] {
+        let s = spread(&rec, &rel, t0, t1);
+        assert!(s <= 1e-9, "box moves by {s} m on the tray in [{t0}, {t1}]");
+    }
+    let net = at(&rec, "x", 3.0) - at(&rec, "tray_x", 3.0);
+    eprintln!(
+        "conveyor 0.4 g: net position on the tray after the ride {net:e} m; tray moved {} m",
+        at(&rec, "tray_x", 3.0)
+    );
+    assert!(net.abs() <= 1e-8, "net creep {net}");
+    // While accelerating, the friction carries 0.4 m g (each corner about a quarter).
+    assert!(at(&rec, "fx", 0.8) > 0.09 * G);
+}
+
+#[test]
+fn conveyor_at_0_6_g_slips_at_the_analytic_relative_acceleration() {
+    let mut v = load("conveyor.json");
+    let vmax = 0.6 * G * 0.5;
+    v["components"]["tray"]["velocity"][0] =
+        json!({"table": [[0, 0], [0.5, 0], [1.0, vmax], [1.5, vmax], [2.0, 0], [3, 0]]});
+    v["solver"]["stop_time"] = json!(1.0);
+    let rec = run_value(&v);
+    let rel = diff(&rec, "vx", "tray_vx");
+    let i = |t: f64| rec.time.iter().position(|x| (x - t).abs() < 1e-9).unwrap();
+    // Box: μ g forwards; tray: 0.6 g: relative −0.1 g.
+    let a = (rel[i(0.95)] - rel[i(0.7)]) / 0.25;
+    let expected = -(0.6 - 0.5) * G;
+    eprintln!("conveyor 0.6 g: relative acceleration {a} m/s² (analytic {expected})");
+    assert!(((a - expected) / expected).abs() < 0.01, "a = {a}, expected {expected}");
+}
+
+#[test]
+fn stack_of_three_does_not_creep_under_an_oscillating_side_load() {
+    let rec = run_example("stack.json", 1);
+    let period: Vec<usize> =
+        (0..rec.time.len()).filter(|&i| rec.time[i] >= 2.0 && (rec.time[i] / 2.0).fract() == 0.0).collect();
+    assert_eq!(period.len(), 30);
+    for label in ["x1", "x2", "x3"] {
+        let c = col(&rec, label);
+        let worst = period.iter().map(|&i| (c[i] - c[period[0]]).abs()).fold(0.0, f64::max);
+        eprintln!("stack {label}: largest change between periods over 60 s {worst:e} m");
+        assert!(worst <= 1e-9, "{label} creeps by {worst} m");
+    }
+}
+
+#[test]
+fn sphere_on_cart_energy_never_grows_and_momentum_is_kept() {
+    let v = load("sphere_on_cart.json");
+    let (mut sim, _) = build_value(&v);
+    let steps = (0.6 / sim.step_size()).round() as u64;
+    sim.probe().unwrap();
+    let (mut e, mut sides) = (sim.energy(), sim.contact_sides());
+    let e0 = e;
+    let mut worst = f64::NEG_INFINITY;
+    for _ in 0..steps {
+        sim.step().unwrap();
+        sim.probe().unwrap();
+        let (e1, s1) = (sim.energy(), sim.contact_sides());
+        if s1 == sides {
+            worst = worst.max(e1 - e);
+        }
+        (e, sides) = (e1, s1);
+    }
+    eprintln!("sphere on cart: E0 = {e0} J, E(0.6 s) = {e} J, largest rise over a step {worst:e} J");
+    assert!(worst <= 1e-12 * e0.abs(), "energy grows by {worst} J");
+    assert!(e < e0 - 1e-3, "sliding dissipates energy");
+    let rec = run_example("sphere_on_cart.json", 1);
+    let p = |t: f64| 0.3 * at(&rec, "sphere_vx", t) + 1.0 * at(&rec, "cart_vx", t);
+    for t in [0.1, 0.3, 0.6] {
+        assert!((p(t) - 0.15).abs() < 1e-9, "horizontal momentum {} at t = {t}", p(t));
+    }
+    // Rolling at the end: no slip at the contact, the cart pushed forwards.
+    assert!(at(&rec, "slip_x", 0.6).abs() < 1e-6, "slip {}", at(&rec, "slip_x", 0.6));
+    assert!(at(&rec, "cart_vx", 0.6) > 0.01);
+}
+
+/// A point on a tilted fixed plane (`plane_contact` with `normal` and `point`) behaves as
+/// the horizontal one turned: held under μ above the slope's tangent, sliding at
+/// g (sin θ − μ cos θ) below it.
+#[test]
+fn plane_contact_on_a_slope_holds_and_slides_as_the_horizontal_one_turned() {
+    let (s, c) = (0.6f64, 0.8f64); // θ = 36.87°
+    for (mu, holds) in [(0.8, true), (0.5, false)] {
+        let v = json!({
+            "solver": {"method": "rk4", "step": 1e-4, "stop_time": 1.0},
+            "output": {"interval": 0.1, "signals": {"x": "m.p[0]", "vx": "m.v[0]", "vz": "m.v[2]", "depth": "slope.penetration"}},
+            "components": {
+                "m": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -G], "init": {"p": [0, 0, 0.1]}},
+                "slope": {"type": "plane_contact", "K": 1e6, "B": 2000, "mu": mu, "normal": [-s, 0, c], "point": [0, 0, 0.1]}
+            },
+            "connections": [{"from": "slope.body", "to": "m"}]
+        });
+        let rec = run_value(&v);
+        if holds {
+            let drift = spread(&rec, &col(&rec, "x"), 0.3, 1.0);
+            assert!(drift <= 1e-9, "creeps by {drift} on the slope");
+        } else {
+            // Down the slope: along −(cos θ, 0, sin θ), the plane's uphill tangent.
+            let down = |t: f64| -(at(&rec, "vx", t) * c + at(&rec, "vz", t) * s);
+            let a = (down(1.0) - down(0.5)) / 0.5;
+            let expected = G * (s - mu * c);
+            assert!(((a - expected) / expected).abs() < 0.01, "a = {a}, expected {expected}");
+        }
+        assert!((at(&rec, "depth", 1.0) - G * c / 1e6).abs() < 1e-9);
+    }
+    // The horizontal plane given by `normal` and `point` is `height` bit for bit.
+    let base = |extra: Value| {
+        let mut v = load("rolling_sphere.json");
+        let floor = v["components"]["floor"].as_object_mut().unwrap();
+        for (k, x) in extra.as_object().unwrap() {
+            floor.insert(k.clone(), x.clone());
+        }
+        run_value(&v)
+    };
+    let plain = base(json!({}));
+    let given = base(json!({"normal": [0, 0, 2], "point": [0, 0, 0]}));
+    same_bits(&plain, &given).unwrap();
+}
+
+#[test]
+fn bad_planes_and_domains_are_refused_with_their_path() {
+    let sys = |c: Value| {
+        json!({
+            "solver": {"method": "rk4", "step": 1e-4, "stop_time": 0.01},
+            "components": {"m": {"type": "point_mass", "mass": 1.0}, "c": c},
+            "connections": [{"from": "c.a", "to": "m"}, {"from": "c.b", "to": "ground"}]
+        })
+    };
+    for (c, needle) in [
+        (json!({"type": "body_contact", "K": 1e4, "B": 1, "mu": 0.5, "plane": {"normal": [0, 0, 0]}}), "plane.normal"),
+        (json!({"type": "body_contact", "K": 1e4, "B": 1, "mu": 0.5, "plane": {"nromal": [0, 0, 1]}}), "nromal"),
+        (json!({"type": "body_contact", "K": 1e4, "B": 1, "mu": 0.5, "domain_b": "point"}), "domain_b"),
+        (json!({"type": "sphere_contact", "K": 1e4, "B": 1, "mu": 0.5, "radius_a": -1, "radius_b": 0.1}), "radius_a"),
+    ] {
+        let (code, err) = run_json("check", &sys(c));
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    let (code, err) = run_json(
+        "check",
+        &json!({
+            "solver": {"method": "rk4", "step": 1e-4, "stop_time": 0.01},
+            "components": {"m": {"type": "point_mass", "mass": 1.0}, "c": {"type": "plane_contact", "K": 1e4, "B": 1, "mu": 0.5, "height": 0.1, "point": [0, 0, 0]}},
+            "connections": [{"from": "c.body", "to": "m"}]
+        }),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("components.c.point"), "{err}");
+}
+
+/// Two spheres: a ball pressed onto a fixed ball by gravity sits at the top, then rolls
+/// off when nudged; the normal acts along the line of centres.
+#[test]
+fn sphere_contact_pushes_along_the_line_of_centres() {
+    let v = json!({
+        "solver": {"method": "rk4", "step": 1e-4, "stop_time": 0.5},
+        "output": {"interval": 0.05, "signals": {"x": "top.p[0]", "z": "top.p[2]", "fx": "c.f[0]", "fz": "c.f[2]", "d": "c.penetration"}},
+        "components": {
+            "top": {"type": "point_mass", "mass": 0.1, "gravity": [0, 0, -G], "init": {"p": [0.003, 0, 0.2]}},
+            "c": {"type": "sphere_contact", "K": 1e5, "B": 20, "mu": 0.0, "radius_a": 0.1, "radius_b": 0.1}
+        },
+        "connections": [{"from": "c.a", "to": "top"}, {"from": "c.b", "to": "ground"}]
+    });
+    let rec = run_value(&v);
+    for t in [0.1, 0.3, 0.5] {
+        let (x, z, fx, fz) = (at(&rec, "x", t), at(&rec, "z", t), at(&rec, "fx", t), at(&rec, "fz", t));
+        if at(&rec, "d", t) > 0.0 {
+            assert!((fx * z - fz * x).abs() < 1e-9 * (fx.abs() + fz.abs()), "t = {t}: force not along the centres");
+        }
+    }
+    assert!(at(&rec, "x", 0.5) > 0.01, "the ball rolls off the side");
+}
