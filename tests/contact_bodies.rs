@@ -259,3 +259,38 @@ fn sphere_contact_pushes_along_the_line_of_centres() {
     }
     assert!(at(&rec, "x", 0.5) > 0.01, "the ball rolls off the side");
 }
+
+/// `stiction check` sees both bodies' inertias through a contact: two 1 kg masses pressed
+/// together through a body_contact (K = 5.76e5 N/m, B = 0, RK4, T = 3e-3 s) are each stable
+/// against the other held still (ω T = 2.28 < 2.83) but vibrate against each other
+/// (relative mode: inertias in series 0.5 kg, ω T = 3.22): the pair is warned about, the
+/// single ports are not; at T = 2e-3 s nothing is.
+#[test]
+fn check_warns_about_a_pair_of_bodies_too_stiff_for_the_step_together() {
+    let sys = |step: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.1},
+            "components": {
+                "m1": {"type": "point_mass", "mass": 1.0},
+                "m2": {"type": "point_mass", "mass": 1.0, "init": {"p": [0, 0, 0.01]}},
+                "c": {"type": "body_contact", "K": 5.76e5, "B": 0, "mu": 0.5, "domain_b": "point3", "radius": 0.01}
+            },
+            "connections": [{"from": "c.a", "to": "m2"}, {"from": "c.b", "to": "m1"}]
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (step, warned) in [(3e-3, true), (2e-3, false)] {
+        let path = dir.path().join("pair.json");
+        std::fs::write(&path, serde_json::to_string(&sys(step)).unwrap()).unwrap();
+        let out = cli(&["check", path.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("T = {step}: {text}");
+        let pair =
+            text.lines().any(|l| l.contains("warning: m1 and m2: stuck-state stability of their relative motion"));
+        assert_eq!(pair, warned, "{text}");
+        assert!(
+            !text.lines().any(|l| l.contains("warning: m1: stuck-state") || l.contains("warning: m2: stuck-state")),
+            "{text}"
+        );
+    }
+}

@@ -20,6 +20,15 @@
 //! small vibrations of the held state grow by ρ every step until the friction saturates:
 //! a creeping, chattering "stuck" body. The largest stable step is found by bisection.
 //!
+//! Two admittance ports joined by springs (a contact between two bodies, a spring between
+//! two masses) are also analysed together ([`analyse_pairs`], [`PairModel`]): both inertias
+//! move, joined by every spring between them (e.g. the four corner contacts of a box on a
+//! tray), each also held by its other attachments. Their relative mode, the inertias in
+//! series m_a m_b/(m_a + m_b), is stiffer than either body held against the other: a pair
+//! can vibrate where each body alone is stable. The inertias are the ports' translational
+//! ones ([`Admittance::port_inertia`](crate::component::Admittance::port_inertia)); the
+//! rotation of a body about its contacts is not part of this model.
+//!
 //! Every radius is found in a bounded time ([`spectral_radius`]), or said to be undecided;
 //! a stop request ([`crate::cancel`]) ends the analysis with what it has found.
 
@@ -346,6 +355,180 @@ pub struct PortFinding {
     pub largest_stable_step: Option<f64>,
 }
 
+/// What the analysis found for two admittance ports joined by springs ([`analyse_pairs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairFinding {
+    /// (admittance, port) of each side.
+    pub a: (String, usize),
+    pub b: (String, usize),
+    /// The joining impedances with their stuck-state spring–dampers, in network order.
+    pub impedances: Vec<(String, StageSpring)>,
+    /// The two inertias with their springs.
+    pub model: PairModel,
+    pub radius: f64,
+    pub largest_stable_step: Option<f64>,
+}
+
+/// One analysed pair: the two (admittance, port) ends, the joining impedances, the model, ρ
+/// and the largest stable step.
+struct PairResult {
+    ends: [(usize, usize); 2],
+    imps: Vec<(usize, StageSpring)>,
+    model: PairModel,
+    radius: f64,
+    largest_stable_step: Option<f64>,
+}
+
+/// Two admittance ports (inertias m_a, m_b) joined by spring–dampers K_ab, B_ab (+ τK_ab
+/// implicit), each also held by its other attachments (K_a, K_b, the far ends still),
+/// linearised in the stuck state along one direction:
+///
+/// ```text
+///   M v̇ = −K q − (B + τ K_implicit) v,   M = diag(m_a, m_b),   K = [K_a + K_ab, −K_ab; −K_ab, K_b + K_ab]
+/// ```
+///
+/// (B and K_implicit alike), q̇ = v (or v + τ v̇ per port). The 4×4 step map is composed as
+/// in [`PortModel::step_map`] and its spectral radius taken as in [`CoupledModel`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairModel {
+    /// m_a, m_b.
+    pub inertia: [f64; 2],
+    /// The port models of a and b without the joining springs (their other attachments).
+    pub own: [PortModel; 2],
+    /// The sum of the joining springs.
+    pub joint: PortModel,
+}
+
+impl PairModel {
+    /// The stage rate ξ = J(τ) x, x = (q_a, q_b, v_a, v_b).
+    fn rate(&self, tau: f64) -> DMatrix<f64> {
+        let mut j = DMatrix::zeros(4, 4);
+        let c = &self.joint;
+        for i in 0..2 {
+            let o = &self.own[i];
+            let m = self.inertia[i];
+            // Row of v̇_i: −(K_i + K_ab) q_i + K_ab q_other − (D_i + D_ab) v_i + D_ab v_other.
+            let (k, d) = (c.k, c.b + tau * c.k_implicit);
+            let (ko, dd) = (o.k, o.b + tau * o.k_implicit);
+            j[(2 + i, i)] = -(ko + k) / m;
+            j[(2 + i, 1 - i)] = k / m;
+            j[(2 + i, 2 + i)] = -(dd + d) / m;
+            j[(2 + i, 3 - i)] = d / m;
+        }
+        for i in 0..2 {
+            if self.own[i].implicit_position {
+                for col in 0..4 {
+                    j[(i, col)] = tau * j[(2 + i, col)];
+                }
+                j[(i, 2 + i)] += 1.0;
+            } else {
+                j[(i, 2 + i)] = 1.0;
+            }
+        }
+        j
+    }
+
+    /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
+    pub fn step_map(&self, tab: &Tableau, step: f64) -> DMatrix<f64> {
+        let (mut acc, mut prev) = (DMatrix::zeros(4, 4), DMatrix::zeros(4, 4));
+        for r in 0..tab.stages() {
+            let xs = DMatrix::identity(4, 4) + &prev * (tab.offset[r] * step);
+            let xi = self.rate(tab.tau[r] * step) * xs;
+            acc += &xi * tab.weight[r];
+            prev = xi;
+        }
+        DMatrix::identity(4, 4) + acc * (step / tab.weight_sum)
+    }
+
+    /// Spectral radius of the step map, `None` when it cannot be decided.
+    pub fn radius(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        spectral_radius(self.step_map(tab, step))
+    }
+
+    /// As [`CoupledModel::largest_stable_step`].
+    pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        largest_stable(|t| self.radius(tab, t).is_some_and(|r| r <= STABLE_RADIUS), step)
+    }
+
+    /// The inertias in series, m_a m_b/(m_a + m_b), of the relative mode.
+    pub fn reduced_inertia(&self) -> f64 {
+        self.inertia[0] * self.inertia[1] / (self.inertia[0] + self.inertia[1])
+    }
+}
+
+/// The pairs of admittance ports joined by impedances with a stuck-state spring (each with
+/// exactly two ports on two different admittances), every joining spring added, analysed as
+/// the relative motion of the two inertias in series (see the module doc).
+fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PairResult> {
+    let tab = method.tableau();
+    let mut joined: std::collections::BTreeMap<[(usize, usize); 2], Vec<(usize, StageSpring)>> =
+        std::collections::BTreeMap::new();
+    for &imp in sched.impedances_in_network_order() {
+        let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
+        let mut ends = sched.impedance_ports(imp);
+        let (Some(a), Some(b), None) = (ends.next(), ends.next(), ends.next()) else { continue };
+        if a.0 == b.0 {
+            continue;
+        }
+        joined.entry(if a < b { [a, b] } else { [b, a] }).or_default().push((imp, spring));
+    }
+    let mut out = Vec::new();
+    for (ends, imps) in joined {
+        if crate::cancel::requested() {
+            break;
+        }
+        let side = |(j, port): (usize, usize)| {
+            let adm = sched.admittance(j);
+            let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
+            let mut own = PortModel {
+                inertia: m,
+                k: 0.0,
+                b: 0.0,
+                k_implicit: 0.0,
+                implicit_position: adm.implicit_position(method),
+            };
+            if let Some(s) = adm.internal_spring(port) {
+                own.add(s);
+            }
+            for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
+                own.add(a.spring);
+            }
+            Some(own)
+        };
+        let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { continue };
+        let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+        for (_, s) in &imps {
+            joint.add(*s);
+        }
+        let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
+        let (radius, largest_stable_step) = match model.radius(tab, step) {
+            Some(r) if r <= STABLE_RADIUS => (r, Some(step)),
+            Some(r) => (r, model.largest_stable_step(tab, step)),
+            None => (f64::NAN, None),
+        };
+        out.push(PairResult { ends, imps, model, radius, largest_stable_step });
+    }
+    out
+}
+
+/// Analyse every pair of admittance ports joined by spring–dampers (contacts between
+/// bodies, springs between masses) at state `x`: the relative motion of their inertias in
+/// series on the joining springs.
+pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PairFinding> {
+    let (adm, imp) = (sched.admittance_names(), sched.impedance_names());
+    pair_results(sched, &Attached::new(sched), x, method, step)
+        .into_iter()
+        .map(|r| PairFinding {
+            a: (adm[r.ends[0].0].clone(), r.ends[0].1),
+            b: (adm[r.ends[1].0].clone(), r.ends[1].1),
+            impedances: r.imps.iter().map(|(i, s)| (imp[*i].clone(), *s)).collect(),
+            model: r.model,
+            radius: r.radius,
+            largest_stable_step: r.largest_stable_step,
+        })
+        .collect()
+}
+
 /// One stuck-state spring–damper attached to an admittance port.
 #[derive(Clone, Copy)]
 struct Attachment {
@@ -638,17 +821,54 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             radius,
         )));
     }
+    let pairs = pair_results(sched, &att, x, method, step);
+    let pair_name = |r: &PairResult| format!("{} and {}", adm_names[r.ends[0].0], adm_names[r.ends[1].0]);
+    for r in &pairs {
+        if r.radius.is_nan() {
+            out.push(Diagnostic::Warning(format!(
+                "{}: stuck-state stability of their relative motion could not be decided: inertias {} and {} joined by ΣK = {:.4e}, \
+                 ΣB = {:.4e}: the {method_name} step map at T = {step} s overflows or its eigenvalues do not converge (extreme \
+                 parameters); check the scales of its parameters",
+                pair_name(r),
+                r.model.inertia[0],
+                r.model.inertia[1],
+                r.model.joint.k,
+                r.model.joint.b,
+            )));
+        } else if r.radius > STABLE_RADIUS {
+            let names: Vec<String> =
+                r.imps.iter().map(|(i, s)| format!("{} ({})", sched.impedance_names()[*i], spring_text(s))).collect();
+            out.push(Diagnostic::Warning(format!(
+                "{}: stuck-state stability of their relative motion: inertias {} and {} (in series {}) joined by {} \
+                 (ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage) — the {method_name} step map at T = {step} s \
+                 has spectral radius {:.4} > 1: the two bodies vibrate against each other, growing by that factor every step until \
+                 the friction saturates; {}",
+                pair_name(r),
+                r.model.inertia[0],
+                r.model.inertia[1],
+                r.model.reduced_inertia(),
+                names.join(", "),
+                r.model.joint.k,
+                r.model.joint.b,
+                r.model.joint.k_implicit,
+                r.radius,
+                limit_text(r.largest_stable_step),
+            )));
+        }
+    }
     let radii = found
         .iter()
         .filter(|f| !f.radius.is_nan())
-        .map(|f| (f.radius, &adm_names[f.adm]))
-        .chain(coupled.iter().filter_map(|f| Some((f.radius?, &f.admittance))));
+        .map(|f| (f.radius, adm_names[f.adm].clone()))
+        .chain(coupled.iter().filter_map(|f| Some((f.radius?, f.admittance.clone()))))
+        .chain(pairs.iter().filter(|r| !r.radius.is_nan()).map(|r| (r.radius, pair_name(r))));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
-                "stuck-state stability: {} admittance port(s) with springs checked{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
+                "stuck-state stability: {} admittance port(s) with springs checked{}{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
                 found.len(),
                 if coupled.is_empty() { String::new() } else { format!(" and {} admittance(s) with coupled joints", coupled.len()) },
+                if pairs.is_empty() { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pairs.len()) },
                 worst.0,
                 worst.1
             )));
