@@ -3,6 +3,13 @@
 //! robots holding loads. Frames, offsets, per-component batches and heavy admittances, so
 //! that it is not tuned to one component set the way chain-N is.
 //!
+//! `cargo bench --bench multibody -- --contacts [STACKS]` (default 1000) prints the cost per
+//! contact of `body_contact` against `plane_contact`: STACKS two-box stacks whose upper
+//! boxes stand on four body_contacts on the lower box, on four plane_contacts on a fixed
+//! plane at the same height, or on nothing (the baseline), 1 thread, best of 3, each
+//! system in turn three times: (µs per step − baseline)/(4·STACKS) for each kind and their
+//! ratio.
+//!
 //! `cargo bench --bench multibody [-- COMPONENTS ...]` (default 1000 10000 100000) prints,
 //! per size: JSON load + compile time, µs per RK4 step and per step and component on 1 and
 //! 2 threads, and two ratios to baselines measured in the same run: the 2-thread speed-up
@@ -52,8 +59,43 @@ fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
     );
 }
 
+/// µs per RK4 step of `system` on 1 thread (best of 3).
+fn step_us(system: &serde_json::Value) -> f64 {
+    let text = system.to_string();
+    let sys = stiction::framework::system::System::from_str(
+        &text,
+        std::path::Path::new("stacks.json"),
+        std::path::Path::new("."),
+        &stiction::registry(),
+    )
+    .expect("load");
+    let (mut sim, _) = sys.into_simulator(1).expect("compile");
+    sim.step().expect("step");
+    time_per_call(3, 200, || sim.step().expect("step")) * 1e6
+}
+
+/// The `--contacts` table (see the module doc).
+fn contacts(stacks: usize) {
+    use generate_multibody::{stacks as system, Top};
+    let contacts = 4.0 * stacks as f64;
+    println!("per-contact cost, {stacks} two-box stacks, RK4, T = 1e-4 s, 1 thread: upper boxes on body_contact vs plane_contact");
+    println!("| round | baseline (µs/step) | plane_contact (µs/contact/step) | body_contact (µs/contact/step) | body / plane |");
+    println!("|---|---|---|---|---|");
+    let (none, plane, body) = (system(stacks, Top::None), system(stacks, Top::Plane), system(stacks, Top::Body));
+    for round in 1..=3 {
+        let t0 = step_us(&none);
+        let tp = (step_us(&plane) - t0) / contacts;
+        let tb = (step_us(&body) - t0) / contacts;
+        println!("| {round} | {t0:.0} | {tp:.4} | {tb:.4} | {:.2} |", tb / tp);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(pos) = args.iter().position(|a| a == "--contacts") {
+        contacts(args.get(pos + 1).and_then(|s| s.parse().ok()).unwrap_or(1000));
+        return;
+    }
     if let Some(pos) = args.iter().position(|a| a == "--one") {
         let n: usize = args.get(pos + 1).and_then(|s| s.parse().ok()).expect("--one N FILE [FIRST]");
         let file = args.get(pos + 2).expect("--one N FILE [FIRST]");
@@ -63,7 +105,7 @@ fn main() {
     }
     let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1000, 10_000, 100_000] } else { sizes };
-    println!("multibody-N, RK4, T = 1e-4 s: box pairs (11 components each) + geared robots with loads (2 each)");
+    println!("multibody-N, RK4, T = 1e-4 s: box pairs and two-box stacks (11 components each) + geared robots with loads (2 each)");
     println!("speed-up = 1 thread / 2 threads; growth = µs per step and component / that of the first size");
     println!("| components | load + compile (s) | 1 thr (µs/step) | 1 thr (µs/step/component) | 2 thr (µs/step) | 2 thr (µs/step/component) | speed-up | growth |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -72,10 +114,10 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut first: Option<f64> = None;
     for n in sizes {
-        let (pairs, robots) = generate_multibody::split(n);
-        let components = generate_multibody::components(pairs, robots);
+        let parts = generate_multibody::split(n);
+        let components = generate_multibody::components(parts);
         let path = dir.join(format!("multibody_{components}.json"));
-        std::fs::write(&path, generate_multibody::multibody(pairs, robots).to_string()).expect("write system");
+        std::fs::write(&path, generate_multibody::multibody(parts).to_string()).expect("write system");
         let mut cmd = std::process::Command::new(&exe);
         cmd.args(["--one", &components.to_string(), path.to_str().expect("utf-8 temp path")]);
         if let Some(f) = first {
