@@ -88,7 +88,8 @@ fn add_stack(comps: &mut Map<String, Value>, conns: &mut Vec<Value>, i: usize, x
     for (c, (sx, sy)) in corners.into_iter().enumerate() {
         let name = format!("stack{i}low_c{c}");
         comps.insert(name.clone(), json!({"type": "plane_contact", "K": K_CONTACT, "B": 100.0, "mu": 0.5}));
-        conns.push(json!({"from": format!("{name}.body"), "to": format!("stack{i}low"), "at": [sx * hx, sy * hy, -hz]}));
+        conns
+            .push(json!({"from": format!("{name}.body"), "to": format!("stack{i}low"), "at": [sx * hx, sy * hy, -hz]}));
         let name = format!("stack{i}up_c{c}");
         let at = json!([sx * hx, sy * hy, -hz]);
         match top {
@@ -112,7 +113,10 @@ fn add_stack(comps: &mut Map<String, Value>, conns: &mut Vec<Value>, i: usize, x
     }
     if push {
         let name = format!("stack{i}push");
-        comps.insert(name.clone(), json!({"type": "force_source", "domain": "point3", "force": ["2*sin(2*PI*t)", 0, 0]}));
+        comps.insert(
+            name.clone(),
+            json!({"type": "force_source", "domain": "point3", "force": ["2*sin(2*PI*t)", 0, 0]}),
+        );
         conns.push(json!({"from": format!("{name}.body"), "to": format!("stack{i}up")}));
     }
 }

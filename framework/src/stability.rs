@@ -369,10 +369,13 @@ pub struct PairFinding {
     pub largest_stable_step: Option<f64>,
 }
 
+/// The (admittance, port) at each end of a pair, in order.
+type PairEnds = [(usize, usize); 2];
+
 /// One analysed pair: the two (admittance, port) ends, the joining impedances, the model, ρ
 /// and the largest stable step.
 struct PairResult {
-    ends: [(usize, usize); 2],
+    ends: PairEnds,
     imps: Vec<(usize, StageSpring)>,
     model: PairModel,
     radius: f64,
@@ -461,8 +464,7 @@ impl PairModel {
 /// the relative motion of the two inertias in series (see the module doc).
 fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PairResult> {
     let tab = method.tableau();
-    let mut joined: std::collections::BTreeMap<[(usize, usize); 2], Vec<(usize, StageSpring)>> =
-        std::collections::BTreeMap::new();
+    let mut joined: std::collections::BTreeMap<PairEnds, Vec<(usize, StageSpring)>> = std::collections::BTreeMap::new();
     for &imp in sched.impedances_in_network_order() {
         let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
         let mut ends = sched.impedance_ports(imp);
