@@ -294,3 +294,70 @@ fn check_warns_about_a_pair_of_bodies_too_stiff_for_the_step_together() {
         );
     }
 }
+
+/// `"law": "stribeck"` on a body_contact: the breakaway level is μ_s f_n, the kinetic one at
+/// speeds ≫ v_s is μ f_n (v_s = 0.1 m/s: Z f_n max|dμ/ds| ≈ 0.03 ≪ 1, (48)). A 1 kg point on
+/// the ground pushed by 0.6 m g (μ = 0.5, μ_s = 0.7)
+/// does not move; pushed by 0.8 m g it breaks away and accelerates at (0.8 − 0.5) g.
+#[test]
+fn stribeck_contact_breaks_away_at_mu_s_and_slides_at_mu() {
+    for (push, holds) in [(0.6, true), (0.8, false)] {
+        let v = json!({
+            "solver": {"method": "rk4", "step": 1e-4, "stop_time": 2.0},
+            "output": {"interval": 0.1, "signals": {"x": "m.p[0]", "vx": "m.v[0]"}},
+            "components": {
+                "m": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -G], "init": {"p": [0, 0, -G / 1e5]}},
+                "c": {"type": "body_contact", "K": 1e5, "B": 600, "mu": 0.5, "law": "stribeck", "mu_s": 0.7, "vs": 0.1},
+                "push": {"type": "force_source", "domain": "point3", "force": [format!("{}*min(t/0.2, 1)", push * G), 0, 0]}
+            },
+            "connections": [{"from": "c.a", "to": "m"}, {"from": "c.b", "to": "ground"}, {"from": "push.body", "to": "m"}]
+        });
+        let rec = run_value(&v);
+        if holds {
+            let drift = spread(&rec, &col(&rec, "x"), 0.5, 2.0);
+            assert!(drift <= 1e-9, "creeps by {drift} under 0.6 m g < mu_s m g");
+        } else {
+            let a = (at(&rec, "vx", 2.0) - at(&rec, "vx", 1.5)) / 0.5;
+            let expected = (push - 0.5) * G;
+            eprintln!("stribeck: a = {a} (kinetic {expected})");
+            assert!(((a - expected) / expected).abs() < 0.01, "a = {a}, expected {expected}");
+        }
+    }
+}
+
+/// The contacts between bodies give the same bits on 1 and 2 threads with the phases split
+/// (a parallel threshold of 1): five copies of the stack (80 components), 2 s.
+#[test]
+fn stacks_are_bit_identical_on_one_and_two_threads() {
+    let one = load("stack.json");
+    let (mut comps, mut conns, mut signals) = (serde_json::Map::new(), Vec::new(), serde_json::Map::new());
+    for copy in 0..5 {
+        let rename = |s: &str| match s.split_once('.') {
+            Some((c, p)) => format!("{c}_{copy}.{p}"),
+            None if s == "ground" => s.to_string(),
+            None => format!("{s}_{copy}"),
+        };
+        for (name, c) in one["components"].as_object().unwrap() {
+            comps.insert(format!("{name}_{copy}"), c.clone());
+        }
+        for c in one["connections"].as_array().unwrap() {
+            let mut c = c.clone();
+            for end in ["from", "to"] {
+                c[end] = json!(rename(c[end].as_str().unwrap()));
+            }
+            conns.push(c);
+        }
+        for (label, sig) in one["output"]["signals"].as_object().unwrap() {
+            signals.insert(format!("{label}_{copy}"), json!(rename(sig.as_str().unwrap())));
+        }
+    }
+    let v = json!({
+        "solver": {"method": "rk4", "step": 2.5e-4, "stop_time": 2.0},
+        "output": {"interval": 0.05, "signals": signals},
+        "components": comps,
+        "connections": conns
+    });
+    let (a, b) = (run_value_parallel(&v, 1), run_value_parallel(&v, 2));
+    assert_eq!(a.labels.len(), 25);
+    same_bits(&a, &b).unwrap();
+}

@@ -20,7 +20,7 @@
 //! Since v_n = −δ̇ exactly (ṅ ⊥ n), the normal spring stores ½Kδ² and the contact is passive.
 
 use super::{plane_basis, unit_vector};
-use crate::friction::law::FrictionLaw;
+use crate::friction::law::{DryLaw, FrictionLaw};
 use crate::friction::model_c::model_c_step;
 use crate::stability::stiffness_warnings;
 use nalgebra::Vector3;
@@ -36,11 +36,24 @@ pub struct Pair {
     pub k: f64,
     /// Normal and tangential viscosity B (N·s/m), ≥ 0.
     pub b: f64,
-    /// Friction coefficient μ, ≥ 0.
+    /// Friction coefficient μ (the kinetic one under a Stribeck law), ≥ 0.
     pub mu: f64,
+    /// The friction law's shape: Coulomb, or Stribeck's curve scaled by f_n.
+    pub law: ContactLaw,
     /// Domain of port a (point3 or frame) and of port b.
     pub domain_a: Domain,
     pub domain_b: Domain,
+}
+
+/// The friction law of a contact as coefficients, scaled by the normal force f_n at each
+/// evaluation: Coulomb μ f_n, or the Stribeck curve f_n (μ + (μ_s − μ) exp(−(s/v_s)^δ)),
+/// whose Φ_Z is the closed form (57) of the friction paper (the one `kikuuwe_c` uses),
+/// accurate while Z f_n max|dμ/ds| ≪ 1 ((48)/(58), Z = 1/(B + τK)): a contact pressed
+/// harder needs a gentler curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ContactLaw {
+    Coulomb,
+    Stribeck { mu_s: f64, vs: f64, exponent: f64 },
 }
 
 /// The contact frame at one instant: unit normal n (out of b towards a), tangents t₁, t₂,
@@ -96,9 +109,21 @@ impl Pair {
         let v = self.slip(a, b, g);
         let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        let (ft, rate, _) = model_c_step(self.k, self.b, &FrictionLaw::coulomb(self.mu * normal, 0.0), vt, e, tau);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau);
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
+    }
+
+    /// The friction law at normal force f_n (no viscous part: nothing acts out of contact).
+    #[inline]
+    pub fn friction(&self, normal: f64) -> FrictionLaw {
+        let dry = match self.law {
+            ContactLaw::Coulomb => DryLaw::Coulomb { f: self.mu * normal },
+            ContactLaw::Stribeck { mu_s, vs, exponent } => {
+                DryLaw::Stribeck { fc: self.mu * normal, fs: mu_s * normal, vs, exponent }
+            }
+        };
+        FrictionLaw { dry, d: 0.0 }
     }
 
     /// The forces on ports a and b: F at x on a, −F on b, moments from the lever arms.
@@ -133,6 +158,16 @@ impl Pair {
         let k = p.positive("K")?;
         let b = p.nonneg("B")?;
         let mu = p.nonneg("mu")?;
+        let law = match p.choice("law", &["coulomb", "stribeck"])? {
+            "stribeck" => {
+                let mu_s = p.nonneg("mu_s")?;
+                if mu_s < mu {
+                    return Err(p.err("mu_s", format!("breakaway coefficient mu_s = {mu_s} must be ≥ mu = {mu}")));
+                }
+                ContactLaw::Stribeck { mu_s, vs: p.positive("vs")?, exponent: p.positive_or("exponent", 2.0)? }
+            }
+            _ => ContactLaw::Coulomb,
+        };
         let domain = |p: &mut Params, key: &str, first: Domain| -> Result<Domain> {
             let choices: &[&'static str] =
                 if first == Domain::Frame { &["frame", "point3"] } else { &["point3", "frame"] };
@@ -140,7 +175,7 @@ impl Pair {
         };
         let domain_a = domain(p, "domain_a", Domain::Point3)?;
         let domain_b = domain(p, "domain_b", default_b)?;
-        Ok(Pair { k, b, mu, domain_a, domain_b })
+        Ok(Pair { k, b, mu, law, domain_a, domain_b })
     }
 
     /// ½K(δ₊² + ‖e‖²).
@@ -156,7 +191,16 @@ macro_rules! pair_params {
         [
             ParamDoc { name: "K", unit: "N/m", default: None, doc: "normal and tangential stiffness, > 0" },
             ParamDoc { name: "B", unit: "N·s/m", default: None, doc: "normal and tangential viscosity, ≥ 0" },
-            ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient, ≥ 0" },
+            ParamDoc { name: "mu", unit: "", default: None, doc: "friction coefficient (stribeck: the kinetic one), ≥ 0" },
+            ParamDoc {
+                name: "law",
+                unit: "",
+                default: Some("\"coulomb\""),
+                doc: "\"coulomb\" (mu f_n) or \"stribeck\" (f_n (mu + (mu_s − mu) exp(−(v/vs)^exponent)))",
+            },
+            ParamDoc { name: "mu_s", unit: "", default: None, doc: "stribeck: breakaway coefficient, ≥ mu" },
+            ParamDoc { name: "vs", unit: "m/s", default: None, doc: "stribeck: Stribeck speed, > 0" },
+            ParamDoc { name: "exponent", unit: "", default: Some("2"), doc: "stribeck: shape exponent, > 0" },
             ParamDoc {
                 name: "domain_a",
                 unit: "",
@@ -276,12 +320,12 @@ fn build(p: &mut Params) -> Result<Built> {
 /// (tests/component_params.rs).
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "body_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "radius": 0.01, "domain_a": "frame", "domain_b": "point3", "plane": {"point": [0, 0, 0.05], "normal": [0, 0, 1]}}"#,
-    r#"{"type": "body_contact", "K": 10000.0, "B": 10.0, "mu": 0.5}"#,
+    r#"{"type": "body_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "law": "stribeck", "mu_s": 0.7, "vs": 0.01, "exponent": 1.5}"#,
 ];
 
 /// Register `body_contact`.
 pub fn register(r: &mut Registry) {
-    const PAIR: [ParamDoc; 5] = pair_params!(
+    const PAIR: [ParamDoc; 9] = pair_params!(
         "\"frame\"",
         "port b: \"frame\" (a body's frame or ground: the plane turns with the body) or \"point3\" (the plane translates with the point)"
     );
@@ -300,6 +344,10 @@ pub fn register(r: &mut Registry) {
         },
         PAIR[3],
         PAIR[4],
+        PAIR[5],
+        PAIR[6],
+        PAIR[7],
+        PAIR[8],
     ];
     r.register(ComponentType {
         name: "body_contact",

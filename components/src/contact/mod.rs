@@ -9,7 +9,7 @@ family! {
     wall,
 }
 
-pub use body_contact::{BodyContact, Pair};
+pub use body_contact::{BodyContact, ContactLaw, Pair};
 pub use plane_contact::{PlaneContact, Tilt};
 pub use sphere_contact::SphereContact;
 pub use wall::Wall;

@@ -315,10 +315,12 @@ mod tests {
     use super::*;
 
     /// Two contacts at once give what one at a time gives, bit for bit: free, sticking,
-    /// sliding, pulling away (no normal force), and at rest with no friction force at all.
+    /// sliding, pulling away (no normal force), at rest with no friction force at all, and
+    /// a tilted plane (μ = 0.2 here) next to a horizontal one.
     #[test]
     fn a_pair_is_two_contacts_bit_for_bit() {
-        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: None };
+        let tilt = Some(Tilt::of(Vector3::new(0.0, -0.6, 0.8)));
+        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: if mu == 0.2 { tilt } else { None } };
         let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
         let cases = [
             (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),

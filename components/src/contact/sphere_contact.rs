@@ -121,11 +121,12 @@ fn build(p: &mut Params) -> Result<Built> {
 /// (tests/component_params.rs).
 pub const SAMPLES: &[&str] = &[
     r#"{"type": "sphere_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "radius_a": 0.05, "radius_b": 0.1, "domain_a": "frame", "domain_b": "frame"}"#,
+    r#"{"type": "sphere_contact", "K": 10000.0, "B": 10.0, "mu": 0.5, "law": "stribeck", "mu_s": 0.6, "vs": 0.02, "exponent": 1.0, "radius_a": 0.05, "radius_b": 0.1}"#,
 ];
 
 /// Register `sphere_contact`.
 pub fn register(r: &mut Registry) {
-    const PAIR: [ParamDoc; 5] = pair_params!(
+    const PAIR: [ParamDoc; 9] = pair_params!(
         "\"point3\"",
         "port b: \"point3\" (a point; on a body use \"at\") or \"frame\" (a body's frame: receives the moment of its radius)"
     );
@@ -137,6 +138,10 @@ pub fn register(r: &mut Registry) {
         ParamDoc { name: "radius_b", unit: "m", default: None, doc: "radius of the sphere centred at b's point, ≥ 0" },
         PAIR[3],
         PAIR[4],
+        PAIR[5],
+        PAIR[6],
+        PAIR[7],
+        PAIR[8],
     ];
     r.register(ComponentType {
         name: "sphere_contact",
