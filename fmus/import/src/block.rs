@@ -309,6 +309,26 @@ impl Block for CsBlock {
             _ => true,
         }
     }
+    /// The FMU's serialized state (its outputs as last read are the bus's).
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        if let Some(why) = &rt.ended {
+            return Err(why.clone());
+        }
+        let fmu = rt.fmu.serialize_state().map_err(|e| e.to_string())?;
+        let mut out = crate::hidden::Out::default();
+        out.0.extend_from_slice(b"block1");
+        out.bytes(&fmu);
+        Ok(Some(out.0))
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        let mut r = crate::hidden::In(bytes);
+        r.tag(b"block1")?;
+        let fmu = r.bytes()?;
+        r.end()?;
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        rt.call(|rt| rt.fmu.deserialize_state(fmu)).map_err(|f| f.0)
+    }
     fn diagnose(&self) -> Vec<Diagnostic> {
         let mut d = vec![Diagnostic::Info(format!(
             "signal block ({}): inputs {}; outputs {}",

@@ -113,13 +113,13 @@ impl Default for BlockOptions {
 pub(crate) struct BusInput {
     pub(crate) name: String,
     pub(crate) value: TimeFunction,
-    wires: Vec<Wire>,
+    pub(crate) wires: Vec<Wire>,
 }
 
 /// The wires of a simulation, by when they are written.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bus {
-    inputs: Vec<BusInput>,
+    pub(crate) inputs: Vec<BusInput>,
     /// Written at every stage from the stage state.
     stage: Vec<(Tap, Vec<Wire>)>,
     /// Written at the beginning of each step.
@@ -838,7 +838,7 @@ impl BlockIo {
     }
 
     /// Write the outputs into the wires that read them.
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         for (v, wires) in self.y.iter().zip(&self.out) {
             for w in wires {
                 w.set(*v);
