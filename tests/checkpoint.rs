@@ -173,6 +173,30 @@ fn an_fmu_network_component_continues_bit_for_bit() {
 }
 
 #[test]
+fn a_model_exchange_fmu_with_events_continues_bit_for_bit_in_fmi_2_and_3() {
+    // The gear FMU as a Model Exchange admittance under RK4: its states are the network's,
+    // its event indicators, the point of the last accepted step and its mode are saved.
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in ["2", "3"] {
+        let fmu = export_fmu(dir.path(), "gear", fmi, "both", &[]);
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(example("fmu_gear_fig9.json")).unwrap()).unwrap();
+        let gear = &mut v["components"]["gear"];
+        gear["path"] = json!(fmu.to_str().unwrap());
+        gear["interface"] = json!("me");
+        gear.as_object_mut().unwrap().remove("communication_step");
+        gear["parameters"].as_object_mut().unwrap().remove("substep");
+        v["solver"]["method"] = json!("rk4");
+        let sys = dir.path().join(format!("me{fmi}.json"));
+        std::fs::write(&sys, serde_json::to_string(&v).unwrap()).unwrap();
+        // Before the impact on the wall, while stuck against it, after the release.
+        for t in ["0.2", "0.777", "1.5003"] {
+            split_equals_whole(&sys, t, &[]);
+        }
+    }
+}
+
+#[test]
 fn a_state_of_another_system_or_a_damaged_file_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s.state");
