@@ -176,6 +176,11 @@ impl Simulator {
         self.bus.inputs.iter().map(|i| i.name.as_str())
     }
 
+    /// The value of input `name` at the current time (`None`: no such input).
+    pub fn input_value(&self, name: &str) -> Option<f64> {
+        self.bus.inputs.iter().find(|i| i.name == name).map(|i| i.value.eval(self.time()))
+    }
+
     /// Set input `name` to the function `value` of time (a constant for a value held until
     /// set again). An unknown name is an error that lists the inputs.
     pub fn set_input(&mut self, name: &str, value: TimeFunction) -> Result<()> {
