@@ -156,14 +156,27 @@ def test_inputs_outputs_and_reads():
 
 
 def test_a_failing_step_raises_simulation_error_with_time_and_component():
-    # A step far beyond the penalty contact's stability limit (omega T = 11): the state grows
-    # until it is no longer finite.
-    system = stiction.load(PY_EXAMPLES / "grasp.json").with_set({"solver.step": 0.05, "output.interval": 0.05})
+    # A mass pushed by sqrt(u): an input u < 0 from the controller makes the force NaN.
+    system = stiction.load({
+        "name": "sqrt_push",
+        "solver": {"method": "euler", "step": 1e-3, "stop_time": 1.0},
+        "inputs": {"u": {"start": 1.0}},
+        "output": {"signals": {"v": "m.v"}},
+        "components": {"m": {"type": "mass", "mass": 1.0}, "f": {"type": "force_source", "force": "sqrt(u)"}},
+        "connections": [{"from": "f.body", "to": "m"}],
+    })
     with system.simulation() as sim:
-        sim.step(2)
+        sim.step(100)
+        good = sim.save()
+        sim.inputs["u"] = -1.0
         with pytest.raises(stiction.SimulationError) as e:
-            sim.step(10_000)
-        assert e.value.component == "object" and e.value.time > 0.1
+            sim.step(10)
+        assert e.value.component == "m" and abs(e.value.time - 0.101) < 1e-12 and "non-finite" in e.value.message
+        # A saved state brings it back.
+        sim.restore(good)
+        sim.inputs["u"] = 4.0
+        sim.step(10)
+        assert sim.read("m.v") > 0.1 and sim.steps == 110
 
 
 def test_ctrl_c_stops_at_the_next_step_and_the_gil_is_released(sigint_handler):
