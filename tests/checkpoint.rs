@@ -8,9 +8,6 @@
 #[path = "fixtures/pi_controller/mod.rs"]
 mod pi_controller;
 
-#[path = "fixtures/c_fmu.rs"]
-mod c_fmu;
-
 mod common;
 use common::*;
 use serde_json::{json, Value};
@@ -142,10 +139,9 @@ fn a_signal_block_fmu_continues_bit_for_bit_in_the_process_and_isolated() {
 #[test]
 fn an_fmu_without_serializable_state_is_named_when_saving() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu =
-        c_fmu::build(dir.path(), &pi_controller::source_dir(), "pi_controller.c", "PIController", 2, &["-lm"], |x| {
-            x.replace("canSerializeFMUstate=\"true\"", "canSerializeFMUstate=\"false\"")
-        });
+    let fmu = pi_controller::build_edited(dir.path(), |x| {
+        x.replace("canSerializeFMUstate=\"true\"", "canSerializeFMUstate=\"false\"")
+    });
     let sys = pi_system(dir.path(), &fmu, |_| {});
     let state = dir.path().join("s.state");
     let o = cli(&["run", sys.to_str().unwrap(), "-o", "-", "--quiet", "--save-state", state.to_str().unwrap()]);

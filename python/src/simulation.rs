@@ -175,8 +175,7 @@ impl CoreSimulation {
         };
         let every = ((plan.interval / sim.step_size()).round() as u64).max(1);
         let targets = sim.probe_targets(plan.columns.iter().map(|c| &c.1));
-        let mut rec = Recorder::default();
-        rec.labels = plan.columns.iter().map(|c| c.0.clone()).collect();
+        let rec = Recorder { labels: plan.columns.iter().map(|c| c.0.clone()).collect(), ..Default::default() };
         let values = vec![0.0; plan.columns.len()];
         let empty = sim.probe_targets(std::iter::empty::<&SignalRef>());
         let st = State {
@@ -413,11 +412,8 @@ impl CoreInputs {
     fn __repr__(&self) -> PyResult<String> {
         let g = lock(&self.state);
         let st = g.as_ref().ok_or_else(closed)?;
-        let items: Vec<String> = self
-            .names
-            .iter()
-            .map(|n| format!("'{n}': {}", st.sim.input_value(n).unwrap_or(f64::NAN)))
-            .collect();
+        let items: Vec<String> =
+            self.names.iter().map(|n| format!("'{n}': {}", st.sim.input_value(n).unwrap_or(f64::NAN))).collect();
         Ok(format!("{{{}}}", items.join(", ")))
     }
 }
