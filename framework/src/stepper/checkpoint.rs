@@ -5,7 +5,8 @@
 //!
 //! What a step depends on besides the system: the step count k (time kT), x(k), the contact
 //! events' budget and switching values (stepper/events.rs), the system inputs' held values,
-//! the signal blocks' outputs as last exchanged (stepper/bus.rs), and the state components
+//! the signal blocks' outputs as last exchanged and the count of algebraic-loop iterations
+//! (stepper/bus.rs), and the state components
 //! keep outside x (an imported FMU's own state, through FMI's serialized FMU state:
 //! [`Admittance::save_hidden`](crate::Admittance::save_hidden) and its kin). Everything else
 //! a step reads is written before it is read (the stage buffers, the held signals, the
@@ -14,7 +15,8 @@
 //! The format (all numbers little-endian; version [`VERSION`]):
 //! ```text
 //! magic "stiction-state\n\0" (16 bytes) | version u32 | body length u64 | body | CRC-32 u32
-//! body: fingerprint | k u64 | x (f64 each) | events | inputs | block outputs | hidden states
+//! body: fingerprint | k u64 | x (f64 each) | events | inputs | block outputs |
+//!       loop iterations u64 | hidden states
 //! fingerprint: method, step T, each admittance, impedance and block (name, states, ports
 //!              or outputs) in schedule order, each input's name, the events' member count
 //! ```
@@ -282,6 +284,7 @@ impl Simulator {
         for io in &self.bus.blocks {
             w.f64s(&io.y);
         }
+        w.u64(self.bus.iterations);
         w.u64(hidden.len() as u64);
         for (kind, i, b) in &hidden {
             w.u8(*kind).u64(*i as u64).bytes(b);
@@ -356,6 +359,7 @@ impl Simulator {
         for io in &self.bus.blocks {
             ys.push(r.f64s(io.y.len())?);
         }
+        let iterations = r.u64()?;
         let n = r.count(1 + 8 + 8)?;
         let s = &self.sched;
         let mut hidden = Vec::with_capacity(n);
@@ -398,6 +402,7 @@ impl Simulator {
             io.y = y;
             io.publish();
         }
+        self.bus.iterations = iterations;
         Ok(())
     }
 }
