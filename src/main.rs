@@ -406,7 +406,7 @@ fn run(
     }
     if let Some(from) = o.resume {
         let bytes = read_state(from)?;
-        sim.restore_state(&bytes).map_err(|e| Failure::from(e.in_file(from.display().to_string())))?;
+        sim.restore_state(&bytes).map_err(|e| Failure::from(relabel.error(e).in_file(from.display().to_string())))?;
     }
     interrupt::stop_here(&file)?;
     if let Some(n) = parallel_threshold {
@@ -466,7 +466,7 @@ fn run(
     let shown = shown(&out_path);
     // The state where the run ended (the stop time, a component's stop or an interrupt).
     if let (Some(to), Ok(_)) = (o.save_state, &result) {
-        let bytes = sim.save_state().map_err(|e| Failure::from(e.in_file(file.clone())))?;
+        let bytes = sim.save_state().map_err(|e| Failure::from(relabel.error(e.in_file(file.clone()))))?;
         write_state(to, &bytes)?;
     }
     let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_ref())?;
