@@ -81,6 +81,14 @@ enum Command {
         /// Without it an input keeps its start value. Repeatable.
         #[arg(long, value_name = "NAME=FILE.csv[:COLUMN]|EXPR")]
         input: Vec<String>,
+        /// Save the whole simulation's state at the end of the run (or where it was
+        /// interrupted) to FILE, for --resume.
+        #[arg(long, value_name = "FILE")]
+        save_state: Option<PathBuf>,
+        /// Continue a run from the state saved in FILE by --save-state (same system; its
+        /// stop time may differ): rows continue from the saved time to the stop time.
+        #[arg(long, value_name = "FILE")]
+        resume: Option<PathBuf>,
     },
     /// A parameter study: grid or Monte Carlo runs on all cores, one summary row per run.
     Sweep(sweep::SweepArgs),
@@ -181,11 +189,21 @@ fn main_inner() -> ExitCode {
             interface,
             strict,
             input,
+            save_state,
+            resume,
         } => {
             let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
             let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
-            let run_opts =
-                RunOptions { threads, parallel_threshold, quiet, warnings: !no_warnings, strict, inputs: &input };
+            let run_opts = RunOptions {
+                threads,
+                parallel_threshold,
+                quiet,
+                warnings: !no_warnings,
+                strict,
+                inputs: &input,
+                save_state: save_state.as_deref(),
+                resume: resume.as_deref(),
+            };
             run(&system, output, plot.map(|p| (p, opts)), &run_opts, &fmu)
         }
         Command::Sweep(args) => sweep::sweep(args),
@@ -293,6 +311,40 @@ struct RunOptions<'a> {
     strict: bool,
     /// `--input NAME=...`, as given.
     inputs: &'a [String],
+    /// `--save-state FILE`, `--resume FILE`.
+    save_state: Option<&'a Path>,
+    resume: Option<&'a Path>,
+}
+
+/// Largest state file `--resume` reads (a state is the state vector and the components' own
+/// states: a few bytes per state).
+const MAX_STATE_FILE: u64 = 1 << 32;
+
+/// Read a state file for `--resume`, bounded by [`MAX_STATE_FILE`].
+fn read_state(path: &Path) -> Result<Vec<u8>, Failure> {
+    let fail = |e: String| Failure::Input(anyhow::anyhow!("--resume {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let len = file.metadata().map_err(|e| fail(e.to_string()))?.len();
+    if len > MAX_STATE_FILE {
+        return Err(fail(format!("{len} bytes is more than a saved state can be ({MAX_STATE_FILE})")));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_STATE_FILE + 1), &mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(bytes)
+}
+
+/// Write `bytes` to `path` whole or not at all (a temporary file renamed over it).
+fn write_state(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Failure::Output(anyhow::anyhow!("--save-state {}: {e}", path.display()))
+    })
 }
 
 /// What `run` prints on standard error besides errors: progress and summary (not with
@@ -352,6 +404,10 @@ fn run(
         let (name, f) = stiction::inputs::parse_input_arg(arg).map_err(Failure::Input)?;
         sim.set_input(&name, f).map_err(|e| Failure::Input(anyhow::anyhow!("--input {arg}: {e}")))?;
     }
+    if let Some(from) = o.resume {
+        let bytes = read_state(from)?;
+        sim.restore_state(&bytes).map_err(|e| Failure::from(relabel.error(e).in_file(from.display().to_string())))?;
+    }
     interrupt::stop_here(&file)?;
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
@@ -408,6 +464,11 @@ fn run(
         }
     });
     let shown = shown(&out_path);
+    // The state where the run ended (the stop time, a component's stop or an interrupt).
+    if let (Some(to), Ok(_)) = (o.save_state, &result) {
+        let bytes = sim.save_state().map_err(|e| Failure::from(relabel.error(e.in_file(file.clone()))))?;
+        write_state(to, &bytes)?;
+    }
     let summary = finish_run(result, bar, &shown, file, &rec, &name, plot.as_ref())?;
     if let Some(why) = &summary.stopped {
         // A component (an FMU) asked to end the run: a normal end at its last row.

@@ -29,6 +29,20 @@ fn pi_fmu() -> &'static Path {
     })
 }
 
+/// The PIController FMU with a description that declares no FMU state functions
+/// (canGetAndSetFMUstate and canSerializeFMUstate false), built once.
+fn pi_fmu_without_state() -> &'static Path {
+    static FMU: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &FMU.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let fmu = pi_controller::build_edited(dir.path(), |x| {
+            x.replace("=\"true\" canSerializeFMUstate=\"true\"", "=\"false\" canSerializeFMUstate=\"false\"")
+        });
+        (dir, fmu)
+    })
+    .1
+}
+
 fn example_value(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(example(name)).unwrap()).unwrap()
 }
@@ -143,9 +157,13 @@ fn bad_signal_connections_and_blocks_are_refused_by_name() {
         &|v| v["components"]["motor"]["force"] = json!({"signal": "pi.y"}),
         &["components.motor.force", "no output 'y'"],
     );
-    // Two controllers whose outputs feed each other's inputs directly: an algebraic loop.
+    // Two controllers whose outputs feed each other's inputs directly: an algebraic loop,
+    // refused when its blocks cannot roll back (the fixture itself declares
+    // canGetAndSetFMUstate, so it is built here without).
+    let plain = pi_fmu_without_state();
     check(
         &|v| {
+            v["components"]["pi"]["path"] = json!(plain.to_str().unwrap());
             v["components"]["pi2"] = v["components"]["pi"].clone();
             v["connections"][1]["from"] = json!("pi2.u");
             v["connections"].as_array_mut().unwrap().push(json!({"from": "pi.u", "to": "pi2.w"}));

@@ -165,6 +165,16 @@ pub trait Admittance: Send + Sync {
     fn rewindable(&self) -> bool {
         !self.may_request_stop()
     }
+    /// State the component keeps outside x (an imported FMU's own state, its communication
+    /// bookkeeping), for a whole-simulation checkpoint ([`Simulator::save_state`](crate::Simulator::save_state)):
+    /// `Ok(None)` (the default) when there is none; an error (it cannot be saved) names why.
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+    /// Return to what [`save_hidden`](Self::save_hidden) gave (untrusted bytes: checked, never a panic).
+    fn restore_hidden(&self, _bytes: &[u8]) -> Result<(), String> {
+        Err("has no state outside the state vector to restore".into())
+    }
 }
 
 /// Motion in, force out: [u; ẏ] = I(x̂, y, t; τ)  (9), generalised with τ as in (22).
@@ -245,6 +255,14 @@ pub trait Impedance: Send + Sync {
     /// As [`Admittance::rewindable`].
     fn rewindable(&self) -> bool {
         !self.may_request_stop()
+    }
+    /// As [`Admittance::save_hidden`].
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+    /// As [`Admittance::restore_hidden`].
+    fn restore_hidden(&self, _bytes: &[u8]) -> Result<(), String> {
+        Err("has no state outside the state vector to restore".into())
     }
     /// The switching function of a force law with a kink or jump (a penalty contact that
     /// opens or closes): a value whose sign changes where the law switches (> 0: in
@@ -363,5 +381,13 @@ pub trait Block: Send + Sync {
     /// normally after that step (stepper/bus.rs).
     fn stop_request(&self) -> Option<(f64, bool, String)> {
         None
+    }
+    /// As [`Admittance::save_hidden`]: the block's own state (an FMU's serialized state).
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+    /// As [`Admittance::restore_hidden`].
+    fn restore_hidden(&self, _bytes: &[u8]) -> Result<(), String> {
+        Err("has no state of its own to restore".into())
     }
 }

@@ -34,8 +34,10 @@ use nalgebra::Vector3;
 
 mod balance;
 pub mod bus;
+mod checkpoint;
 mod events;
 use balance::{Balance, Clock};
+pub use checkpoint::{MAGIC as STATE_MAGIC, VERSION as STATE_VERSION};
 pub use events::EventCounts;
 
 /// A running simulation: the compiled schedule and its buffers.

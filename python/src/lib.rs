@@ -7,6 +7,7 @@
 
 mod errors;
 mod interrupt;
+mod simulation;
 mod study;
 mod system;
 
@@ -99,6 +100,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", py.get_type::<errors::InputError>())?;
     m.add("SimulationError", py.get_type::<errors::SimulationError>())?;
     m.add_class::<system::CoreSystem>()?;
+    m.add_class::<simulation::CoreSimulation>()?;
+    m.add_class::<simulation::CoreInputs>()?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(export_fmu, m)?)?;
     m.add_function(wrap_pyfunction!(study::study_plan, m)?)?;

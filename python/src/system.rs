@@ -109,6 +109,12 @@ impl CoreSystem {
         Ok((doc, applied))
     }
 
+    /// The unit of every output column of `system` (built from this document).
+    pub(crate) fn units(&self, system: &System) -> Vec<String> {
+        let reg = stiction::registry();
+        system.columns.iter().map(|(_, s)| self.unit_of(&reg, s)).collect()
+    }
+
     /// Unit of an output signal `comp.signal[i]` from the component type's documentation
     /// ("" when unknown: raw states, FMU variables).
     fn unit_of(&self, reg: &stiction_framework::system::Registry, signal: &str) -> String {
@@ -146,7 +152,7 @@ impl OutputSink for Collect<'_> {
 
 /// A run's rows for the Python `Result`: name, labels, units, time and columns (bytes of
 /// little-endian f64), steps.
-fn result_dict<'py>(
+pub(crate) fn result_dict<'py>(
     py: Python<'py>,
     name: &str,
     units: &[String],

@@ -37,6 +37,7 @@ __all__ = [
     "InputError",
     "SimulationError",
     "System",
+    "Simulation",
     "Result",
     "Finding",
     "ComponentType",
@@ -161,6 +162,14 @@ class System:
                 e.partial = Result(e.partial)
             raise
         return Result(d)
+
+    def simulation(self, threads: Optional[int] = None) -> "Simulation":
+        """A :class:`Simulation` of this system to step from Python (a controller in the
+        loop), at t = 0 with its first output row recorded.
+
+        :param threads: worker threads (default: the solver's ``threads``, else all cores).
+        """
+        return Simulation(self._core, threads)
 
     def check(self) -> List["Finding"]:
         """The findings of ``stiction check``: stability and well-posedness of every
@@ -338,4 +347,5 @@ def export_fmu(
     return Path(target)
 
 
+from ._simulation import Simulation  # noqa: E402
 from ._study import study  # noqa: E402  (needs the names above)

@@ -1281,6 +1281,127 @@ impl Local {
     }
 }
 
+/// Largest serialized FMU state accepted from an FMU (its SerializedFMUstateSize).
+pub const MAX_SERIALIZED_STATE: usize = 1 << 30;
+
+impl Local {
+    /// Whether the FMU declares canSerializeFMUstate for its interface and the binary
+    /// exports the functions it needs (Get/Set/FreeFMUstate, SerializedFMUstateSize,
+    /// SerializeFMUstate, DeSerializeFMUstate); if not, why not.
+    pub fn serializable(&self) -> Result<(), String> {
+        let caps = self.archive.description.capabilities(self.interface);
+        let (flag, ser) = match &self.api {
+            Api::Fmi2(b) => (
+                "canSerializeFMUstate",
+                b.fmi2SerializedFMUstateSize.is_ok()
+                    && b.fmi2SerializeFMUstate.is_ok()
+                    && b.fmi2DeSerializeFMUstate.is_ok(),
+            ),
+            Api::Fmi3(b) => (
+                "canSerializeFMUState",
+                b.fmi3SerializedFMUStateSize.is_ok()
+                    && b.fmi3SerializeFMUState.is_ok()
+                    && b.fmi3DeserializeFMUState.is_ok(),
+            ),
+        };
+        if !caps.can_serialize_state {
+            return Err(format!("{} does not declare {flag}=\"true\", so its state cannot be saved", self.label));
+        }
+        if !(self.state_fns && ser) {
+            return Err(format!(
+                "{} declares {flag} but its binary does not export the FMU state functions",
+                self.label
+            ));
+        }
+        Ok(())
+    }
+
+    /// The instance's state as bytes: GetFMUstate into a state of its own (the rollback slot
+    /// of [`Local::save_state`] is left alone), SerializedFMUstateSize, SerializeFMUstate,
+    /// FreeFMUstate.
+    pub fn serialize_state(&mut self) -> Result<Vec<u8>, FmiError> {
+        let names = match self.version {
+            FmiVersion::V2 => ["fmi2GetFMUstate", "fmi2SerializedFMUstateSize", "fmi2SerializeFMUstate"],
+            FmiVersion::V3 => ["fmi3GetFMUState", "fmi3SerializedFMUStateSize", "fmi3SerializeFMUState"],
+        };
+        self.usable(names[0])?;
+        self.serializable().map_err(|m| self.error(names[2], m))?;
+        let mut state: Handle = std::ptr::null_mut();
+        // SAFETY: a live instance handle, a NULL state (the FMU allocates a new one) and a
+        // valid out-pointer; the functions were checked to resolve (`serializable`).
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2GetFMUstate(self.raw, &mut state) },
+            Api::Fmi3(b) => unsafe { b.fmi3GetFMUState(self.raw, &mut state) },
+        };
+        self.check(names[0], s)?;
+        let r = self.serialize_into(state, names);
+        // SAFETY: the state this instance just returned, freed once.
+        let _ = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2FreeFMUstate(self.raw, &mut state) },
+            Api::Fmi3(b) => unsafe { b.fmi3FreeFMUState(self.raw, &mut state) },
+        };
+        r
+    }
+
+    fn serialize_into(&mut self, state: Handle, names: [&'static str; 3]) -> Result<Vec<u8>, FmiError> {
+        let mut size = 0usize;
+        // SAFETY: a live instance, a state it returned, a valid out-pointer.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SerializedFMUstateSize(self.raw, state, &mut size) },
+            Api::Fmi3(b) => unsafe { b.fmi3SerializedFMUStateSize(self.raw, state, &mut size) },
+        };
+        self.check(names[1], s)?;
+        if size > MAX_SERIALIZED_STATE {
+            return Err(self.error(names[1], format!("a state of {size} bytes is more than {MAX_SERIALIZED_STATE}")));
+        }
+        let mut bytes = vec![0u8; size];
+        // SAFETY: a buffer of exactly `size` bytes, as the FMU asked for.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SerializeFMUstate(self.raw, state, bytes.as_mut_ptr().cast(), size) },
+            Api::Fmi3(b) => unsafe { b.fmi3SerializeFMUState(self.raw, state, bytes.as_mut_ptr(), size) },
+        };
+        self.check(names[2], s)?;
+        Ok(bytes)
+    }
+
+    /// Return the instance to the state `bytes` hold (from [`serialize_state`](Self::serialize_state)
+    /// of an instance of the same FMU): DeSerializeFMUstate, SetFMUstate, FreeFMUstate. The
+    /// FMU checks the bytes (FMI leaves that to it).
+    pub fn deserialize_state(&mut self, bytes: &[u8]) -> Result<(), FmiError> {
+        let names = match self.version {
+            FmiVersion::V2 => ["fmi2DeSerializeFMUstate", "fmi2SetFMUstate"],
+            FmiVersion::V3 => ["fmi3DeserializeFMUState", "fmi3SetFMUState"],
+        };
+        self.usable(names[0])?;
+        self.serializable().map_err(|m| self.error(names[0], m))?;
+        let mut state: Handle = std::ptr::null_mut();
+        // SAFETY: a live instance, a buffer of `bytes.len()` bytes valid for the call, and a
+        // valid out-pointer for the new state.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe {
+                b.fmi2DeSerializeFMUstate(self.raw, bytes.as_ptr().cast(), bytes.len(), &mut state)
+            },
+            Api::Fmi3(b) => unsafe { b.fmi3DeserializeFMUState(self.raw, bytes.as_ptr(), bytes.len(), &mut state) },
+        };
+        self.check(names[0], s)?;
+        if state.is_null() {
+            return Err(self.error(names[0], "returned OK but no state"));
+        }
+        // SAFETY: a live instance and the state it just returned.
+        let s = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2SetFMUstate(self.raw, state) },
+            Api::Fmi3(b) => unsafe { b.fmi3SetFMUState(self.raw, state) },
+        };
+        let set = self.check(names[1], s);
+        // SAFETY: that state, freed once.
+        let _ = match &self.api {
+            Api::Fmi2(b) => unsafe { b.fmi2FreeFMUstate(self.raw, &mut state) },
+            Api::Fmi3(b) => unsafe { b.fmi3FreeFMUState(self.raw, &mut state) },
+        };
+        set
+    }
+}
+
 impl Drop for Local {
     fn drop(&mut self) {
         if self.state_fns && !self.saved.is_null() && self.phase == Phase::Initialized {

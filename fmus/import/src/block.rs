@@ -309,6 +309,50 @@ impl Block for CsBlock {
             _ => true,
         }
     }
+    /// The FMU's serialized state (its outputs as last read are the bus's).
+    /// The FMU's serialized state, the array inputs' values as last set (an element input
+    /// sets its array whole) and a stop request (its outputs as last read are the bus's).
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        if let Some(why) = &rt.ended {
+            return Err(why.clone());
+        }
+        let fmu = rt.fmu.serialize_state().map_err(|e| e.to_string())?;
+        let mut o = crate::hidden::Out::default();
+        o.0.extend_from_slice(b"block2");
+        o.u64(rt.arrays.len() as u64);
+        for a in &rt.arrays {
+            o.f64s(a);
+        }
+        match &rt.stop {
+            Some((t, made, m)) => o.u8(1).f64(*t).u8(u8::from(*made)).bytes(m.as_bytes()),
+            None => o.u8(0),
+        };
+        o.bytes(&fmu);
+        Ok(Some(o.0))
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        let mut r = crate::hidden::In(bytes);
+        r.tag(b"block2")?;
+        if r.u64()? != rt.arrays.len() as u64 {
+            return Err("the saved state has another number of inputs".into());
+        }
+        let arrays = rt.arrays.iter().map(|a| r.f64s(a.len(), "array elements")).collect::<Result<Vec<_>, _>>()?;
+        let stop = if r.flag()? {
+            let (t, made) = (r.f64()?, r.flag()?);
+            Some((t, made, String::from_utf8_lossy(r.bytes()?).into_owned()))
+        } else {
+            None
+        };
+        let fmu = r.bytes()?;
+        r.end()?;
+        rt.call(|rt| rt.fmu.deserialize_state(fmu)).map_err(|f| f.0)?;
+        rt.arrays = arrays;
+        rt.touched.iter_mut().for_each(|t| *t = false);
+        rt.stop = stop;
+        Ok(())
+    }
     fn diagnose(&self) -> Vec<Diagnostic> {
         let mut d = vec![Diagnostic::Info(format!(
             "signal block ({}): inputs {}; outputs {}",

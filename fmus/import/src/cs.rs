@@ -304,6 +304,55 @@ impl CoSim {
         Ok(Some(k))
     }
 
+    /// The FMU's serialized state and the communication bookkeeping (next point, steps
+    /// done, the outputs pending and presented, the inputs as last set, a stop request).
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        let fmu = rt.fmu.serialize_state().map_err(|e| e.to_string())?;
+        let mut o = crate::hidden::Out::default();
+        o.0.extend_from_slice(b"cosim1");
+        o.u64(rt.next).u64(rt.done);
+        match &rt.pending {
+            Some(p) => o.u8(1).u64(p.at).f64s(&p.held).f64s(&p.shown),
+            None => o.u8(0),
+        };
+        o.f64s(&rt.held).f64s(&rt.shown).f64s(&rt.in_vals);
+        match &rt.stop {
+            Some((t, m)) => o.u8(1).f64(*t).bytes(m.as_bytes()),
+            None => o.u8(0),
+        };
+        o.bytes(&fmu);
+        Ok(Some(o.0))
+    }
+
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        let mut r = crate::hidden::In(bytes);
+        r.tag(b"cosim1")?;
+        let (next, done) = (r.u64()?, r.u64()?);
+        let (nh, ns) = (rt.held.len(), rt.shown.len());
+        let pending = if r.flag()? {
+            Some(Pending { at: r.u64()?, held: r.f64s(nh, "presented values")?, shown: r.f64s(ns, "signal values")? })
+        } else {
+            None
+        };
+        let held = r.f64s(nh, "presented values")?;
+        let shown = r.f64s(ns, "signal values")?;
+        let in_vals = r.f64s(rt.in_vals.len(), "input values")?;
+        let stop = if r.flag()? {
+            let t = r.f64()?;
+            Some((t, String::from_utf8_lossy(r.bytes()?).into_owned()))
+        } else {
+            None
+        };
+        let fmu = r.bytes()?;
+        r.end()?;
+        rt.fmu.deserialize_state(fmu).map_err(|e| e.to_string())?;
+        (rt.next, rt.done, rt.pending, rt.held, rt.shown, rt.in_vals, rt.stop) =
+            (next, done, pending, held, shown, in_vals, stop);
+        Ok(())
+    }
+
     fn signals(&self) -> Vec<SignalInfo> {
         self.signals.infos.clone()
     }
@@ -382,6 +431,12 @@ impl Admittance for CsAdmittance {
     fn stop_request(&self) -> Option<(f64, String)> {
         self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save_hidden()
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        self.0.restore_hidden(bytes)
+    }
 }
 
 impl Impedance for CsImpedance {
@@ -426,5 +481,11 @@ impl Impedance for CsImpedance {
     }
     fn stop_request(&self) -> Option<(f64, String)> {
         self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
+    }
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save_hidden()
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        self.0.restore_hidden(bytes)
     }
 }

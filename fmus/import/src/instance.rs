@@ -255,4 +255,33 @@ impl Instance {
         let f = self.me_name("fmi2SetFMUstate", "fmi3SetFMUState");
         call!(self, l => l.restore_state(), c => c.simple(f, Op::RestoreState))
     }
+
+    /// Whether the FMU's state can be saved as bytes ([`Local::serializable`]); in a child
+    /// process the binary's functions are checked when called.
+    pub fn serializable(&self) -> Result<(), String> {
+        match &self.inner {
+            Inner::Local(l) => l.serializable(),
+            Inner::Child(..) => {
+                let caps = self.archive.description.capabilities(self.interface);
+                if caps.can_serialize_state {
+                    Ok(())
+                } else {
+                    let flag = self.me_name("canSerializeFMUstate", "canSerializeFMUState");
+                    Err(format!("{} does not declare {flag}=\"true\", so its state cannot be saved", self.label))
+                }
+            }
+        }
+    }
+
+    /// The instance's state as bytes ([`Local::serialize_state`]).
+    pub fn serialize_state(&mut self) -> Result<Vec<u8>, FmiError> {
+        let f = self.me_name("fmi2SerializeFMUstate", "fmi3SerializeFMUState");
+        call!(self, l => l.serialize_state(), c => c.serialize_state(f))
+    }
+
+    /// Return to the state `bytes` hold ([`Local::deserialize_state`]).
+    pub fn deserialize_state(&mut self, bytes: &[u8]) -> Result<(), FmiError> {
+        let f = self.me_name("fmi2DeSerializeFMUstate", "fmi3DeserializeFMUState");
+        call!(self, l => l.deserialize_state(bytes), c => c.deserialize_state(f, bytes))
+    }
 }

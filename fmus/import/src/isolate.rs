@@ -65,9 +65,11 @@ pub(crate) enum Op {
     SaveState,
     RestoreState,
     TakeLog,
+    SerializeState,
+    DeserializeState,
 }
 
-const OPS: [Op; 20] = [
+const OPS: [Op; 22] = [
     Op::Free,
     Op::EnterInit,
     Op::ExitInit,
@@ -88,6 +90,8 @@ const OPS: [Op; 20] = [
     Op::SaveState,
     Op::RestoreState,
     Op::TakeLog,
+    Op::SerializeState,
+    Op::DeserializeState,
 ];
 
 /// A variable's type by its code in a message: its place in [`VarType::NUMERIC`], and the
@@ -141,6 +145,11 @@ impl Enc {
     fn str(&mut self, s: &str) -> &mut Self {
         self.u64(s.len() as u64);
         self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
         self
     }
     fn strs(&mut self, s: &[String]) -> &mut Self {
@@ -220,6 +229,10 @@ impl<'a> Dec<'a> {
     fn str(&mut self) -> Decoded<String> {
         let n = self.len(1)?;
         Ok(String::from_utf8_lossy(self.take(n)?).into_owned())
+    }
+    fn bytes(&mut self) -> Decoded<&'a [u8]> {
+        let n = self.len(1)?;
+        self.take(n)
     }
     fn strs(&mut self) -> Decoded<Vec<String>> {
         let n = self.len(8)?;
@@ -735,6 +748,11 @@ fn answer(fmu: &mut Local, frame: &[u8], enc: &mut Enc) -> Result<(), FmiError> 
             let log = fmu.take_log();
             enc.strs(&log);
         }
+        Op::SerializeState => {
+            let b = fmu.serialize_state()?;
+            enc.bytes(&b);
+        }
+        Op::DeserializeState => fmu.deserialize_state(d.bytes().map_err(bad)?)?,
     }
     Ok(())
 }
@@ -822,6 +840,16 @@ impl Child {
         let mut d = self.exchange(f)?;
         let bad = |e: String| FmiError::new(&label, Some(f), format!("a malformed reply: {e}"));
         Ok((d.u8().map_err(bad)? != 0, d.u8().map_err(bad)? != 0))
+    }
+    pub fn serialize_state(&mut self, f: &str) -> Result<Vec<u8>, FmiError> {
+        self.request(Op::SerializeState);
+        let label = self.label.clone();
+        let mut d = self.exchange(f)?;
+        d.bytes().map(<[u8]>::to_vec).map_err(|e| FmiError::new(&label, Some(f), format!("a malformed reply: {e}")))
+    }
+    pub fn deserialize_state(&mut self, f: &str, bytes: &[u8]) -> Result<(), FmiError> {
+        self.request(Op::DeserializeState).bytes(bytes);
+        self.unit(f)
     }
     /// The FMU's log messages since the last error (none if the child is gone).
     pub fn take_log(&mut self) -> Vec<String> {

@@ -57,6 +57,7 @@ mod binary;
 mod block;
 mod cs;
 mod elf;
+mod hidden;
 mod instance;
 pub mod isolate;
 pub mod mapping;

@@ -378,6 +378,51 @@ impl ModelEx {
         Ok(changed)
     }
 
+    /// The FMU's serialized state and the event bookkeeping (steps done, the indicators,
+    /// states and derivatives at the last accepted point, the next time event, the inputs as
+    /// last set, a stop request).
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        if let Some(e) = &rt.failed {
+            return Err(e.to_string());
+        }
+        let fmu = rt.fmu.serialize_state().map_err(|e| e.to_string())?;
+        let mut o = crate::hidden::Out::default();
+        o.0.extend_from_slice(b"modelex1");
+        o.u64(rt.done).f64s(&rt.z).f64s(&rt.x_prev).f64s(&rt.dx_prev).opt_f64(rt.next_time_event);
+        o.f64s(&rt.in_vals);
+        match &rt.stop {
+            Some((t, m)) => o.u8(1).f64(*t).bytes(m.as_bytes()),
+            None => o.u8(0),
+        };
+        o.bytes(&fmu);
+        Ok(Some(o.0))
+    }
+
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        let mut rt = self.lock().map_err(|f| f.0)?;
+        let mut r = crate::hidden::In(bytes);
+        r.tag(b"modelex1")?;
+        let done = r.u64()?;
+        let z = r.f64s(rt.z.len(), "event indicators")?;
+        let x_prev = r.f64s(rt.x_prev.len(), "states")?;
+        let dx_prev = r.f64s(rt.dx_prev.len(), "derivatives")?;
+        let next_time_event = r.opt_f64()?;
+        let in_vals = r.f64s(rt.in_vals.len(), "input values")?;
+        let stop = if r.flag()? {
+            let t = r.f64()?;
+            Some((t, String::from_utf8_lossy(r.bytes()?).into_owned()))
+        } else {
+            None
+        };
+        let fmu = r.bytes()?;
+        r.end()?;
+        rt.fmu.deserialize_state(fmu).map_err(|e| e.to_string())?;
+        (rt.done, rt.z, rt.x_prev, rt.dx_prev, rt.next_time_event, rt.in_vals, rt.stop) =
+            (done, z, x_prev, dx_prev, next_time_event, in_vals, stop);
+        Ok(())
+    }
+
     fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
         if let Some(x) = self.signals.fed(which, elem, probe) {
             return x;
@@ -460,6 +505,12 @@ impl Admittance for MeAdmittance {
     fn stop_request(&self) -> Option<(f64, String)> {
         self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
     }
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save_hidden()
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        self.0.restore_hidden(bytes)
+    }
 }
 
 impl Impedance for MeImpedance {
@@ -538,5 +589,11 @@ impl Impedance for MeImpedance {
     }
     fn stop_request(&self) -> Option<(f64, String)> {
         self.0.rt.lock().ok().and_then(|rt| rt.stop.clone())
+    }
+    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save_hidden()
+    }
+    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+        self.0.restore_hidden(bytes)
     }
 }

@@ -113,13 +113,13 @@ impl Default for BlockOptions {
 pub(crate) struct BusInput {
     pub(crate) name: String,
     pub(crate) value: TimeFunction,
-    wires: Vec<Wire>,
+    pub(crate) wires: Vec<Wire>,
 }
 
 /// The wires of a simulation, by when they are written.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bus {
-    inputs: Vec<BusInput>,
+    pub(crate) inputs: Vec<BusInput>,
     /// Written at every stage from the stage state.
     stage: Vec<(Tap, Vec<Wire>)>,
     /// Written at the beginning of each step.
@@ -174,6 +174,11 @@ impl Simulator {
     /// The names of the system's inputs, in order.
     pub fn input_names(&self) -> impl Iterator<Item = &str> {
         self.bus.inputs.iter().map(|i| i.name.as_str())
+    }
+
+    /// The value of input `name` at the current time (`None`: no such input).
+    pub fn input_value(&self, name: &str) -> Option<f64> {
+        self.bus.inputs.iter().find(|i| i.name == name).map(|i| i.value.eval(self.time()))
     }
 
     /// Set input `name` to the function `value` of time (a constant for a value held until
@@ -838,7 +843,7 @@ impl BlockIo {
     }
 
     /// Write the outputs into the wires that read them.
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         for (v, wires) in self.y.iter().zip(&self.out) {
             for w in wires {
                 w.set(*v);

@@ -82,6 +82,14 @@ pub(crate) struct Events {
     pub(crate) counts: EventCounts,
 }
 
+/// The record of [`Events::save`], read back.
+pub(crate) struct Saved {
+    credit: f64,
+    counts: EventCounts,
+    at_k: Option<u64>,
+    g0: Vec<f64>,
+}
+
 /// What the located steps did so far ([`Simulator::contact_events`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventCounts {
@@ -198,6 +206,39 @@ impl Events {
     /// The state was changed from outside: g at x(k) is computed again.
     pub(crate) fn forget(&mut self) {
         self.at_k = None;
+    }
+
+    /// Members with a switching function (the checkpoint's fingerprint).
+    pub(crate) fn members(&self) -> usize {
+        self.g0.len()
+    }
+
+    /// What the next steps depend on besides x(k) (stepper/checkpoint.rs): the work budget,
+    /// the counts, and g at x(k) as the last step left it (it is not computed again, so a
+    /// continued run takes the same decisions bit for bit).
+    pub(crate) fn save(&self, w: &mut super::checkpoint::Writer) {
+        let c = &self.counts;
+        w.f64(self.credit).u64(c.located).u64(c.trials).u64(c.unlocated);
+        w.u8(u8::from(self.at_k.is_some())).u64(self.at_k.unwrap_or(0)).f64s(&self.g0);
+    }
+
+    /// Read what [`save`](Self::save) wrote (the number of members already checked).
+    pub(crate) fn load(r: &mut super::checkpoint::Reader, members: usize) -> Result<Saved> {
+        let credit = r.f64()?;
+        let counts = EventCounts { located: r.u64()?, trials: r.u64()?, unlocated: r.u64()? };
+        let has = r.u8()?;
+        let at = r.u64()?;
+        let g0 = r.f64s(members)?;
+        if !(0.0..=CREDIT_MAX).contains(&credit) || has > 1 {
+            return Err(super::checkpoint::bad("the contact events' record is out of range"));
+        }
+        Ok(Saved { credit, counts, at_k: (has == 1).then_some(at), g0 })
+    }
+
+    /// Take the record [`load`](Self::load) read.
+    pub(crate) fn restore(&mut self, s: Saved) {
+        (self.credit, self.counts, self.at_k) = (s.credit, s.counts, s.at_k);
+        self.g0.copy_from_slice(&s.g0);
     }
 
     /// g of every member at `x`, time `t`, into `self.g` (`into_g0`: into `self.g0`);
