@@ -250,6 +250,8 @@ impl CoreSystem {
     /// and columns (little-endian f64 bytes), steps. The GIL is released; Ctrl-C stops
     /// the run between output rows and raises KeyboardInterrupt.
     #[pyo3(signature = (sets, threads=None, stop_time=None, inputs=None))]
+    // The run's error carries the rows so far with it, once, on the way out.
+    #[allow(clippy::result_large_err)]
     fn run<'py>(
         &self,
         py: Python<'py>,

@@ -422,13 +422,11 @@ impl Simulator {
             found.push((members, format!("{}; direct feedthrough: {}", conns.join(", "), feeds.join(", "))));
         }
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-        for b in 0..n {
-            if looped[b] {
-                let r = root(&mut parent, b);
-                match groups.iter_mut().find(|g| g.0 == r) {
-                    Some(g) => g.1.push(b),
-                    None => groups.push((r, vec![b])),
-                }
+        for b in (0..n).filter(|&b| looped[b]) {
+            let r = root(&mut parent, b);
+            match groups.iter_mut().find(|g| g.0 == r) {
+                Some(g) => g.1.push(b),
+                None => groups.push((r, vec![b])),
             }
         }
         let mut loops = Vec::new();
