@@ -317,10 +317,7 @@ impl CoSim {
             None => o.u8(0),
         };
         o.f64s(&rt.held).f64s(&rt.shown).f64s(&rt.in_vals);
-        match &rt.stop {
-            Some((t, m)) => o.u8(1).f64(*t).bytes(m.as_bytes()),
-            None => o.u8(0),
-        };
+        o.stop(&rt.stop);
         o.bytes(&fmu);
         Ok(Some(o.0))
     }
@@ -339,12 +336,7 @@ impl CoSim {
         let held = r.f64s(nh, "presented values")?;
         let shown = r.f64s(ns, "signal values")?;
         let in_vals = r.f64s(rt.in_vals.len(), "input values")?;
-        let stop = if r.flag()? {
-            let t = r.f64()?;
-            Some((t, String::from_utf8_lossy(r.bytes()?).into_owned()))
-        } else {
-            None
-        };
+        let stop = r.stop()?;
         let fmu = r.bytes()?;
         r.end()?;
         rt.fmu.deserialize_state(fmu).map_err(|e| e.to_string())?;

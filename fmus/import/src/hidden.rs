@@ -36,6 +36,13 @@ impl Out {
     pub fn opt_f64(&mut self, x: Option<f64>) -> &mut Self {
         self.u8(u8::from(x.is_some())).f64(x.unwrap_or(0.0))
     }
+    /// A component's stop request (its time and message), if any.
+    pub fn stop(&mut self, stop: &Option<(f64, String)>) -> &mut Self {
+        match stop {
+            Some((t, m)) => self.u8(1).f64(*t).bytes(m.as_bytes()),
+            None => self.u8(0),
+        }
+    }
 }
 
 /// The bytes being read.
@@ -87,6 +94,14 @@ impl<'a> In<'a> {
             1 => Ok(true),
             x => Err(format!("a flag of value {x} in the component's saved state")),
         }
+    }
+    /// A stop request written by [`Out::stop`].
+    pub fn stop(&mut self) -> Read<Option<(f64, String)>> {
+        if !self.flag()? {
+            return Ok(None);
+        }
+        let t = self.f64()?;
+        Ok(Some((t, String::from_utf8_lossy(self.bytes()?).into_owned())))
     }
     pub fn opt_f64(&mut self) -> Read<Option<f64>> {
         let has = self.flag()?;

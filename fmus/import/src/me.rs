@@ -391,10 +391,7 @@ impl ModelEx {
         o.0.extend_from_slice(b"modelex1");
         o.u64(rt.done).f64s(&rt.z).f64s(&rt.x_prev).f64s(&rt.dx_prev).opt_f64(rt.next_time_event);
         o.f64s(&rt.in_vals);
-        match &rt.stop {
-            Some((t, m)) => o.u8(1).f64(*t).bytes(m.as_bytes()),
-            None => o.u8(0),
-        };
+        o.stop(&rt.stop);
         o.bytes(&fmu);
         Ok(Some(o.0))
     }
@@ -409,12 +406,7 @@ impl ModelEx {
         let dx_prev = r.f64s(rt.dx_prev.len(), "derivatives")?;
         let next_time_event = r.opt_f64()?;
         let in_vals = r.f64s(rt.in_vals.len(), "input values")?;
-        let stop = if r.flag()? {
-            let t = r.f64()?;
-            Some((t, String::from_utf8_lossy(r.bytes()?).into_owned()))
-        } else {
-            None
-        };
+        let stop = r.stop()?;
         let fmu = r.bytes()?;
         r.end()?;
         rt.fmu.deserialize_state(fmu).map_err(|e| e.to_string())?;
