@@ -1,0 +1,198 @@
+//! # stiction-fmu-system
+//!
+//! The one binary of every FMU `stiction fmu export SYSTEM.json` writes: the whole engine
+//! (framework, every component family, imported FMUs) behind the FMI 2.0 and FMI 3.0
+//! Co-Simulation entry points of `stiction-fmus`, whose state machine and argument checks it
+//! shares with the hand-written models. Loaded by a host, it installs a resolver
+//! ([`stiction_fmus::instance::set_resolver`]) that recognises an exported system by
+//! `resources/stiction-fmu.json`; what the FMU holds and how a step goes is described in
+//! `stiction::fmu_system`.
+//!
+//! Nothing outside the unpacked FMU is read: the system and the files it names are in
+//! `resources/`, checked against the instantiation token before anything is built.
+#![deny(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use stiction::fmu_system::{token, Manifest, Running, MANIFEST};
+use stiction_fmus::model::{Engine, EventUpdate, Interface, ModelInfo, Role, VarType, Variable};
+
+/// The largest manifest read (its size is proportional to the number of variables).
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// One exported system's instance: the manifest, and the simulation once initialized.
+struct SystemEngine {
+    info: &'static ModelInfo,
+    dir: PathBuf,
+    manifest: Manifest,
+    run: Option<Running>,
+}
+
+impl SystemEngine {
+    fn ranges(&self) -> (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>) {
+        let m = &self.manifest;
+        (1..m.first_input(), m.first_input()..m.first_output(), m.first_output()..m.len())
+    }
+}
+
+impl Engine for SystemEngine {
+    fn info(&self) -> &'static ModelInfo {
+        self.info
+    }
+
+    /// Build the system with the parameters' values (again only when they changed), hold
+    /// the inputs, and read the outputs at t = 0 as `stiction run`'s first row.
+    fn initialize(&mut self, time: f64, v: &mut [f64], interface: Interface) -> Result<(), String> {
+        if interface != Interface::CoSimulation {
+            return Err("a system FMU is Co-Simulation only".into());
+        }
+        if time != 0.0 {
+            return Err(format!(
+                "the start time is {time} s; a system's simulation starts at t = 0 (its time functions are of t from 0)"
+            ));
+        }
+        let (p, i, o) = self.ranges();
+        let same = |r: &Running| r.params.iter().zip(&v[p.clone()]).all(|(a, b)| a.to_bits() == b.to_bits());
+        if !self.run.as_ref().is_some_and(same) {
+            self.run = None;
+            self.run = Some(Running::build(&self.dir, &self.manifest, &v[p])?);
+        }
+        let Some(run) = self.run.as_mut() else { return Err("the system is not built".into()) };
+        run.set_inputs(&self.manifest, &v[i])?;
+        let (_, out) = v.split_at_mut(o.start);
+        run.outputs(out)
+    }
+
+    /// Hold the inputs over `h`, take h / T solver steps, read the outputs.
+    fn do_step(&mut self, _time: f64, v: &mut [f64], h: f64) -> Result<(), String> {
+        let (_, i, o) = self.ranges();
+        let Some(run) = self.run.as_mut() else { return Err("the system is not initialized".into()) };
+        run.set_inputs(&self.manifest, &v[i])?;
+        run.advance(h)?;
+        let (_, out) = v.split_at_mut(o.start);
+        run.outputs(out)
+    }
+
+    fn derivatives(&mut self, _v: &mut [f64]) -> Result<(), String> {
+        Err("a system FMU has no Model Exchange form".into())
+    }
+    fn event_indicators(&self, _v: &[f64], _z: &mut [f64]) {}
+    fn nominals(&self, _v: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|x| *x = 1.0);
+    }
+    fn event_update(&mut self, _v: &mut [f64]) -> EventUpdate {
+        EventUpdate::default()
+    }
+
+    /// The simulation's state is not saved: the FMU declares canGetAndSetFMUstate="false".
+    fn save(&mut self) -> Result<Vec<u8>, String> {
+        Err("this FMU does not save its simulation (canGetAndSetFMUstate is false)".into())
+    }
+    fn restore(&mut self, _bytes: &[u8]) -> Result<(), String> {
+        Err("this FMU does not restore a simulation (canGetAndSetFMUstate is false)".into())
+    }
+
+    fn reset(&mut self) {
+        self.run = None;
+    }
+}
+
+/// The variable table of each system loaded in this process, by token (made once each; a
+/// model's table lives as long as the process, as the hand-written models' tables do).
+static INFOS: Mutex<Option<HashMap<String, &'static ModelInfo>>> = Mutex::new(None);
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// The [`ModelInfo`] of a manifest.
+fn info_of(token: &str, m: &Manifest) -> Result<&'static ModelInfo, String> {
+    let mut guard = INFOS.lock().map_err(|_| "the model table lock is poisoned")?;
+    let map = guard.get_or_insert_with(HashMap::new);
+    if let Some(info) = map.get(token) {
+        return Ok(info);
+    }
+    let mut vars = Vec::with_capacity(m.len());
+    for (name, vr, _, _, _, start, unit, description) in stiction::fmu_system::variables(m) {
+        let role = match m.slot(vr as usize) {
+            Some(stiction::fmu_system::Slot::Time) => Role::Time,
+            Some(stiction::fmu_system::Slot::Parameter(_)) => Role::Parameter,
+            Some(stiction::fmu_system::Slot::Input(_)) => Role::Input,
+            _ => Role::Output,
+        };
+        vars.push(Variable {
+            name: leak(&name),
+            ty: VarType::Float64,
+            role,
+            start: start.unwrap_or(0.0),
+            unit: leak(&unit),
+            description: leak(&description),
+        });
+    }
+    let info: &'static ModelInfo = Box::leak(Box::new(ModelInfo {
+        identifier: leak(&m.identifier),
+        cli_name: "",
+        description: leak(&m.description),
+        variables: Box::leak(vars.into_boxed_slice()),
+        event_indicators: 0,
+        model_exchange: false,
+        default_stop: m.stop_time,
+        default_step: m.interval,
+        documentation: "",
+    }));
+    map.insert(token.to_string(), info);
+    Ok(info)
+}
+
+/// Read a resource file of the FMU in `dir`, at most `max` bytes.
+fn read(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let p = dir.join(name);
+    let f = std::fs::File::open(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut data = Vec::new();
+    f.take(max.saturating_add(1)).read_to_end(&mut data).map_err(|e| format!("{}: {e}", p.display()))?;
+    if data.len() as u64 > max {
+        return Err(format!("{}: more than {max} bytes", p.display()));
+    }
+    Ok(data)
+}
+
+/// The [`Resolver`](stiction_fmus::instance::Resolver) of exported systems: `None` when
+/// `dir` holds no manifest (a hand-written model's FMU).
+fn resolve(tok: &str, dir: &Path) -> Option<Result<(Box<dyn Engine>, Vec<f64>), String>> {
+    if !dir.join(MANIFEST).is_file() {
+        return None;
+    }
+    Some((|| {
+        let text = String::from_utf8(read(dir, MANIFEST, MAX_MANIFEST_BYTES)?)
+            .map_err(|_| format!("{MANIFEST} is not UTF-8"))?;
+        let m = Manifest::parse(&text)?;
+        let mut files = Vec::with_capacity(m.files.len());
+        for f in &m.files {
+            files.push((f.as_str(), read(dir, f, u64::MAX)?));
+        }
+        let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (*n, d.as_slice())).collect();
+        let expected = token(&text, &refs);
+        if expected != tok {
+            return Err(format!(
+                "GUID/instantiation token {tok} does not match this FMU's resources ({expected}): \
+                 modelDescription.xml and resources/ come from different exports"
+            ));
+        }
+        let info = info_of(tok, &m)?;
+        let starts = m.starts();
+        let engine = SystemEngine { info, dir: dir.to_path_buf(), manifest: m, run: None };
+        Ok((Box::new(engine) as Box<dyn Engine>, starts))
+    })())
+}
+
+extern "C" fn install() {
+    stiction_fmus::instance::set_resolver(resolve);
+}
+
+/// Runs when the host loads the library (an ELF constructor), before any FMI call.
+#[allow(unsafe_code)]
+#[used]
+#[link_section = ".init_array"]
+static INSTALL: extern "C" fn() = install;
