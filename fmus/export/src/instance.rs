@@ -423,6 +423,7 @@ impl Instance {
             (Phase::Event | Phase::ContinuousTime, Interface::ModelExchange) => {
                 self.model.derivatives(&mut self.values)
             }
+            (Phase::Step, Interface::CoSimulation) => self.model.outputs(&mut self.values),
             _ => Ok(()),
         };
         match result {
@@ -531,6 +532,8 @@ impl Instance {
             Ok(()) => {
                 self.time = t + h;
                 self.last_step_failed = false;
+                // The step computed the outputs from the inputs it held.
+                self.dirty = false;
                 Ok(())
             }
             Err(e) => {

@@ -208,6 +208,11 @@ pub trait Engine {
     fn event_indicators(&self, v: &[f64], z: &mut [f64]);
     fn nominals(&self, v: &[f64], out: &mut [f64]);
     fn event_update(&mut self, v: &mut [f64]) -> EventUpdate;
+    /// Co-Simulation step mode: bring the outputs up to date with inputs set since the last
+    /// step (outputs with direct feedthrough). The hand-written models have none: no-op.
+    fn outputs(&mut self, _v: &mut [f64]) -> Result<(), String> {
+        Ok(())
+    }
     /// Whatever the engine keeps outside the value array, as bytes for an FMU state (empty
     /// for an engine that keeps nothing). An error refuses the GetFMUstate call.
     fn save(&mut self) -> Result<Vec<u8>, String> {

@@ -74,6 +74,15 @@ impl Engine for SystemEngine {
         run.outputs(out)
     }
 
+    /// Outputs with the inputs just set (direct feedthrough), without stepping.
+    fn outputs(&mut self, v: &mut [f64]) -> Result<(), String> {
+        let (_, i, o) = self.ranges();
+        let Some(run) = self.run.as_mut() else { return Err("the system is not initialized".into()) };
+        run.set_inputs(&self.manifest, &v[i])?;
+        let (_, out) = v.split_at_mut(o.start);
+        run.outputs(out)
+    }
+
     fn derivatives(&mut self, _v: &mut [f64]) -> Result<(), String> {
         Err("a system FMU has no Model Exchange form".into())
     }
