@@ -16,30 +16,9 @@
 
 mod common;
 
-use common::{cli, fmpy_script};
+use common::{build_system_library as build_library, cli, fmpy_script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
-
-/// Build the system binary next to the stiction executable, once.
-fn build_library() {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let exe = Path::new(env!("CARGO_BIN_EXE_stiction"));
-        if exe.with_file_name("libstiction_fmu_system.so").is_file() && std::env::var_os("CARGO").is_none() {
-            return;
-        }
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "stiction-fmu-system"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p stiction-fmu-system");
-        assert!(status.success(), "cargo build -p stiction-fmu-system failed");
-    });
-}
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)

@@ -113,7 +113,7 @@ impl Snapshot {
         let n = model.variables.len();
         let head = 40 + 8 * n;
         // The engine's part: its length as written, compared before anything is copied.
-        let extra = if count == n as u64 && bytes.len() > head {
+        let extra = if max_extra > 0 && count == n as u64 && bytes.len() > head {
             let len = u64::from_le_bytes(word(5 + n)?);
             if len == 0 || len > max_extra as u64 || bytes.len() as u64 != head as u64 + 8 + len {
                 return Err(format!(
