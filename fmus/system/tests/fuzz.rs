@@ -1,0 +1,345 @@
+//! FMI 2.0 call sequences into an exported system (the generic system binary), in the manner
+//! of stiction-fmus's harness (fmus/export/tests/host_fuzz): seeded random sequences of
+//! instantiate (right and wrong tokens), setup, initialization, get/set with random value
+//! references, counts and values (NaN, ±∞, 1e300), doStep with random times and steps (a
+//! whole number of solver steps, 1.5 steps, 0, negative, NaN, 1e300), FMU states (which this
+//! FMU declares unsupported), reset, terminate and free, on two instances at once.
+//!
+//! The binary must never crash, answer a call in more than [`SLOW`], leak an object, answer
+//! OK where the standard or the FMU's contract demands an error, or answer the same
+//! sequence differently.
+//!
+//! `cargo test --release -p stiction-fmu-system --test fuzz` (env `STICTION_FUZZ_SEQUENCES`,
+//! default 2000, and `STICTION_FUZZ_SEED`).
+#![allow(unsafe_code)]
+
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::{Path, PathBuf};
+use std::ptr::null_mut;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use stiction::fmi_import::Archive;
+
+const SLOW: Duration = Duration::from_secs(2);
+const OK: c_int = 0;
+
+type Handle = *mut c_void;
+type Logger = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char);
+
+#[repr(C)]
+struct Callbacks {
+    logger: Option<Logger>,
+    allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
+    free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
+    step_finished: Option<unsafe extern "C" fn(*mut c_void, c_int)>,
+    component_environment: *mut c_void,
+}
+// SAFETY: function pointers and a NULL pointer, never written.
+unsafe impl Sync for Callbacks {}
+
+extern "C" {
+    fn calloc(n: usize, size: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+}
+
+/// fmi2CallbackLogger without its variadic tail (the FMU passes no format arguments: its
+/// messages have `%` escaped).
+unsafe extern "C" fn logger(_: *mut c_void, _: *const c_char, _: c_int, _: *const c_char, _: *const c_char) {}
+
+static CALLBACKS: Callbacks = Callbacks {
+    logger: Some(logger),
+    allocate_memory: Some(calloc),
+    free_memory: Some(free),
+    step_finished: None,
+    component_environment: null_mut(),
+};
+
+#[allow(non_snake_case)]
+struct Api {
+    fmi2Instantiate: unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, *const Callbacks, c_int, c_int) -> Handle,
+    fmi2FreeInstance: unsafe extern "C" fn(Handle),
+    fmi2SetupExperiment: unsafe extern "C" fn(Handle, c_int, f64, f64, c_int, f64) -> c_int,
+    fmi2EnterInitializationMode: unsafe extern "C" fn(Handle) -> c_int,
+    fmi2ExitInitializationMode: unsafe extern "C" fn(Handle) -> c_int,
+    fmi2Terminate: unsafe extern "C" fn(Handle) -> c_int,
+    fmi2Reset: unsafe extern "C" fn(Handle) -> c_int,
+    fmi2GetReal: unsafe extern "C" fn(Handle, *const u32, usize, *mut f64) -> c_int,
+    fmi2SetReal: unsafe extern "C" fn(Handle, *const u32, usize, *const f64) -> c_int,
+    fmi2DoStep: unsafe extern "C" fn(Handle, f64, f64, c_int) -> c_int,
+    fmi2GetFMUstate: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
+    fmi2SetFMUstate: unsafe extern "C" fn(Handle, Handle) -> c_int,
+    fmi2FreeFMUstate: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
+    fmi2DeSerializeFMUstate: unsafe extern "C" fn(Handle, *const u8, usize, *mut Handle) -> c_int,
+    live: unsafe extern "C" fn() -> isize,
+}
+
+/// The exported pi_gear_hold system (input w_ref, outputs q, v, u, mode; T = 1e-3 s),
+/// unpacked, its binary loaded once for the test process.
+struct Fmu {
+    api: Api,
+    uri: String,
+    token: String,
+    _lib: Library,
+    _archive: Archive,
+}
+
+fn fmu() -> &'static Fmu {
+    static F: OnceLock<Fmu> = OnceLock::new();
+    F.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let dir = std::env::temp_dir().join(format!("stiction-system-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("pi.fmu");
+        let (_, token) = stiction::fmu_system::export_system(
+            &root.join("examples/pi_gear_hold.json"),
+            2,
+            &[],
+            stiction::fmu_system::find_library,
+            &out,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let archive = Archive::open(&out, "pi.fmu").unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let binary: PathBuf =
+            archive.binary(stiction::fmi_import::Interface::CoSimulation).unwrap_or_else(|e| panic!("{e}"));
+        let uri = format!("file://{}", archive.resources().display());
+        // SAFETY: the FMU binary this crate builds; its constructor installs the resolver.
+        let lib = unsafe { Library::new(&binary) }.unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: the signatures of fmi2Functions.h (and the live-object counter).
+        let api = unsafe {
+            Api {
+                fmi2Instantiate: *lib.get(b"fmi2Instantiate\0").unwrap(),
+                fmi2FreeInstance: *lib.get(b"fmi2FreeInstance\0").unwrap(),
+                fmi2SetupExperiment: *lib.get(b"fmi2SetupExperiment\0").unwrap(),
+                fmi2EnterInitializationMode: *lib.get(b"fmi2EnterInitializationMode\0").unwrap(),
+                fmi2ExitInitializationMode: *lib.get(b"fmi2ExitInitializationMode\0").unwrap(),
+                fmi2Terminate: *lib.get(b"fmi2Terminate\0").unwrap(),
+                fmi2Reset: *lib.get(b"fmi2Reset\0").unwrap(),
+                fmi2GetReal: *lib.get(b"fmi2GetReal\0").unwrap(),
+                fmi2SetReal: *lib.get(b"fmi2SetReal\0").unwrap(),
+                fmi2DoStep: *lib.get(b"fmi2DoStep\0").unwrap(),
+                fmi2GetFMUstate: *lib.get(b"fmi2GetFMUstate\0").unwrap(),
+                fmi2SetFMUstate: *lib.get(b"fmi2SetFMUstate\0").unwrap(),
+                fmi2FreeFMUstate: *lib.get(b"fmi2FreeFMUstate\0").unwrap(),
+                fmi2DeSerializeFMUstate: *lib.get(b"fmi2DeSerializeFMUstate\0").unwrap(),
+                live: *lib.get(b"stiction_fmu_live_objects\0").unwrap(),
+            }
+        };
+        Fmu { api, uri, token, _lib: lib, _archive: archive }
+    })
+}
+
+/// One slot: a live handle and its time.
+#[derive(Clone, Copy)]
+struct Slot {
+    c: Handle,
+    time: f64,
+    stepping: bool,
+}
+
+/// A step size: a whole number of solver steps or something the FMU must refuse.
+fn step(rng: &mut fastrand::Rng) -> (f64, bool) {
+    match rng.u8(..12) {
+        0..=2 => (1e-3, true),
+        3..=4 => (1e-2, true),
+        5 => (0.25, true),
+        6 => (5e-3, true),
+        7 => (1.5e-3, false),
+        8 => (0.0, false),
+        9 => (-1e-3, false),
+        10 => (f64::NAN, false),
+        _ => (1e300, false),
+    }
+}
+
+fn number(rng: &mut fastrand::Rng) -> f64 {
+    match rng.u8(..6) {
+        0 => f64::NAN,
+        1 => f64::INFINITY,
+        2 => 1e300,
+        _ => rng.f64() * 4.0 - 2.0,
+    }
+}
+
+/// doSteps answered OK (the campaign must reach step mode, not only refusals).
+static STEPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Run one sequence of `n` calls from `seed`; the statuses.
+fn sequence(seed: u64, n: usize) -> Vec<c_int> {
+    let Fmu { api, uri, token, .. } = fmu();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut slots: [Option<Slot>; 2] = [None, None];
+    let mut statuses = Vec::new();
+    let (c_uri, c_token, c_bad) = (CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap(), CString::new("{00000000-0000-0000-0000-000000000000}").unwrap());
+    for _ in 0..n {
+        let s = rng.usize(..2);
+        let started = Instant::now();
+        // (status, whether it must not be OK)
+        let (status, must_fail): (c_int, bool) = match (slots[s], rng.u8(..16)) {
+            (None, k) => {
+                let good = k != 0;
+                let name = CString::new(format!("fuzz{s}")).unwrap();
+                // SAFETY: valid strings and static callbacks.
+                let c = unsafe {
+                    (api.fmi2Instantiate)(name.as_ptr(), 1, if good { c_token.as_ptr() } else { c_bad.as_ptr() }, c_uri.as_ptr(), &CALLBACKS, 0, 0)
+                };
+                assert_eq!(c.is_null(), !good, "instantiate with a {} token", if good { "right" } else { "wrong" });
+                if good {
+                    slots[s] = Some(Slot { c, time: 0.0, stepping: false });
+                }
+                (if c.is_null() { 3 } else { OK }, false)
+            }
+            (Some(sl), 0) => {
+                // SAFETY: a live handle, dropped from the slot.
+                unsafe { (api.fmi2FreeInstance)(sl.c) };
+                slots[s] = None;
+                (OK, false)
+            }
+            (Some(sl), 1) => {
+                let t0 = if rng.bool() { 0.0 } else { number(&mut rng) };
+                // SAFETY: a live handle.
+                let st = unsafe { (api.fmi2SetupExperiment)(sl.c, 0, 0.0, t0, 0, 0.0) };
+                (st, !t0.is_finite())
+            }
+            (Some(sl), 2 | 14) => {
+                // SAFETY: a live handle.
+                let a = unsafe { (api.fmi2EnterInitializationMode)(sl.c) };
+                // SAFETY: a live handle.
+                let b = unsafe { (api.fmi2ExitInitializationMode)(sl.c) };
+                if b == OK {
+                    slots[s] = Some(Slot { stepping: true, ..sl });
+                }
+                (a.max(b), false)
+            }
+            (Some(sl), 3..=7) => {
+                let (h, whole) = step(&mut rng);
+                let at = if rng.u8(..4) == 0 { sl.time + 0.5 } else { sl.time };
+                // SAFETY: a live handle.
+                let st = unsafe { (api.fmi2DoStep)(sl.c, at, h, 1) };
+                if st == OK {
+                    STEPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    slots[s] = Some(Slot { time: sl.time + h, ..sl });
+                } else if sl.stepping && whole && at == sl.time {
+                    // A failed step leaves the instance failed: only reset helps.
+                    slots[s] = Some(Slot { stepping: false, ..sl });
+                }
+                (st, !whole || at != sl.time || !sl.stepping)
+            }
+            (Some(sl), 8 | 9) => {
+                let m = rng.usize(..4);
+                let vrs: Vec<u32> = (0..m).map(|_| rng.u32(..8)).collect();
+                let mut out = vec![0.0; m];
+                // SAFETY: arrays of m elements.
+                let st = unsafe { (api.fmi2GetReal)(sl.c, vrs.as_ptr(), m, out.as_mut_ptr()) };
+                (st, vrs.iter().any(|&v| v > 5))
+            }
+            (Some(sl), 10 | 11) => {
+                let vr = rng.u32(..8);
+                let x = number(&mut rng);
+                // SAFETY: one value reference and one value.
+                let st = unsafe { (api.fmi2SetReal)(sl.c, &vr, 1, &x) };
+                // Only the input w_ref (vr 1) may be set, with a finite value.
+                (st, vr != 1 || !x.is_finite())
+            }
+            (Some(sl), 12) => {
+                let mut state: Handle = null_mut();
+                // SAFETY: a live handle and a pointer to a NULL state.
+                let st = unsafe { (api.fmi2GetFMUstate)(sl.c, &mut state) };
+                assert!(state.is_null(), "a state was made although the FMU saves none");
+                // SAFETY: a made-up state handle, which the binary must not trust.
+                let st2 = unsafe { (api.fmi2SetFMUstate)(sl.c, 0x1000 as Handle) };
+                // SAFETY: NULL *state is a no-op.
+                let st3 = unsafe { (api.fmi2FreeFMUstate)(sl.c, &mut state) };
+                let bytes = vec![rng.u8(..); rng.usize(..200)];
+                // SAFETY: `bytes.len()` readable bytes.
+                let st4 = unsafe { (api.fmi2DeSerializeFMUstate)(sl.c, bytes.as_ptr(), bytes.len(), &mut state) };
+                assert!(state.is_null(), "garbage deserialized into a state");
+                assert!(st != OK && st2 != OK && st4 != OK, "state calls answered OK");
+                (st3, false)
+            }
+            (Some(sl), 13) => {
+                // SAFETY: a live handle.
+                let st = unsafe { (api.fmi2Reset)(sl.c) };
+                slots[s] = Some(Slot { c: sl.c, time: 0.0, stepping: false });
+                (st, false)
+            }
+            (Some(sl), _) => {
+                // SAFETY: a live handle.
+                let st = unsafe { (api.fmi2Terminate)(sl.c) };
+                slots[s] = Some(Slot { stepping: false, ..sl });
+                (st, false)
+            }
+        };
+        assert!((0..=4).contains(&status), "status {status}");
+        assert!(!(must_fail && status == OK), "seed {seed}: a call that must fail answered OK");
+        assert!(started.elapsed() < SLOW, "seed {seed}: a call took {:?}", started.elapsed());
+        statuses.push(status);
+    }
+    for sl in slots.into_iter().flatten() {
+        // SAFETY: live handles.
+        unsafe { (api.fmi2FreeInstance)(sl.c) };
+    }
+    statuses
+}
+
+/// The tests share the binary's live-object count: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn fmi2_call_sequences_into_a_system_fmu() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let api = &fmu().api;
+    let count: u64 = std::env::var("STICTION_FUZZ_SEQUENCES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let seed: u64 = std::env::var("STICTION_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(31);
+    // SAFETY: the counter takes no arguments.
+    let base = unsafe { (api.live)() };
+    let started = Instant::now();
+    for k in 0..count {
+        let a = sequence(seed + k, 60);
+        // SAFETY: as above.
+        assert_eq!(unsafe { (api.live)() }, base, "objects leaked (seed {})", seed + k);
+        if k % 8 == 0 {
+            assert_eq!(a, sequence(seed + k, 60), "seed {}: another answer the second time", seed + k);
+        }
+    }
+    let stepped = STEPPED.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "system FMU fuzz: {count} sequences of 60 calls in {:.1} s, {stepped} doSteps answered OK",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(stepped > count, "the sequences rarely reach step mode: {stepped} doSteps in {count} sequences");
+}
+
+/// A step from an instance that is stepping, then the same from a reset one: the outputs
+/// after a reset start again from the start values (the simulation is rebuilt).
+#[test]
+fn reset_starts_the_simulation_again() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Fmu { api, uri, token, .. } = fmu();
+    let (name, uri, token) = (CString::new("reset").unwrap(), CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap());
+    // SAFETY: valid strings, static callbacks; arrays of the stated lengths.
+    unsafe {
+        let c = (api.fmi2Instantiate)(name.as_ptr(), 1, token.as_ptr(), uri.as_ptr(), &CALLBACKS, 0, 0);
+        assert!(!c.is_null());
+        let run = || {
+            assert_eq!((api.fmi2SetupExperiment)(c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!((api.fmi2EnterInitializationMode)(c), OK);
+            assert_eq!((api.fmi2ExitInitializationMode)(c), OK);
+            let mut t = 0.0;
+            for _ in 0..10 {
+                assert_eq!((api.fmi2DoStep)(c, t, 0.01, 1), OK);
+                t += 0.01;
+            }
+            let mut q = [0.0; 2];
+            assert_eq!((api.fmi2GetReal)(c, [2u32, 3].as_ptr(), 2, q.as_mut_ptr()), OK);
+            q
+        };
+        let first = run();
+        assert_eq!((api.fmi2Reset)(c), OK);
+        let second = run();
+        assert_eq!(first.map(f64::to_bits), second.map(f64::to_bits));
+        assert!(first[0] > 0.0, "the gear did not turn: {first:?}");
+        (api.fmi2FreeInstance)(c);
+    }
+}
