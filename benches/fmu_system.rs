@@ -62,7 +62,8 @@ fn main() {
         started.elapsed().as_secs_f64() / STEPS as f64
     };
     let native_run = || {
-        let (mut sim, plan) = stiction::load(&system).and_then(|s| s.into_simulator(1)).unwrap_or_else(|e| panic!("{e}"));
+        let (mut sim, plan) =
+            stiction::load(&system).and_then(|s| s.into_simulator(1)).unwrap_or_else(|e| panic!("{e}"));
         // The same torque as a table of t, read at every step (Euler: at t_k).
         let f = TimeFunction::Table {
             t: vec![0.0, 0.0995, 0.0996, 1.1995, 1.1996, 3.0],

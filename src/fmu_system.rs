@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use stiction_fmi_schema::write::{escape, write_fmu, Description, Entry, ScalarVariable};
-use stiction_fmi_schema::{Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interfaces, VarType, Variability};
+use stiction_fmi_schema::{
+    Capabilities, Causality, DefaultExperiment, FmiVersion, Initial, Interfaces, VarType, Variability,
+};
 use stiction_framework::output::ProbeTargets;
 use stiction_framework::signal::TimeFunction;
 use stiction_framework::system::System;
@@ -202,13 +204,17 @@ impl Gather<'_> {
     fn file(&mut self, name: &str, path: &str) -> Result<String, String> {
         let full = self.base.join(name);
         if !full.is_file() {
-            return Err(format!("{path}: the file {} does not exist (every file the system names goes into the FMU)", full.display()));
+            return Err(format!(
+                "{path}: the file {} does not exist (every file the system names goes into the FMU)",
+                full.display()
+            ));
         }
         if let Some((n, _)) = self.files.iter().find(|(_, p)| *p == full) {
             return Ok(n.clone());
         }
         let stem = full.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let clean: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+        let clean: String =
+            stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
         let n = format!("files/{}_{clean}", self.files.len());
         self.files.push((n.clone(), full));
         Ok(n)
@@ -266,7 +272,9 @@ fn value_at(doc: &Value, set: &str, what: &str) -> Result<f64, String> {
             crate::set::Segment::Key(k) => at.get(k),
             crate::set::Segment::Index(i) => at.get(i),
         }
-        .ok_or_else(|| format!("{what}: {set} has no value in the file (write the value there to export it as a parameter)"))?;
+        .ok_or_else(|| {
+            format!("{what}: {set} has no value in the file (write the value there to export it as a parameter)")
+        })?;
     }
     match at {
         Value::Number(n) => n.as_f64().ok_or_else(|| format!("{what}: {set} = {n} is not a number")),
@@ -360,7 +368,9 @@ pub fn export_system(
     // Names are unique across the three kinds and never `time`.
     let mut seen = std::collections::HashSet::new();
     seen.insert("time".to_string());
-    for n in parameters.iter().map(|p| &p.name).chain(inputs.iter().map(|i| &i.name)).chain(outputs.iter().map(|o| &o.name)) {
+    for n in
+        parameters.iter().map(|p| &p.name).chain(inputs.iter().map(|i| &i.name)).chain(outputs.iter().map(|o| &o.name))
+    {
         if !seen.insert(n.clone()) {
             return Err(format!("{shown}: two FMU variables would be called {n:?} (parameters, inputs and output labels need distinct names, and none is 'time')"));
         }
@@ -370,10 +380,8 @@ pub fn export_system(
     let mut rewritten = doc.clone();
     let mut g = Gather { base: &base, files: Vec::new() };
     g.walk(&mut rewritten, "").map_err(|e| format!("{shown}: {}", e.trim_start_matches('.')))?;
-    let mut files: Vec<(String, Vec<u8>)> = vec![(
-        SYSTEM.to_string(),
-        serde_json::to_string_pretty(&rewritten).map_err(|e| e.to_string())?.into_bytes(),
-    )];
+    let mut files: Vec<(String, Vec<u8>)> =
+        vec![(SYSTEM.to_string(), serde_json::to_string_pretty(&rewritten).map_err(|e| e.to_string())?.into_bytes())];
     for (n, p) in &g.files {
         files.push((n.clone(), std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?));
     }
@@ -381,7 +389,11 @@ pub fn export_system(
     let manifest = Manifest {
         format: FORMAT,
         identifier: identifier.clone(),
-        description: doc.get("description").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("stiction system {name}")),
+        description: doc
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("stiction system {name}")),
         files: files.iter().map(|(n, _)| n.clone()).collect(),
         step,
         stop_time,
@@ -400,7 +412,11 @@ pub fn export_system(
         Entry { name: "modelDescription.xml".into(), data: xml.into_bytes(), executable: false },
         Entry { name: format!("binaries/{}/{identifier}.so", version.platform()), data: binary, executable: true },
         Entry { name: format!("resources/{MANIFEST}"), data: manifest_text.into_bytes(), executable: false },
-        Entry { name: "documentation/index.html".into(), data: documentation(&manifest).into_bytes(), executable: false },
+        Entry {
+            name: "documentation/index.html".into(),
+            data: documentation(&manifest).into_bytes(),
+            executable: false,
+        },
     ];
     for (n, d) in files {
         entries.push(Entry { name: format!("resources/{n}"), data: d, executable: false });
@@ -427,29 +443,53 @@ fn described(unit: &str, description: &str) -> (String, String) {
     }
 }
 
-/// The variable table of a manifest: (name, vr, causality, variability, initial, start, unit, description).
-pub fn variables(m: &Manifest) -> Vec<(String, u32, Causality, Variability, Option<Initial>, Option<f64>, String, String)> {
-    let mut v = vec![(
-        "time".to_string(),
+/// One variable of a system FMU as modelDescription.xml and the binary see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FmuVariable {
+    pub name: String,
+    pub vr: u32,
+    pub causality: Causality,
+    pub variability: Variability,
+    pub initial: Option<Initial>,
+    pub start: Option<f64>,
+    /// As FMI writes it ("" for none).
+    pub unit: String,
+    pub description: String,
+}
+
+/// The variable table of a manifest, in value-reference order.
+pub fn variables(m: &Manifest) -> Vec<FmuVariable> {
+    let var = |name: &str, vr: usize, causality, variability, initial, start, (unit, description)| FmuVariable {
+        name: name.to_string(),
+        vr: vr as u32,
+        causality,
+        variability,
+        initial,
+        start,
+        unit,
+        description,
+    };
+    let mut v = vec![var(
+        "time",
         0,
         Causality::Independent,
         Variability::Continuous,
         None,
         None,
-        "s".to_string(),
-        "simulation time".to_string(),
+        ("s".to_string(), "simulation time".to_string()),
     )];
     for (k, p) in m.parameters.iter().enumerate() {
-        let (u, d) = described(&p.unit, &p.description);
-        v.push((p.name.clone(), (1 + k) as u32, Causality::Parameter, Variability::Fixed, Some(Initial::Exact), Some(p.start), u, d));
+        let d = described(&p.unit, &p.description);
+        v.push(var(&p.name, 1 + k, Causality::Parameter, Variability::Fixed, Some(Initial::Exact), Some(p.start), d));
     }
     for (k, i) in m.inputs.iter().enumerate() {
-        let (u, d) = described(&i.unit, &i.description);
-        v.push((i.name.clone(), (m.first_input() + k) as u32, Causality::Input, Variability::Continuous, None, Some(i.start), u, d));
+        let d = described(&i.unit, &i.description);
+        v.push(var(&i.name, m.first_input() + k, Causality::Input, Variability::Continuous, None, Some(i.start), d));
     }
     for (k, o) in m.outputs.iter().enumerate() {
-        let (u, d) = described(&o.unit, &o.description);
-        v.push((o.name.clone(), (m.first_output() + k) as u32, Causality::Output, Variability::Continuous, Some(Initial::Calculated), None, u, d));
+        let d = described(&o.unit, &o.description);
+        let calculated = Some(Initial::Calculated);
+        v.push(var(&o.name, m.first_output() + k, Causality::Output, Variability::Continuous, calculated, None, d));
     }
     v
 }
@@ -459,7 +499,7 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> Stri
     let vars = variables(m);
     let mut units: Vec<(String, [i32; 4])> = Vec::new();
     for v in &vars {
-        if let Some(u) = fmi_unit(&v.6) {
+        if let Some(u) = fmi_unit(&v.unit) {
             if !units.iter().any(|x| x.0 == u.0) {
                 units.push(u);
             }
@@ -469,15 +509,15 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> Stri
     let variables = vars
         .iter()
         .map(|v| ScalarVariable {
-            name: &v.0,
-            vr: v.1,
+            name: &v.name,
+            vr: v.vr,
             ty: VarType::Float64,
-            causality: v.2,
-            variability: v.3,
-            initial: v.4,
-            start: v.5,
-            unit: &v.6,
-            description: &v.7,
+            causality: v.causality,
+            variability: v.variability,
+            initial: v.initial,
+            start: v.start,
+            unit: &v.unit,
+            description: &v.description,
             nominal: None,
             derivative_of: None,
         })
@@ -516,12 +556,12 @@ fn documentation(m: &Manifest) -> String {
     for v in variables(m) {
         rows.push_str(&format!(
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            escape(&v.0),
-            v.1,
-            v.2,
-            v.5.map(stiction_fmi_schema::write::number).unwrap_or_default(),
-            escape(&v.6),
-            escape(&v.7)
+            escape(&v.name),
+            v.vr,
+            v.causality,
+            v.start.map(stiction_fmi_schema::write::number).unwrap_or_default(),
+            escape(&v.unit),
+            escape(&v.description)
         ));
     }
     format!(
@@ -573,7 +613,11 @@ impl Running {
         let (sim, plan) = system.into_simulator(1).map_err(|e| e.to_string())?;
         let targets = sim.probe_targets(plan.columns.iter().map(|c| &c.1));
         if plan.columns.len() != m.outputs.len() {
-            return Err(format!("the system has {} output signals, the manifest {}", plan.columns.len(), m.outputs.len()));
+            return Err(format!(
+                "the system has {} output signals, the manifest {}",
+                plan.columns.len(),
+                m.outputs.len()
+            ));
         }
         Ok(Running { sim, plan, targets, params: params.to_vec(), inputs: vec![f64::NAN; m.inputs.len()] })
     }
@@ -602,14 +646,16 @@ impl Running {
     pub fn advance(&mut self, h: f64) -> Result<(), String> {
         let t = self.sim.step_size();
         let n = (h / t).round();
-        if !(n >= 1.0) || (n * t - h).abs() > 1e-9 * h {
+        if n.is_nan() || n < 1.0 || (n * t - h).abs() > 1e-9 * h {
             return Err(format!(
                 "the communication step {h} s is not a whole number of the system's solver steps T = {t} s \
                  (this FMU takes exactly the steps `stiction run` takes; use a multiple of T)"
             ));
         }
         if n > MAX_STEPS_PER_DOSTEP as f64 {
-            return Err(format!("the communication step {h} s is {n:e} solver steps; at most {MAX_STEPS_PER_DOSTEP} per doStep"));
+            return Err(format!(
+                "the communication step {h} s is {n:e} solver steps; at most {MAX_STEPS_PER_DOSTEP} per doStep"
+            ));
         }
         for _ in 0..n as u64 {
             self.sim.step().map_err(|e| e.to_string())?;

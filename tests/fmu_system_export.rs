@@ -104,7 +104,13 @@ fn differing(fmpy: &Value, csv: &(Vec<String>, Vec<Vec<f64>>), loose: &[&str]) -
             assert!((time[k] - row[0]).abs() <= 1e-9 * (1.0 + row[0].abs()), "row {k}: t {} vs {}", time[k], row[0]);
             if col[k].to_bits() != row[c].to_bits() {
                 let rel = (col[k] - row[c]).abs() / row[c].abs().max(f64::MIN_POSITIVE);
-                assert!(loose.contains(&name.as_str()) || rel <= 1e-12, "{name} at t = {}: {} vs {}", row[0], col[k], row[c]);
+                assert!(
+                    loose.contains(&name.as_str()) || rel <= 1e-12,
+                    "{name} at t = {}: {} vs {}",
+                    row[0],
+                    col[k],
+                    row[c]
+                );
                 diff.push((k, name.clone()));
             }
         }
@@ -123,7 +129,12 @@ fn exported_system_in_fmpy_equals_stiction_run_bit_for_bit() {
         validate(&fmu);
         let r = simulate(&fmu, 2.0, 0.01, Value::Null, json!({"w_ref": 1.5}), &["q", "v", "u", "mode"]);
         let diff = differing(&r, &reference, &[]);
-        assert!(diff.is_empty(), "FMI {fmi}: {} values differ in their bits: {:?}", diff.len(), &diff[..diff.len().min(5)]);
+        assert!(
+            diff.is_empty(),
+            "FMI {fmi}: {} values differ in their bits: {:?}",
+            diff.len(),
+            &diff[..diff.len().min(5)]
+        );
         println!("FMI {fmi}: {} rows × 4 outputs bit for bit", reference.1.len());
     }
 }
@@ -145,7 +156,8 @@ fn drivetrain_with_a_torque_profile_in_fmpy() {
     validate(&fmu);
     for f_brake in [2.0, 3.0] {
         let set = format!("brake.F={f_brake}");
-        let reference = run(&system, &["--input", &format!("tau_motor={}", table.display()), "--set", &set], dir.path());
+        let reference =
+            run(&system, &["--input", &format!("tau_motor={}", table.display()), "--set", &set], dir.path());
         let r = simulate(&fmu, 3.0, 1e-3, input.clone(), json!({"F_brake": f_brake}), &outputs);
         // Within 1e-12 relative (checked by `differing`), not bit for bit: FMPy interpolates
         // its input table as w0·v0 + w1·v1, which misses a constant segment's value by an ulp
@@ -156,11 +168,18 @@ fn drivetrain_with_a_torque_profile_in_fmpy() {
         // communication point, which FMPy sets after sampling. It differs at the rows where
         // the torque has just jumped (on from rest at 0.101 s, reversed at 1.601 s), only there.
         let modes: Vec<f64> = diff.iter().filter(|(_, n)| n == "mode").map(|(k, _)| reference.1[*k][0]).collect();
-        assert!(modes.iter().all(|t| [0.101, 1.201, 1.601, 2.201].contains(t)), "F = {f_brake}: mode differs at {modes:?}");
+        assert!(
+            modes.iter().all(|t| [0.101, 1.201, 1.601, 2.201].contains(t)),
+            "F = {f_brake}: mode differs at {modes:?}"
+        );
         // The worm holds the load once the torque is off: the speed is exactly 0 at the end.
         let w = r["w_out"].as_array().unwrap();
         assert_eq!(w.last().unwrap().as_f64(), Some(0.0), "F = {f_brake}: the self-locking gear does not hold");
-        println!("F_brake = {f_brake}: {} rows × 7 outputs, {} values not bit for bit (mode at {modes:?})", reference.1.len(), diff.len());
+        println!(
+            "F_brake = {f_brake}: {} rows × 7 outputs, {} values not bit for bit (mode at {modes:?})",
+            reference.1.len(),
+            diff.len()
+        );
     }
 }
 
@@ -227,7 +246,8 @@ fn gear_contact_fmus_exported_as_one_container() {
         let o = cli(&["fmu", "export", model, "--fmi", "2", "-o", out.to_str().unwrap()]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(example("fmu_signals_gear_contact.json")).unwrap()).unwrap();
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("fmu_signals_gear_contact.json")).unwrap()).unwrap();
     v["components"]["contact"]["path"] = json!("StictionFriction.fmu");
     v["components"]["gear"]["path"] = json!("StictionGear.fmu");
     let system = dir.path().join("gear_contact.json");
@@ -254,7 +274,12 @@ fn what_cannot_go_into_an_fmu_is_refused_at_export() {
     };
     let base = |components: Value| json!({"solver": {"step": 1e-3, "stop_time": 0.1}, "components": components});
     // A table file that is not there: the message names the file and the JSON path.
-    let missing = write("missing.json", &base(json!({"m": {"type": "mass", "mass": 1}, "f": {"type": "force_source", "force": {"table": "nowhere.csv", "column": "f"}}})));
+    let missing = write(
+        "missing.json",
+        &base(
+            json!({"m": {"type": "mass", "mass": 1}, "f": {"type": "force_source", "force": {"table": "nowhere.csv", "column": "f"}}}),
+        ),
+    );
     let e = export_fails(&missing, &[]);
     assert!(e.contains("nowhere.csv") && e.contains("components.f.force.table"), "{e}");
     // A parameter path with no value in the file, and one that is not a number.
@@ -268,8 +293,11 @@ fn what_cannot_go_into_an_fmu_is_refused_at_export() {
     let e = export_fails(&only, &[]);
     assert!(e.contains("FMU-only"), "{e}");
     // A name used twice.
-    let twice = write("twice.json", &json!({"solver": {"step": 1e-3, "stop_time": 0.1}, "inputs": {"q": {}},
-        "output": {"signals": {"q": "m.q"}}, "components": {"m": {"type": "mass", "mass": 1, "force": 0}}}));
+    let twice = write(
+        "twice.json",
+        &json!({"solver": {"step": 1e-3, "stop_time": 0.1}, "inputs": {"q": {}},
+        "output": {"signals": {"q": "m.q"}}, "components": {"m": {"type": "mass", "mass": 1, "force": 0}}}),
+    );
     let e = export_fails(&twice, &[]);
     assert!(e.contains("\"q\""), "{e}");
 }
@@ -280,7 +308,16 @@ fn a_step_that_is_not_whole_solver_steps_is_refused_by_the_fmu() {
     let fmu = dir.path().join("pi.fmu");
     export(&example("pi_gear_hold.json"), "2", &[], &fmu);
     // 1.5 solver steps per communication step.
-    let o = cli(&["run", fmu.to_str().unwrap(), "--step", "0.0015", "--stop-time", "0.01", "-o", dir.path().join("x.csv").to_str().unwrap()]);
+    let o = cli(&[
+        "run",
+        fmu.to_str().unwrap(),
+        "--step",
+        "0.0015",
+        "--stop-time",
+        "0.01",
+        "-o",
+        dir.path().join("x.csv").to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "a step of 1.5 T ran: {err}");
     assert!(err.contains("not a whole number") && err.contains("0.0015"), "{err}");

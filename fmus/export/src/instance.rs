@@ -7,8 +7,8 @@
 //! log message and leaves the instance unchanged, so a faulty host cannot crash it.
 
 use crate::model::{parse_start_file, Engine, EventUpdate, Interface, Model, ModelInfo, Role, VarType};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::OnceLock;
 
 /// fmi2Status / fmi3Status (same numbering for OK..Fatal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -181,7 +181,10 @@ pub fn models() -> [&'static dyn Model; 3] {
 
 /// A binary's own models beyond the hand-written ones: given the token and the resource
 /// directory, `None` if the FMU is not one of them, else the engine and its start values.
-pub type Resolver = fn(&str, &std::path::Path) -> Option<Result<(Box<dyn Engine>, Vec<f64>), String>>;
+pub type Resolver = fn(&str, &std::path::Path) -> Option<Resolved>;
+
+/// An engine and its start values, or why the FMU cannot be instantiated.
+pub type Resolved = Result<(Box<dyn Engine>, Vec<f64>), String>;
 
 static RESOLVER: OnceLock<Resolver> = OnceLock::new();
 
@@ -193,7 +196,7 @@ pub fn set_resolver(r: Resolver) {
 
 /// Select the model for a GUID / instantiation token, reading the start values the FMU was
 /// packaged with from `resources/stiction-start.txt` when the resource directory is known.
-pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Result<(Box<dyn Engine>, Vec<f64>), String> {
+pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Resolved {
     if let (Some(dir), Some(r)) = (resources, RESOLVER.get()) {
         if let Some(found) = r(token, dir) {
             return found;
@@ -204,7 +207,10 @@ pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Result<(Box<
 }
 
 /// [`resolve`] among the hand-written models.
-pub fn resolve_model(token: &str, resources: Option<&std::path::Path>) -> Result<(&'static dyn Model, Vec<f64>), String> {
+pub fn resolve_model(
+    token: &str,
+    resources: Option<&std::path::Path>,
+) -> Result<(&'static dyn Model, Vec<f64>), String> {
     if let Some(dir) = resources {
         let file = dir.join("stiction-start.txt");
         if let Ok(text) = std::fs::read_to_string(&file) {

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use stiction::fmu_system::{token, Manifest, Running, MANIFEST};
+use stiction_fmus::instance::Resolved;
 use stiction_fmus::model::{Engine, EventUpdate, Interface, ModelInfo, Role, VarType, Variable};
 
 /// The largest manifest read (its size is proportional to the number of variables).
@@ -123,20 +124,20 @@ fn info_of(token: &str, m: &Manifest) -> Result<&'static ModelInfo, String> {
         return Ok(info);
     }
     let mut vars = Vec::with_capacity(m.len());
-    for (name, vr, _, _, _, start, unit, description) in stiction::fmu_system::variables(m) {
-        let role = match m.slot(vr as usize) {
+    for v in stiction::fmu_system::variables(m) {
+        let role = match m.slot(v.vr as usize) {
             Some(stiction::fmu_system::Slot::Time) => Role::Time,
             Some(stiction::fmu_system::Slot::Parameter(_)) => Role::Parameter,
             Some(stiction::fmu_system::Slot::Input(_)) => Role::Input,
             _ => Role::Output,
         };
         vars.push(Variable {
-            name: leak(&name),
+            name: leak(&v.name),
             ty: VarType::Float64,
             role,
-            start: start.unwrap_or(0.0),
-            unit: leak(&unit),
-            description: leak(&description),
+            start: v.start.unwrap_or(0.0),
+            unit: leak(&v.unit),
+            description: leak(&v.description),
         });
     }
     let info: &'static ModelInfo = Box::leak(Box::new(ModelInfo {
@@ -169,7 +170,7 @@ fn read(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, String> {
 
 /// The [`Resolver`](stiction_fmus::instance::Resolver) of exported systems: `None` when
 /// `dir` holds no manifest (a hand-written model's FMU).
-fn resolve(tok: &str, dir: &Path) -> Option<Result<(Box<dyn Engine>, Vec<f64>), String>> {
+fn resolve(tok: &str, dir: &Path) -> Option<Resolved> {
     if !dir.join(MANIFEST).is_file() {
         return None;
     }

@@ -57,7 +57,15 @@ static CALLBACKS: Callbacks = Callbacks {
 
 #[allow(non_snake_case)]
 struct Api {
-    fmi2Instantiate: unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, *const Callbacks, c_int, c_int) -> Handle,
+    fmi2Instantiate: unsafe extern "C" fn(
+        *const c_char,
+        c_int,
+        *const c_char,
+        *const c_char,
+        *const Callbacks,
+        c_int,
+        c_int,
+    ) -> Handle,
     fmi2FreeInstance: unsafe extern "C" fn(Handle),
     fmi2SetupExperiment: unsafe extern "C" fn(Handle, c_int, f64, f64, c_int, f64) -> c_int,
     fmi2EnterInitializationMode: unsafe extern "C" fn(Handle) -> c_int,
@@ -171,7 +179,11 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut slots: [Option<Slot>; 2] = [None, None];
     let mut statuses = Vec::new();
-    let (c_uri, c_token, c_bad) = (CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap(), CString::new("{00000000-0000-0000-0000-000000000000}").unwrap());
+    let (c_uri, c_token, c_bad) = (
+        CString::new(uri.as_str()).unwrap(),
+        CString::new(token.as_str()).unwrap(),
+        CString::new("{00000000-0000-0000-0000-000000000000}").unwrap(),
+    );
     for _ in 0..n {
         let s = rng.usize(..2);
         let started = Instant::now();
@@ -182,7 +194,15 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
                 let name = CString::new(format!("fuzz{s}")).unwrap();
                 // SAFETY: valid strings and static callbacks.
                 let c = unsafe {
-                    (api.fmi2Instantiate)(name.as_ptr(), 1, if good { c_token.as_ptr() } else { c_bad.as_ptr() }, c_uri.as_ptr(), &CALLBACKS, 0, 0)
+                    (api.fmi2Instantiate)(
+                        name.as_ptr(),
+                        1,
+                        if good { c_token.as_ptr() } else { c_bad.as_ptr() },
+                        c_uri.as_ptr(),
+                        &CALLBACKS,
+                        0,
+                        0,
+                    )
                 };
                 assert_eq!(c.is_null(), !good, "instantiate with a {} token", if good { "right" } else { "wrong" });
                 if good {
@@ -317,7 +337,8 @@ fn fmi2_call_sequences_into_a_system_fmu() {
 fn reset_starts_the_simulation_again() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Fmu { api, uri, token, .. } = fmu();
-    let (name, uri, token) = (CString::new("reset").unwrap(), CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap());
+    let (name, uri, token) =
+        (CString::new("reset").unwrap(), CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap());
     // SAFETY: valid strings, static callbacks; arrays of the stated lengths.
     unsafe {
         let c = (api.fmi2Instantiate)(name.as_ptr(), 1, token.as_ptr(), uri.as_ptr(), &CALLBACKS, 0, 0);
