@@ -305,15 +305,30 @@ pub fn export_system(
     };
     let shown = system.display().to_string();
     let text = stiction_framework::system::read_system_file(system).map_err(|e| format!("{shown}: {e}"))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
-    if doc.get("fmus").is_some() && doc.get("components").is_none() {
-        return Err(format!(
-            "{shown}: an FMU-only system (\"fmus\") is not exported yet; write it as a network with \"type\": \"fmu\", \"role\": \"signal\" blocks"
-        ));
-    }
+    let mut doc: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    // An FMU-only system ("fmus") goes in as the network of signal blocks the engine runs it
+    // as (stiction_fmi_master::translate); the paths of --param are then that network's.
+    let text = if stiction_fmi_master::is_fmu_system(&text) {
+        match stiction_fmi_master::translate(&doc, &crate::set::base_dir(system)) {
+            stiction_fmi_master::Translated::Network(net) => {
+                doc = net;
+                doc.to_string()
+            }
+            stiction_fmi_master::Translated::Master(why) => {
+                return Err(format!(
+                    "{shown}: this FMU-only system does not translate into a network of signal blocks ({why}), \
+                     which an exported FMU needs"
+                ))
+            }
+        }
+    } else {
+        text
+    };
     let loaded = crate::load_read(system, Some(&text)).map_err(|e| e.to_string())?;
     let name = loaded.name.clone();
-    let (step, stop_time, interval) = (loaded.step, loaded.stop_time, loaded.interval);
+    // The output interval as the run rounds it: a whole number of steps (at least one).
+    let (step, stop_time) = (loaded.step, loaded.stop_time);
+    let interval = (loaded.interval / step).round().max(1.0) * step;
     let inputs: Vec<Signal> = loaded
         .inputs
         .iter()

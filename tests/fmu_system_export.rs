@@ -262,6 +262,21 @@ fn gear_contact_fmus_exported_as_one_container() {
     // Stuck from 0.47 s on: exactly zero speed in the FMU as in the run.
     let v = r["v"].as_array().unwrap();
     assert_eq!(v.last().unwrap().as_f64(), Some(0.0));
+    // The FMU-only form (examples/fmu_only_gear_contact.json) goes in as the network of
+    // signal blocks it translates into: the same rows again.
+    let mut only: Value =
+        serde_json::from_str(&std::fs::read_to_string(example("fmu_only_gear_contact.json")).unwrap()).unwrap();
+    only["fmus"]["contact"]["path"] = json!("StictionFriction.fmu");
+    only["fmus"]["gear"]["path"] = json!("StictionGear.fmu");
+    let only_file = dir.path().join("gear_contact_only.json");
+    std::fs::write(&only_file, only.to_string()).unwrap();
+    assert_eq!(run(&only_file, &[], dir.path()).1, reference.1);
+    let fmu = dir.path().join("container_only.fmu");
+    export(&only_file, "3", &[], &fmu);
+    validate(&fmu);
+    let r = simulate(&fmu, 1.0, 1e-3, Value::Null, json!({}), &["q", "v", "f", "stuck"]);
+    let diff = differing(&r, &reference, &[]);
+    assert!(diff.is_empty(), "FMU-only: {} values differ: {:?}", diff.len(), &diff[..diff.len().min(5)]);
 }
 
 #[test]
@@ -288,10 +303,10 @@ fn what_cannot_go_into_an_fmu_is_refused_at_export() {
     assert!(e.contains("--param k=m.init.q") && e.contains("no value in the file"), "{e}");
     let e = export_fails(&ok, &["k=m"]);
     assert!(e.contains("--param k=m"), "{e}");
-    // An FMU-only system, with its reason.
+    // An FMU-only system that does not translate into signal blocks, with the reason.
     let only = write("only.json", &json!({"fmus": {}, "connections": []}));
     let e = export_fails(&only, &[]);
-    assert!(e.contains("FMU-only"), "{e}");
+    assert!(e.contains("FMU-only") && e.contains("does not translate"), "{e}");
     // A name used twice.
     let twice = write(
         "twice.json",
