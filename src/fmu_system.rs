@@ -140,30 +140,59 @@ fn safe_relative(p: &str) -> bool {
     !p.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
-/// The GUID / instantiation token: a hash of the manifest's text and every resource file
-/// (name and bytes), formatted like a UUID.
-pub fn token(manifest: &str, files: &[(&str, &[u8])]) -> String {
-    use stiction_fmus::model::fnv1a;
-    let mut bytes = Vec::new();
-    let mut add = |name: &str, data: &[u8]| {
-        bytes.extend_from_slice(&(name.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(name.as_bytes());
-        bytes.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(data);
-    };
-    add(MANIFEST, manifest.as_bytes());
-    for (n, d) in files {
-        add(n, d);
+/// The GUID / instantiation token, computed as the files are read: two 64-bit FNV-1a hashes
+/// (different seeds) of the manifest's text and every resource file, each as its name's
+/// length, name, length and bytes; formatted like a UUID. No security purpose: it ties
+/// modelDescription.xml to the resources it was exported with.
+#[derive(Clone, Debug)]
+pub struct TokenHasher {
+    a: u64,
+    b: u64,
+}
+
+impl Default for TokenHasher {
+    fn default() -> Self {
+        TokenHasher { a: 0xcbf2_9ce4_8422_2325, b: 0xcbf2_9ce4_8422_2325 ^ 0x9e37_79b9_7f4a_7c15 }
     }
-    let (a, b) = (fnv1a(&bytes, 0), fnv1a(&bytes, 0x9e37_79b9_7f4a_7c15));
-    format!(
-        "{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
+}
+
+impl TokenHasher {
+    /// Hash `data` (the next piece of the current file).
+    pub fn bytes(&mut self, data: &[u8]) {
+        for &x in data {
+            self.a = (self.a ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+            self.b = (self.b ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    /// Start the file `name` of `len` bytes (its bytes follow through [`bytes`](Self::bytes)).
+    pub fn file(&mut self, name: &str, len: u64) {
+        self.bytes(&(name.len() as u64).to_le_bytes());
+        self.bytes(name.as_bytes());
+        self.bytes(&len.to_le_bytes());
+    }
+    pub fn finish(&self) -> String {
+        let (a, b) = (self.a, self.b);
+        format!(
+            "{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0xffff,
+            b >> 48,
+            b & 0xffff_ffff_ffff
+        )
+    }
+}
+
+/// The token of the manifest text `manifest` and the resource files `files` (in memory).
+pub fn token(manifest: &str, files: &[(&str, &[u8])]) -> String {
+    let mut h = TokenHasher::default();
+    h.file(MANIFEST, manifest.len() as u64);
+    h.bytes(manifest.as_bytes());
+    for (n, d) in files {
+        h.file(n, d.len() as u64);
+        h.bytes(d);
+    }
+    h.finish()
 }
 
 /// A modelIdentifier from a system's name: letters, digits and `_`, not starting with a digit.

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use stiction::fmu_system::{token, Manifest, Running, MANIFEST};
+use stiction::fmu_system::{Manifest, Running, TokenHasher, MANIFEST};
 use stiction_fmus::instance::Resolved;
 use stiction_fmus::model::{Engine, EventUpdate, Interface, ModelInfo, Role, VarType, Variable};
 
@@ -168,6 +168,29 @@ fn read(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, String> {
     Ok(data)
 }
 
+/// Hash the resource file `name` of `dir` into `h` as [`stiction::fmu_system::token`] does.
+fn hash_file(h: &mut TokenHasher, dir: &Path, name: &str) -> Result<(), String> {
+    use std::io::Read;
+    let p = dir.join(name);
+    let shown = |e: std::io::Error| format!("{}: {e}", p.display());
+    let mut f = std::fs::File::open(&p).map_err(shown)?;
+    let len = f.metadata().map_err(shown)?.len();
+    h.file(name, len);
+    let (mut buf, mut read) = (vec![0u8; 1 << 16], 0u64);
+    loop {
+        let n = f.read(&mut buf).map_err(shown)?;
+        if n == 0 {
+            break;
+        }
+        h.bytes(&buf[..n]);
+        read += n as u64;
+    }
+    if read != len {
+        return Err(format!("{}: {read} bytes read, {len} expected (the file changed)", p.display()));
+    }
+    Ok(())
+}
+
 /// The [`Resolver`](stiction_fmus::instance::Resolver) of exported systems: `None` when
 /// `dir` holds no manifest (a hand-written model's FMU).
 fn resolve(tok: &str, dir: &Path) -> Option<Resolved> {
@@ -178,12 +201,15 @@ fn resolve(tok: &str, dir: &Path) -> Option<Resolved> {
         let text = String::from_utf8(read(dir, MANIFEST, MAX_MANIFEST_BYTES)?)
             .map_err(|_| format!("{MANIFEST} is not UTF-8"))?;
         let m = Manifest::parse(&text)?;
-        let mut files = Vec::with_capacity(m.files.len());
+        // Each file is hashed as it is read, a block at a time: memory stays bounded
+        // whatever the FMU holds.
+        let mut h = TokenHasher::default();
+        h.file(MANIFEST, text.len() as u64);
+        h.bytes(text.as_bytes());
         for f in &m.files {
-            files.push((f.as_str(), read(dir, f, u64::MAX)?));
+            hash_file(&mut h, dir, f)?;
         }
-        let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (*n, d.as_slice())).collect();
-        let expected = token(&text, &refs);
+        let expected = h.finish();
         if expected != tok {
             return Err(format!(
                 "GUID/instantiation token {tok} does not match this FMU's resources ({expected}): \
