@@ -36,6 +36,14 @@ pub const LIBRARY: &str = "libstiction_fmu_system.so";
 pub const FORMAT: u32 = 1;
 /// The most solver steps one doStep may take: a larger H is refused (bounded time per call).
 pub const MAX_STEPS_PER_DOSTEP: u64 = 10_000_000;
+/// The most component steps (solver steps × components) one doStep may take, so that the
+/// time of a call is bounded for large systems too (about 0.1 µs to 1 µs each).
+pub const MAX_COMPONENT_STEPS_PER_DOSTEP: u64 = 100_000_000;
+
+/// The solver-step budget of one doStep for a system of `components` components.
+pub fn step_budget(components: usize) -> u64 {
+    (MAX_COMPONENT_STEPS_PER_DOSTEP / components.max(1) as u64).clamp(1, MAX_STEPS_PER_DOSTEP)
+}
 
 /// One parameter: the `--set` path it sets and its start value (the file's value there).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -696,14 +704,49 @@ impl Running {
                  (this FMU takes exactly the steps `stiction run` takes; use a multiple of T)"
             ));
         }
-        if n > MAX_STEPS_PER_DOSTEP as f64 {
+        let sched = self.sim.schedule();
+        let components = sched.admittance_names().len() + sched.impedance_names().len() + sched.block_names().len();
+        let budget = step_budget(components);
+        if n > budget as f64 {
             return Err(format!(
-                "the communication step {h} s is {n:e} solver steps; at most {MAX_STEPS_PER_DOSTEP} per doStep"
+                "the communication step {h} s is {n:e} solver steps; this system of {components} components takes \
+                 at most {budget} per doStep ({MAX_COMPONENT_STEPS_PER_DOSTEP:e} component steps): use shorter steps"
             ));
         }
         for _ in 0..n as u64 {
             self.sim.step().map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_budget_shrinks_with_the_system() {
+        assert_eq!(step_budget(0), MAX_STEPS_PER_DOSTEP);
+        assert_eq!(step_budget(3), MAX_STEPS_PER_DOSTEP);
+        assert_eq!(step_budget(3000), 33_333);
+        assert_eq!(step_budget(1_000_000_000), 1);
+    }
+
+    #[test]
+    fn identifiers_and_units() {
+        assert_eq!(identifier("drivetrain-worm brake"), "drivetrain_worm_brake");
+        assert_eq!(identifier("2link"), "system_2link");
+        assert_eq!(fmi_unit("N·m").map(|u| u.0), Some("N.m".to_string()));
+        assert_eq!(fmi_unit("kg·m²").map(|u| u.0), Some("kg.m2".to_string()));
+        assert_eq!(fmi_unit("furlong"), None);
+    }
+
+    #[test]
+    fn the_token_changes_with_any_byte() {
+        let a = token("{}", &[("system.json", b"{\"a\": 1}")]);
+        assert_eq!(a, token("{}", &[("system.json", b"{\"a\": 1}")]));
+        assert_ne!(a, token("{}", &[("system.json", b"{\"a\": 2}")]));
+        assert_ne!(a, token("{ }", &[("system.json", b"{\"a\": 1}")]));
+        assert_ne!(a, token("{}", &[("system2.json", b"{\"a\": 1}")]));
     }
 }

@@ -375,3 +375,21 @@ fn resources_that_do_not_match_the_token_are_refused() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("come from different exports"), "{err}");
 }
+
+/// The time of a doStep is bounded: at most 10⁸ component steps. chain_1k has 3000
+/// components (budget 33 333 steps of T = 1e-4 s): a 4 s step is refused before it starts,
+/// a 0.1 s step (1000 steps) runs.
+#[test]
+fn a_step_beyond_the_component_step_budget_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = dir.path().join("chain.fmu");
+    export(&example("chain_1k.json"), "2", &[], &fmu);
+    let out = dir.path().join("x.csv");
+    let started = std::time::Instant::now();
+    let o = cli(&["run", fmu.to_str().unwrap(), "--step", "4", "--stop-time", "4", "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("3000 components") && err.contains("33333"), "{err}");
+    println!("refused in {:.2} s: {err}", started.elapsed().as_secs_f64());
+    let o = cli(&["run", fmu.to_str().unwrap(), "--step", "0.1", "--stop-time", "0.1", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
