@@ -742,6 +742,21 @@ mod tests {
     }
 
     #[test]
+    fn a_manifest_naming_files_outside_resources_is_refused() {
+        let m = |files: &str| {
+            format!(
+                r#"{{"format": 1, "identifier": "x", "description": "", "files": {files}, "step": 0.001,
+                "stop_time": 1, "interval": 0.001, "parameters": [], "inputs": [], "outputs": []}}"#
+            )
+        };
+        assert!(Manifest::parse(&m(r#"["system.json", "files/0_a.csv"]"#)).is_ok());
+        for bad in [r#"["system.json", "../x"]"#, r#"["system.json", "/etc/passwd"]"#, r#"["other.json"]"#, "[]"] {
+            assert!(Manifest::parse(&m(bad)).is_err(), "{bad}");
+        }
+        assert!(Manifest::parse(&m(r#"["system.json"]"#).replace("\"format\": 1", "\"format\": 2")).is_err());
+    }
+
+    #[test]
     fn the_token_changes_with_any_byte() {
         let a = token("{}", &[("system.json", b"{\"a\": 1}")]);
         assert_eq!(a, token("{}", &[("system.json", b"{\"a\": 1}")]));
