@@ -1,4 +1,4 @@
-//! FMI 2.0 call sequences into an exported system (the generic system binary), in the manner
+//! FMI 2.0 and 3.0 call sequences into an exported system (the generic system binary), in the manner
 //! of stiction-fmus's harness (fmus/export/tests/host_fuzz): seeded random sequences of
 //! instantiate (right and wrong tokens), setup, initialization, get/set with random value
 //! references, counts and values (NaN, ±∞, 1e300), doStep with random times and steps (a
@@ -80,7 +80,44 @@ struct Api {
     fmi2FreeFMUstate: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
     fmi2DeSerializeFMUstate: unsafe extern "C" fn(Handle, *const u8, usize, *mut Handle) -> c_int,
     live: unsafe extern "C" fn() -> isize,
+    v3: Api3,
 }
+
+/// The FMI 3.0 functions whose shape differs from FMI 2.0's, and the others by their FMI 3.0 name.
+#[allow(non_snake_case)]
+struct Api3 {
+    fmi3InstantiateCoSimulation: unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const c_char,
+        bool,
+        bool,
+        bool,
+        bool,
+        *const u32,
+        usize,
+        *mut c_void,
+        Option<Logger3>,
+        *mut c_void,
+    ) -> Handle,
+    fmi3FreeInstance: unsafe extern "C" fn(Handle),
+    fmi3EnterInitializationMode: unsafe extern "C" fn(Handle, bool, f64, f64, bool, f64) -> c_int,
+    fmi3ExitInitializationMode: unsafe extern "C" fn(Handle) -> c_int,
+    fmi3Terminate: unsafe extern "C" fn(Handle) -> c_int,
+    fmi3Reset: unsafe extern "C" fn(Handle) -> c_int,
+    fmi3GetFloat64: unsafe extern "C" fn(Handle, *const u32, usize, *mut f64, usize) -> c_int,
+    fmi3SetFloat64: unsafe extern "C" fn(Handle, *const u32, usize, *const f64, usize) -> c_int,
+    fmi3DoStep: unsafe extern "C" fn(Handle, f64, f64, bool, *mut bool, *mut bool, *mut bool, *mut f64) -> c_int,
+    fmi3GetFMUState: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
+    fmi3SetFMUState: unsafe extern "C" fn(Handle, Handle) -> c_int,
+    fmi3FreeFMUState: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
+    fmi3DeserializeFMUState: unsafe extern "C" fn(Handle, *const u8, usize, *mut Handle) -> c_int,
+}
+
+/// fmi3LogMessageCallback.
+type Logger3 = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, *const c_char);
+
+unsafe extern "C" fn logger3(_: *mut c_void, _: c_int, _: *const c_char, _: *const c_char) {}
 
 /// The exported pi_gear_hold system (input w_ref, outputs q, v, u, mode; T = 1e-3 s),
 /// unpacked, its binary loaded once for the test process.
@@ -95,6 +132,15 @@ struct Fmu {
 fn fmu() -> &'static Fmu {
     static F: OnceLock<Fmu> = OnceLock::new();
     F.get_or_init(|| {
+        // `cargo test` does not build a cdylib-only package's library for its tests: build it
+        // here, so the binary under test is this source's.
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "-p", "stiction-fmu-system"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        assert!(build.status().expect("cargo build").success(), "cargo build -p stiction-fmu-system failed");
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let dir = std::env::temp_dir().join(format!("stiction-system-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -132,6 +178,21 @@ fn fmu() -> &'static Fmu {
                 fmi2FreeFMUstate: *lib.get(b"fmi2FreeFMUstate\0").unwrap(),
                 fmi2DeSerializeFMUstate: *lib.get(b"fmi2DeSerializeFMUstate\0").unwrap(),
                 live: *lib.get(b"stiction_fmu_live_objects\0").unwrap(),
+                v3: Api3 {
+                    fmi3InstantiateCoSimulation: *lib.get(b"fmi3InstantiateCoSimulation\0").unwrap(),
+                    fmi3FreeInstance: *lib.get(b"fmi3FreeInstance\0").unwrap(),
+                    fmi3EnterInitializationMode: *lib.get(b"fmi3EnterInitializationMode\0").unwrap(),
+                    fmi3ExitInitializationMode: *lib.get(b"fmi3ExitInitializationMode\0").unwrap(),
+                    fmi3Terminate: *lib.get(b"fmi3Terminate\0").unwrap(),
+                    fmi3Reset: *lib.get(b"fmi3Reset\0").unwrap(),
+                    fmi3GetFloat64: *lib.get(b"fmi3GetFloat64\0").unwrap(),
+                    fmi3SetFloat64: *lib.get(b"fmi3SetFloat64\0").unwrap(),
+                    fmi3DoStep: *lib.get(b"fmi3DoStep\0").unwrap(),
+                    fmi3GetFMUState: *lib.get(b"fmi3GetFMUState\0").unwrap(),
+                    fmi3SetFMUState: *lib.get(b"fmi3SetFMUState\0").unwrap(),
+                    fmi3FreeFMUState: *lib.get(b"fmi3FreeFMUState\0").unwrap(),
+                    fmi3DeserializeFMUState: *lib.get(b"fmi3DeserializeFMUState\0").unwrap(),
+                },
             }
         };
         Fmu { api, uri, token, _lib: lib, _archive: archive }
@@ -142,6 +203,8 @@ fn fmu() -> &'static Fmu {
 #[derive(Clone, Copy)]
 struct Slot {
     c: Handle,
+    /// Instantiated through FMI 3.0 (else 2.0).
+    v3: bool,
     time: f64,
     stepping: bool,
 }
@@ -192,41 +255,72 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
             (None, k) => {
                 let good = k != 0;
                 let name = CString::new(format!("fuzz{s}")).unwrap();
-                // SAFETY: valid strings and static callbacks.
-                let c = unsafe {
-                    (api.fmi2Instantiate)(
-                        name.as_ptr(),
-                        1,
-                        if good { c_token.as_ptr() } else { c_bad.as_ptr() },
-                        c_uri.as_ptr(),
-                        &CALLBACKS,
-                        0,
-                        0,
-                    )
+                let v3 = rng.bool();
+                let tok = if good { c_token.as_ptr() } else { c_bad.as_ptr() };
+                // SAFETY: valid strings, static callbacks, no required intermediate variables.
+                let c = if v3 {
+                    let path = CString::new(uri.trim_start_matches("file://")).unwrap();
+                    unsafe {
+                        (api.v3.fmi3InstantiateCoSimulation)(
+                            name.as_ptr(),
+                            tok,
+                            path.as_ptr(),
+                            false,
+                            false,
+                            false,
+                            false,
+                            null_mut(),
+                            0,
+                            null_mut(),
+                            Some(logger3),
+                            null_mut(),
+                        )
+                    }
+                } else {
+                    // SAFETY: as above.
+                    unsafe { (api.fmi2Instantiate)(name.as_ptr(), 1, tok, c_uri.as_ptr(), &CALLBACKS, 0, 0) }
                 };
                 assert_eq!(c.is_null(), !good, "instantiate with a {} token", if good { "right" } else { "wrong" });
                 if good {
-                    slots[s] = Some(Slot { c, time: 0.0, stepping: false });
+                    slots[s] = Some(Slot { c, v3, time: 0.0, stepping: false });
                 }
                 (if c.is_null() { 3 } else { OK }, false)
             }
             (Some(sl), 0) => {
                 // SAFETY: a live handle, dropped from the slot.
-                unsafe { (api.fmi2FreeInstance)(sl.c) };
+                unsafe {
+                    if sl.v3 {
+                        (api.v3.fmi3FreeInstance)(sl.c)
+                    } else {
+                        (api.fmi2FreeInstance)(sl.c)
+                    }
+                };
                 slots[s] = None;
                 (OK, false)
             }
             (Some(sl), 1) => {
                 let t0 = if rng.bool() { 0.0 } else { number(&mut rng) };
                 // SAFETY: a live handle.
-                let st = unsafe { (api.fmi2SetupExperiment)(sl.c, 0, 0.0, t0, 0, 0.0) };
+                let st = unsafe {
+                    if sl.v3 {
+                        // FMI 3.0 sets the start time on entering initialization mode.
+                        (api.v3.fmi3EnterInitializationMode)(sl.c, false, 0.0, t0, false, 0.0)
+                    } else {
+                        (api.fmi2SetupExperiment)(sl.c, 0, 0.0, t0, 0, 0.0)
+                    }
+                };
                 (st, !t0.is_finite())
             }
             (Some(sl), 2 | 14) => {
                 // SAFETY: a live handle.
-                let a = unsafe { (api.fmi2EnterInitializationMode)(sl.c) };
-                // SAFETY: a live handle.
-                let b = unsafe { (api.fmi2ExitInitializationMode)(sl.c) };
+                let (a, b) = unsafe {
+                    if sl.v3 {
+                        let a = (api.v3.fmi3EnterInitializationMode)(sl.c, false, 0.0, 0.0, false, 0.0);
+                        (a, (api.v3.fmi3ExitInitializationMode)(sl.c))
+                    } else {
+                        ((api.fmi2EnterInitializationMode)(sl.c), (api.fmi2ExitInitializationMode)(sl.c))
+                    }
+                };
                 if b == OK {
                     slots[s] = Some(Slot { stepping: true, ..sl });
                 }
@@ -236,7 +330,14 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
                 let (h, whole) = step(&mut rng);
                 let at = if rng.u8(..4) == 0 { sl.time + 0.5 } else { sl.time };
                 // SAFETY: a live handle.
-                let st = unsafe { (api.fmi2DoStep)(sl.c, at, h, 1) };
+                let st = unsafe {
+                    if sl.v3 {
+                        let (mut event, mut terminate, mut early, mut last) = (false, false, false, 0.0);
+                        (api.v3.fmi3DoStep)(sl.c, at, h, true, &mut event, &mut terminate, &mut early, &mut last)
+                    } else {
+                        (api.fmi2DoStep)(sl.c, at, h, 1)
+                    }
+                };
                 if st == OK {
                     STEPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     slots[s] = Some(Slot { time: sl.time + h, ..sl });
@@ -251,42 +352,76 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
                 let vrs: Vec<u32> = (0..m).map(|_| rng.u32(..8)).collect();
                 let mut out = vec![0.0; m];
                 // SAFETY: arrays of m elements.
-                let st = unsafe { (api.fmi2GetReal)(sl.c, vrs.as_ptr(), m, out.as_mut_ptr()) };
+                let st = unsafe {
+                    if sl.v3 {
+                        (api.v3.fmi3GetFloat64)(sl.c, vrs.as_ptr(), m, out.as_mut_ptr(), m)
+                    } else {
+                        (api.fmi2GetReal)(sl.c, vrs.as_ptr(), m, out.as_mut_ptr())
+                    }
+                };
                 (st, vrs.iter().any(|&v| v > 5))
             }
             (Some(sl), 10 | 11) => {
                 let vr = rng.u32(..8);
                 let x = number(&mut rng);
                 // SAFETY: one value reference and one value.
-                let st = unsafe { (api.fmi2SetReal)(sl.c, &vr, 1, &x) };
+                let st = unsafe {
+                    if sl.v3 {
+                        (api.v3.fmi3SetFloat64)(sl.c, &vr, 1, &x, 1)
+                    } else {
+                        (api.fmi2SetReal)(sl.c, &vr, 1, &x)
+                    }
+                };
                 // Only the input w_ref (vr 1) may be set, with a finite value.
                 (st, vr != 1 || !x.is_finite())
             }
             (Some(sl), 12) => {
+                let (get_state, set_state, free_state, deserialize) = if sl.v3 {
+                    (
+                        api.v3.fmi3GetFMUState,
+                        api.v3.fmi3SetFMUState,
+                        api.v3.fmi3FreeFMUState,
+                        api.v3.fmi3DeserializeFMUState,
+                    )
+                } else {
+                    (api.fmi2GetFMUstate, api.fmi2SetFMUstate, api.fmi2FreeFMUstate, api.fmi2DeSerializeFMUstate)
+                };
                 let mut state: Handle = null_mut();
                 // SAFETY: a live handle and a pointer to a NULL state.
-                let st = unsafe { (api.fmi2GetFMUstate)(sl.c, &mut state) };
+                let st = unsafe { get_state(sl.c, &mut state) };
                 assert!(state.is_null(), "a state was made although the FMU saves none");
                 // SAFETY: a made-up state handle, which the binary must not trust.
-                let st2 = unsafe { (api.fmi2SetFMUstate)(sl.c, 0x1000 as Handle) };
+                let st2 = unsafe { set_state(sl.c, 0x1000 as Handle) };
                 // SAFETY: NULL *state is a no-op.
-                let st3 = unsafe { (api.fmi2FreeFMUstate)(sl.c, &mut state) };
+                let st3 = unsafe { free_state(sl.c, &mut state) };
                 let bytes = vec![rng.u8(..); rng.usize(..200)];
                 // SAFETY: `bytes.len()` readable bytes.
-                let st4 = unsafe { (api.fmi2DeSerializeFMUstate)(sl.c, bytes.as_ptr(), bytes.len(), &mut state) };
+                let st4 = unsafe { deserialize(sl.c, bytes.as_ptr(), bytes.len(), &mut state) };
                 assert!(state.is_null(), "garbage deserialized into a state");
                 assert!(st != OK && st2 != OK && st4 != OK, "state calls answered OK");
                 (st3, false)
             }
             (Some(sl), 13) => {
                 // SAFETY: a live handle.
-                let st = unsafe { (api.fmi2Reset)(sl.c) };
-                slots[s] = Some(Slot { c: sl.c, time: 0.0, stepping: false });
+                let st = unsafe {
+                    if sl.v3 {
+                        (api.v3.fmi3Reset)(sl.c)
+                    } else {
+                        (api.fmi2Reset)(sl.c)
+                    }
+                };
+                slots[s] = Some(Slot { time: 0.0, stepping: false, ..sl });
                 (st, false)
             }
             (Some(sl), _) => {
                 // SAFETY: a live handle.
-                let st = unsafe { (api.fmi2Terminate)(sl.c) };
+                let st = unsafe {
+                    if sl.v3 {
+                        (api.v3.fmi3Terminate)(sl.c)
+                    } else {
+                        (api.fmi2Terminate)(sl.c)
+                    }
+                };
                 slots[s] = Some(Slot { stepping: false, ..sl });
                 (st, false)
             }
@@ -298,7 +433,13 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
     }
     for sl in slots.into_iter().flatten() {
         // SAFETY: live handles.
-        unsafe { (api.fmi2FreeInstance)(sl.c) };
+        unsafe {
+            if sl.v3 {
+                (api.v3.fmi3FreeInstance)(sl.c)
+            } else {
+                (api.fmi2FreeInstance)(sl.c)
+            }
+        };
     }
     statuses
 }
@@ -307,7 +448,7 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
-fn fmi2_call_sequences_into_a_system_fmu() {
+fn fmi_call_sequences_into_a_system_fmu() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let api = &fmu().api;
     let count: u64 = std::env::var("STICTION_FUZZ_SEQUENCES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
