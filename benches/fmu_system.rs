@@ -10,8 +10,8 @@
 //! Both over 3000 steps (3 s), best of R repetitions, two rounds. Reports µs per step and the
 //! ratio fmu / run.
 //!
-//! `cargo bench --bench fmu_system` (env: `FMU_BENCH_REPS=5`). Builds the system binary
-//! (`cargo build --release -p stiction-fmu-system`) first.
+//! `cargo bench --bench fmu_system` (env: `FMU_BENCH_REPS=5`); cargo builds the system
+//! binary with the bench (a dev-dependency).
 
 #[allow(dead_code)] // each bench uses some of it
 mod common;
@@ -28,13 +28,6 @@ const T: f64 = 1e-3;
 fn main() {
     let reps = env_list("FMU_BENCH_REPS", &[5])[0];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = std::process::Command::new(cargo)
-        .args(["build", "--release", "-p", "stiction-fmu-system"])
-        .current_dir(root)
-        .status()
-        .expect("cargo build");
-    assert!(built.success(), "cargo build -p stiction-fmu-system failed");
     let system = root.join("examples/drivetrain_worm_brake.json");
     let dir = tempfile::tempdir().expect("temporary directory");
     let fmu = dir.path().join("drivetrain.fmu");

@@ -11,12 +11,12 @@
 //! * What cannot go into an FMU is refused at export, naming the file or JSON path; a step
 //!   that is not a whole number of solver steps is refused by the FMU.
 //!
-//! The system binary is built by `cargo build --release -p stiction-fmu-system` (the test
-//! runs that once; it is up to date after a workspace build).
+//! The system binary (libstiction_fmu_system.so) is built by the same `cargo test`: the
+//! root package lists `stiction-fmu-system` as a dev-dependency.
 
 mod common;
 
-use common::{build_system_library as build_library, cli, fmpy_script};
+use common::{cli, fmpy_script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,6 @@ fn example(name: &str) -> PathBuf {
 
 /// `stiction fmu export SYSTEM --fmi F [--param ...] -o DIR/NAME`.
 fn export(system: &Path, fmi: &str, params: &[&str], out: &Path) {
-    build_library();
     let mut args = vec!["fmu", "export", system.to_str().unwrap(), "--fmi", fmi, "-o", out.to_str().unwrap()];
     for p in params {
         args.extend(["--param", p]);
@@ -37,7 +36,6 @@ fn export(system: &Path, fmi: &str, params: &[&str], out: &Path) {
 
 /// `stiction fmu export` that must fail; its message.
 fn export_fails(system: &Path, params: &[&str]) -> String {
-    build_library();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.fmu");
     let mut args = vec!["fmu", "export", system.to_str().unwrap(), "-o", out.to_str().unwrap()];

@@ -102,8 +102,6 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn every_readme_command_and_json_snippet_works() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // `stiction fmu export SYSTEM.json` copies the system binary.
-    common::build_system_library();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path();

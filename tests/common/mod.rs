@@ -269,19 +269,3 @@ impl FmuOnly {
         self.describe().into_iter().filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)).collect()
     }
 }
-
-/// Build the system FMU binary (`fmus/system`, libstiction_fmu_system.so) next to the
-/// stiction executable, once per test process: `stiction fmu export SYSTEM.json` copies it.
-pub fn build_system_library() {
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "stiction-fmu-system"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p stiction-fmu-system");
-        assert!(status.success(), "cargo build -p stiction-fmu-system failed");
-    });
-}

@@ -132,15 +132,6 @@ struct Fmu {
 fn fmu() -> &'static Fmu {
     static F: OnceLock<Fmu> = OnceLock::new();
     F.get_or_init(|| {
-        // `cargo test` does not build a cdylib-only package's library for its tests: build it
-        // here, so the binary under test is this source's.
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = std::process::Command::new(cargo);
-        build.args(["build", "-p", "stiction-fmu-system"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        assert!(build.status().expect("cargo build").success(), "cargo build -p stiction-fmu-system failed");
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let dir = std::env::temp_dir().join(format!("stiction-system-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
