@@ -346,18 +346,11 @@ pub fn export_system(
     // An FMU-only system ("fmus") goes in as the network of signal blocks the engine runs it
     // as (stiction_fmi_master::translate); the paths of --param are then that network's.
     let text = if stiction_fmi_master::is_fmu_system(&text) {
-        match stiction_fmi_master::translate(&doc, &crate::set::base_dir(system)) {
-            stiction_fmi_master::Translated::Network(net) => {
-                doc = net;
-                doc.to_string()
-            }
-            stiction_fmi_master::Translated::Master(why) => {
-                return Err(format!(
-                    "{shown}: this FMU-only system does not translate into a network of signal blocks ({why}), \
-                     which an exported FMU needs"
-                ))
-            }
-        }
+        let stem = system.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let t = stiction_fmi_master::translate(&doc, &stem, &crate::set::base_dir(system))
+            .map_err(|e| format!("{shown}: this FMU-only system cannot be exported: {e}"))?;
+        doc = t.network;
+        doc.to_string()
     } else {
         text
     };
