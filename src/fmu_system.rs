@@ -577,8 +577,13 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> Stri
         generation_tool: tool,
         model_exchange: Capabilities::default(),
         // A remainder of H over the solver step is refused, but H may change from step to
-        // step (any whole number of steps). No FMU state: see README, "Exporting a system".
-        co_simulation: Capabilities { variable_step: true, ..Capabilities::default() },
+        // step (any whole number of steps). The whole simulation is saved in FMU states.
+        co_simulation: Capabilities {
+            variable_step: true,
+            can_get_and_set_state: true,
+            can_serialize_state: true,
+            ..Capabilities::default()
+        },
         event_indicators: 0,
         units: &unit_refs,
         log_categories: LOG_CATEGORIES,
@@ -676,6 +681,12 @@ impl Running {
             }
         }
         Ok(())
+    }
+
+    /// Forget which inputs were set (after a restored state, whose held inputs are the
+    /// simulator's): the next [`set_inputs`](Self::set_inputs) sets them all.
+    pub fn forget_inputs(&mut self) {
+        self.inputs.iter_mut().for_each(|x| *x = f64::NAN);
     }
 
     /// The output signals now, as `stiction run` writes a row.

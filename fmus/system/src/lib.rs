@@ -19,6 +19,11 @@ use stiction::fmu_system::{Manifest, Running, TokenHasher, MANIFEST};
 use stiction_fmus::instance::Resolved;
 use stiction_fmus::model::{Engine, EventUpdate, Interface, ModelInfo, Role, VarType, Variable};
 
+/// Magic of the engine's part of an FMU state.
+const MAGIC: &[u8; 8] = b"STSYSFMU";
+/// The largest engine part a deserialized FMU state may carry.
+const MAX_STATE_BYTES: usize = 256 << 20;
+
 /// The largest manifest read (its size is proportional to the number of variables).
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 
@@ -95,12 +100,69 @@ impl Engine for SystemEngine {
         EventUpdate::default()
     }
 
-    /// The simulation's state is not saved: the FMU declares canGetAndSetFMUstate="false".
+    /// The whole simulation (`Simulator::save_state`: step count, states, events, held
+    /// inputs, block outputs, nested FMUs' own states) with the parameters it was built
+    /// with; nothing before initialization (the value array is the whole state then).
     fn save(&mut self) -> Result<Vec<u8>, String> {
-        Err("this FMU does not save its simulation (canGetAndSetFMUstate is false)".into())
+        let Some(run) = self.run.as_mut() else { return Ok(Vec::new()) };
+        let sim = run.sim.save_state().map_err(|e| e.to_string())?;
+        let mut out = Vec::with_capacity(24 + 8 * run.params.len() + sim.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(run.params.len() as u64).to_le_bytes());
+        for p in &run.params {
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+        out.extend_from_slice(&(sim.len() as u64).to_le_bytes());
+        out.extend_from_slice(&sim);
+        Ok(out)
     }
-    fn restore(&mut self, _bytes: &[u8]) -> Result<(), String> {
-        Err("this FMU does not restore a simulation (canGetAndSetFMUstate is false)".into())
+
+    /// Back to what [`save`](Engine::save) gave: the system rebuilt if it was built with
+    /// other parameters (or not at all), then its state restored (checked by
+    /// `Simulator::restore_state`: a state of another system is refused).
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.is_empty() {
+            self.run = None;
+            return Ok(());
+        }
+        let word = |i: usize| -> Result<u64, String> {
+            bytes
+                .get(i..i + 8)
+                .and_then(|w| w.try_into().ok())
+                .map(u64::from_le_bytes)
+                .ok_or_else(|| format!("the system state is truncated ({} bytes)", bytes.len()))
+        };
+        if bytes.get(..8) != Some(&MAGIC[..]) {
+            return Err("the FMU state does not hold a stiction system state".into());
+        }
+        let n = self.manifest.parameters.len();
+        if word(8)? != n as u64 {
+            return Err(format!("the system state has {} parameters, this FMU {n}", word(8)?));
+        }
+        let params = (0..n).map(|k| word(16 + 8 * k).map(f64::from_bits)).collect::<Result<Vec<_>, _>>()?;
+        let at = 16 + 8 * n;
+        let len = word(at)?;
+        if len != (bytes.len() - at - 8) as u64 {
+            return Err(format!("the system state has {} bytes for a simulation of {len}", bytes.len()));
+        }
+        let same =
+            self.run.as_ref().is_some_and(|r| r.params.iter().zip(&params).all(|(a, b)| a.to_bits() == b.to_bits()));
+        if !same {
+            self.run = None;
+            self.run = Some(Running::build(&self.dir, &self.manifest, &params)?);
+        }
+        let Some(run) = self.run.as_mut() else { return Err("the system is not built".into()) };
+        if let Err(e) = run.sim.restore_state(&bytes[at + 8..]) {
+            // A component may have taken its part already: this simulation is not continued.
+            self.run = None;
+            return Err(e.to_string());
+        }
+        run.forget_inputs();
+        Ok(())
+    }
+
+    fn max_saved_bytes(&self) -> usize {
+        MAX_STATE_BYTES
     }
 
     fn reset(&mut self) {

@@ -2,8 +2,8 @@
 //! of stiction-fmus's harness (fmus/export/tests/host_fuzz): seeded random sequences of
 //! instantiate (right and wrong tokens), setup, initialization, get/set with random value
 //! references, counts and values (NaN, ±∞, 1e300), doStep with random times and steps (a
-//! whole number of solver steps, 1.5 steps, 0, negative, NaN, 1e300), FMU states (which this
-//! FMU declares unsupported), reset, terminate and free, on two instances at once.
+//! whole number of solver steps, 1.5 steps, 0, negative, NaN, 1e300), FMU states (got, serialized, bit-flipped,
+//! read back, set and freed; made-up handles and garbage bytes), reset, terminate and free, on two instances at once.
 //!
 //! The binary must never crash, answer a call in more than [`SLOW`], leak an object, answer
 //! OK where the standard or the FMU's contract demands an error, or answer the same
@@ -79,6 +79,8 @@ struct Api {
     fmi2SetFMUstate: unsafe extern "C" fn(Handle, Handle) -> c_int,
     fmi2FreeFMUstate: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
     fmi2DeSerializeFMUstate: unsafe extern "C" fn(Handle, *const u8, usize, *mut Handle) -> c_int,
+    fmi2SerializedFMUstateSize: unsafe extern "C" fn(Handle, Handle, *mut usize) -> c_int,
+    fmi2SerializeFMUstate: unsafe extern "C" fn(Handle, Handle, *mut u8, usize) -> c_int,
     live: unsafe extern "C" fn() -> isize,
     v3: Api3,
 }
@@ -112,6 +114,8 @@ struct Api3 {
     fmi3SetFMUState: unsafe extern "C" fn(Handle, Handle) -> c_int,
     fmi3FreeFMUState: unsafe extern "C" fn(Handle, *mut Handle) -> c_int,
     fmi3DeserializeFMUState: unsafe extern "C" fn(Handle, *const u8, usize, *mut Handle) -> c_int,
+    fmi3SerializedFMUStateSize: unsafe extern "C" fn(Handle, Handle, *mut usize) -> c_int,
+    fmi3SerializeFMUState: unsafe extern "C" fn(Handle, Handle, *mut u8, usize) -> c_int,
 }
 
 /// fmi3LogMessageCallback.
@@ -168,6 +172,8 @@ fn fmu() -> &'static Fmu {
                 fmi2SetFMUstate: *lib.get(b"fmi2SetFMUstate\0").unwrap(),
                 fmi2FreeFMUstate: *lib.get(b"fmi2FreeFMUstate\0").unwrap(),
                 fmi2DeSerializeFMUstate: *lib.get(b"fmi2DeSerializeFMUstate\0").unwrap(),
+                fmi2SerializedFMUstateSize: *lib.get(b"fmi2SerializedFMUstateSize\0").unwrap(),
+                fmi2SerializeFMUstate: *lib.get(b"fmi2SerializeFMUstate\0").unwrap(),
                 live: *lib.get(b"stiction_fmu_live_objects\0").unwrap(),
                 v3: Api3 {
                     fmi3InstantiateCoSimulation: *lib.get(b"fmi3InstantiateCoSimulation\0").unwrap(),
@@ -183,6 +189,8 @@ fn fmu() -> &'static Fmu {
                     fmi3SetFMUState: *lib.get(b"fmi3SetFMUState\0").unwrap(),
                     fmi3FreeFMUState: *lib.get(b"fmi3FreeFMUState\0").unwrap(),
                     fmi3DeserializeFMUState: *lib.get(b"fmi3DeserializeFMUState\0").unwrap(),
+                    fmi3SerializedFMUStateSize: *lib.get(b"fmi3SerializedFMUStateSize\0").unwrap(),
+                    fmi3SerializeFMUState: *lib.get(b"fmi3SerializeFMUState\0").unwrap(),
                 },
             }
         };
@@ -367,30 +375,66 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
                 (st, vr != 1 || !x.is_finite())
             }
             (Some(sl), 12) => {
-                let (get_state, set_state, free_state, deserialize) = if sl.v3 {
+                let (get_state, set_state, free_state, deserialize, size_of, serialize) = if sl.v3 {
+                    let a = &api.v3;
                     (
-                        api.v3.fmi3GetFMUState,
-                        api.v3.fmi3SetFMUState,
-                        api.v3.fmi3FreeFMUState,
-                        api.v3.fmi3DeserializeFMUState,
+                        a.fmi3GetFMUState,
+                        a.fmi3SetFMUState,
+                        a.fmi3FreeFMUState,
+                        a.fmi3DeserializeFMUState,
+                        a.fmi3SerializedFMUStateSize,
+                        a.fmi3SerializeFMUState,
                     )
                 } else {
-                    (api.fmi2GetFMUstate, api.fmi2SetFMUstate, api.fmi2FreeFMUstate, api.fmi2DeSerializeFMUstate)
+                    (
+                        api.fmi2GetFMUstate,
+                        api.fmi2SetFMUstate,
+                        api.fmi2FreeFMUstate,
+                        api.fmi2DeSerializeFMUstate,
+                        api.fmi2SerializedFMUstateSize,
+                        api.fmi2SerializeFMUstate,
+                    )
                 };
                 let mut state: Handle = null_mut();
                 // SAFETY: a live handle and a pointer to a NULL state.
                 let st = unsafe { get_state(sl.c, &mut state) };
-                assert!(state.is_null(), "a state was made although the FMU saves none");
+                assert_eq!(st == OK, !state.is_null(), "GetFMUstate: status {st} and state {state:p}");
+                if st == OK {
+                    // Serialized, corrupted or not, read back, set, freed.
+                    let mut size = 0usize;
+                    // SAFETY: a state of this instance; buffers of the stated sizes.
+                    unsafe {
+                        assert_eq!(size_of(sl.c, state, &mut size), OK);
+                        let mut bytes = vec![0u8; size];
+                        assert_eq!(serialize(sl.c, state, bytes.as_mut_ptr(), size), OK);
+                        if rng.bool() && !bytes.is_empty() {
+                            let k = rng.usize(..bytes.len());
+                            bytes[k] ^= 1 << rng.u8(..8);
+                        }
+                        let mut back: Handle = null_mut();
+                        let d = deserialize(sl.c, bytes.as_ptr(), bytes.len(), &mut back);
+                        assert_eq!(d == OK, !back.is_null());
+                        let set = set_state(sl.c, if d == OK { back } else { state });
+                        assert!((0..=4).contains(&set));
+                        if set != OK {
+                            // A refused state (a flipped bit the checks caught) may leave the
+                            // simulation gone: whether a step then succeeds is not asserted.
+                            slots[s] = Some(Slot { stepping: true, ..sl });
+                        }
+                        assert_eq!(free_state(sl.c, &mut back), OK);
+                        assert_eq!(free_state(sl.c, &mut state), OK);
+                        assert!(state.is_null() && back.is_null());
+                    }
+                }
                 // SAFETY: a made-up state handle, which the binary must not trust.
                 let st2 = unsafe { set_state(sl.c, 0x1000 as Handle) };
-                // SAFETY: NULL *state is a no-op.
-                let st3 = unsafe { free_state(sl.c, &mut state) };
                 let bytes = vec![rng.u8(..); rng.usize(..200)];
+                let mut junk: Handle = null_mut();
                 // SAFETY: `bytes.len()` readable bytes.
-                let st4 = unsafe { deserialize(sl.c, bytes.as_ptr(), bytes.len(), &mut state) };
-                assert!(state.is_null(), "garbage deserialized into a state");
-                assert!(st != OK && st2 != OK && st4 != OK, "state calls answered OK");
-                (st3, false)
+                let st4 = unsafe { deserialize(sl.c, bytes.as_ptr(), bytes.len(), &mut junk) };
+                assert!(junk.is_null(), "garbage deserialized into a state");
+                assert!(st2 != OK && st4 != OK, "a made-up state or garbage answered OK");
+                (st, false)
             }
             (Some(sl), 13) => {
                 // SAFETY: a live handle.
