@@ -49,3 +49,4 @@ pub fn load_read(path: &Path, text: Option<&str>) -> stiction_framework::Result<
 }
 
 pub mod fmu_export;
+pub mod fmu_system;

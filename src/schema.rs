@@ -220,6 +220,20 @@ fn network_schema(registry: &Registry) -> Value {
                     }
                 }
             },
+            "parameters": {
+                "type": "object",
+                "description": "parameters of the FMU `stiction fmu export` writes: each gives the value at a --set path (its start value is the file's value there); not read by a run",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["set"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "set": {"type": "string", "description": "a --set path, e.g. brake.F"},
+                        "unit": {"type": "string"},
+                        "description": {"type": "string"}
+                    }
+                }
+            },
             "output": {
                 "type": "object",
                 "additionalProperties": false,

@@ -60,6 +60,10 @@ pub struct SystemSpec<'a> {
     /// inputs), by name, in name order.
     #[serde(default)]
     pub inputs: BTreeMap<String, InputSpec>,
+    /// Parameters an exported FMU offers (`stiction fmu export`), by name: each sets the
+    /// `--set` path it names. Not read by a run.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, ParameterSpec>,
     /// Each component's name and its raw JSON text, in file order, borrowed from the file
     /// and parsed one at a time while building, so a system of 10⁵ components never holds
     /// its whole value tree (nor a second copy of its text) in memory.
@@ -94,6 +98,8 @@ struct CheckedConnections<'a> {
     output: IgnoredAny,
     #[serde(default)]
     inputs: IgnoredAny,
+    #[serde(default)]
+    parameters: IgnoredAny,
     components: IgnoredAny,
     #[serde(default, borrow)]
     connections: Vec<ConnectionSpec<'a>>,
@@ -340,6 +346,19 @@ pub struct InputSpec {
     /// The value before anything sets it (default 0).
     #[serde(default)]
     pub start: f64,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// One parameter of an exported FMU (top-level `"parameters"`): the `--set` path whose value
+/// it gives (its start value is the file's value there).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ParameterSpec {
+    /// A `--set` path: `brake.law.F`, `solver.step`, `components.m.mass`.
+    pub set: String,
+    #[serde(default)]
+    pub unit: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
 }
@@ -1120,6 +1139,7 @@ fn finish_system(
         columns,
         kinds,
         inputs: inputs.into_iter().collect(),
+        parameters: Vec::new(),
         wires: wires.into_sorted(),
     })
 }
@@ -1142,6 +1162,8 @@ pub struct System {
     kinds: Vec<(NodeIndex, &'static str)>,
     /// The system's inputs (top-level `"inputs"`), in name order.
     pub inputs: Vec<(String, InputSpec)>,
+    /// The parameters an exported FMU offers (top-level `"parameters"`), in name order.
+    pub parameters: Vec<(String, ParameterSpec)>,
     /// The signals the components' time functions read, in JSON-path order.
     pub wires: Vec<WireUse>,
 }
@@ -1252,7 +1274,19 @@ impl System {
                 });
             }
         }
-        finish_system(spec.name, &spec.output, s, interval, network, kinds, file, spec.inputs, wires)
+        let mut system = finish_system(spec.name, &spec.output, s, interval, network, kinds, file, spec.inputs, wires)?;
+        for (n, p) in &spec.parameters {
+            let path = format!("parameters.{n}");
+            check_name(n, &path)?;
+            if n.contains('.') || n.contains('[') || n == "time" {
+                return Err(Error::invalid(path, "a parameter's name has no '.' or '[' and is not 'time'"));
+            }
+            if p.set.trim().is_empty() {
+                return Err(Error::invalid(format!("{path}.set"), "expected a --set path, e.g. brake.law.F"));
+            }
+        }
+        system.parameters = spec.parameters.into_iter().collect();
+        Ok(system)
     }
 
     /// (component name, type name) in file order.

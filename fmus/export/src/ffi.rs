@@ -450,13 +450,16 @@ pub unsafe fn deserialize(
     // SAFETY: forwarded; handles are checked.
     unsafe {
         with_instance(function, c, |i| {
-            // A state is 40 bytes of header and 8 per value: refuse larger sizes unread.
-            check_count(i, function, "size", size.saturating_sub(40) / 8)?;
+            // A state is 40 bytes of header and 8 per value, then what the engine saves (at
+            // most its own bound): refuse larger sizes unread.
+            let extra = i.model.max_saved_bytes();
+            let bound = if extra > 0 { extra.saturating_add(8) } else { 0 };
+            check_count(i, function, "size", size.saturating_sub(40).saturating_sub(bound) / 8)?;
             let Some(data) = slice(bytes, size) else { return Err(null(i, function, "serializedState")) };
             if state.is_null() {
                 return Err(null(i, function, state_arg));
             }
-            match Snapshot::deserialize(i.info(), data) {
+            match Snapshot::deserialize(i.info(), data, i.model.max_saved_bytes()) {
                 Ok(s) => {
                     store_state(i, state, s);
                     Ok(())

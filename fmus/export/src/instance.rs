@@ -6,8 +6,9 @@
 //! finite numbers, matching array lengths). A violation returns [`Status::Error`] with a
 //! log message and leaves the instance unchanged, so a faulty host cannot crash it.
 
-use crate::model::{parse_start_file, EventUpdate, Interface, Model, ModelInfo, Role, VarType};
+use crate::model::{parse_start_file, Engine, EventUpdate, Interface, Model, ModelInfo, Role, VarType};
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::OnceLock;
 
 /// fmi2Status / fmi3Status (same numbering for OK..Fatal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -49,26 +50,29 @@ pub type Logger = Box<dyn Fn(Status, &str, &str) + Send>;
 /// misuse harness (`stiction_fmu_live_objects`).
 pub static LIVE: AtomicIsize = AtomicIsize::new(0);
 
-/// A saved FMU state: the time and the whole value array.
+/// A saved FMU state: the time, the whole value array and what the engine keeps besides
+/// ([`Engine::save`]; empty for the hand-written models).
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub model: &'static str,
     pub time: f64,
     pub values: Vec<f64>,
     pub phase: Phase,
+    pub extra: Vec<u8>,
 }
 
 impl Snapshot {
-    pub fn new(model: &'static str, time: f64, values: Vec<f64>, phase: Phase) -> Snapshot {
+    pub fn new(model: &'static str, time: f64, values: Vec<f64>, phase: Phase, extra: Vec<u8>) -> Snapshot {
         LIVE.fetch_add(1, Ordering::SeqCst);
-        Snapshot { model, time, values, phase }
+        Snapshot { model, time, values, phase, extra }
     }
 
     const MAGIC: &'static [u8; 8] = b"STICFMU1";
 
-    /// Serialized form: magic, model hash, phase, time, n, values (little endian).
+    /// Serialized form: magic, model hash, phase, time, n, values (little endian); then,
+    /// when the engine saved anything, its length (u64) and its bytes.
     pub fn serialize(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(40 + 8 * self.values.len());
+        let mut out = Vec::with_capacity(48 + 8 * self.values.len() + self.extra.len());
         out.extend_from_slice(Self::MAGIC);
         out.extend_from_slice(&crate::model::fnv1a(self.model.as_bytes(), 0).to_le_bytes());
         out.extend_from_slice(&(phase_code(self.phase)).to_le_bytes());
@@ -77,10 +81,16 @@ impl Snapshot {
         for v in &self.values {
             out.extend_from_slice(&v.to_le_bytes());
         }
+        if !self.extra.is_empty() {
+            out.extend_from_slice(&(self.extra.len() as u64).to_le_bytes());
+            out.extend_from_slice(&self.extra);
+        }
         out
     }
 
-    pub fn deserialize(model: &ModelInfo, bytes: &[u8]) -> Result<Snapshot, String> {
+    /// Read [`serialize`](Self::serialize)'s bytes; the engine's part may be at most
+    /// `max_extra` bytes.
+    pub fn deserialize(model: &ModelInfo, bytes: &[u8], max_extra: usize) -> Result<Snapshot, String> {
         let word = |i: usize| -> Result<[u8; 8], String> {
             bytes
                 .get(i * 8..i * 8 + 8)
@@ -101,7 +111,21 @@ impl Snapshot {
         // The count is compared as read, never used to size anything.
         let count = u64::from_le_bytes(word(4)?);
         let n = model.variables.len();
-        if count != n as u64 || bytes.len() != 40 + 8 * n {
+        let head = 40 + 8 * n;
+        // The engine's part: its length as written, compared before anything is copied.
+        let extra = if max_extra > 0 && count == n as u64 && bytes.len() > head {
+            let len = u64::from_le_bytes(word(5 + n)?);
+            if len == 0 || len > max_extra as u64 || bytes.len() as u64 != head as u64 + 8 + len {
+                return Err(format!(
+                    "serialized FMU state has {} bytes with an engine part of {len} bytes (at most {max_extra})",
+                    bytes.len()
+                ));
+            }
+            bytes[head + 8..].to_vec()
+        } else {
+            Vec::new()
+        };
+        if count != n as u64 || bytes.len() != head + if extra.is_empty() { 0 } else { 8 + extra.len() } {
             return Err(format!(
                 "serialized FMU state has {} bytes for {count} values, expected {} values",
                 bytes.len(),
@@ -115,7 +139,7 @@ impl Snapshot {
                 model.variables[i].name
             ));
         }
-        Ok(Snapshot::new(model.identifier, time, values, phase))
+        Ok(Snapshot::new(model.identifier, time, values, phase, extra))
     }
 }
 
@@ -155,9 +179,38 @@ pub fn models() -> [&'static dyn Model; 3] {
     [&crate::gear::Gear, &crate::friction::Friction, &crate::friction_mass::FrictionMass]
 }
 
+/// A binary's own models beyond the hand-written ones: given the token and the resource
+/// directory, `None` if the FMU is not one of them, else the engine and its start values.
+pub type Resolver = fn(&str, &std::path::Path) -> Option<Resolved>;
+
+/// An engine and its start values, or why the FMU cannot be instantiated.
+pub type Resolved = Result<(Box<dyn Engine>, Vec<f64>), String>;
+
+static RESOLVER: OnceLock<Resolver> = OnceLock::new();
+
+/// Install the binary's [`Resolver`] (the `stiction-fmu-system` binary does, when it is
+/// loaded); asked before the hand-written models. A second call is ignored.
+pub fn set_resolver(r: Resolver) {
+    let _ = RESOLVER.set(r);
+}
+
 /// Select the model for a GUID / instantiation token, reading the start values the FMU was
 /// packaged with from `resources/stiction-start.txt` when the resource directory is known.
-pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Result<(&'static dyn Model, Vec<f64>), String> {
+pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Resolved {
+    if let (Some(dir), Some(r)) = (resources, RESOLVER.get()) {
+        if let Some(found) = r(token, dir) {
+            return found;
+        }
+    }
+    let (model, values) = resolve_model(token, resources)?;
+    Ok((Box::new(model), values))
+}
+
+/// [`resolve`] among the hand-written models.
+pub fn resolve_model(
+    token: &str,
+    resources: Option<&std::path::Path>,
+) -> Result<(&'static dyn Model, Vec<f64>), String> {
     if let Some(dir) = resources {
         let file = dir.join("stiction-start.txt");
         if let Ok(text) = std::fs::read_to_string(&file) {
@@ -197,7 +250,7 @@ pub fn resolve(token: &str, resources: Option<&std::path::Path>) -> Result<(&'st
 /// One instance of an exported model.
 pub struct Instance {
     pub name: String,
-    pub model: &'static dyn Model,
+    pub model: Box<dyn Engine>,
     pub interface: Interface,
     pub version: Version,
     pub phase: Phase,
@@ -229,7 +282,7 @@ type R<T = ()> = Result<T, Status>;
 impl Instance {
     pub fn new(
         name: String,
-        model: &'static dyn Model,
+        model: Box<dyn Engine>,
         starts: Vec<f64>,
         interface: Interface,
         version: Version,
@@ -328,7 +381,7 @@ impl Instance {
 
     pub fn exit_initialization(&mut self) -> R {
         self.expect("ExitInitializationMode", &[Phase::Initialization])?;
-        if let Err(e) = self.model.initialize(&mut self.values, self.interface) {
+        if let Err(e) = self.model.initialize(self.time, &mut self.values, self.interface) {
             return self.error(format!("ExitInitializationMode: {e}"));
         }
         self.dirty = false;
@@ -347,6 +400,7 @@ impl Instance {
 
     pub fn reset(&mut self) {
         self.values = self.starts.clone();
+        self.model.reset();
         self.time = 0.0;
         self.phase = Phase::Instantiated;
         self.dirty = true;
@@ -371,10 +425,11 @@ impl Instance {
             return Ok(());
         }
         let result = match (self.phase, self.interface) {
-            (Phase::Initialization, i) => self.model.initialize(&mut self.values, i),
+            (Phase::Initialization, i) => self.model.initialize(self.time, &mut self.values, i),
             (Phase::Event | Phase::ContinuousTime, Interface::ModelExchange) => {
                 self.model.derivatives(&mut self.values)
             }
+            (Phase::Step, Interface::CoSimulation) => self.model.outputs(&mut self.values),
             _ => Ok(()),
         };
         match result {
@@ -479,10 +534,12 @@ impl Instance {
                 .error(format!("DoStep: currentCommunicationPoint {t} does not match the FMU time {}", self.time));
         }
         self.backup.clone_from(&self.values);
-        match self.model.do_step(&mut self.values, h) {
+        match self.model.do_step(t, &mut self.values, h) {
             Ok(()) => {
                 self.time = t + h;
                 self.last_step_failed = false;
+                // The step computed the outputs from the inputs it held.
+                self.dirty = false;
                 Ok(())
             }
             Err(e) => {
@@ -629,8 +686,12 @@ impl Instance {
     // ---- FMU state ----
 
     /// The whole model state (in any phase; before initialization it is the start values).
-    pub fn snapshot(&self) -> R<Snapshot> {
-        Ok(Snapshot::new(self.info().identifier, self.time, self.values.clone(), self.phase))
+    pub fn snapshot(&mut self) -> R<Snapshot> {
+        let extra = match self.model.save() {
+            Ok(x) => x,
+            Err(e) => return self.error(format!("GetFMUState: {e}")),
+        };
+        Ok(Snapshot::new(self.info().identifier, self.time, self.values.clone(), self.phase, extra))
     }
 
     pub fn restore(&mut self, s: &Snapshot) -> R {
@@ -651,6 +712,9 @@ impl Instance {
                 "SetFMUState: the state was taken in phase {:?}, which a {:?} instance does not have",
                 s.phase, self.interface
             ));
+        }
+        if let Err(e) = self.model.restore(&s.extra) {
+            return self.error(format!("SetFMUState: {e}"));
         }
         self.time = s.time;
         self.values.clone_from(&s.values);

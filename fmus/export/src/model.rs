@@ -194,6 +194,71 @@ pub trait Model: Sync {
     }
 }
 
+/// One instance's computation, as the FMI state machine ([`crate::instance`]) drives it.
+/// The hand-written models are stateless beyond the value array (a `&'static dyn Model`
+/// is an engine); an engine that owns more (a whole simulation: the `stiction-fmu-system`
+/// binary) keeps it here and saves it into FMU states through [`save`](Engine::save).
+pub trait Engine {
+    fn info(&self) -> &'static ModelInfo;
+    /// [`Model::initialize`], at the start time `time` of the experiment.
+    fn initialize(&mut self, time: f64, v: &mut [f64], interface: Interface) -> Result<(), String>;
+    /// [`Model::do_step`] from `time` over `h`.
+    fn do_step(&mut self, time: f64, v: &mut [f64], h: f64) -> Result<(), String>;
+    fn derivatives(&mut self, v: &mut [f64]) -> Result<(), String>;
+    fn event_indicators(&self, v: &[f64], z: &mut [f64]);
+    fn nominals(&self, v: &[f64], out: &mut [f64]);
+    fn event_update(&mut self, v: &mut [f64]) -> EventUpdate;
+    /// Co-Simulation step mode: bring the outputs up to date with inputs set since the last
+    /// step (outputs with direct feedthrough). The hand-written models have none: no-op.
+    fn outputs(&mut self, _v: &mut [f64]) -> Result<(), String> {
+        Ok(())
+    }
+    /// Whatever the engine keeps outside the value array, as bytes for an FMU state (empty
+    /// for an engine that keeps nothing). An error refuses the GetFMUstate call.
+    fn save(&mut self) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
+    }
+    /// Restore what [`save`](Engine::save) gave; `time` and the value array are restored by
+    /// the caller.
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{} keeps no state besides its variables", self.info().identifier))
+        }
+    }
+    /// Back to the state after instantiation (fmi2Reset).
+    fn reset(&mut self) {}
+    /// The largest [`save`](Engine::save) result a deserialized FMU state may carry.
+    fn max_saved_bytes(&self) -> usize {
+        0
+    }
+}
+
+impl Engine for &'static dyn Model {
+    fn info(&self) -> &'static ModelInfo {
+        Model::info(*self)
+    }
+    fn initialize(&mut self, _time: f64, v: &mut [f64], interface: Interface) -> Result<(), String> {
+        Model::initialize(*self, v, interface)
+    }
+    fn do_step(&mut self, _time: f64, v: &mut [f64], h: f64) -> Result<(), String> {
+        Model::do_step(*self, v, h)
+    }
+    fn derivatives(&mut self, v: &mut [f64]) -> Result<(), String> {
+        Model::derivatives(*self, v)
+    }
+    fn event_indicators(&self, v: &[f64], z: &mut [f64]) {
+        Model::event_indicators(*self, v, z)
+    }
+    fn nominals(&self, v: &[f64], out: &mut [f64]) {
+        Model::nominals(*self, v, out)
+    }
+    fn event_update(&mut self, v: &mut [f64]) -> EventUpdate {
+        Model::event_update(*self, v)
+    }
+}
+
 /// The sub-step budget of one doStep: at most this many internal steps (each a few
 /// hundred nanoseconds, so a doStep stays well under a second). A step `h` that would need
 /// more with the parameter `substep` is refused with an error naming both.

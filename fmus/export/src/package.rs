@@ -236,15 +236,21 @@ impl Export {
 /// `<exe dir>/libstiction_fmus.so` (after `cargo build --release --workspace`),
 /// `<exe dir>/deps/` (where `cargo test` leaves it) and `<exe dir>/..` (test binaries).
 pub fn find_library() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("STICTION_FMU_LIBRARY") {
+    find_named(LIBRARY, "STICTION_FMU_LIBRARY", "stiction-fmus")
+}
+
+/// [`find_library`] for the library file `library` of the package `package`, overridden by
+/// the environment variable `env`.
+pub fn find_named(library: &str, env: &str, package: &str) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(env) {
         let p = PathBuf::from(p);
-        return if p.is_file() { Ok(p) } else { Err(format!("STICTION_FMU_LIBRARY={} does not exist", p.display())) };
+        return if p.is_file() { Ok(p) } else { Err(format!("{env}={} does not exist", p.display())) };
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running executable: {e}"))?;
     let mut looked = Vec::new();
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
     if let Some(dir) = exe.parent() {
-        for p in [dir.join(LIBRARY), dir.join("deps").join(LIBRARY), dir.join("..").join(LIBRARY)] {
+        for p in [dir.join(library), dir.join("deps").join(library), dir.join("..").join(library)] {
             if let Ok(t) = std::fs::metadata(&p).and_then(|m| m.modified()) {
                 if best.as_ref().is_none_or(|(b, _)| t > *b) {
                     best = Some((t, p.clone()));
@@ -257,8 +263,8 @@ pub fn find_library() -> Result<PathBuf, String> {
         return Ok(p);
     }
     Err(format!(
-        "the FMU binary {LIBRARY} is missing (looked at {}); build it with `cargo build --release --workspace` \
-         (or `cargo build --release -p stiction-fmus`), or set STICTION_FMU_LIBRARY to its path",
+        "the FMU binary {library} is missing (looked at {}); build it with `cargo build --release --workspace` \
+         (or `cargo build --release -p {package}`), or set {env} to its path",
         looked.join(", ")
     ))
 }
