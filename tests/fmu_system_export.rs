@@ -235,12 +235,11 @@ fn imported_back_and_nested_in_another_exported_system() {
     assert!(diff.is_empty(), "nested: {} values differ: {:?}", diff.len(), &diff[..diff.len().min(5)]);
 }
 
-/// examples/fmu_signals_gear_contact.json (two FMUs joined by signal connections) as one FMU.
-#[test]
-fn gear_contact_fmus_exported_as_one_container() {
-    let dir = tempfile::tempdir().unwrap();
+/// examples/fmu_signals_gear_contact.json written into `dir` with the gear and friction FMUs
+/// it names exported beside it.
+fn gear_contact_system(dir: &Path) -> PathBuf {
     for (model, file) in [("gear", "StictionGear.fmu"), ("friction", "StictionFriction.fmu")] {
-        let out = dir.path().join(file);
+        let out = dir.join(file);
         let o = cli(&["fmu", "export", model, "--fmi", "2", "-o", out.to_str().unwrap()]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
@@ -248,8 +247,16 @@ fn gear_contact_fmus_exported_as_one_container() {
         serde_json::from_str(&std::fs::read_to_string(example("fmu_signals_gear_contact.json")).unwrap()).unwrap();
     v["components"]["contact"]["path"] = json!("StictionFriction.fmu");
     v["components"]["gear"]["path"] = json!("StictionGear.fmu");
-    let system = dir.path().join("gear_contact.json");
+    let system = dir.join("gear_contact.json");
     std::fs::write(&system, v.to_string()).unwrap();
+    system
+}
+
+/// examples/fmu_signals_gear_contact.json (two FMUs joined by signal connections) as one FMU.
+#[test]
+fn gear_contact_fmus_exported_as_one_container() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = gear_contact_system(dir.path());
     let reference = run(&system, &[], dir.path());
     let fmu = dir.path().join("container.fmu");
     export(&system, "2", &[], &fmu);
@@ -436,17 +443,7 @@ fn fmu_states_save_and_restore_the_whole_simulation() {
         states_continue_bit_for_bit(&fmu, &outputs, Some(("tau_motor", u.clone())), 1500, 1500);
     }
     // Two FMUs inside (signal blocks): their own states go in through FMI serialization.
-    for (model, file) in [("gear", "StictionGear.fmu"), ("friction", "StictionFriction.fmu")] {
-        let out = dir.path().join(file);
-        let o = cli(&["fmu", "export", model, "--fmi", "2", "-o", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(example("fmu_signals_gear_contact.json")).unwrap()).unwrap();
-    v["components"]["contact"]["path"] = json!("StictionFriction.fmu");
-    v["components"]["gear"]["path"] = json!("StictionGear.fmu");
-    let system = dir.path().join("gear_contact.json");
-    std::fs::write(&system, v.to_string()).unwrap();
+    let system = gear_contact_system(dir.path());
     let fmu = dir.path().join("container.fmu");
     export(&system, "2", &[], &fmu);
     // Saved at 0.3 s while the gear still slides; it sticks at 0.47 s after the restore.
