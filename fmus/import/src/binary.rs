@@ -335,6 +335,47 @@ fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
 /// its elements).
 pub type VarKind = (VarType, usize);
 
+/// The variables of a mixed-type get grouped by type once ([`Local::get_planned`]), so that
+/// a get repeated every step (a signal block's outputs) makes one call per type and no
+/// allocation.
+#[derive(Clone, Debug, Default)]
+pub struct MixedPlan {
+    vrs: Vec<u32>,
+    kinds: Vec<VarKind>,
+    /// Per type present: the type, its value references, the (offset, length) of each in the
+    /// output, and the number of values.
+    groups: Vec<(VarType, Vec<u32>, Vec<(usize, usize)>, usize)>,
+    /// Scratch for one type's values.
+    buf: Vec<f64>,
+}
+
+impl MixedPlan {
+    /// The plan of a get of `vrs` with `kinds` (as [`Local::get_mixed`]).
+    pub fn new(vrs: &[u32], kinds: &[VarKind]) -> MixedPlan {
+        let offsets = Local::offsets(kinds);
+        let mut groups = Vec::new();
+        if !kinds.iter().all(|k| k.0 == VarType::Float64) {
+            for ty in VarType::NUMERIC {
+                let (tv, at) = Local::of_type(vrs, kinds, &offsets, ty);
+                if !tv.is_empty() {
+                    let n = at.iter().map(|a| a.1).sum();
+                    groups.push((ty, tv, at, n));
+                }
+            }
+        }
+        let most = groups.iter().map(|g| g.3).max().unwrap_or(0);
+        MixedPlan { vrs: vrs.to_vec(), kinds: kinds.to_vec(), groups, buf: vec![0.0; most] }
+    }
+    /// The value references, in the order of the output.
+    pub fn vrs(&self) -> &[u32] {
+        &self.vrs
+    }
+    /// Their kinds.
+    pub fn kinds(&self) -> &[VarKind] {
+        &self.kinds
+    }
+}
+
 /// Whether `x` is a value of type `ty` as a port or connection carries it: any number for
 /// Float64/Float32, a whole number in the type's range for the integer types, exactly 0 or 1
 /// for Boolean (see [`Local::set_mixed`]).
@@ -749,6 +790,25 @@ impl Local {
             self.get_values(ty, &tv, &mut buf)?;
             let mut i = 0;
             for &(o, len) in &at {
+                out[o..o + len].copy_from_slice(&buf[i..i + len]);
+                i += len;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Local::get_mixed`] by a plan made once ([`MixedPlan`]): the same calls, the same
+    /// values, no allocation for Float64 and no regrouping per call.
+    pub fn get_planned(&mut self, plan: &mut MixedPlan, out: &mut [f64]) -> Result<(), FmiError> {
+        if plan.groups.is_empty() {
+            return self.get_f64(&plan.vrs, out);
+        }
+        let MixedPlan { groups, buf, .. } = plan;
+        for (ty, tv, at, n) in groups.iter() {
+            let buf = &mut buf[..*n];
+            self.get_values(*ty, tv, buf)?;
+            let mut i = 0;
+            for &(o, len) in at {
                 out[o..o + len].copy_from_slice(&buf[i..i + len]);
                 i += len;
             }

@@ -14,7 +14,7 @@
 //! ([`Block::observables`]). Direct feedthrough is read from ModelStructure (only declared
 //! dependencies count, as for the FMU-only master's loops).
 
-use crate::binary::VarKind;
+use crate::binary::{MixedPlan, VarKind};
 use crate::{FmiError, Instance};
 use std::sync::{Mutex, MutexGuard};
 use stiction_fmi_schema::structure::{read_structure, Deps};
@@ -114,6 +114,8 @@ struct Runtime {
     /// Per input variable: its elements' values if it is an array (set whole), else empty.
     arrays: Vec<Vec<f64>>,
     touched: Vec<bool>,
+    /// The outputs' get, grouped by type once.
+    out_plan: MixedPlan,
     /// The FMU failed: not called again.
     ended: Option<String>,
     /// The FMU asked to end the simulation in the last doStep: its last successful time,
@@ -162,8 +164,17 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
     let mut y = vec![0.0; outputs.infos.len()];
     fmu.get_mixed(&outputs.vrs, &outputs.kinds, &mut y)?;
     let touched = vec![false; arrays.len()];
-    let rt =
-        Runtime { fmu, vrs: Vec::new(), kinds: Vec::new(), vals: Vec::new(), arrays, touched, ended: None, stop: None };
+    let rt = Runtime {
+        fmu,
+        vrs: Vec::new(),
+        kinds: Vec::new(),
+        vals: Vec::new(),
+        arrays,
+        touched,
+        out_plan: MixedPlan::new(&outputs.vrs, &outputs.kinds),
+        ended: None,
+        stop: None,
+    };
     Ok(CsBlock {
         label,
         inputs,
@@ -212,8 +223,7 @@ impl Block for CsBlock {
         Ok(())
     }
     fn read(&self, y: &mut [f64]) -> Result<(), Fault> {
-        let out = &self.outputs;
-        self.lock()?.call(|rt| rt.fmu.get_mixed(&out.vrs, &out.kinds, y))
+        self.lock()?.call(|rt| rt.fmu.get_planned(&mut rt.out_plan, y))
     }
     fn set_inputs(&self, u: &[(usize, f64)]) -> Result<(), Fault> {
         if u.is_empty() {
@@ -249,14 +259,12 @@ impl Block for CsBlock {
         })
     }
     fn start(&self, y: &mut [f64]) -> Result<(), Fault> {
-        let out = &self.outputs;
         self.lock()?.call(|rt| {
             rt.fmu.exit_initialization()?;
-            rt.fmu.get_mixed(&out.vrs, &out.kinds, y)
+            rt.fmu.get_planned(&mut rt.out_plan, y)
         })
     }
     fn advance(&self, t: f64, h: f64, y: &mut [f64]) -> Result<(), Fault> {
-        let out = &self.outputs;
         let mut rt = self.lock()?;
         rt.call(|rt| {
             if let Some(last) = rt.fmu.do_step(t, h)? {
@@ -272,7 +280,7 @@ impl Block for CsBlock {
                     return Ok(());
                 }
             }
-            rt.fmu.get_mixed(&out.vrs, &out.kinds, y)
+            rt.fmu.get_planned(&mut rt.out_plan, y)
         })
     }
     fn observables(&self) -> Vec<SignalInfo> {

@@ -132,6 +132,13 @@ impl Instance {
         call!(self, l => l.get_mixed(vrs, kinds, out), c => c.get_mixed(f, vrs, kinds, out))
     }
 
+    /// Get variables of mixed types by a plan made once ([`Local::get_planned`]; in a child
+    /// process, as [`get_mixed`](Self::get_mixed)).
+    pub fn get_planned(&mut self, plan: &mut crate::binary::MixedPlan, out: &mut [f64]) -> Result<(), FmiError> {
+        let f = self.me_name("fmi2Get*", "fmi3Get*");
+        call!(self, l => l.get_planned(plan, out), c => c.get_mixed(f, plan.vrs(), plan.kinds(), out))
+    }
+
     /// Set variables of mixed types, each value checked against its type first
     /// ([`Local::set_mixed`]).
     pub fn set_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], values: &[f64]) -> Result<(), FmiError> {

@@ -63,7 +63,7 @@ pub mod isolate;
 pub mod mapping;
 mod me;
 
-pub use binary::{carries, carries_rule, status_name, EventInfo, VarKind};
+pub use binary::{carries, carries_rule, status_name, EventInfo, MixedPlan, VarKind};
 pub use binary::{foreign_code_loaded, preload};
 pub use instance::Instance;
 pub use isolate::Isolation;
