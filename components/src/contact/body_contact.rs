@@ -24,6 +24,7 @@ use crate::friction::law::{DryLaw, FrictionLaw};
 use crate::friction::model_c::model_c_step;
 use crate::stability::stiffness_warnings;
 use nalgebra::Vector3;
+use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -296,6 +297,11 @@ impl Impedance for BodyContact {
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+    }
+    /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,
+    /// called statically.
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        FrameImpedanceBatch::start(self)
     }
 }
 

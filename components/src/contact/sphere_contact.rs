@@ -14,6 +14,7 @@ use super::body_contact::{pair_params, Geometry, Pair};
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
 use nalgebra::Vector3;
+use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -107,6 +108,11 @@ impl Impedance for SphereContact {
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+    }
+    /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,
+    /// called statically.
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        FrameImpedanceBatch::start(self)
     }
 }
 
