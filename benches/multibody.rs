@@ -8,7 +8,8 @@
 //! boxes stand on four body_contacts on the lower box, on four plane_contacts on a fixed
 //! plane at the same height, or on nothing (the baseline), 1 thread, best of 3, each
 //! system in turn three times: (µs per step − baseline)/(4·STACKS) for each kind and their
-//! ratio.
+//! ratio; and body_contact once more through the per-component batch kind (wrapped so that
+//! it offers no typed batch), the baseline of its typed batch in the same run.
 //!
 //! `cargo bench --bench multibody [-- COMPONENTS ...]` (default 1000 10000 100000) prints,
 //! per size: JSON load + compile time, µs per RK4 step and per step and component on 1 and
@@ -26,6 +27,9 @@ mod generate_multibody;
 mod common;
 use common::time_per_call;
 use std::time::Instant;
+use stiction::framework::component::{Fault, Impedance};
+use stiction::framework::system::{Built, ComponentType, Params, Registry};
+use stiction::framework::{Force, Layout, Method, Motion};
 
 /// Measure one size; prints a table row and returns the 1-thread µs per step and component.
 fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
@@ -59,14 +63,14 @@ fn one(components: usize, path: &std::path::Path, first: Option<f64>) {
     );
 }
 
-/// µs per RK4 step of `system` on 1 thread (best of 3).
-fn step_us(system: &serde_json::Value) -> f64 {
+/// µs per RK4 step of `system` on 1 thread (best of 3), its components built by `registry`.
+fn step_us(system: &serde_json::Value, registry: &Registry) -> f64 {
     let text = system.to_string();
     let sys = stiction::framework::system::System::from_str(
         &text,
         std::path::Path::new("stacks.json"),
         std::path::Path::new("."),
-        &stiction::registry(),
+        registry,
     )
     .expect("load");
     let (mut sim, _) = sys.into_simulator(1).expect("compile");
@@ -74,24 +78,118 @@ fn step_us(system: &serde_json::Value) -> f64 {
     time_per_call(3, 200, || sim.step().expect("step")) * 1e6
 }
 
+/// An impedance that offers no typed batch (so the schedule runs it in the per-component
+/// kind, one dynamic call per member): what the step calls of it, forwarded.
+struct Each(Box<dyn Impedance>);
+
+impl Impedance for Each {
+    fn layout(&self) -> Layout {
+        self.0.layout()
+    }
+    fn init(&self, y: &mut [f64], motion: &[Motion]) {
+        self.0.init(y, motion)
+    }
+    fn evaluate(
+        &self,
+        m: &[Motion],
+        y: &[f64],
+        t: f64,
+        tau: f64,
+        f: &mut [Force],
+        dy: &mut [f64],
+    ) -> Result<(), Fault> {
+        self.0.evaluate(m, y, t, tau, f, dy)
+    }
+    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+        self.0.prepare(method, step)
+    }
+    fn switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
+        self.0.switching(motion, y, t)
+    }
+    fn needs_post_step(&self) -> bool {
+        self.0.needs_post_step()
+    }
+    fn post_step(&self, y: &mut [f64]) {
+        self.0.post_step(y)
+    }
+}
+
+/// `body_contact` built as usual, wrapped in [`Each`].
+fn each_body_contact(p: &mut Params) -> stiction::framework::Result<Built> {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    let reg = REGISTRY.get_or_init(stiction::registry);
+    match (reg.get("body_contact").expect("registered").build)(p)? {
+        Built::Impedance(i) => Ok(Built::Impedance(Box::new(Each(i)))),
+        other => Ok(other),
+    }
+}
+
 /// The `--contacts` table (see the module doc).
 fn contacts(stacks: usize) {
     use generate_multibody::{stacks as system, Top};
     let contacts = 4.0 * stacks as f64;
+    let typed = stiction::registry();
+    let mut each = Registry::new();
+    for t in typed.types() {
+        let build = if t.name == "body_contact" { each_body_contact } else { t.build };
+        each.register(ComponentType { build, ..*t });
+    }
     println!("per-contact cost, {stacks} two-box stacks, RK4, T = 1e-4 s, 1 thread: upper boxes on body_contact vs plane_contact");
-    println!("| round | baseline (µs/step) | plane_contact (µs/contact/step) | body_contact (µs/contact/step) | body / plane |");
-    println!("|---|---|---|---|---|");
+    println!("| round | baseline (µs/step) | plane_contact (µs/contact/step) | body_contact, typed batch (µs/contact/step) | body_contact, per-component (µs/contact/step) | body / plane | typed / per-component |");
+    println!("|---|---|---|---|---|---|---|");
     let (none, plane, body) = (system(stacks, Top::None), system(stacks, Top::Plane), system(stacks, Top::Body));
     for round in 1..=3 {
-        let t0 = step_us(&none);
-        let tp = (step_us(&plane) - t0) / contacts;
-        let tb = (step_us(&body) - t0) / contacts;
-        println!("| {round} | {t0:.0} | {tp:.4} | {tb:.4} | {:.2} |", tb / tp);
+        let t0 = step_us(&none, &typed);
+        let tp = (step_us(&plane, &typed) - t0) / contacts;
+        let tb = (step_us(&body, &typed) - t0) / contacts;
+        let te = (step_us(&body, &each) - t0) / contacts;
+        println!("| {round} | {t0:.0} | {tp:.4} | {tb:.4} | {te:.4} | {:.2} | {:.2} |", tb / tp, tb / te);
+    }
+}
+
+/// `--step KIND STACKS STEPS`: load the stacks system of KIND (none, plane, body, or
+/// body-each: body_contact in the per-component kind) and take STEPS steps, untimed: for
+/// counting instructions and cycles with `perf stat -e instructions:u,cycles:u`, which a
+/// shared machine does not disturb the way it does wall time (the difference of two STEPS
+/// divided by theirs is the cost per step, loading cancelled).
+fn step_only(args: &[String]) {
+    use generate_multibody::{stacks as system, Top};
+    let usage = "--step none|plane|body|body-each STACKS STEPS";
+    let (kind, stacks, steps) = match args {
+        [k, n, s, ..] => (k.as_str(), n.parse().expect(usage), s.parse::<usize>().expect(usage)),
+        _ => panic!("{usage}"),
+    };
+    let top = match kind {
+        "none" => Top::None,
+        "plane" => Top::Plane,
+        "body" | "body-each" => Top::Body,
+        _ => panic!("{usage}"),
+    };
+    let mut registry = stiction::registry();
+    if kind == "body-each" {
+        let t = *registry.get("body_contact").expect("registered");
+        registry.register(ComponentType { build: each_body_contact, ..t });
+    }
+    let text = system(stacks, top).to_string();
+    let sys = stiction::framework::system::System::from_str(
+        &text,
+        std::path::Path::new("stacks.json"),
+        std::path::Path::new("."),
+        &registry,
+    )
+    .expect("load");
+    let (mut sim, _) = sys.into_simulator(1).expect("compile");
+    for _ in 0..steps {
+        sim.step().expect("step");
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(pos) = args.iter().position(|a| a == "--step") {
+        step_only(&args[pos + 1..]);
+        return;
+    }
     if let Some(pos) = args.iter().position(|a| a == "--contacts") {
         contacts(args.get(pos + 1).and_then(|s| s.parse().ok()).unwrap_or(1000));
         return;

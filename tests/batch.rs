@@ -6,6 +6,9 @@ mod common;
 #[path = "../examples/generate_chain.rs"]
 #[allow(dead_code)]
 mod generate_chain;
+#[path = "../examples/generate_multibody.rs"]
+#[allow(dead_code)]
+mod generate_multibody;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -263,4 +266,56 @@ fn blocked_chain_is_bit_identical_on_one_and_two_threads() {
         pool.install(|| two.step()).unwrap();
     }
     assert!(one.state().iter().zip(two.state()).all(|(p, q)| p.to_bits() == q.to_bits()));
+}
+
+/// body_contact's typed batch of frame-port members (`FrameImpedanceBatch`): 300 two-box
+/// stacks, 1200 body_contacts (two blocks of 1024), pushed sideways so that the contacts
+/// slide and stick, the same bits as the per-component kind and on one and two threads.
+#[test]
+fn body_contacts_run_bit_identically_batched_plain_and_on_two_threads() {
+    let mut v = generate_multibody::stacks(300, generate_multibody::Top::Body);
+    let comps = v["components"].as_object_mut().unwrap();
+    for i in [0, 7, 299] {
+        comps.insert(
+            format!("push{i}"),
+            serde_json::json!({"type": "force_source", "domain": "point3", "force": ["60*sin(40*PI*t)", "30", 0]}),
+        );
+    }
+    for i in [0, 7, 299] {
+        v["connections"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"from": format!("push{i}.body"), "to": format!("stack{i}up")}));
+    }
+    v["output"] = serde_json::json!({"interval": 1e-3, "signals": {
+        "f": "stack0up_c0.f[0]", "n": "stack7up_c1.normal_force", "s": "stack299up_c2.slip_velocity[1]", "e": "stack0up_c3.e[0]"
+    }});
+    let text = v.to_string();
+    let (sim, _) = build(&text, Path::new("."), &stiction::registry(), 1);
+    let names = sim.schedule().impedance_names();
+    let (_, imp_batches, members) = sim.schedule().batch_counts();
+    // plane_contact (1200) and body_contact (1200) in typed batches, two blocks each, and
+    // the pushes.
+    assert_eq!((imp_batches, members), (5, 2400 + 3), "{:?}", &names[..3]);
+    assert_same("stacks-300", &text, Path::new("."), 100);
+
+    let sys = |threads| {
+        let s = System::from_str(&text, Path::new("stacks.json"), Path::new("."), &stiction::registry()).unwrap();
+        s.into_simulator(threads).unwrap().0
+    };
+    let (mut one, mut two) = (sys(1), sys(2));
+    two.set_parallel_threshold(0);
+    assert!(two.is_parallel() && !one.is_parallel());
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for _ in 0..100 {
+        one.step().unwrap();
+        pool.install(|| two.step()).unwrap();
+    }
+    assert!(one.state().iter().zip(two.state()).all(|(p, q)| p.to_bits() == q.to_bits()));
+    // 30 N sideways on 1 kg held by at most μ m g = 4.9 N: the pushed upper box slides
+    // (y ≈ ½ 25 m/s² (0.01 s)² ≈ 1.2 mm), an unpushed one stays stuck.
+    let st = states(&one);
+    let y = |name: &str| f64::from_bits(st[name][1]);
+    assert!((0.8e-3..1.5e-3).contains(&y("stack0up")), "{}", y("stack0up"));
+    assert!((y("stack1up") - 0.0).abs() < 1e-7, "{}", y("stack1up"));
 }

@@ -245,3 +245,95 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
     eprintln!("two-link arm held: max |θ1| {stable:.3e} rad at T = 1.4e-3, {unstable:.3e} rad at T = 2e-3 (limit {limit:.4e} s)");
     assert!(stable < 1e-4 && unstable > 1e-3, "{stable}, {unstable}");
 }
+
+/// Issue 35: the pair analysis sees the rotation of a rigid body through a contact at a
+/// point of it. A 1 kg point pressed against a plane through the rim of a 1 kg body
+/// (inertia diag(0.02, 0.05, 0.04) kg·m², plane normal y at r = (0.4, 0, 0) from its centre
+/// of mass): along the normal the body's effective mass is 1/(1/m + (r × n)ᵀ I⁻¹ (r × n)) =
+/// 1/(1 + 0.16/0.04) = 0.2 kg (tangentially 1/(1 + 0.16/0.05) ≥ 0.238 kg), in series with the
+/// point's 1 kg: 1/6 kg. The undamped relative mode is stable under RK4 up to ωT = 2√2 with
+/// ω = √(6K), a step 1/√3 of the translational limit 2√2/√(2K). With the body replaced by a
+/// 1 kg point, nothing changes from the translational model.
+#[test]
+fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
+    use stiction::framework::stability::{analyse_pairs, Direction, PairModel, PortModel};
+    use stiction::framework::{Method, Tableau};
+    let (k, step): (f64, f64) = (1e4, 0.015);
+    let sys = |body: Value, b: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.1},
+            "components": {
+                "p": {"type": "point_mass", "mass": 1.0, "init": {"p": [0.4, 0, 0]}},
+                "body": body,
+                "c": {"type": "body_contact", "K": k, "B": b, "mu": 0.5, "domain_b": "frame",
+                      "plane": {"point": [0.4, 0, 0], "normal": [0, 1, 0]}}
+            },
+            "connections": [{"from": "c.a", "to": "p"}, {"from": "c.b", "to": "body"}]
+        })
+    };
+    let rod = json!({"type": "rigid_body", "mass": 1.0, "inertia": [0.02, 0.05, 0.04]});
+    let pairs = |v: &Value| {
+        let text = v.to_string();
+        let sys = stiction::framework::system::System::from_str(
+            &text,
+            std::path::Path::new("pair.json"),
+            std::path::Path::new("."),
+            &stiction::registry(),
+        )
+        .unwrap();
+        let (sim, _) = sys.into_simulator(1).unwrap();
+        analyse_pairs(sim.schedule(), sim.state(), Method::Rk4, step)
+    };
+    let found = pairs(&sys(rod.clone(), 0.0));
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.contact, Some(("c".to_string(), Direction::Normal)), "{f:?}");
+    // Effective masses: the point 1 kg, the body 0.2 kg at its rim along y.
+    let (ma, mb) =
+        if f.a.0 == "p" { (f.model.inertia[0], f.model.inertia[1]) } else { (f.model.inertia[1], f.model.inertia[0]) };
+    assert!((ma - 1.0).abs() < 1e-12 && (mb - 0.2).abs() < 1e-12, "{:?}", f.model.inertia);
+    let limit = 2.0 * 2f64.sqrt() / (6.0 * k).sqrt();
+    let t = f.largest_stable_step.unwrap();
+    assert!((t / limit - 1.0).abs() < 1e-6, "{t} vs {limit}");
+    assert!(f.radius > 1.0);
+    // The translational model alone is stable at this step (ω T = √(2K) T = 2.12 < 2.83).
+    let translational = PairModel {
+        inertia: [1.0, 1.0],
+        own: [PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false }; 2],
+        joint: PortModel { inertia: 1.0, k, b: 0.0, k_implicit: 0.0, implicit_position: false },
+    };
+    assert!(translational.radius(&Tableau::RK4, step).unwrap() <= 1.0 + 1e-9);
+
+    // Damped (B = 20 N·s/m): the limit of one mass–spring–damper of the reduced mass 1/6 kg,
+    // the relative mode (the common mode is free: λ = 1).
+    let f = &pairs(&sys(rod.clone(), 20.0))[0];
+    let single = PortModel { inertia: 1.0 / 6.0, k, b: 20.0, k_implicit: 0.0, implicit_position: false };
+    let expected = single.largest_stable_step(&Tableau::RK4, step).unwrap();
+    assert!(
+        (f.largest_stable_step.unwrap() / expected - 1.0).abs() < 1e-6,
+        "{:?} vs {expected}",
+        f.largest_stable_step
+    );
+    assert!(expected > limit, "damping lengthens the limit: {expected} vs {limit}");
+
+    // Pure translation (the body a 1 kg point): the translational model, stable, unchanged.
+    let point = json!({"type": "point_mass", "mass": 1.0});
+    let mut v = sys(point, 0.0);
+    v["components"]["c"]["domain_b"] = json!("point3");
+    let f = &pairs(&v)[0];
+    assert_eq!(f.contact, None);
+    assert_eq!(f.model, translational);
+    assert_eq!(f.radius, translational.radius(&Tableau::RK4, step).unwrap());
+    assert_eq!(f.largest_stable_step, Some(step));
+
+    // `check` names the contact, its direction and the effective inertias.
+    let (code, out, _) = cli_on(&["check"], &sys(rod, 0.0));
+    assert_eq!(code, 0, "{out}");
+    let line = out.lines().find(|l| l.contains("stuck-state stability of their relative motion")).expect(&out);
+    assert!(
+        line.contains("effective inertias at the contact point")
+            && line.contains("c (K = 10000, B = 0) alone, along its normal"),
+        "{line}"
+    );
+    assert!(line.contains(&format!("stable for T < {limit:.3e} s")), "{line}");
+}

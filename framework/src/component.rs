@@ -7,10 +7,33 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
 pub const MAX_IMPEDANCE_PORTS: usize = 4;
+
+/// The rigid body behind an admittance port in a state, for the stuck-state analysis of
+/// `stiction check`: a force f at world point x moves the point at x by
+/// ẍ = f/m + I⁻¹ (r × f) × r, r = x − c, so along a direction d it meets the effective mass
+/// 1/m_eff(d) = 1/m + (r × d)ᵀ I⁻¹ (r × d) (framework/src/stability.rs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidInertia {
+    /// Mass m (kg), > 0.
+    pub mass: f64,
+    /// The inverse inertia I⁻¹ about the centre of mass, world frame (1/(kg·m²)).
+    pub inertia_inv: Matrix3<f64>,
+    /// The centre of mass c, world frame (m).
+    pub com: Vector3<f64>,
+}
+
+/// Where an impedance between two bodies acts in the stuck state ([`Impedance::stuck_contact`]):
+/// the contact point and the unit normal, world frame. Its [`StageSpring`] acts along the
+/// normal and in the tangent plane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactPoint {
+    pub point: Vector3<f64>,
+    pub normal: Vector3<f64>,
+}
 
 /// A finding of `stiction check` about one component.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,6 +139,12 @@ pub trait Admittance: Send + Sync {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         None
     }
+    /// The rigid body behind frame port `port` at state `x` (mass, world inverse inertia,
+    /// centre of mass), so that `stiction check` sees its rotation through a contact at a
+    /// point of it ([`RigidInertia`]). `None` (the default): translational inertia only.
+    fn port_rigid_inertia(&self, _x: &[f64], _port: usize) -> Option<RigidInertia> {
+        None
+    }
     /// The joint-space inertia matrix H (n×n, row-major) coupling scalar ports 0..n, for an
     /// admittance whose ports are coupled through its inertia (a serial robot's joints,
     /// H(θ) of (8)); the stuck-state analysis then linearises those ports together.
@@ -218,6 +247,12 @@ pub trait Impedance: Send + Sync {
     /// The spring–damper this element presents in the stuck state, for the system-wide
     /// stability analysis; `None` (the default) when it has none or is not linear there.
     fn stuck_spring(&self) -> Option<StageSpring> {
+        None
+    }
+    /// For a contact between two bodies: its contact point and normal at the port motions
+    /// `motion` ([`ContactPoint`]), so that the stability analysis sees the bodies' rotational
+    /// inertias there. `None` (the default): the stuck spring acts on the ports' translation.
+    fn stuck_contact(&self, _motion: &[Motion]) -> Option<ContactPoint> {
         None
     }
     /// Facts, well-posedness and stability warnings for this element, given the effective inertia

@@ -77,7 +77,8 @@ pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
-    Admittance, AffineSwitch, Block, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring, MAX_IMPEDANCE_PORTS,
+    Admittance, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
+    StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};

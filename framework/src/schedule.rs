@@ -749,6 +749,12 @@ impl Schedule {
             .collect()
     }
 
+    /// The motions Ψ of the ports of impedance `i` at the state `x` (offsets applied; a
+    /// grounded port at rest), for the stability analysis.
+    pub fn impedance_motions(&self, i: usize, x: &[f64]) -> Vec<Motion> {
+        (self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| self.motion(&x[..self.nx], s)).collect()
+    }
+
     /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
     /// (its grounded ports left out).
     pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {

@@ -26,16 +26,30 @@
 //! tray), each also held by its other attachments. Their relative mode, the inertias in
 //! series m_a m_b/(m_a + m_b), is stiffer than either body held against the other: a pair
 //! can vibrate where each body alone is stable. The inertias are the ports' translational
-//! ones ([`Admittance::port_inertia`](crate::component::Admittance::port_inertia)); the
-//! rotation of a body about its contacts is not part of this model.
+//! ones ([`Admittance::port_inertia`](crate::component::Admittance::port_inertia)).
+//!
+//! A contact at a point of a rigid body also turns it: a force f at point x of a body
+//! (mass m, world inverse inertia I⁻¹ about its centre of mass c, r = x − c) accelerates
+//! x by f/m + (I⁻¹ (r × f)) × r, so along a unit direction d the contact meets the
+//! effective mass 1/m_eff(d) = 1/m + (r × d)ᵀ I⁻¹ (r × d)
+//! ([`RigidInertia`], [`Impedance::stuck_contact`](crate::component::Impedance::stuck_contact)).
+//! For a pair with a rigid body on either side, every joining contact with a contact point
+//! is also analysed alone, on its own spring, with both bodies' effective masses at its point
+//! ([`contact_inverse_mass`]) along its normal and along the tangent direction of the
+//! smallest effective mass; the pair's radius is the largest of these models and the
+//! translational one, its largest stable step the smallest. The single contact is a lower
+//! bound of the pair's highest frequency (Rayleigh's quotient of M⁻¹K at the response to
+//! that contact's force: K ≥ its own spring), so it warns only where the full rigid-body
+//! model would, and catches a stiff contact at the rim of a light-inertia body, where the
+//! translational masses alone see a step limit several times too long.
 //!
 //! Every radius is found in a bounded time ([`spectral_radius`]), or said to be undecided;
 //! a stop request ([`crate::cancel`]) ends the analysis with what it has found.
 
-use crate::component::{Diagnostic, StageSpring};
+use crate::component::{ContactPoint, Diagnostic, RigidInertia, StageSpring};
 use crate::method::{Method, Tableau};
 use crate::schedule::Schedule;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 
 type M2 = [[f64; 2]; 2];
 
@@ -363,10 +377,58 @@ pub struct PairFinding {
     pub b: (String, usize),
     /// The joining impedances with their stuck-state spring–dampers, in network order.
     pub impedances: Vec<(String, StageSpring)>,
-    /// The two inertias with their springs.
+    /// The model of the largest radius: the two inertias with their springs (translational,
+    /// or the effective masses at one contact, see [`PairFinding::contact`]).
     pub model: PairModel,
+    /// When the model of the largest radius is one contact alone on the bodies' effective
+    /// masses at its point: that contact and its direction.
+    pub contact: Option<(String, Direction)>,
     pub radius: f64,
     pub largest_stable_step: Option<f64>,
+}
+
+/// The direction of a contact model: along the contact normal, or the tangent direction in
+/// which the two bodies' effective masses at the contact point are smallest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Normal,
+    Tangential,
+}
+
+impl Direction {
+    fn name(self) -> &'static str {
+        match self {
+            Direction::Normal => "normal",
+            Direction::Tangential => "tangential",
+        }
+    }
+}
+
+/// The inverse effective-mass matrix W of one body at world point `x`: dᵀ W d = 1/m_eff(d)
+/// = 1/m + (r × d)ᵀ I⁻¹ (r × d), r = x − c, so W = I₃/m + [r]ₓᵀ I⁻¹ [r]ₓ; a port without
+/// a rigid body (`None`) gives I₃/m with m its translational inertia.
+pub fn contact_inverse_mass(rigid: Option<&RigidInertia>, mass: f64, x: &Vector3<f64>) -> Matrix3<f64> {
+    match rigid {
+        Some(b) => {
+            let c = (x - b.com).cross_matrix();
+            Matrix3::identity() / b.mass + c.transpose() * b.inertia_inv * c
+        }
+        None => Matrix3::identity() / mass,
+    }
+}
+
+/// The directions of a contact with normal `n` and inverse effective masses `w` (the two
+/// bodies' [`contact_inverse_mass`]) that the analysis takes: n, and the unit tangent d ⊥ n
+/// that maximises dᵀ (W_a + W_b) d (the largest eigenvector of the 2×2 tangential block).
+fn contact_directions(n: &Vector3<f64>, w: &[Matrix3<f64>; 2]) -> [(Direction, Vector3<f64>); 2] {
+    let a = if n.x.abs() > 0.9 { Vector3::y() } else { Vector3::x() };
+    let t1 = (a - n * n.dot(&a)).normalize();
+    let t2 = n.cross(&t1);
+    let sum = w[0] + w[1];
+    let (a11, a12, a22) = ((sum * t1).dot(&t1), (sum * t2).dot(&t1), (sum * t2).dot(&t2));
+    // The eigenvector of the larger eigenvalue of [[a11, a12], [a12, a22]] at angle θ.
+    let theta = 0.5 * (2.0 * a12).atan2(a11 - a22);
+    [(Direction::Normal, *n), (Direction::Tangential, t1 * theta.cos() + t2 * theta.sin())]
 }
 
 /// The (admittance, port) at each end of a pair, in order.
@@ -378,6 +440,8 @@ struct PairResult {
     ends: PairEnds,
     imps: Vec<(usize, StageSpring)>,
     model: PairModel,
+    /// The contact (impedance) and direction of `model`, if it is a contact model.
+    contact: Option<(usize, Direction)>,
     radius: f64,
     largest_stable_step: Option<f64>,
 }
@@ -443,9 +507,31 @@ impl PairModel {
         DMatrix::identity(4, 4) + acc * (step / tab.weight_sum)
     }
 
-    /// Spectral radius of the step map, `None` when it cannot be decided.
+    /// Spectral radius of the step map, `None` when it cannot be decided. A free pair (no
+    /// other attachment on either side, the same position rate) is its relative mode
+    /// ([`free_relative`](Self::free_relative)) and the common mode, whose step map has the
+    /// double eigenvalue 1 exactly: ρ = max(1, ρ_relative). (The 4×4 map's computed
+    /// eigenvalues split that defective pair by ≈ √ε·T, which the margin of 1 + 1e-9 does not
+    /// cover: the search then stopped a few per cent short of the limit.)
     pub fn radius(&self, tab: &Tableau, step: f64) -> Option<f64> {
+        if let Some(rel) = self.free_relative() {
+            let r = rel.radius(tab, step);
+            return r.is_finite().then_some(r.max(1.0));
+        }
         spectral_radius(self.step_map(tab, step))
+    }
+
+    /// For a free pair (no spring or damper on either side but the joining ones, both
+    /// positions with the same rate law): the relative motion q_a − q_b as one port model,
+    /// the inertias in series on the joining springs; `None` otherwise.
+    pub fn free_relative(&self) -> Option<PortModel> {
+        let free = |o: &PortModel| o.k == 0.0 && o.b == 0.0 && o.k_implicit == 0.0;
+        let [a, b] = &self.own;
+        (free(a) && free(b) && a.implicit_position == b.implicit_position).then_some(PortModel {
+            inertia: self.reduced_inertia(),
+            implicit_position: a.implicit_position,
+            ..self.joint
+        })
     }
 
     /// As [`CoupledModel::largest_stable_step`].
@@ -503,12 +589,63 @@ fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, ste
             joint.add(*s);
         }
         let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
-        let (radius, largest_stable_step) = match model.radius(tab, step) {
-            Some(r) if r <= STABLE_RADIUS => (r, Some(step)),
-            Some(r) => (r, model.largest_stable_step(tab, step)),
-            None => (f64::NAN, None),
+        let mut models = vec![(None, model)];
+        models.extend(contact_models(sched, x, &ends, &imps, [oa, ob]));
+        // The largest radius (any undecided: undecided), the smallest largest stable step.
+        let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
+        for (k, (_, m)) in models.iter().enumerate() {
+            let Some(r) = m.radius(tab, step) else {
+                (worst, radius, largest_stable_step) = (k, f64::NAN, None);
+                break;
+            };
+            if r > radius {
+                (worst, radius) = (k, r);
+            }
+            if r > STABLE_RADIUS {
+                largest_stable_step = match (largest_stable_step, m.largest_stable_step(tab, step)) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    _ => None,
+                };
+            }
+        }
+        let (contact, model) = models.swap_remove(worst);
+        out.push(PairResult { ends, imps, model, contact, radius, largest_stable_step });
+    }
+    out
+}
+
+/// The models of each joining contact alone on the two bodies' effective masses at its
+/// point, along its normal and its softest tangent ([`contact_directions`]), each body also
+/// held by its other attachments `own` (see the module doc); none unless a side is a rigid
+/// body ([`Admittance::port_rigid_inertia`](crate::component::Admittance::port_rigid_inertia)).
+fn contact_models(
+    sched: &Schedule,
+    x: &[f64],
+    ends: &PairEnds,
+    imps: &[(usize, StageSpring)],
+    own: [PortModel; 2],
+) -> Vec<(Option<(usize, Direction)>, PairModel)> {
+    let rigid = ends.map(|(j, port)| sched.admittance(j).port_rigid_inertia(sched.admittance_state(j, x), port));
+    if rigid.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for &(imp, spring) in imps {
+        let Some(ContactPoint { point, normal }) = sched.impedance(imp).stuck_contact(&sched.impedance_motions(imp, x))
+        else {
+            continue;
         };
-        out.push(PairResult { ends, imps, model, radius, largest_stable_step });
+        let w = [0, 1].map(|s| contact_inverse_mass(rigid[s].as_ref(), own[s].inertia, &point));
+        for (dir, d) in contact_directions(&normal, &w) {
+            let inertia = w.map(|w| 1.0 / (w * d).dot(&d));
+            if !inertia.iter().all(|m| m.is_finite() && *m > 0.0) {
+                continue;
+            }
+            let own = [0, 1].map(|s| PortModel { inertia: inertia[s], ..own[s] });
+            let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+            joint.add(spring);
+            out.push((Some((imp, dir)), PairModel { inertia, own, joint }));
+        }
     }
     out
 }
@@ -525,6 +662,7 @@ pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> 
             b: (adm[r.ends[1].0].clone(), r.ends[1].1),
             impedances: r.imps.iter().map(|(i, s)| (imp[*i].clone(), *s)).collect(),
             model: r.model,
+            contact: r.contact.map(|(i, d)| (imp[i].clone(), d)),
             radius: r.radius,
             largest_stable_step: r.largest_stable_step,
         })
@@ -838,10 +976,22 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
                 r.model.joint.b,
             )));
         } else if r.radius > STABLE_RADIUS {
-            let names: Vec<String> =
-                r.imps.iter().map(|(i, s)| format!("{} ({})", sched.impedance_names()[*i], spring_text(s))).collect();
+            let (names, inertias): (Vec<String>, &str) = match r.contact {
+                None => (
+                    r.imps
+                        .iter()
+                        .map(|(i, s)| format!("{} ({})", sched.impedance_names()[*i], spring_text(s)))
+                        .collect(),
+                    "inertias",
+                ),
+                Some((i, d)) => {
+                    let s = r.imps.iter().find(|(k, _)| *k == i).map(|(_, s)| spring_text(s)).unwrap_or_default();
+                    let at = format!("{} ({s}) alone, along its {}", sched.impedance_names()[i], d.name());
+                    (vec![at], "effective inertias at the contact point (the bodies' rotation included)")
+                }
+            };
             out.push(Diagnostic::Warning(format!(
-                "{}: stuck-state stability of their relative motion: inertias {} and {} (in series {}) joined by {} \
+                "{}: stuck-state stability of their relative motion: {inertias} {} and {} (in series {}) joined by {} \
                  (ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage) — the {method_name} step map at T = {step} s \
                  has spectral radius {:.4} > 1: the two bodies vibrate against each other, growing by that factor every step until \
                  the friction saturates; {}",
@@ -981,6 +1131,53 @@ mod tests {
         }
         let t = model.largest_stable_step(&Tableau::RK4, 1e-4).unwrap();
         assert!((5.1e-18..5.3e-18).contains(&t), "{t:e}");
+    }
+
+    /// A free pair is its relative mode: the 4×4 map's radius (away from 1, where the
+    /// common mode's defective eigenvalue 1 does not matter) is the reduced model's, and the
+    /// limit is the analytic 2√2/ω, ω² = K (1/m_a + 1/m_b).
+    #[test]
+    fn a_free_pair_is_its_relative_mode_on_the_inertias_in_series() {
+        let own = |m: f64| PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+        let joint = PortModel { inertia: 1.0, k: 3.0, b: 0.2, k_implicit: 0.0, implicit_position: false };
+        let pair = PairModel { inertia: [1.0, 2.0], own: [own(1.0), own(2.0)], joint };
+        let rel = pair.free_relative().unwrap();
+        assert_eq!((rel.inertia, rel.k, rel.b), (2.0 / 3.0, 3.0, 0.2));
+        for t in [2.0, 3.0, 5.0] {
+            let full = spectral_radius(pair.step_map(&Tableau::RK4, t)).unwrap();
+            let r = pair.radius(&Tableau::RK4, t).unwrap();
+            assert!(full > 1.01 && (full - r).abs() < 1e-9 * full, "T = {t}: {full} vs {r}");
+        }
+        let undamped = PairModel { joint: PortModel { b: 0.0, ..joint }, ..pair.clone() };
+        let t = undamped.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
+        assert!((t - 2.0 * 2f64.sqrt() / (3.0f64 * 1.5).sqrt()).abs() < 1e-6, "{t}");
+        // Held on one side: not free, the 4×4 map.
+        let held = PairModel { own: [own(1.0), PortModel { k: 1.0, ..own(2.0) }], ..pair };
+        assert!(held.free_relative().is_none());
+    }
+
+    /// The effective mass of a body at a point along a direction, 1/m + (r × d)ᵀ I⁻¹ (r × d):
+    /// a thin rod (m = 1 kg, I = mL²/12 about y and z, L = 1 m) at its end, r = (0.5, 0, 0),
+    /// across its axis is m/4; along its axis m; a point mass m in every direction.
+    #[test]
+    fn effective_mass_at_the_end_of_a_rod_is_a_quarter_across_and_whole_along() {
+        let i = 1.0 / 12.0;
+        let rod = RigidInertia {
+            mass: 1.0,
+            inertia_inv: Matrix3::from_diagonal(&Vector3::new(1.0 / 1e-3, 1.0 / i, 1.0 / i)),
+            com: Vector3::new(1.0, 2.0, 3.0),
+        };
+        let x = Vector3::new(1.5, 2.0, 3.0);
+        let w = contact_inverse_mass(Some(&rod), 1.0, &x);
+        let inv = |d: Vector3<f64>| (w * d).dot(&d);
+        assert!((inv(Vector3::y()) - 4.0).abs() < 1e-12 && (inv(Vector3::z()) - 4.0).abs() < 1e-12);
+        assert!((inv(Vector3::x()) - 1.0).abs() < 1e-12);
+        let p = contact_inverse_mass(None, 2.0, &x);
+        assert_eq!(p, Matrix3::identity() * 0.5);
+        // Normal x (along the rod): tangentially the softest direction lies in the y–z plane.
+        let [(_, n), (_, t)] = contact_directions(&Vector3::x(), &[w, p]);
+        assert_eq!(n, Vector3::x());
+        assert!(t.x.abs() < 1e-12 && ((w + p) * t).dot(&t) > 4.5 - 1e-12, "{t:?}");
     }
 
     #[test]

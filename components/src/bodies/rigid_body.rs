@@ -3,7 +3,7 @@
 //! centre of mass; other points of the body are reached by connection offsets (`at`).
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
-use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
+use stiction_framework::component::{Admittance, Fault, Probe, RigidInertia, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -132,6 +132,12 @@ impl Admittance for RigidBody {
     }
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
+    }
+    /// The body at attitude R: I⁻¹_world = R J⁻¹ Rᵀ about the centre of mass p.
+    fn port_rigid_inertia(&self, x: &[f64], _port: usize) -> Option<RigidInertia> {
+        let r = Self::rotation(x).to_rotation_matrix();
+        let inertia_inv = r.matrix() * self.inertia_inv * r.matrix().transpose();
+        Some(RigidInertia { mass: self.mass, inertia_inv, com: Vector3::new(x[0], x[1], x[2]) })
     }
 }
 

@@ -14,7 +14,8 @@ use super::body_contact::{pair_params, Geometry, Pair};
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
 use nalgebra::Vector3;
-use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
+use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
+use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -105,8 +106,19 @@ impl Impedance for SphereContact {
     fn stuck_spring(&self) -> Option<StageSpring> {
         Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: false })
     }
+    /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
+    /// rotational inertias there.
+    fn stuck_contact(&self, m: &[Motion]) -> Option<ContactPoint> {
+        let (g, _) = self.geometry(&m[0], &m[1]);
+        Some(ContactPoint { point: g.x, normal: g.n })
+    }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+    }
+    /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,
+    /// called statically.
+    fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
+        FrameImpedanceBatch::start(self)
     }
 }
 
