@@ -1,8 +1,6 @@
-//! # stiction
+#![doc = include_str!("README.md")]
 //!
-//! Co-simulation of mechanical systems with dry friction. This facade re-exports the
-//! framework (networks of admittances and impedances, the modular RK4 stepper, JSON
-//! systems) and the component library, and offers one-call helpers.
+//! ## Example
 //!
 //! ```no_run
 //! let system = stiction::load("examples/rolling_sphere.json").unwrap();

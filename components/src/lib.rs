@@ -1,12 +1,14 @@
-//! # stiction-components
+#![doc = include_str!("../README.md")]
 //!
-//! The component library, one folder per physical family: [`bodies`], [`sources`],
-//! [`couplings`], [`contact`], [`friction`], [`gear`] and [`robot`]. Each component file
-//! holds the component (an [`Admittance`](stiction_framework::Admittance) or an
+//! ## Layout
+//!
+//! One folder per physical family: [`bodies`], [`sources`], [`couplings`], [`contact`],
+//! [`friction`], [`gear`] and [`robot`]. Each component file holds the component (an
+//! [`Admittance`](stiction_framework::Admittance) or an
 //! [`Impedance`](stiction_framework::Impedance)), its JSON type description (the
 //! [`ParamDoc`](stiction_framework::system::ParamDoc) table is also the list of keys its
 //! builder may read) and a `register` function. Each family's `mod.rs` lists its component
-//! files once in `family!`; [`registry`] calls every family's `register`.
+//! files once in `family!`; [`FAMILIES`] names the families and [`registry`] registers them.
 //!
 //! Helpers shared across families: [`saturation`] (gsat of (15)), [`two_port`] (ports `a`
 //! and `b`), [`stability`] (stiff-element warnings), `ndim` (1-, 2- or 3-dimensional

@@ -337,7 +337,7 @@ pub type VarKind = (VarType, usize);
 
 /// Whether `x` is a value of type `ty` as a port or connection carries it: any number for
 /// Float64/Float32, a whole number in the type's range for the integer types, exactly 0 or 1
-/// for Boolean (see [`Local::set_mixed`]).
+/// for Boolean (see `Local::set_mixed`).
 pub fn carries(ty: VarType, x: f64) -> bool {
     match ty {
         VarType::Boolean => x == 0.0 || x == 1.0,
@@ -376,7 +376,7 @@ pub struct Local {
     _callbacks: Option<Box<fmi2::fmi2CallbackFunctions>>,
     /// Whether the binary exports Get/Set/FreeFMUstate.
     state_fns: bool,
-    /// The one saved FMU state ([`Local::save_state`]), NULL if none; freed on drop.
+    /// The one saved FMU state (`Local::save_state`), NULL if none; freed on drop.
     saved: Handle,
     /// Shared by every instance of the same .fmu file ([`Archive::shared`]).
     pub archive: Arc<Archive>,
@@ -756,7 +756,7 @@ impl Local {
         Ok(())
     }
 
-    /// Set variables of mixed types (`kinds` as in [`Local::get_mixed`]), one call per type.
+    /// Set variables of mixed types (`kinds` as in `Local::get_mixed`), one call per type.
     /// Every value is checked first against the type ([`carries`]): an integer variable takes
     /// a whole number in its range, a Boolean exactly 0 or 1; any other value is an error naming
     /// the variable, its type and the value, and nothing is set.
@@ -915,7 +915,7 @@ impl Local {
         }
     }
 
-    /// [`Local::check`], naming the variables of the call in the error.
+    /// `Local::check`, naming the variables of the call in the error.
     fn check_vars(&mut self, function: &'static str, status: Status, vrs: &[u32]) -> Result<(), FmiError> {
         self.check(function, status).map_err(|mut e| {
             e.message = format!("{} (variables {})", e.message, self.names_of(vrs));
@@ -1254,7 +1254,7 @@ impl Local {
     }
 
     /// SetFMUstate from the saved-state slot: the instance returns to the point of the last
-    /// [`Local::save_state`].
+    /// `Local::save_state`.
     pub fn restore_state(&mut self) -> Result<(), FmiError> {
         let name = self.state_names()[1];
         if !self.state_fns {
@@ -1317,7 +1317,7 @@ impl Local {
     }
 
     /// The instance's state as bytes: GetFMUstate into a state of its own (the rollback slot
-    /// of [`Local::save_state`] is left alone), SerializedFMUstateSize, SerializeFMUstate,
+    /// of `Local::save_state` is left alone), SerializedFMUstateSize, SerializeFMUstate,
     /// FreeFMUstate.
     pub fn serialize_state(&mut self) -> Result<Vec<u8>, FmiError> {
         let names = match self.version {
