@@ -35,7 +35,7 @@ fn prose(text: &str) -> String {
             '`' => code = !code,
             '|' => out.push('\\'),
             '\\' | '*' | '<' | '~' if !code => out.push('\\'),
-            '_' if !code && !(word(i.checked_sub(1)) && word(Some(i + 1))) => out.push('\\'),
+            '_' if !code && (!word(i.checked_sub(1)) || !word(Some(i + 1))) => out.push('\\'),
             _ => {}
         }
         out.push(c);
@@ -77,6 +77,8 @@ fn unit(u: &str) -> String {
 /// The section of one component type.
 fn component(out: &mut String, t: &ComponentType) {
     let kind = match t.kind {
+        // A type whose `role` parameter chooses (an imported FMU) is registered under one kind.
+        _ if t.documents("role") => "admittance, impedance or signal block, by `role`",
         Kind::Admittance => "admittance (force in, motion out)",
         Kind::Impedance => "impedance (motion in, force out)",
     };
