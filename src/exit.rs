@@ -1,16 +1,6 @@
-//! How `stiction` ends: one exit code per kind of outcome (the table in README.md, checked
-//! by tests/hardening.rs), and a panic anywhere caught at the top as an internal error.
-//!
-//! | code | meaning |
-//! |---|---|
-//! | 0 | success |
-//! | 1 | simulation failure (the message names the time and the component) |
-//! | 2 | bad input (file, JSON path, argument) |
-//! | 3 | internal error (a panic: a defect of stiction, please report it) |
-//! | 4 | the output could not be written (disk full, plot failed, ...) |
-//! | 130 | interrupted by SIGINT (Ctrl-C): the rows up to the last whole step are kept |
-//! | 141 | standard output was closed by its reader (`-o - \| head`): ends quietly |
-//! | 143 | interrupted by SIGTERM |
+//! How `stiction` ends: one exit code per kind of outcome ([`CODES`]: printed by `stiction
+//! --help`, in docs/reference/cli.md and README.md, checked by tests/hardening.rs), and a panic
+//! anywhere caught at the top as an internal error.
 
 use std::process::ExitCode;
 use stiction_framework::Error;
@@ -23,6 +13,27 @@ pub const SIGINT: u8 = 130;
 /// 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe.
 pub const CLOSED_STDOUT: u8 = 141;
 pub const SIGTERM: u8 = 143;
+
+/// Every exit code and what it means.
+pub const CODES: &[(u8, &str)] = &[
+    (0, "success"),
+    (SIMULATION, "simulation failure (the message names the time and the component)"),
+    (INPUT, "bad input (file, JSON path, argument)"),
+    (INTERNAL, "internal error (a panic: a defect of stiction, please report it)"),
+    (OUTPUT, "the output could not be written (disk full, plot failed, ...)"),
+    (SIGINT, "interrupted by SIGINT (Ctrl-C): the rows up to the last whole step are kept"),
+    (CLOSED_STDOUT, "standard output was closed by its reader (`-o - | head`): ends quietly"),
+    (SIGTERM, "interrupted by SIGTERM"),
+];
+
+/// The exit codes as the end of `stiction --help`.
+pub fn help() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for (code, meaning) in CODES {
+        s.push_str(&format!("  {code:>3}  {meaning}\n"));
+    }
+    s
+}
 
 /// Why a command failed; each maps to one exit code.
 pub enum Failure {

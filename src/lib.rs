@@ -1,8 +1,6 @@
-//! # stiction
+#![doc = include_str!("README.md")]
 //!
-//! Co-simulation of mechanical systems with dry friction. This facade re-exports the
-//! framework (networks of admittances and impedances, the modular RK4 stepper, JSON
-//! systems) and the component library, and offers one-call helpers.
+//! ## Example
 //!
 //! ```no_run
 //! let system = stiction::load("examples/rolling_sphere.json").unwrap();
@@ -20,18 +18,35 @@ pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 pub mod inputs;
+pub mod reference;
 pub mod results;
 pub mod schema;
 pub mod set;
 pub mod study;
 
 use std::path::Path;
+use stiction_components::Family;
 use stiction_framework::system::{Registry, System};
 
-/// Every component type this build knows (the component library and imported FMUs).
+/// The families of component types this build knows: the component library's
+/// ([`stiction_components::FAMILIES`]) and the imported FMUs.
+pub fn families() -> Vec<Family> {
+    let mut f = stiction_components::FAMILIES.to_vec();
+    f.push(Family {
+        name: "fmu",
+        title: "Imported FMUs",
+        summary: "A Functional Mock-up Unit (FMI 2.0 or 3.0) as an admittance, an impedance or a signal block.",
+        register: stiction_fmi_import::register,
+    });
+    f
+}
+
+/// Every component type this build knows: the types of every one of [`families`].
 pub fn registry() -> Registry {
-    let mut r = stiction_components::registry();
-    stiction_fmi_import::register(&mut r);
+    let mut r = Registry::new();
+    for f in families() {
+        (f.register)(&mut r);
+    }
     r
 }
 

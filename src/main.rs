@@ -21,7 +21,12 @@ mod warnings;
 use exit::Failure;
 
 #[derive(Parser)]
-#[command(name = "stiction", version, about = "Co-simulation of mechanical systems with dry friction")]
+#[command(
+    name = "stiction",
+    version,
+    about = "Co-simulation of mechanical systems with dry friction",
+    after_long_help = exit::help()
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -106,6 +111,9 @@ enum Command {
     Components {
         /// Show only this type.
         name: Option<String>,
+        /// Print every type as one Markdown page, by family (docs/reference/components.md).
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
     },
     /// Print the JSON Schema (draft 2020-12) of system files, for editors ("$schema").
     Schema,
@@ -122,6 +130,10 @@ enum Command {
     /// reaper started with the first unpacked FMU; see `start_reaper`).
     #[command(name = "fmu-reap", hide = true)]
     FmuReap { pid: u32 },
+    /// Print the `--help` of every subcommand and the exit codes as one Markdown page
+    /// (docs/reference/cli.md).
+    #[command(name = "help-markdown", hide = true)]
+    HelpMarkdown,
 }
 
 /// Start the reaper: a `stiction fmu-reap <this pid>` process whose standard input is a pipe
@@ -208,7 +220,15 @@ fn main_inner() -> ExitCode {
         }
         Command::Sweep(args) => sweep::sweep(args),
         Command::Check { system, strict, set } => check(&system, strict, &set),
-        Command::Components { name } => components(name.as_deref()),
+        Command::Components { markdown: true, .. } => {
+            print!("{}", stiction::reference::components_markdown(&stiction::families()));
+            Ok(())
+        }
+        Command::Components { name, .. } => components(name.as_deref()),
+        Command::HelpMarkdown => {
+            print!("{}", stiction::reference::cli_markdown(<Cli as clap::CommandFactory>::command(), exit::CODES));
+            Ok(())
+        }
         Command::Graph { system } => graph(&system),
         Command::Schema => {
             println!("{:#}", stiction::schema::system_schema(&stiction::registry()));

@@ -94,7 +94,7 @@ fn leaf(p: &ParamDoc) -> Map<String, Value> {
     if let Some((k, x)) = bound(p.doc) {
         m.insert(k.into(), json!(x));
     }
-    if p.doc.contains("time function") {
+    if p.takes_time_function() {
         let f = json!({"$ref": "#/$defs/time_function"});
         m.insert("anyOf".into(), json!([f, {"type": "array", "items": f}]));
     }

@@ -1,10 +1,6 @@
-//! # stiction-framework
+#![doc = include_str!("../README.md")]
 //!
-//! The machinery of stiction, with no physics of its own: components are
-//! [`Admittance`]s (force in, motion out) and [`Impedance`]s (motion in, force out)
-//! wired into a [`Network`], compiled to a [`Schedule`] and integrated by the modular
-//! RK4 scheme of Kikuuwe & Yamamoto ((13) with the stage step sizes of (22)) or by
-//! Euler in [`Simulator`]. Systems are described in JSON ([`system`]).
+//! ## Example
 //!
 //! A component is any type implementing one of the two traits. A mass on a spring, built
 //! in code and stepped by RK4:

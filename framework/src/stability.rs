@@ -281,8 +281,8 @@ impl CoupledModel {
 const QR_SWEEPS_PER_ROW: usize = 100;
 
 /// Spectral radius of a square matrix by its real Schur form, in a bounded time: the
-/// implicit double-shift QR runs at most [`QR_SWEEPS_PER_ROW`] sweeps per row, on the
-/// matrix balanced first ([`balance`]: a diagonal similarity by powers of 2, so the
+/// implicit double-shift QR runs at most `QR_SWEEPS_PER_ROW` sweeps per row, on the
+/// matrix balanced first (`balance`: a diagonal similarity by powers of 2, so the
 /// eigenvalues are unchanged and exact), and if that does not converge, on the matrix as
 /// it is (each converges on some maps where the other stalls). `None` if an entry is not
 /// finite or neither converges: the radius is then not decided.

@@ -405,6 +405,15 @@ pub struct ParamDoc {
     pub doc: &'static str,
 }
 
+impl ParamDoc {
+    /// Whether the parameter takes a time function (a number, an expression of t and of
+    /// signals, a piecewise definition, a table or `{"signal": …}`): its doc line says
+    /// "time function". The JSON Schema and the component reference read this.
+    pub fn takes_time_function(&self) -> bool {
+        self.doc.contains("time function")
+    }
+}
+
 /// Documentation of one port.
 #[derive(Clone, Copy, Debug)]
 pub struct PortDoc {

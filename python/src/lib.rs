@@ -1,9 +1,4 @@
-//! `stiction._core`: the Rust side of the Python package `stiction` (PyO3). The public,
-//! documented and typed API is the pure-Python layer in `python/stiction/`; this module
-//! offers the few primitives it needs: a system held as its JSON document, runs that
-//! release the GIL and stop on Ctrl-C, findings, the component registry, FMU export and the
-//! rows of a parameter study (the semantics of `--set` and `sweep` come from the root
-//! crate's `stiction::set` and `stiction::study`, not from here).
+#![doc = include_str!("../README.md")]
 
 mod errors;
 mod interrupt;

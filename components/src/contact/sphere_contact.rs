@@ -7,7 +7,7 @@
 //! The tangential plane turns as n does, so the element state is a world vector e kept in
 //! it by transport: ė = ε − n (e·ṅ) with ṅ = (v_a − v_b)⊥/‖p_a − p_b‖, so that d(e·n)/dt = 0
 //! and d‖e‖²/dt = 2 e·ε (the turning neither stores nor releases elastic energy). The law
-//! sees e in the basis (t₁, t₂) of [`plane_basis`](super::plane_basis) at n; its rate is
+//! sees e in the basis (t₁, t₂) of [`plane_basis`] at n; its rate is
 //! turned back into the world.
 
 use super::body_contact::{pair_params, Geometry, Pair};

@@ -1,7 +1,6 @@
-//! # stiction-fmus
+#![doc = include_str!("../README.md")]
 //!
-//! stiction's gear and friction models as Functional Mock-up Units: FMI 2.0 and FMI 3.0,
-//! Model Exchange and Co-Simulation, Linux x86-64.
+//! ## Modules
 //!
 //! * [`model`]: the variable table and equations each model supplies;
 //! * [`gear`], [`friction`], [`friction_mass`]: `StictionGear`, `StictionFriction`,

@@ -335,7 +335,7 @@ fn private_copy(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
 /// its elements).
 pub type VarKind = (VarType, usize);
 
-/// The variables of a mixed-type get grouped by type once ([`Local::get_planned`]), so that
+/// The variables of a mixed-type get grouped by type once (`Local::get_planned`), so that
 /// a get repeated every step (a signal block's outputs) makes one call per type and no
 /// allocation.
 #[derive(Clone, Debug, Default)]
@@ -350,7 +350,7 @@ pub struct MixedPlan {
 }
 
 impl MixedPlan {
-    /// The plan of a get of `vrs` with `kinds` (as [`Local::get_mixed`]).
+    /// The plan of a get of `vrs` with `kinds` (as `Local::get_mixed`).
     pub fn new(vrs: &[u32], kinds: &[VarKind]) -> MixedPlan {
         let offsets = Local::offsets(kinds);
         let mut groups = Vec::new();
@@ -378,7 +378,7 @@ impl MixedPlan {
 
 /// Whether `x` is a value of type `ty` as a port or connection carries it: any number for
 /// Float64/Float32, a whole number in the type's range for the integer types, exactly 0 or 1
-/// for Boolean (see [`Local::set_mixed`]).
+/// for Boolean (see `Local::set_mixed`).
 pub fn carries(ty: VarType, x: f64) -> bool {
     match ty {
         VarType::Boolean => x == 0.0 || x == 1.0,
@@ -417,7 +417,7 @@ pub struct Local {
     _callbacks: Option<Box<fmi2::fmi2CallbackFunctions>>,
     /// Whether the binary exports Get/Set/FreeFMUstate.
     state_fns: bool,
-    /// The one saved FMU state ([`Local::save_state`]), NULL if none; freed on drop.
+    /// The one saved FMU state (`Local::save_state`), NULL if none; freed on drop.
     saved: Handle,
     /// Shared by every instance of the same .fmu file ([`Archive::shared`]).
     pub archive: Arc<Archive>,
@@ -797,7 +797,7 @@ impl Local {
         Ok(())
     }
 
-    /// [`Local::get_mixed`] by a plan made once ([`MixedPlan`]): the same calls, the same
+    /// `Local::get_mixed` by a plan made once ([`MixedPlan`]): the same calls, the same
     /// values, no allocation for Float64 and no regrouping per call.
     pub fn get_planned(&mut self, plan: &mut MixedPlan, out: &mut [f64]) -> Result<(), FmiError> {
         if plan.groups.is_empty() {
@@ -816,7 +816,7 @@ impl Local {
         Ok(())
     }
 
-    /// Set variables of mixed types (`kinds` as in [`Local::get_mixed`]), one call per type.
+    /// Set variables of mixed types (`kinds` as in `Local::get_mixed`), one call per type.
     /// Every value is checked first against the type ([`carries`]): an integer variable takes
     /// a whole number in its range, a Boolean exactly 0 or 1; any other value is an error naming
     /// the variable, its type and the value, and nothing is set.
@@ -975,7 +975,7 @@ impl Local {
         }
     }
 
-    /// [`Local::check`], naming the variables of the call in the error.
+    /// `Local::check`, naming the variables of the call in the error.
     fn check_vars(&mut self, function: &'static str, status: Status, vrs: &[u32]) -> Result<(), FmiError> {
         self.check(function, status).map_err(|mut e| {
             e.message = format!("{} (variables {})", e.message, self.names_of(vrs));
@@ -1314,7 +1314,7 @@ impl Local {
     }
 
     /// SetFMUstate from the saved-state slot: the instance returns to the point of the last
-    /// [`Local::save_state`].
+    /// `Local::save_state`.
     pub fn restore_state(&mut self) -> Result<(), FmiError> {
         let name = self.state_names()[1];
         if !self.state_fns {
@@ -1377,7 +1377,7 @@ impl Local {
     }
 
     /// The instance's state as bytes: GetFMUstate into a state of its own (the rollback slot
-    /// of [`Local::save_state`] is left alone), SerializedFMUstateSize, SerializeFMUstate,
+    /// of `Local::save_state` is left alone), SerializedFMUstateSize, SerializeFMUstate,
     /// FreeFMUstate.
     pub fn serialize_state(&mut self) -> Result<Vec<u8>, FmiError> {
         let names = match self.version {

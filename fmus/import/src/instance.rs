@@ -42,7 +42,7 @@ macro_rules! call {
 
 impl Instance {
     /// Load the binary of `interface` from `archive` into this process and instantiate it as
-    /// `name` (see [`Local::new`]).
+    /// `name` (see `Local::new`).
     pub fn new(archive: Arc<Archive>, interface: Interface, name: &str) -> Result<Instance, FmiError> {
         Instance::with_isolation(archive, interface, name, &Isolation::None, &[])
     }
@@ -126,13 +126,13 @@ impl Instance {
         call!(self, l => l.set_f64(vrs, values), c => c.set_values(f, VarType::Float64, vrs, values))
     }
 
-    /// Get variables of mixed types, one call per type ([`Local::get_mixed`]).
+    /// Get variables of mixed types, one call per type (`Local::get_mixed`).
     pub fn get_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], out: &mut [f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Get*", "fmi3Get*");
         call!(self, l => l.get_mixed(vrs, kinds, out), c => c.get_mixed(f, vrs, kinds, out))
     }
 
-    /// Get variables of mixed types by a plan made once ([`Local::get_planned`]; in a child
+    /// Get variables of mixed types by a plan made once (`Local::get_planned`; in a child
     /// process, as [`get_mixed`](Self::get_mixed)).
     pub fn get_planned(&mut self, plan: &mut crate::binary::MixedPlan, out: &mut [f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Get*", "fmi3Get*");
@@ -140,7 +140,7 @@ impl Instance {
     }
 
     /// Set variables of mixed types, each value checked against its type first
-    /// ([`Local::set_mixed`]).
+    /// (`Local::set_mixed`).
     pub fn set_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], values: &[f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Set*", "fmi3Set*");
         call!(self, l => l.set_mixed(vrs, kinds, values), c => c.set_mixed(f, vrs, kinds, values))
@@ -153,7 +153,7 @@ impl Instance {
         Ok(out[0])
     }
 
-    /// Read variables of one type in one call ([`Local::get_values`]).
+    /// Read variables of one type in one call (`Local::get_values`).
     pub fn get_values(&mut self, ty: VarType, vrs: &[u32], out: &mut [f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Get*", "fmi3Get*");
         call!(self, l => l.get_values(ty, vrs, out), c => c.get_values(f, ty, vrs, out))
@@ -164,13 +164,13 @@ impl Instance {
         self.set_values(ty, &[vr], &[x])
     }
 
-    /// Set variables of one type in one call ([`Local::set_values`]).
+    /// Set variables of one type in one call (`Local::set_values`).
     pub fn set_values(&mut self, ty: VarType, vrs: &[u32], values: &[f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Set*", "fmi3Set*");
         call!(self, l => l.set_values(ty, vrs, values), c => c.set_values(f, ty, vrs, values))
     }
 
-    /// Co-Simulation: DoStep from `t` over `h` ([`Local::do_step`]).
+    /// Co-Simulation: DoStep from `t` over `h` (`Local::do_step`).
     pub fn do_step(&mut self, t: f64, h: f64) -> Result<Option<f64>, FmiError> {
         let f = self.me_name("fmi2DoStep", "fmi3DoStep");
         call!(self, l => l.do_step(t, h), c => c.do_step(f, t, h))
@@ -251,19 +251,19 @@ impl Instance {
         }
     }
 
-    /// GetFMUstate into the instance's one saved-state slot ([`Local::save_state`]).
+    /// GetFMUstate into the instance's one saved-state slot (`Local::save_state`).
     pub fn save_state(&mut self) -> Result<(), FmiError> {
         let f = self.me_name("fmi2GetFMUstate", "fmi3GetFMUState");
         call!(self, l => l.save_state(), c => c.simple(f, Op::SaveState))
     }
 
-    /// SetFMUstate from the saved-state slot ([`Local::restore_state`]).
+    /// SetFMUstate from the saved-state slot (`Local::restore_state`).
     pub fn restore_state(&mut self) -> Result<(), FmiError> {
         let f = self.me_name("fmi2SetFMUstate", "fmi3SetFMUState");
         call!(self, l => l.restore_state(), c => c.simple(f, Op::RestoreState))
     }
 
-    /// Whether the FMU's state can be saved as bytes ([`Local::serializable`]); in a child
+    /// Whether the FMU's state can be saved as bytes (`Local::serializable`); in a child
     /// process the binary's functions are checked when called.
     pub fn serializable(&self) -> Result<(), String> {
         match &self.inner {
@@ -280,13 +280,13 @@ impl Instance {
         }
     }
 
-    /// The instance's state as bytes ([`Local::serialize_state`]).
+    /// The instance's state as bytes (`Local::serialize_state`).
     pub fn serialize_state(&mut self) -> Result<Vec<u8>, FmiError> {
         let f = self.me_name("fmi2SerializeFMUstate", "fmi3SerializeFMUState");
         call!(self, l => l.serialize_state(), c => c.serialize_state(f))
     }
 
-    /// Return to the state `bytes` hold ([`Local::deserialize_state`]).
+    /// Return to the state `bytes` hold (`Local::deserialize_state`).
     pub fn deserialize_state(&mut self, bytes: &[u8]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2DeSerializeFMUstate", "fmi3DeserializeFMUState");
         call!(self, l => l.deserialize_state(bytes), c => c.deserialize_state(f, bytes))

@@ -6,7 +6,7 @@
 //! child's standard input (requests) and a copy of its standard output (replies; the child
 //! points its own standard output at standard error, so what the FMU prints cannot reach the
 //! protocol). Each message is a frame: its length (u32, little-endian), then the message, in
-//! the tiny encoding of [`Enc`]/[`Dec`]. One request, one reply: the parent waits for the
+//! the tiny encoding of `Enc`/`Dec`. One request, one reply: the parent waits for the
 //! reply at most the call timeout (`poll`), so a hanging FMU call ends with the child killed.
 //! The parent keeps the unpacked archive (and removes it as usual); the child loads the
 //! binary from there ([`Archive::unpacked_by_parent`]). The child ends when the instance is

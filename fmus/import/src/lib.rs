@@ -1,7 +1,6 @@
-//! # stiction-fmi-import
+#![doc = include_str!("../README.md")]
 //!
-//! FMU import: Functional Mock-up Units (FMI 2.0 and FMI 3.0, Co-Simulation and Model
-//! Exchange; Linux x86-64 binaries) as components of a network.
+//! ## Modules
 //!
 //! * [`archive`], [`description`] (from `stiction-fmi-schema`): the .fmu unpacked into a
 //!   private temporary directory, removed on drop; its modelDescription.xml (version,

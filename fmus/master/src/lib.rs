@@ -1,7 +1,6 @@
-//! # stiction-fmi-master
+#![doc = include_str!("../README.md")]
 //!
-//! FMU-only co-simulation systems: several Co-Simulation FMUs (FMI 2.0 or 3.0) connected
-//! output to input by variable name, as OMSimulator and FMPy connect them.
+//! ## The format
 //!
 //! ```json
 //! { "name": "gear_and_contact",

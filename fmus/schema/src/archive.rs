@@ -148,7 +148,7 @@ fn owner_is_gone(name: &str) -> bool {
 
 /// Remove the extraction directories in the temporary directory whose owning process is gone
 /// (it crashed, was killed with SIGKILL, or a foreign library ended it inside an FMU call),
-/// never one whose owner lives ([`owner_is_gone`]). Returns how many were removed.
+/// never one whose owner lives (`owner_is_gone`). Returns how many were removed.
 pub fn sweep() -> usize {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return 0 };
     let mut removed = 0;

@@ -1,6 +1,6 @@
-//! # stiction-fmi-schema
+#![doc = include_str!("../README.md")]
 //!
-//! What stiction's FMU import and export share, written once:
+//! ## Modules
 //!
 //! * [`vocab`]: the FMI 2.0 / 3.0 vocabulary: [`FmiVersion`], [`Interface`], [`VarType`],
 //!   [`Causality`], [`Variability`], [`Initial`], [`Capabilities`], [`DefaultExperiment`];

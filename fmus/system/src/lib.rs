@@ -1,15 +1,4 @@
-//! # stiction-fmu-system
-//!
-//! The one binary of every FMU `stiction fmu export SYSTEM.json` writes: the whole engine
-//! (framework, every component family, imported FMUs) behind the FMI 2.0 and FMI 3.0
-//! Co-Simulation entry points of `stiction-fmus`, whose state machine and argument checks it
-//! shares with the hand-written models. Loaded by a host, it installs a resolver
-//! ([`stiction_fmus::instance::set_resolver`]) that recognises an exported system by
-//! `resources/stiction-fmu.json`; what the FMU holds and how a step goes is described in
-//! `stiction::fmu_system`.
-//!
-//! Nothing outside the unpacked FMU is read: the system and the files it names are in
-//! `resources/`, checked against the instantiation token before anything is built.
+#![doc = include_str!("../README.md")]
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;

@@ -157,7 +157,7 @@ impl Bus {
 }
 
 impl Simulator {
-    /// Declare a system input `name` with start value `start` (before [`wire`](Self::wire)).
+    /// Declare a system input `name` with start value `start` (before `wire`).
     pub fn add_input(&mut self, name: &str, start: f64) {
         self.bus.inputs.push(BusInput {
             name: name.to_string(),
@@ -254,7 +254,7 @@ impl Simulator {
     }
 
     /// The length of the last step when the stop time `stop` is not a whole number of steps
-    /// ([`step_count`]) and the system is made of signal blocks alone that all can advance by
+    /// (`step_count`) and the system is made of signal blocks alone that all can advance by
     /// a shorter step ([`crate::Block::variable_step`]); the run then ends at `stop` exactly.
     /// `Err` with that length and the names of the blocks that cannot, when some cannot
     /// (every step then keeps T and the run ends after `stop`).
