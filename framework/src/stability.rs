@@ -405,7 +405,7 @@ impl Direction {
 }
 
 /// The inverse effective-mass matrix W of one body at world point `x`: dᵀ W d = 1/m_eff(d)
-/// = 1/m + (r × d)ᵀ I⁻¹ (r × d), r = x − c, so W = I₃/m + [r]ₓᵀ I⁻¹ [r]ₓ; a port without
+/// = 1/m + (r × d)ᵀ I⁻¹ (r × d), r = x − c, so W = I₃/m + \[r\]ₓᵀ I⁻¹ \[r\]ₓ; a port without
 /// a rigid body (`None`) gives I₃/m with m its translational inertia.
 pub fn contact_inverse_mass(rigid: Option<&RigidInertia>, mass: f64, x: &Vector3<f64>) -> Matrix3<f64> {
     match rigid {
