@@ -267,6 +267,14 @@ fn every_documented_command_and_json_snippet_works() {
         check_page(&page, dir.path(), &validator, &mut n);
         made.insert(page, dir);
     }
+    eprintln!(
+        "{} commands ({} documented to fail), {} systems, {} snippets in {} pages",
+        n.commands,
+        n.failing,
+        n.systems,
+        n.snippets,
+        made.len()
+    );
     assert!(
         n.commands >= 40 && n.failing >= 2 && n.systems >= 6 && n.snippets >= 3,
         "{} commands ({} documented to fail), {} systems, {} snippets",
@@ -381,6 +389,21 @@ fn links(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// A path with `.` and `..` resolved without the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[test]
 fn every_relative_link_and_anchor_resolves() {
     let mut checked = 0;
@@ -398,8 +421,14 @@ fn every_relative_link_and_anchor_resolves() {
                 Some((f, a)) => (f, Some(a)),
                 None => (target.as_str(), None),
             };
-            let dest = if file.is_empty() { path.clone() } else { path.parent().unwrap().join(file) };
+            let dest = if file.is_empty() { path.clone() } else { normalize(&path.parent().unwrap().join(file)) };
             checked += 1;
+            let generated = GENERATED.iter().any(|g| root().join(g) == dest);
+            if !dest.exists() && generated {
+                // Made by `stiction components --markdown` and from clap's help on another
+                // branch; checked (anchors too) once the page is there.
+                continue;
+            }
             if !dest.exists() {
                 broken.push(format!("{page}:{line}: {target}: no file {}", dest.display()));
                 continue;
