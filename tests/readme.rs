@@ -41,10 +41,8 @@ fn pages() -> Vec<String> {
     }
     let mut found = Vec::new();
     walk(&root().join("docs"), &mut found);
-    let mut out: Vec<String> = found
-        .iter()
-        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
-        .collect();
+    let mut out: Vec<String> =
+        found.iter().map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/")).collect();
     out.sort();
     out.insert(0, "README.md".to_string());
     out
@@ -475,8 +473,14 @@ fn command_lines_split_like_a_shell() {
 
 #[test]
 fn anchors_follow_github() {
-    assert_eq!(slug(" Saving a run and continuing it: `--save-state`, `--resume`"), "saving-a-run-and-continuing-it---save-state---resume");
-    assert_eq!(slug(" Stuck-state stability of the whole system (`stiction check`, `run`, `--strict`)"), "stuck-state-stability-of-the-whole-system-stiction-check-run---strict");
+    assert_eq!(
+        slug(" Saving a run and continuing it: `--save-state`, `--resume`"),
+        "saving-a-run-and-continuing-it---save-state---resume"
+    );
+    assert_eq!(
+        slug(" Stuck-state stability of the whole system (`stiction check`, `run`, `--strict`)"),
+        "stuck-state-stability-of-the-whole-system-stiction-check-run---strict"
+    );
     assert_eq!(slug(" The [JSON](x.md) format"), "the-json-format");
     assert_eq!(slug(" Model C: T² < M/(4K)"), "model-c-t²--m4k");
     let a = anchors("# A\n## A\n```\n# B\n```\n");
