@@ -1,5 +1,5 @@
 //! Issue 14: the admittance friction models are fourth order in free motion under RK4 and
-//! keep the papers' algorithms under Euler (docs/friction.md, "RK4-accurate admittances").
+//! keep the papers' algorithms under Euler (docs/explanation/friction.md, "RK4-accurate admittances").
 //!
 //! The frictionless oscillator: each model with its friction set to zero (F = 0, γ = 0) on a
 //! spring with ω = 10 rad/s, amplitude A = 0.01, 10 s (ωt = 100). The exact solution is

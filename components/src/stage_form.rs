@@ -1,5 +1,5 @@
 //! Which position rate an implicit-Euler admittance returns (papers/modular-rk4-architecture.md,
-//! (13)–(22); the derivation is in docs/friction.md, "RK4-accurate admittances").
+//! (13)–(22); the derivation is in docs/explanation/friction.md, "RK4-accurate admittances").
 //!
 //! The papers' discrete algorithms update the velocity implicitly and then the position with
 //! the *new* velocity: v(k) = v(k−1) + T·a(k), q(k) = q(k−1) + T·v(k) ((26), (36), (45),

@@ -5,7 +5,7 @@
 //! holding without drift. The component returns the rates v̇ = (v_new − v)/τ and, under
 //! `"method": "euler"`, q̇ = v_new, so the Euler method (τ = T) reproduces (26) bit for bit;
 //! under RK4 q̇ = v, the stage velocity, in every stage that ends sliding ([`StageForm`],
-//! docs/friction.md): with F = 0 the stages are exactly RK4 on M v̇ = h, q̇ = v (fourth
+//! docs/explanation/friction.md): with F = 0 the stages are exactly RK4 on M v̇ = h, q̇ = v (fourth
 //! order), while stuck q̇ = v_new = 0.0 as before.
 //! Scalar (dims = 1) or 2-D/3-D (dims = 2, 3) with the n-dimensional Φ_Z of (53)/(55)/(57).
 //!

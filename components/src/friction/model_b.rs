@@ -11,7 +11,7 @@
 //! the drive receives −h. Rates under `"method": "euler"` (the paper's (36), bit for bit):
 //! ẋ = v_new, v̇ = (v_new − v)/τ.
 //!
-//! Under RK4 ([`StageForm`], docs/friction.md) the implicit step decides stick or slip and
+//! Under RK4 ([`StageForm`], docs/explanation/friction.md) the implicit step decides stick or slip and
 //! gives the friction force y; the mechanics then take the continuous rates of the stage
 //! state: sliding, ẋ = v, M v̇ = K e + B(u − v) − y, h = K e + B(u − v) (with F = 0 this is
 //! RK4 on the mass–spring–damper, fourth order; explicit, so stable for ω T < 2.8,
@@ -187,7 +187,7 @@ impl Impedance for ModelB {
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
         let mut out = self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)");
-        // Under RK4 the sliding mass moves on its spring explicitly (docs/friction.md): the
+        // Under RK4 the sliding mass moves on its spring explicitly (docs/explanation/friction.md): the
         // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
         if !self.form.is_euler() {
             let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };

@@ -10,7 +10,7 @@
 //! slider velocity v* − A y (exactly 0 while stuck, so w does not drift);
 //! e_new = e + τ(u_new − slider velocity) equals (45c). Rates: u̇ = (h − y)/M, ẇ, and
 //! q̇ = u_new under `"method": "euler"` ((45) bit for bit), else q̇ = u, the stage velocity
-//! ([`StageForm`], docs/friction.md): with F = 0 the mass is free and the stages are RK4 on
+//! ([`StageForm`], docs/explanation/friction.md): with F = 0 the mass is free and the stages are RK4 on
 //! M u̇ = h, q̇ = u (fourth order). The slider rate is exactly 0.0 while stuck.
 //!
 //! While the slider is stuck, (45)'s step decides only that it holds: under RK4 a stuck stage

@@ -300,7 +300,7 @@ pub struct Gear {
     pub damping: f64,
     pub q0: f64,
     pub v0: f64,
-    /// Euler (paper (44)) or RK4 position rate, set by `prepare` (docs/gear.md).
+    /// Euler (paper (44)) or RK4 position rate, set by `prepare` (docs/explanation/gear.md).
     pub form: StageForm,
 }
 
@@ -355,7 +355,7 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 impl Admittance for Gear {
-    /// State [q, v, s]: s is the stick indicator of model A (docs/gear.md): its rate is
+    /// State [q, v, s]: s is the stick indicator of model A (docs/explanation/gear.md): its rate is
     /// (σ − s)/τ with σ = 1 when a stage ends stuck, and `post_step` sets v = 0.0 when s > ½,
     /// so a stop is exact after one step under RK4 too (RK4 alone would only shrink v by 3 per step).
     fn layout(&self) -> Layout {
@@ -389,7 +389,7 @@ impl Admittance for Gear {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
         let s = self.step(v, fu, fv, tau);
-        // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/gear.md).
+        // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/explanation/gear.md).
         dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
         dx[2] = (if s.v == 0.0 { 1.0 } else { 0.0 } - x[2]) / tau;

@@ -12,7 +12,7 @@
 //! being each link's `rotor`), h(q, v) its bias torques (RNEA), b the joint viscosities.
 //! `derivative` returns v̇ = (v_new − v)/τ and, with `method: "euler"`, q̇ = v_new, so this is
 //! (69) exactly and the velocity of a stuck joint is exactly 0.0. Under RK4 q̇ = v, the stage
-//! velocity ([`StageForm`], docs/gear.md): with γ = 0 the stages are RK4 on the robot's
+//! velocity ([`StageForm`], docs/explanation/gear.md): with γ = 0 the stages are RK4 on the robot's
 //! equations of motion (fourth order).
 //!
 //! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
@@ -202,7 +202,7 @@ impl Admittance for GearedRobot {
         ports.extend((0..n).map(|i| PortInfo::new(format!("joint{i}"), Domain::Scalar)));
         ports.push(PortInfo::new("tip", Domain::Point3));
         ports.push(PortInfo::new("tip_command", Domain::Point3));
-        // [q, v, s]: s per joint is the stick indicator of the gear (docs/gear.md).
+        // [q, v, s]: s per joint is the stick indicator of the gear (docs/explanation/gear.md).
         Layout::new(3 * n, ports)
     }
     fn init(&self, x: &mut [f64]) {

@@ -6,7 +6,7 @@
 //! v(k) = u(kT) exactly. The position rate is q̇ = u(t + τ) under `"method": "euler"`
 //! (q(k) = q(k−1) + T u(kT), the papers' form) and q̇ = u(t) under RK4, whose stages then
 //! integrate u with Simpson's rule (fourth order; a ramp or cubic exactly) instead of
-//! drifting by ¾·u̇·T² per step ([`StageForm`], docs/friction.md).
+//! drifting by ¾·u̇·T² per step ([`StageForm`], docs/explanation/friction.md).
 
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
