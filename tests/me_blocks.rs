@@ -3,11 +3,13 @@
 //! part in every stage (fmus/import/src/me_block.rs, framework/src/stepper/bus.rs). The
 //! controller is the PIControllerME test FMU (tests/fixtures/pi_me): dI/dt = w_ref − w,
 //! u = Kp (w_ref − w) + Ki I (direct feedthrough), ui = Ki I (from the state alone).
+// Both fixtures include the shared C-FMU builder (tests/fixtures/c_fmu.rs).
+#![allow(clippy::duplicate_mod)]
 
-#[path = "fixtures/pi_me/mod.rs"]
-mod pi_me;
 #[path = "fixtures/pi_controller/mod.rs"]
 mod pi_controller;
+#[path = "fixtures/pi_me/mod.rs"]
+mod pi_me;
 
 mod common;
 use common::*;
@@ -263,7 +265,10 @@ fn bad_connections_to_a_model_exchange_block_are_refused_by_name() {
             assert!(err.contains(s), "expected '{s}' in: {err}");
         }
     };
-    check(&|v| v["connections"][3]["to"] = json!("pi.speed"), &["connections[3]", "no input 'speed'", "inputs: w_ref, w"]);
+    check(
+        &|v| v["connections"][3]["to"] = json!("pi.speed"),
+        &["connections[3]", "no input 'speed'", "inputs: w_ref, w"],
+    );
     check(&|v| v["connections"][3]["from"] = json!("body.vv"), &["connections[3]", "has no signal 'vv'"]);
     check(
         &|v| v["connections"].as_array_mut().unwrap().push(json!({"from": "body.q", "to": "pi.w"})),

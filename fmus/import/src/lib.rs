@@ -52,6 +52,12 @@
 //! impedance handles its events at the end of the step in which they occur, at the first
 //! stage of the next step, and an event that changes an impedance's continuous states is
 //! an error (the network owns those states and an impedance cannot write them).
+//!
+//! **Signal blocks** (`"role": "signal"`): a Co-Simulation FMU is a framework `Block`,
+//! stepped at every step's beginning with its outputs held over the step (`block`); a Model
+//! Exchange FMU is a port-less admittance with signal inputs (`me_block`), its states
+//! integrated like those of a Model Exchange admittance, its inputs and outputs those of
+//! every stage (framework/src/stepper/bus.rs).
 #![deny(unsafe_code)]
 
 mod binary;
@@ -637,7 +643,9 @@ const PARAMS: &[ParamDoc] = &[
         unit: "",
         default: None,
         doc: "\"admittance\" (force in, motion out), \"impedance\" (motion in, force out) or \"signal\" (a block: \
-              the FMU's inputs set by signal connections, its outputs read as signals)",
+              the FMU's inputs set by signal connections, its outputs read as signals; Co-Simulation: stepped at \
+              each step's beginning, outputs held; Model Exchange: its states integrated by the network, inputs \
+              and outputs at every stage)",
     },
     ParamDoc {
         name: "inputs",

@@ -160,7 +160,11 @@ impl Admittance for MeBlock {
     }
     fn signal(&self, which: usize, _elem: usize, probe: &Probe) -> f64 {
         let n = self.outputs.infos.len();
-        let r = if which < n { self.value(&self.outputs, which, probe) } else { self.value(&self.observed, which - n, probe) };
+        let r = if which < n {
+            self.value(&self.outputs, which, probe)
+        } else {
+            self.value(&self.observed, which - n, probe)
+        };
         r.unwrap_or(f64::NAN)
     }
     fn inputs(&self) -> Vec<SignalInfo> {

@@ -292,11 +292,11 @@ impl Simulator {
             self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path, index))?;
             self.feed_block(b, input, wire, gain);
         }
-        for (from, a, input, i, gain) in self.sched.adm_inputs.clone() {
+        for link in self.sched.adm_inputs.clone() {
             let wire = crate::signal::Wire::default();
-            let path = format!("connections[{i}]");
-            let tap = self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path, index))?;
-            self.feed_admittance(a, input, &from, i, tap, wire, gain)?;
+            let (from, path) = (&link.0, format!("connections[{}]", link.3));
+            let tap = self.wire(from, wire.clone(), |sim| sim.tap(from, &path, index))?;
+            self.feed_admittance(&link, tap, wire)?;
         }
         self.order_stage()?;
         self.order_blocks()?;

@@ -18,7 +18,26 @@
 //!   dependencies inside the stage, and an impedance reading its own force would be an
 //!   algebraic loop; held, no signal read by a component can form one. An admittance
 //!   signal that needs its forces or its rate (an acceleration) cannot be read by a time
-//!   function; it is refused when the system is compiled, naming the path that reads it.
+//!   function; it is refused when the system is compiled, naming the path that reads it;
+//! - **a Co-Simulation signal block's output** ([`crate::Block`]): exchanged at the beginning
+//!   of each step (the block advanced from t_k to t_k + T with its inputs from x(k)) and
+//!   held over the step's stages;
+//! - **a Model Exchange signal block's output** (an admittance with signal inputs,
+//!   [`Admittance::inputs`](crate::Admittance::inputs); fmus/import/src/me_block.rs): a state
+//!   signal, at every stage from that stage's state and time. An output with direct
+//!   feedthrough ([`Admittance::signal_inputs`](crate::Admittance::signal_inputs)) also
+//!   reads the stage's values of the inputs it depends on: the stage signals are written in
+//!   the order of these dependencies ([`Simulator::order_stage`]), and a cycle of them (an
+//!   algebraic loop) is refused when the system is compiled, naming its connections.
+//!
+//! A Model Exchange block's inputs are written like any signal a time function reads, by
+//! their source's kind: at every stage when the source is a system input, a state signal
+//! (a position, a velocity, another Model Exchange block's output, in dependency order) —
+//! so a controller closing a loop on a body keeps RK4's order (tests/me_blocks.rs) —;
+//! at the step's beginning, held, when it is an impedance's signal or a Co-Simulation
+//! block's output. Its events (me.rs) are located within the step for its own states,
+//! with its inputs as the step's last stage set them; the other components see the
+//! event's effect on its outputs from the next step on.
 
 use super::Simulator;
 use crate::component::{Probe, MAX_IMPEDANCE_PORTS};
@@ -33,7 +52,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub(crate) enum Tap {
     /// Element `index` of the state vector (`component.state[i]`).
     State { index: usize },
-    /// Signal `which`, element `elem`, of admittance `i`, read from its state alone.
+    /// Signal `which`, element `elem`, of admittance `i`, read from its state alone (a Model
+    /// Exchange block's output: and the stage's values of the inputs it depends on).
     Adm { i: usize, which: usize, elem: usize },
     /// Signal `which`, element `elem`, of impedance `i`: held over each step.
     Imp { i: usize, which: usize, elem: usize },
@@ -53,6 +73,10 @@ pub enum When {
     /// A signal block's output, exchanged at the beginning of each step, held over it.
     Block,
 }
+
+/// A signal connection to an admittance's input as the schedule holds it: (the signal read,
+/// admittance, input, index of the connection in the file, gain).
+pub(crate) type AdmLink = (String, usize, usize, usize, f64);
 
 /// A signal connection to an input of a Model Exchange signal block (an admittance), kept
 /// while the stage signals are ordered ([`Simulator::order_stage`]).
@@ -258,22 +282,14 @@ impl Simulator {
     }
 
     /// Have input `input` of admittance `a` (a Model Exchange signal block) read gain ×
-    /// the signal `from` (connection `connection` of the file), written into `wire` at every
-    /// stage as [`wire`](Self::wire) says for its kind.
-    pub(crate) fn feed_admittance(
-        &mut self,
-        a: usize,
-        input: usize,
-        from: &str,
-        connection: usize,
-        tap: Option<Tap>,
-        wire: Wire,
-        gain: f64,
-    ) -> Result<()> {
+    /// the signal `from` (`link` = (from, a, input, connection in the file, gain)), whose tap
+    /// writes it into `wire` as [`wire`](Self::wire) says for its kind.
+    pub(crate) fn feed_admittance(&mut self, link: &AdmLink, tap: Option<Tap>, wire: Wire) -> Result<()> {
+        let (from, a, input, connection, gain) = (&link.0, link.1, link.2, link.3, link.4);
         let path = format!("connections[{connection}]");
-        self.sched.adm[a].connect_input(input, wire, gain).map_err(|m| {
-            Error::invalid(&path, format!("'{}': {m}", self.sched.adm_names[a]))
-        })?;
+        self.sched.adm[a]
+            .connect_input(input, wire, gain)
+            .map_err(|m| Error::invalid(&path, format!("'{}': {m}", self.sched.adm_names[a])))?;
         let to = self.sched.adm[a].inputs().get(input).map_or("?", |i| i.name);
         let text = format!("{from} -> {}.{to}", self.sched.adm_names[a]);
         self.bus.feeds.push(Feed { tap, a, input, text });
@@ -345,7 +361,8 @@ impl Simulator {
             ));
         }
         // Kahn's algorithm, the lowest index first among the ready ones.
-        let mut indeg: Vec<usize> = nodes.iter().map(|&n| g.neighbors_directed(n, petgraph::Incoming).count()).collect();
+        let mut indeg: Vec<usize> =
+            nodes.iter().map(|&n| g.neighbors_directed(n, petgraph::Incoming).count()).collect();
         let mut ready: BTreeSet<usize> = (0..stage.len()).filter(|&j| indeg[j] == 0).collect();
         let mut order = Vec::with_capacity(stage.len());
         while let Some(j) = ready.pop_first() {
@@ -358,7 +375,8 @@ impl Simulator {
                 }
             }
         }
-        let mut old: Vec<Option<(Tap, Vec<Wire>)>> = std::mem::take(&mut self.bus.stage).into_iter().map(Some).collect();
+        let mut old: Vec<Option<(Tap, Vec<Wire>)>> =
+            std::mem::take(&mut self.bus.stage).into_iter().map(Some).collect();
         self.bus.stage = order.into_iter().filter_map(|j| old[j].take()).collect();
         for (j, (tap, _)) in self.bus.stage.iter().enumerate() {
             self.bus.tapped.insert(*tap, j);
