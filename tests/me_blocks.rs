@@ -365,3 +365,72 @@ fn the_model_exchange_gear_example_holds_its_load_like_the_native_controller() {
     eprintln!("held at {q_held} (ME block) and {qn} (native), difference {diff:.3e}");
     assert!(diff < 1e-3, "held at {q_held} (ME block) and {qn} (native)");
 }
+
+#[test]
+fn another_model_exchange_block_reads_a_feedthrough_output_at_every_stage() {
+    // pi2 integrates pi's output u: dI2/dt = u (Kp = 0, Ki = 1, w unconnected). The body's
+    // momentum obeys m dv/dt = u − L, so m v + L t − I2 is a linear invariant of the loop,
+    // kept to rounding by RK4 only if pi2 reads at every stage the u the motor applies
+    // there (that u is evaluated after body.v, which it depends on, is written: the first
+    // test fails without that order).
+    let mut v = speed_loop(Some(me_block(json!({"Kp": KP, "Ki": KI}))), 0.01, 3.0);
+    v["components"]["pi2"] = me_block(json!({"Kp": 0.0, "Ki": 1.0}));
+    v["connections"].as_array_mut().unwrap().push(json!({"from": "pi.u", "to": "pi2.w_ref"}));
+    v["output"]["signals"]["I2"] = json!("pi2.integral");
+    let rec = run_value(&v);
+    let (vel, i2) = (col(&rec, "v"), col(&rec, "I2"));
+    for (i, &t) in rec.time.iter().enumerate() {
+        let drift = M * vel[i] + LOAD * t - i2[i];
+        assert!(drift.abs() < 1e-12 * i2[i].abs().max(1.0), "m v + L t − I2 = {drift} at t = {t}");
+    }
+    assert!(i2.last().unwrap() > &5.0, "pi2 integrated u: {}", i2.last().unwrap());
+}
+
+#[test]
+fn a_model_exchange_block_reads_held_signals_as_constants_over_the_step() {
+    // A mass on a spring; pi integrates the spring's force (an impedance signal: evaluated
+    // at x(k), held over the step), pi2 the output of a Co-Simulation PI reading the speed
+    // (u = −Kp v(t_k), held over the step). RK4 integrates a constant exactly: each step adds
+    // T × the held value, which the output rows show (every step).
+    let t_step = 0.01;
+    let cs = json!({"type": "fmu", "path": cs_fmu().to_str().unwrap(), "role": "signal", "parameters": {"Kp": 3.0}});
+    let v = json!({
+        "name": "held_inputs",
+        "solver": {"method": "rk4", "step": t_step, "stop_time": 0.5},
+        "output": {"interval": t_step, "signals": {"f": "k.f", "I": "pi.integral", "u": "cs.u", "I2": "pi2.integral"}},
+        "components": {
+            "body": {"type": "mass", "mass": 1.0, "init": {"q": 0.1}},
+            "k": {"type": "spring_damper", "K": 100.0, "B": 0.5},
+            "pi": me_block(json!({"Kp": 0.0, "Ki": 1.0})),
+            "pi2": me_block(json!({"Kp": 0.0, "Ki": 1.0})),
+            "cs": cs
+        },
+        "connections": [
+            {"from": "k.a", "to": "ground"}, {"from": "k.b", "to": "body"},
+            {"from": "k.f", "to": "pi.w_ref"},
+            {"from": "body.v", "to": "cs.w"},
+            {"from": "cs.u", "to": "pi2.w_ref"}
+        ]
+    });
+    let rec = run_value(&v);
+    let (f, i1, u, i2) = (col(&rec, "f"), col(&rec, "I"), col(&rec, "u"), col(&rec, "I2"));
+    let mut moving = 0;
+    for i in 1..rec.time.len() {
+        // The force held over step i − 1 is the one the row at its beginning shows.
+        let want = t_step * f[i - 1];
+        assert!(
+            (i1[i] - i1[i - 1] - want).abs() < 1e-15 + 1e-12 * want.abs(),
+            "step {i}: I grew by {}",
+            i1[i] - i1[i - 1]
+        );
+        // The Co-Simulation output held over step i − 1 is the one the row at its end shows.
+        let want = t_step * u[i];
+        assert!(
+            (i2[i] - i2[i - 1] - want).abs() < 1e-15 + 1e-12 * want.abs(),
+            "step {i}: I2 grew by {}",
+            i2[i] - i2[i - 1]
+        );
+        moving += (u[i] != u[i - 1]) as usize;
+    }
+    assert!(moving > 10 && f[0] != f[10], "the held values change from step to step");
+}
