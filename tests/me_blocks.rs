@@ -10,6 +10,8 @@
 mod pi_controller;
 #[path = "fixtures/pi_me/mod.rs"]
 mod pi_me;
+#[path = "fixtures/timed_mass/mod.rs"]
+mod timed_mass;
 
 mod common;
 use common::*;
@@ -433,4 +435,45 @@ fn a_model_exchange_block_reads_held_signals_as_constants_over_the_step() {
         moving += (u[i] != u[i - 1]) as usize;
     }
     assert!(moving > 10 && f[0] != f[10], "the held values change from step to step");
+}
+
+#[test]
+fn a_plant_as_a_model_exchange_block_takes_its_time_events_exactly_in_fmi_2_and_3() {
+    // TimedMass (tests/fixtures/timed_mass): m v' = f + F s(t), s switched on and off by
+    // time events inside steps. As a block, with its input f from a system input (0): its
+    // states follow the exact piecewise polynomial (RK4 is exact on it, the events are
+    // taken at their instants), and its output a = v' (direct feedthrough from f) reads the
+    // stage's f.
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = timed_mass::build(dir.path(), fmi);
+        let v = json!({
+            "name": "timed_mass_block",
+            "solver": {"method": "rk4", "step": 0.01, "stop_time": 1.0},
+            "inputs": {"push": {"start": 0.0}},
+            "output": {"interval": 0.01, "signals": {"q": "plant.q", "v": "plant.v", "a": "plant.a"}},
+            "components": {
+                "plant": {"type": "fmu", "path": fmu.to_str().unwrap(), "role": "signal", "interface": "me"}
+            },
+            "connections": [{"from": "push", "to": "plant.f"}]
+        });
+        let rec = run_value(&v);
+        let (q, vel, a) = (col(&rec, "q"), col(&rec, "v"), col(&rec, "a"));
+        for (i, &t) in rec.time.iter().enumerate() {
+            let (qe, ve, ae, _) = timed_mass::exact(t);
+            assert!(
+                (q[i] - qe).abs() < 1e-12 && (vel[i] - ve).abs() < 1e-12,
+                "FMI {fmi}: t = {t}: q {} v {}",
+                q[i],
+                vel[i]
+            );
+            assert!((a[i] - ae).abs() < 1e-12, "FMI {fmi}: a({t}) = {}", a[i]);
+        }
+        // A push of 1 N from the command line's --input changes the acceleration by 1/m.
+        let mut pushed = v.clone();
+        pushed["inputs"]["push"]["start"] = json!(1.0);
+        let rec = run_value(&pushed);
+        let a_end = *col(&rec, "a").last().unwrap();
+        assert!((a_end - 1.0 / timed_mass::M).abs() < 1e-12, "FMI {fmi}: a = {a_end} with f = 1 N");
+    }
 }
