@@ -71,7 +71,9 @@ pub struct SignalInfo {
     pub doc: &'static str,
     /// Whether the value depends on the admittance's state alone (positions, velocities),
     /// not on its forces or rates: a time function that reads it then sees it at every RK4
-    /// stage, from that stage's state (framework/src/stepper/bus.rs).
+    /// stage, from that stage's state (framework/src/stepper/bus.rs). An output of a Model
+    /// Exchange signal block is one: a function of the stage's state, time and (with direct
+    /// feedthrough, [`Admittance::signal_inputs`]) the stage's values of its inputs.
     pub state: bool,
 }
 
@@ -203,6 +205,26 @@ pub trait Admittance: Send + Sync {
     /// Return to what [`save_hidden`](Self::save_hidden) gave (untrusted bytes: checked, never a panic).
     fn restore_hidden(&self, _bytes: &[u8]) -> Result<(), String> {
         Err("has no state outside the state vector to restore".into())
+    }
+    /// The signal inputs of an admittance that is a signal block taking part in every stage
+    /// (a Model Exchange FMU with `"role": "signal"`): set by signal connections
+    /// `{"from": SIGNAL, "to": "component.input"}`, read by the component itself from the
+    /// wires [`connect_input`](Self::connect_input) gives it. Empty for most.
+    fn inputs(&self) -> Vec<SignalInfo> {
+        Vec::new()
+    }
+    /// Have input `input` read gain × `wire` (one signal connection, wired once before the
+    /// first evaluation). The engine writes the wire before every stage
+    /// (framework/src/stepper/bus.rs); the component reads it in `derivative` and `signal`.
+    fn connect_input(&self, _input: usize, _wire: crate::signal::Wire, _gain: f64) -> Result<(), String> {
+        Err("has no signal inputs".into())
+    }
+    /// The inputs (positions in [`inputs`](Self::inputs)) that signal `which` depends on at
+    /// the same instant (direct feedthrough). A [state signal](SignalInfo::state) with such
+    /// inputs is written at every stage after the signals connected to them; a cycle of
+    /// them is refused as an algebraic loop.
+    fn signal_inputs(&self, _which: usize) -> Vec<usize> {
+        Vec::new()
     }
 }
 

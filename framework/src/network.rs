@@ -273,6 +273,7 @@ impl Network {
     fn block_input_name(&self, ix: NodeIndex, input: usize) -> &'static str {
         match &self.graph[ix] {
             Node::Block { comp, .. } => comp.inputs().get(input).map(|i| i.name).unwrap_or("?"),
+            Node::Admittance { comp, .. } => comp.inputs().get(input).map(|i| i.name).unwrap_or("?"),
             _ => "?",
         }
     }
@@ -383,9 +384,22 @@ impl Network {
         // To a signal block's input: a signal connection, from any signal (resolved when the
         // system is compiled).
         if let Some((comp, input)) = to.split_once('.') {
-            if let Some(ix) = self.lookup(comp).filter(|&ix| matches!(self.graph[ix], Node::Block { .. })) {
-                let Node::Block { comp: block, .. } = &self.graph[ix] else { unreachable!("a block") };
-                let inputs = block.inputs();
+            // A Model Exchange signal block (an admittance with signal inputs): an input by
+            // its name; one without ports has nothing else to connect to.
+            let adm_inputs = |ix: NodeIndex| match &self.graph[ix] {
+                Node::Admittance { comp, layout, .. } => {
+                    let inputs = comp.inputs();
+                    let named = inputs.iter().any(|x| x.name == input);
+                    (!inputs.is_empty() && (named || layout.ports.is_empty())).then_some(inputs)
+                }
+                _ => None,
+            };
+            let found = self.lookup(comp).and_then(|ix| match &self.graph[ix] {
+                Node::Block { comp: block, .. } => Some((ix, block.inputs())),
+                Node::Admittance { .. } => adm_inputs(ix).map(|i| (ix, i)),
+                _ => None,
+            });
+            if let Some((ix, inputs)) = found {
                 let i = inputs.iter().position(|x| x.name == input).ok_or_else(|| {
                     let hint = crate::error::suggestion(input, inputs.iter().map(|x| x.name));
                     let names: Vec<&str> = inputs.iter().map(|x| x.name).collect();
@@ -511,8 +525,9 @@ impl Network {
         (self.graph, self.ground)
     }
 
-    /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes,
-    /// one edge per port connection labelled with the ports.
+    /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes, signal
+    /// blocks as components, one edge per port connection labelled with the ports and one
+    /// dashed edge per signal connection.
     pub fn to_dot(&self, title: &str) -> String {
         use std::fmt::Write;
         let mut s = String::new();
@@ -521,6 +536,11 @@ impl Network {
         let mut ground_used = false;
         for ix in self.graph.node_indices() {
             match &self.graph[ix] {
+                // A Model Exchange signal block (an admittance with signal inputs and no
+                // ports) is drawn as a block.
+                Node::Admittance { name, comp, layout } if layout.ports.is_empty() && !comp.inputs().is_empty() => {
+                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(name));
+                }
                 Node::Admittance { name, .. } => {
                     let _ = writeln!(s, "  {} [shape=ellipse];", dot_quote(name));
                 }

@@ -79,6 +79,9 @@ pub struct Schedule {
     pub(crate) blocks: Vec<Arc<dyn Block>>,
     pub(crate) block_names: Vec<String>,
     pub(crate) signal_links: Vec<(String, usize, usize, usize, f64)>,
+    /// The signal connections to admittances' inputs (Model Exchange signal blocks), in the
+    /// same form (the signal read, admittance, input, connection, gain), in file order.
+    pub(crate) adm_inputs: Vec<(String, usize, usize, usize, f64)>,
     pub(crate) adm: Vec<Arc<dyn Admittance>>,
     pub(crate) adm_names: Vec<String>,
     /// State offsets of admittance i: `adm_x[i]..adm_x[i+1]` (into the global vector).
@@ -145,6 +148,7 @@ impl Schedule {
         // The rank of every node among the admittances or among the impedances, and the
         // nodes of each kind in network order, to be taken out by the two groupings.
         let mut rank = vec![0; nodes.len()];
+        let mut is_adm = vec![false; nodes.len()];
         let mut adm_nodes = Vec::with_capacity(na);
         let mut imp_nodes = Vec::with_capacity(ni);
         let (mut blocks, mut block_names) = (Vec::new(), Vec::new());
@@ -152,6 +156,7 @@ impl Schedule {
             match node.weight {
                 Node::Admittance { .. } => {
                     rank[ix] = adm_nodes.len();
+                    is_adm[ix] = true;
                     adm_nodes.push(&mut node.weight);
                 }
                 Node::Impedance { .. } => {
@@ -168,8 +173,18 @@ impl Schedule {
                 Node::Ground => {}
             }
         }
-        let signal_links =
-            links.into_iter().map(|l| (l.from, rank[l.block.index()], l.input, l.connection, l.gain)).collect();
+        // Signal connections to a block's input, and to a Model Exchange signal block's
+        // (an admittance's) input.
+        let (mut signal_links, mut adm_inputs) = (Vec::new(), Vec::new());
+        for l in links {
+            let to_adm = is_adm[l.block.index()];
+            let link = (l.from, rank[l.block.index()], l.input, l.connection, l.gain);
+            if to_adm {
+                adm_inputs.push(link);
+            } else {
+                signal_links.push(link);
+            }
+        }
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
         let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
@@ -259,6 +274,7 @@ impl Schedule {
             blocks,
             block_names,
             signal_links,
+            adm_inputs,
             adm,
             adm_names,
             adm_x,
@@ -293,13 +309,17 @@ impl Schedule {
 
     /// The signal connections, in file order: (signal read, "block.input").
     pub fn signal_connections(&self) -> Vec<(String, String)> {
-        self.signal_links
-            .iter()
-            .map(|(from, b, i, _, _)| {
-                let input = self.blocks[*b].inputs().get(*i).map(|x| x.name).unwrap_or("?");
-                (from.clone(), format!("{}.{input}", self.block_names[*b]))
-            })
-            .collect()
+        let blocks = self.signal_links.iter().map(|(from, b, i, c, _)| {
+            let input = self.blocks[*b].inputs().get(*i).map(|x| x.name).unwrap_or("?");
+            (*c, from.clone(), format!("{}.{input}", self.block_names[*b]))
+        });
+        let adms = self.adm_inputs.iter().map(|(from, a, i, c, _)| {
+            let input = self.adm[*a].inputs().get(*i).map(|x| x.name).unwrap_or("?");
+            (*c, from.clone(), format!("{}.{input}", self.adm_names[*a]))
+        });
+        let mut all: Vec<_> = blocks.chain(adms).collect();
+        all.sort_by_key(|l| l.0);
+        all.into_iter().map(|(_, from, to)| (from, to)).collect()
     }
 
     /// Total number of states.

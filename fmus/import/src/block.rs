@@ -28,14 +28,14 @@ const MAX_ELEMENTS: usize = 1 << 16;
 /// tables are), and per variable its value reference, kind (type, elements), index in the
 /// model description and first element.
 #[derive(Default)]
-struct Vars {
-    infos: Vec<SignalInfo>,
+pub(crate) struct Vars {
+    pub(crate) infos: Vec<SignalInfo>,
     /// Per element: its variable (position in `vrs`) and its index in that variable.
-    var: Vec<usize>,
-    elem: Vec<usize>,
-    vrs: Vec<u32>,
-    kinds: Vec<VarKind>,
-    index: Vec<usize>,
+    pub(crate) var: Vec<usize>,
+    pub(crate) elem: Vec<usize>,
+    pub(crate) vrs: Vec<u32>,
+    pub(crate) kinds: Vec<VarKind>,
+    pub(crate) index: Vec<usize>,
     first: Vec<usize>,
 }
 
@@ -60,7 +60,7 @@ impl Vars {
 /// The variables of causality `causality` (`None`: every readable variable that is not an
 /// output, for output columns); arrays of more than [`MAX_ELEMENTS`] elements are counted in
 /// `skipped`.
-fn vars_of(fmu: &Instance, causality: Option<Causality>, skipped: &mut usize) -> Vars {
+pub(crate) fn vars_of(fmu: &Instance, causality: Option<Causality>, interface: Interface, skipped: &mut usize) -> Vars {
     let md = &fmu.archive.description;
     let mut v = Vars::default();
     for (i, var) in md.variables.iter().enumerate() {
@@ -71,7 +71,7 @@ fn vars_of(fmu: &Instance, causality: Option<Causality>, skipped: &mut usize) ->
         if !wanted {
             continue;
         }
-        let Ok(n) = crate::readable(md, i, Interface::CoSimulation) else { continue };
+        let Ok(n) = crate::readable(md, i, interface) else { continue };
         if n > MAX_ELEMENTS {
             *skipped += 1;
             continue;
@@ -126,40 +126,20 @@ struct Runtime {
 /// Make the signal block from an initialized Co-Simulation instance.
 pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsBlock, FmiError> {
     let mut skipped = 0;
-    let inputs = vars_of(&fmu, Some(Causality::Input), &mut skipped);
-    let outputs = vars_of(&fmu, Some(Causality::Output), &mut skipped);
-    let observed = vars_of(&fmu, None, &mut skipped);
+    let cs = Interface::CoSimulation;
+    let inputs = vars_of(&fmu, Some(Causality::Input), cs, &mut skipped);
+    let outputs = vars_of(&fmu, Some(Causality::Output), cs, &mut skipped);
+    let observed = vars_of(&fmu, None, cs, &mut skipped);
     let md = fmu.archive.description.clone();
     let structure = read_structure(&fmu.archive.xml, &md).map_err(|e| fmu.error("modelDescription.xml", e))?;
-    let deps = |o: usize| structure.deps.get(&outputs.index[outputs.var[o]]);
-    let feed = (0..outputs.infos.len())
-        .map(|o| match deps(o) {
-            Some(Deps::On(on)) => {
-                (0..inputs.infos.len()).filter(|&j| on.contains(&inputs.index[inputs.var[j]])).collect()
-            }
-            _ => Vec::new(),
-        })
-        .collect();
-    let declared = (0..outputs.infos.len()).map(|o| matches!(deps(o), Some(Deps::On(_)))).collect();
+    let (feed, declared) = feedthrough(&structure, &inputs, &outputs);
     if skipped > 0 {
-        notes.push(Diagnostic::Warning(format!(
-            "{skipped} array variable(s) of more than {MAX_ELEMENTS} elements are not offered as signals"
-        )));
+        notes.push(too_long(skipped));
     }
     let label = fmu.label.clone();
     let can_roll_back = structure.can_get_and_set_state && fmu.can_save_state();
     let variable_step = md.cs_capabilities.variable_step;
-    // The array inputs' current values (their start values): an element set alone keeps
-    // the others.
-    let mut arrays = Vec::with_capacity(inputs.vrs.len());
-    for (k, &(ty, n)) in inputs.kinds.iter().enumerate() {
-        let mut a = Vec::new();
-        if !md.variables[inputs.index[k]].dimensions.is_empty() {
-            a.resize(n, 0.0);
-            fmu.get_mixed(&[inputs.vrs[k]], &[(ty, n)], &mut a)?;
-        }
-        arrays.push(a);
-    }
+    let arrays = array_starts(&mut fmu, &inputs)?;
     // The FMU's own start values must be readable before the first exchange.
     let mut y = vec![0.0; outputs.infos.len()];
     fmu.get_mixed(&outputs.vrs, &outputs.kinds, &mut y)?;
@@ -233,29 +213,7 @@ impl Block for CsBlock {
         let mut rt = self.lock()?;
         rt.call(|rt| {
             let Runtime { fmu, vrs, kinds, vals, arrays, touched, .. } = rt;
-            vrs.clear();
-            kinds.clear();
-            vals.clear();
-            for &(j, v) in u {
-                let k = ins.var[j];
-                if arrays[k].is_empty() {
-                    vrs.push(ins.vrs[k]);
-                    kinds.push(ins.kinds[k]);
-                    vals.push(v);
-                } else {
-                    arrays[k][ins.elem[j]] = v;
-                    touched[k] = true;
-                }
-            }
-            // Each array input set touched, whole.
-            for k in 0..arrays.len() {
-                if std::mem::take(&mut touched[k]) {
-                    vrs.push(ins.vrs[k]);
-                    kinds.push(ins.kinds[k]);
-                    vals.extend_from_slice(&arrays[k]);
-                }
-            }
-            fmu.set_mixed(vrs, kinds, vals)
+            set_inputs(fmu, ins, Scratch { vrs, kinds, vals, arrays, touched }, u)
         })
     }
     fn start(&self, y: &mut [f64]) -> Result<(), Fault> {
@@ -379,4 +337,90 @@ fn list(v: &[SignalInfo]) -> String {
     } else {
         v.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
     }
+}
+
+/// The reused buffers of one input set: value references, kinds and values, and per input
+/// variable its elements if it is an array (set whole) and whether it was touched.
+pub(crate) struct Scratch<'a> {
+    pub vrs: &'a mut Vec<u32>,
+    pub kinds: &'a mut Vec<VarKind>,
+    pub vals: &'a mut Vec<f64>,
+    pub arrays: &'a mut [Vec<f64>],
+    pub touched: &'a mut [bool],
+}
+
+/// Set input element `u[j].0` of `ins` to `u[j].1`, in one call: an element of an array input
+/// sets its array whole, with the other elements as they were.
+pub(crate) fn set_inputs(fmu: &mut Instance, ins: &Vars, b: Scratch<'_>, u: &[(usize, f64)]) -> Result<(), FmiError> {
+    let Scratch { vrs, kinds, vals, arrays, touched } = b;
+    vrs.clear();
+    kinds.clear();
+    vals.clear();
+    for &(j, v) in u {
+        let k = ins.var[j];
+        if arrays[k].is_empty() {
+            vrs.push(ins.vrs[k]);
+            kinds.push(ins.kinds[k]);
+            vals.push(v);
+        } else {
+            arrays[k][ins.elem[j]] = v;
+            touched[k] = true;
+        }
+    }
+    // Each array input set touched, whole.
+    for k in 0..arrays.len() {
+        if std::mem::take(&mut touched[k]) {
+            vrs.push(ins.vrs[k]);
+            kinds.push(ins.kinds[k]);
+            vals.extend_from_slice(&arrays[k]);
+        }
+    }
+    fmu.set_mixed(vrs, kinds, vals)
+}
+
+/// The array inputs' current values (their start values), empty for a scalar input: an
+/// element set alone keeps the others.
+pub(crate) fn array_starts(fmu: &mut Instance, inputs: &Vars) -> Result<Vec<Vec<f64>>, FmiError> {
+    let md = fmu.archive.description.clone();
+    let mut arrays = Vec::with_capacity(inputs.vrs.len());
+    for (k, &(ty, n)) in inputs.kinds.iter().enumerate() {
+        let mut a = Vec::new();
+        if !md.variables[inputs.index[k]].dimensions.is_empty() {
+            a.resize(n, 0.0);
+            fmu.get_mixed(&[inputs.vrs[k]], &[(ty, n)], &mut a)?;
+        }
+        arrays.push(a);
+    }
+    Ok(arrays)
+}
+
+/// Per output element: the input elements it declares to depend on (ModelStructure), and
+/// whether it declares its dependencies at all.
+pub(crate) fn feedthrough(
+    structure: &stiction_fmi_schema::structure::Structure,
+    inputs: &Vars,
+    outputs: &Vars,
+) -> (Vec<Vec<usize>>, Vec<bool>) {
+    let deps = |o: usize| structure.deps.get(&outputs.index[outputs.var[o]]);
+    let feed = (0..outputs.infos.len())
+        .map(|o| match deps(o) {
+            Some(Deps::On(on)) => {
+                (0..inputs.infos.len()).filter(|&j| on.contains(&inputs.index[inputs.var[j]])).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    let declared = (0..outputs.infos.len()).map(|o| matches!(deps(o), Some(Deps::On(_)))).collect();
+    (feed, declared)
+}
+
+/// The note that `skipped` arrays are too long to be offered as signals.
+pub(crate) fn too_long(skipped: usize) -> Diagnostic {
+    Diagnostic::Warning(format!(
+        "{skipped} array variable(s) of more than {MAX_ELEMENTS} elements are not offered as signals"
+    ))
+}
+
+pub(crate) fn list_names(v: &[SignalInfo]) -> String {
+    list(v)
 }

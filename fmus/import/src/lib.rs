@@ -11,7 +11,8 @@
 //!   fmu-host` program), so that its crash or hang cannot end stiction; [`Instance`] is
 //!   either;
 //! * [`mapping`]: FMU variables → scalar ports, checked against the description;
-//! * `cs`, `me`: the Co-Simulation and Model Exchange components.
+//! * `cs`, `me`: the Co-Simulation and Model Exchange components; `block`, `me_block`: a
+//!   Co-Simulation and a Model Exchange FMU as a signal block (`"role": "signal"`).
 //!
 //! In JSON (`"type": "fmu"`, see [`register`]):
 //!
@@ -50,6 +51,12 @@
 //! impedance handles its events at the end of the step in which they occur, at the first
 //! stage of the next step, and an event that changes an impedance's continuous states is
 //! an error (the network owns those states and an impedance cannot write them).
+//!
+//! **Signal blocks** (`"role": "signal"`): a Co-Simulation FMU is a framework `Block`,
+//! stepped at every step's beginning with its outputs held over the step (`block`); a Model
+//! Exchange FMU is a port-less admittance with signal inputs (`me_block`), its states
+//! integrated like those of a Model Exchange admittance, its inputs and outputs those of
+//! every stage (framework/src/stepper/bus.rs).
 #![deny(unsafe_code)]
 
 mod binary;
@@ -61,6 +68,7 @@ mod instance;
 pub mod isolate;
 pub mod mapping;
 mod me;
+mod me_block;
 
 pub use binary::{carries, carries_rule, status_name, EventInfo, MixedPlan, VarKind};
 pub use binary::{foreign_code_loaded, preload};
@@ -480,16 +488,12 @@ fn parameter_starts(p: &mut Params, md: &ModelDescription, label: &str) -> Resul
     Ok(starts)
 }
 
-/// An `fmu` with `"role": "signal"`: a Co-Simulation FMU as a signal block (block.rs).
+/// An `fmu` with `"role": "signal"`: a Co-Simulation FMU as a signal block stepped at the
+/// communication points (block.rs), or a Model Exchange FMU as a signal block that takes
+/// part in every stage (me_block.rs).
 fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Interface, name: &str) -> Result<Built> {
     let comp_path = p.path().to_string();
     let md = archive.description.clone();
-    if interface != Interface::CoSimulation {
-        return Err(p.err(
-            "interface",
-            "a signal block runs the FMU's Co-Simulation interface (a Model Exchange signal block is not supported)",
-        ));
-    }
     for key in ["ports", "inputs", "outputs", "communication_step"] {
         if p.has(key) {
             return Err(p.err(
@@ -507,8 +511,16 @@ fn build_block(p: &mut Params, archive: std::sync::Arc<Archive>, interface: Inte
     for (at, ty, vr, x) in starts {
         fmu.set_values(ty, &[vr], &x).map_err(|e| load_error(&at, e))?;
     }
-    // Initialization mode is left once the signal connections have set the inputs.
     fmu.enter_initialization(0.0).map_err(fmu_err)?;
+    if interface == Interface::ModelExchange {
+        // A Model Exchange block leaves initialization with its inputs' start values and
+        // takes part in every stage as a port-less admittance (me_block.rs).
+        fmu.exit_initialization().map_err(fmu_err)?;
+        let signals = SignalTable::new(&md, &[], Role::Admittance, interface);
+        let loaded = Loaded { fmu, ports: Vec::new(), role: Role::Admittance, signals, notes };
+        return Ok(Built::Admittance(Box::new(me_block::build(loaded).map_err(fmu_err)?)));
+    }
+    // Initialization mode is left once the signal connections have set the inputs.
     Ok(Built::Block(Box::new(block::build(fmu, notes).map_err(fmu_err)?)))
 }
 
@@ -630,7 +642,9 @@ const PARAMS: &[ParamDoc] = &[
         unit: "",
         default: None,
         doc: "\"admittance\" (force in, motion out), \"impedance\" (motion in, force out) or \"signal\" (a block: \
-              the FMU's inputs set by signal connections, its outputs read as signals)",
+              the FMU's inputs set by signal connections, its outputs read as signals; Co-Simulation: stepped at \
+              each step's beginning, outputs held; Model Exchange: its states integrated by the network, inputs \
+              and outputs at every stage)",
     },
     ParamDoc {
         name: "inputs",

@@ -50,8 +50,8 @@ fn rk4_rest(fmu: &mut Instance, t: f64, r: f64, x: &[f64], dx: &[f64], out: &mut
     Ok(())
 }
 
-struct Runtime {
-    fmu: Instance,
+pub(crate) struct Runtime {
+    pub(crate) fmu: Instance,
     clock: Option<Clock>,
     /// Steps completed (admittance: post_step calls; impedance: the last step whose end
     /// was checked for events).
@@ -70,9 +70,9 @@ struct Runtime {
     /// The next time event requested by the FMU.
     next_time_event: Option<f64>,
     /// An error of `post_step` (which cannot return one), reported by the next evaluation.
-    failed: Option<FmiError>,
+    pub(crate) failed: Option<FmiError>,
     /// The FMU asked to end the simulation: (the network time of the end, message).
-    stop: Option<(f64, String)>,
+    pub(crate) stop: Option<(f64, String)>,
     in_vrs: Vec<u32>,
     in_kinds: Vec<crate::binary::VarKind>,
     in_vals: Vec<f64>,
@@ -87,14 +87,14 @@ struct Runtime {
 pub(crate) struct ModelEx {
     ports: Vec<PortMap>,
     role: Role,
-    label: String,
-    version: FmiVersion,
+    pub(crate) label: String,
+    pub(crate) version: FmiVersion,
     signals: SignalTable,
     /// Continuous states after initialization.
-    x0: Vec<f64>,
+    pub(crate) x0: Vec<f64>,
     /// Capabilities and description warnings (`crate::notes`).
-    notes: Vec<Diagnostic>,
-    rt: Mutex<Runtime>,
+    pub(crate) notes: Vec<Diagnostic>,
+    pub(crate) rt: Mutex<Runtime>,
 }
 
 /// Wrapper implementing [`Admittance`].
@@ -128,6 +128,17 @@ fn event_iteration(fmu: &mut Instance, next_time_event: &mut Option<f64>) -> Res
 /// Make the component from an instance that has left initialization mode (ME: now in
 /// event mode): finish the initial event iteration and read the initial states.
 pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
+    let role = l.role;
+    let c = model(l)?;
+    Ok(match role {
+        Role::Admittance => Built::Admittance(Box::new(MeAdmittance(c))),
+        Role::Impedance => Built::Impedance(Box::new(MeImpedance(c))),
+    })
+}
+
+/// The runtime of a Model Exchange FMU from an instance that has left initialization mode
+/// (now in event mode): the initial event iteration finished and the initial states read.
+pub(crate) fn model(l: Loaded) -> Result<ModelEx, FmiError> {
     let Loaded { mut fmu, ports, role, signals, notes } = l;
     let md = fmu.archive.description.clone();
     let mut next_time_event = None;
@@ -174,27 +185,23 @@ pub(crate) fn build(l: Loaded) -> Result<Built, FmiError> {
         out_vals: vec![0.0; crate::cs::out_len(&ports, role)],
         out_vrs,
     };
-    let c = ModelEx { ports, role, label, version, signals, x0, notes, rt: Mutex::new(rt) };
-    Ok(match role {
-        Role::Admittance => Built::Admittance(Box::new(MeAdmittance(c))),
-        Role::Impedance => Built::Impedance(Box::new(MeImpedance(c))),
-    })
+    Ok(ModelEx { ports, role, label, version, signals, x0, notes, rt: Mutex::new(rt) })
 }
 
-fn fault(e: FmiError) -> Fault {
+pub(crate) fn fault(e: FmiError) -> Fault {
     Fault::new(e.to_string())
 }
 
 impl ModelEx {
-    fn lock(&self) -> Result<MutexGuard<'_, Runtime>, Fault> {
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Runtime>, Fault> {
         self.rt.lock().map_err(|_| Fault::new(format!("{}: an earlier call panicked", self.label)))
     }
 
-    fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         Layout::new(self.x0.len(), self.ports.iter().map(|p| PortInfo::new(p.name.clone(), Domain::Scalar)).collect())
     }
 
-    fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
+    pub(crate) fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
         let clock = Clock::new(method, step, None)?;
         let mut rt = self.rt.lock().map_err(|_| format!("{}: an earlier call panicked", self.label))?;
         rt.clock = Some(clock);
@@ -203,7 +210,7 @@ impl ModelEx {
 
     /// Set the time, the states and the inputs (`input(port, quantity)`); read the
     /// derivatives into `dx` and the mapped outputs into `rt.out_vals`.
-    fn evaluate(
+    pub(crate) fn evaluate(
         &self,
         rt: &mut Runtime,
         t: f64,
@@ -381,7 +388,7 @@ impl ModelEx {
     /// The FMU's serialized state and the event bookkeeping (steps done, the indicators,
     /// states and derivatives at the last accepted point, the next time event, the inputs as
     /// last set, a stop request).
-    fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
+    pub(crate) fn save_hidden(&self) -> Result<Option<Vec<u8>>, String> {
         let mut rt = self.lock().map_err(|f| f.0)?;
         if let Some(e) = &rt.failed {
             return Err(e.to_string());
@@ -396,7 +403,7 @@ impl ModelEx {
         Ok(Some(o.0))
     }
 
-    fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) fn restore_hidden(&self, bytes: &[u8]) -> Result<(), String> {
         let mut rt = self.lock().map_err(|f| f.0)?;
         let mut r = crate::hidden::In(bytes);
         r.tag(b"modelex1")?;
@@ -413,6 +420,18 @@ impl ModelEx {
         (rt.done, rt.z, rt.x_prev, rt.dx_prev, rt.next_time_event, rt.in_vals, rt.stop) =
             (done, z, x_prev, dx_prev, next_time_event, in_vals, stop);
         Ok(())
+    }
+
+    /// An admittance's step end: CompletedIntegratorStep and the events of the step
+    /// ([`step_end`](Self::step_end)); an error is reported by the next evaluation.
+    pub(crate) fn post_step(&self, x: &mut [f64]) {
+        let Ok(mut rt) = self.rt.lock() else { return };
+        rt.done += 1;
+        let Some(clock) = rt.clock else { return };
+        let t = rt.done as f64 * clock.step;
+        if let Err(e) = self.step_end(&mut rt, t, clock.step, x) {
+            rt.failed = Some(e);
+        }
     }
 
     fn signal(&self, which: usize, elem: usize, probe: &Probe) -> f64 {
@@ -471,13 +490,7 @@ impl Admittance for MeAdmittance {
     }
     /// Events at the end of each step; the states are re-read after an event that changed them.
     fn post_step(&self, x: &mut [f64]) {
-        let Ok(mut rt) = self.0.rt.lock() else { return };
-        rt.done += 1;
-        let Some(clock) = rt.clock else { return };
-        let t = rt.done as f64 * clock.step;
-        if let Err(e) = self.0.step_end(&mut rt, t, clock.step, x) {
-            rt.failed = Some(e);
-        }
+        self.0.post_step(x)
     }
     fn prepare(&self, method: Method, step: f64) -> Result<(), String> {
         self.0.prepare(method, step)

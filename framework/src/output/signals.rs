@@ -292,6 +292,13 @@ impl Simulator {
             self.wire(&from, wire.clone(), |sim| sim.tap(&from, &path, index))?;
             self.feed_block(b, input, wire, gain);
         }
+        for link in self.sched.adm_inputs.clone() {
+            let wire = crate::signal::Wire::default();
+            let (from, path) = (&link.0, format!("connections[{}]", link.3));
+            let tap = self.wire(from, wire.clone(), |sim| sim.tap(from, &path, index))?;
+            self.feed_admittance(&link, tap, wire)?;
+        }
+        self.order_stage()?;
         self.order_blocks()?;
         self.wires_ready()
     }
@@ -325,6 +332,16 @@ impl Simulator {
             Source::Imp { i, which, elem } => Tap::Imp { i, which, elem },
             Source::Adm { i, which, elem } => {
                 let info = self.sched.adm[i].signals()[which];
+                if !info.state && !self.sched.adm[i].inputs().is_empty() {
+                    return Err(Error::invalid(
+                        path,
+                        format!(
+                            "signal '{name}' is not an output of the Model Exchange signal block '{}' (a time \
+                             function or a signal connection reads outputs)",
+                            self.sched.adm_names[i]
+                        ),
+                    ));
+                }
                 if !info.state {
                     return Err(Error::invalid(
                         path,

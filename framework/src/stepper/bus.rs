@@ -18,7 +18,26 @@
 //!   dependencies inside the stage, and an impedance reading its own force would be an
 //!   algebraic loop; held, no signal read by a component can form one. An admittance
 //!   signal that needs its forces or its rate (an acceleration) cannot be read by a time
-//!   function; it is refused when the system is compiled, naming the path that reads it.
+//!   function; it is refused when the system is compiled, naming the path that reads it;
+//! - **a Co-Simulation signal block's output** ([`crate::Block`]): exchanged at the beginning
+//!   of each step (the block advanced from t_k to t_k + T with its inputs from x(k)) and
+//!   held over the step's stages;
+//! - **a Model Exchange signal block's output** (an admittance with signal inputs,
+//!   [`Admittance::inputs`](crate::Admittance::inputs); fmus/import/src/me_block.rs): a state
+//!   signal, at every stage from that stage's state and time. An output with direct
+//!   feedthrough ([`Admittance::signal_inputs`](crate::Admittance::signal_inputs)) also
+//!   reads the stage's values of the inputs it depends on: the stage signals are written in
+//!   the order of these dependencies ([`Simulator::order_stage`]), and a cycle of them (an
+//!   algebraic loop) is refused when the system is compiled, naming its connections.
+//!
+//! A Model Exchange block's inputs are written like any signal a time function reads, by
+//! their source's kind: at every stage when the source is a system input, a state signal
+//! (a position, a velocity, another Model Exchange block's output, in dependency order) —
+//! so a controller closing a loop on a body keeps RK4's order (tests/me_blocks.rs) —;
+//! at the step's beginning, held, when it is an impedance's signal or a Co-Simulation
+//! block's output. Its events (me.rs) are located within the step for its own states,
+//! with its inputs as the step's last stage set them; the other components see the
+//! event's effect on its outputs from the next step on.
 
 use super::Simulator;
 use crate::component::{Probe, MAX_IMPEDANCE_PORTS};
@@ -33,7 +52,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub(crate) enum Tap {
     /// Element `index` of the state vector (`component.state[i]`).
     State { index: usize },
-    /// Signal `which`, element `elem`, of admittance `i`, read from its state alone.
+    /// Signal `which`, element `elem`, of admittance `i`, read from its state alone (a Model
+    /// Exchange block's output: and the stage's values of the inputs it depends on).
     Adm { i: usize, which: usize, elem: usize },
     /// Signal `which`, element `elem`, of impedance `i`: held over each step.
     Imp { i: usize, which: usize, elem: usize },
@@ -52,6 +72,22 @@ pub enum When {
     Held,
     /// A signal block's output, exchanged at the beginning of each step, held over it.
     Block,
+}
+
+/// A signal connection to an admittance's input as the schedule holds it: (the signal read,
+/// admittance, input, index of the connection in the file, gain).
+pub(crate) type AdmLink = (String, usize, usize, usize, f64);
+
+/// A signal connection to an input of a Model Exchange signal block (an admittance), kept
+/// while the stage signals are ordered ([`Simulator::order_stage`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Feed {
+    /// The signal's tap (`None`: a system input).
+    tap: Option<Tap>,
+    a: usize,
+    input: usize,
+    /// "from -> block.input".
+    text: String,
 }
 
 /// A signal block as the bus steps it.
@@ -143,6 +179,8 @@ pub(crate) struct Bus {
     /// every block can advance by a shorter step: (the step count k after the shortened last
     /// step, the stop time it ends at, its length).
     pub(crate) end: Option<(u64, f64, f64)>,
+    /// While wiring: the signal connections to Model Exchange signal blocks' inputs.
+    feeds: Vec<Feed>,
     /// Zeros for the rate and forces a state signal's probe does not read.
     zeros: Vec<f64>,
     no_forces: Vec<Force>,
@@ -204,7 +242,12 @@ impl Simulator {
     /// Have `wire` read the signal `name`: a system input, or a signal resolved by
     /// `resolve` (the output layer's `component.signal[i]`) into a [`Tap`]. `path` is the
     /// JSON path that reads it, for errors.
-    pub(crate) fn wire(&mut self, name: &str, wire: Wire, tap: impl FnOnce(&Self) -> Result<Tap>) -> Result<()> {
+    pub(crate) fn wire(
+        &mut self,
+        name: &str,
+        wire: Wire,
+        tap: impl FnOnce(&Self) -> Result<Tap>,
+    ) -> Result<Option<Tap>> {
         let seen = |bus: &mut Bus, when| {
             if bus.named.insert(name.to_string()) {
                 bus.names.push((name.to_string(), when));
@@ -213,7 +256,7 @@ impl Simulator {
         if let Some(input) = self.bus.inputs.iter_mut().find(|i| i.name == name) {
             input.wires.push(wire);
             seen(&mut self.bus, When::Input);
-            return Ok(());
+            return Ok(None);
         }
         let tap = tap(self)?;
         let when = match tap {
@@ -224,7 +267,7 @@ impl Simulator {
         seen(&mut self.bus, when);
         if let Tap::Block { b, out } = tap {
             self.bus.blocks[b].out[out].push(wire);
-            return Ok(());
+            return Ok(Some(tap));
         }
         let Bus { held, stage, tapped, .. } = &mut self.bus;
         let list = if matches!(tap, Tap::Imp { .. }) { held } else { stage };
@@ -234,6 +277,109 @@ impl Simulator {
                 tapped.insert(tap, list.len());
                 list.push((tap, vec![wire]));
             }
+        }
+        Ok(Some(tap))
+    }
+
+    /// Have input `input` of admittance `a` (a Model Exchange signal block) read gain ×
+    /// the signal `from` (`link` = (from, a, input, connection in the file, gain)), whose tap
+    /// writes it into `wire` as [`wire`](Self::wire) says for its kind.
+    pub(crate) fn feed_admittance(&mut self, link: &AdmLink, tap: Option<Tap>, wire: Wire) -> Result<()> {
+        let (from, a, input, connection, gain) = (&link.0, link.1, link.2, link.3, link.4);
+        let path = format!("connections[{connection}]");
+        self.sched.adm[a]
+            .connect_input(input, wire, gain)
+            .map_err(|m| Error::invalid(&path, format!("'{}': {m}", self.sched.adm_names[a])))?;
+        let to = self.sched.adm[a].inputs().get(input).map_or("?", |i| i.name);
+        let text = format!("{from} -> {}.{to}", self.sched.adm_names[a]);
+        self.bus.feeds.push(Feed { tap, a, input, text });
+        Ok(())
+    }
+
+    /// Order the signals written at every stage so that an output of a Model Exchange
+    /// signal block with direct feedthrough ([`Admittance::signal_inputs`](crate::Admittance::signal_inputs))
+    /// is written after the signals connected to the inputs it depends on (a stable
+    /// topological order: file order where nothing depends). A cycle of such outputs and
+    /// connections is an algebraic loop, refused with its connections and dependencies.
+    pub(crate) fn order_stage(&mut self) -> Result<()> {
+        let feeds = std::mem::take(&mut self.bus.feeds);
+        if feeds.is_empty() {
+            return Ok(());
+        }
+        let s = &self.sched;
+        let stage = &self.bus.stage;
+        let pos: HashMap<Tap, usize> = stage.iter().enumerate().map(|(j, (t, _))| (*t, j)).collect();
+        // Edge j -> k: stage signal j feeds an input that stage signal k depends on.
+        let mut g = DiGraph::<usize, usize>::new();
+        let nodes: Vec<NodeIndex> = (0..stage.len()).map(|j| g.add_node(j)).collect();
+        for (k, (tap, _)) in stage.iter().enumerate() {
+            let Tap::Adm { i, which, .. } = *tap else { continue };
+            let deps = s.adm[i].signal_inputs(which);
+            for (f, feed) in feeds.iter().enumerate() {
+                if feed.a != i || !deps.contains(&feed.input) {
+                    continue;
+                }
+                if let Some(&j) = feed.tap.as_ref().and_then(|t| pos.get(t)) {
+                    g.add_edge(nodes[j], nodes[k], f);
+                }
+            }
+        }
+        let sccs = petgraph::algo::tarjan_scc(&g);
+        if let Some(cycle) = sccs.iter().find(|c| c.len() > 1 || g.contains_edge(c[0], c[0])) {
+            let inside: HashSet<NodeIndex> = cycle.iter().copied().collect();
+            let mut conns = Vec::new();
+            let mut deps = BTreeSet::new();
+            for e in g.edge_indices() {
+                let (a, b) = g.edge_endpoints(e).expect("an edge");
+                if inside.contains(&a) && inside.contains(&b) {
+                    let f = &feeds[g[e]];
+                    if !conns.contains(&f.text) {
+                        conns.push(f.text.clone());
+                    }
+                    if let Tap::Adm { i, which, .. } = stage[g[b]].0 {
+                        let input = s.adm[f.a].inputs().get(f.input).map_or("?", |x| x.name);
+                        deps.insert(format!(
+                            "{}.{} depends on {}.{input}",
+                            s.adm_names[i],
+                            s.adm[i].signals().get(which).map_or("?", |x| x.name),
+                            s.adm_names[f.a]
+                        ));
+                    }
+                }
+            }
+            let deps: Vec<String> = deps.into_iter().collect();
+            return Err(Error::invalid(
+                "connections",
+                format!(
+                    "algebraic loop through Model Exchange signal blocks: {}; direct feedthrough: {}. Their \
+                     outputs are evaluated at every stage in the order of their dependencies, which a cycle \
+                     does not have; break the loop (an output without direct feedthrough, a Co-Simulation \
+                     block, or an impedance's signal, which is held over the step)",
+                    conns.join(", "),
+                    deps.join(", ")
+                ),
+            ));
+        }
+        // Kahn's algorithm, the lowest index first among the ready ones.
+        let mut indeg: Vec<usize> =
+            nodes.iter().map(|&n| g.neighbors_directed(n, petgraph::Incoming).count()).collect();
+        let mut ready: BTreeSet<usize> = (0..stage.len()).filter(|&j| indeg[j] == 0).collect();
+        let mut order = Vec::with_capacity(stage.len());
+        while let Some(j) = ready.pop_first() {
+            order.push(j);
+            for k in g.neighbors_directed(nodes[j], petgraph::Outgoing) {
+                let k = g[k];
+                indeg[k] -= 1;
+                if indeg[k] == 0 {
+                    ready.insert(k);
+                }
+            }
+        }
+        let mut old: Vec<Option<(Tap, Vec<Wire>)>> =
+            std::mem::take(&mut self.bus.stage).into_iter().map(Some).collect();
+        self.bus.stage = order.into_iter().filter_map(|j| old[j].take()).collect();
+        for (j, (tap, _)) in self.bus.stage.iter().enumerate() {
+            self.bus.tapped.insert(*tap, j);
         }
         Ok(())
     }
