@@ -342,11 +342,22 @@ pub type VarKind = (VarType, usize);
 pub struct MixedPlan {
     vrs: Vec<u32>,
     kinds: Vec<VarKind>,
-    /// Per type present: the type, its value references, the (offset, length) of each in the
-    /// output, and the number of values.
-    groups: Vec<(VarType, Vec<u32>, Vec<(usize, usize)>, usize)>,
+    /// Per type present: its variables (empty when every variable is Float64).
+    groups: Vec<TypeGroup>,
     /// Scratch for one type's values.
     buf: Vec<f64>,
+}
+
+/// The variables of one type in a [`MixedPlan`].
+#[derive(Clone, Debug)]
+struct TypeGroup {
+    ty: VarType,
+    /// Their value references.
+    vrs: Vec<u32>,
+    /// The (offset, length) of each variable's values in the output.
+    at: Vec<(usize, usize)>,
+    /// The number of values.
+    n: usize,
 }
 
 impl MixedPlan {
@@ -359,11 +370,11 @@ impl MixedPlan {
                 let (tv, at) = Local::of_type(vrs, kinds, &offsets, ty);
                 if !tv.is_empty() {
                     let n = at.iter().map(|a| a.1).sum();
-                    groups.push((ty, tv, at, n));
+                    groups.push(TypeGroup { ty, vrs: tv, at, n });
                 }
             }
         }
-        let most = groups.iter().map(|g| g.3).max().unwrap_or(0);
+        let most = groups.iter().map(|g| g.n).max().unwrap_or(0);
         MixedPlan { vrs: vrs.to_vec(), kinds: kinds.to_vec(), groups, buf: vec![0.0; most] }
     }
     /// The value references, in the order of the output.
@@ -804,11 +815,11 @@ impl Local {
             return self.get_f64(&plan.vrs, out);
         }
         let MixedPlan { groups, buf, .. } = plan;
-        for (ty, tv, at, n) in groups.iter() {
-            let buf = &mut buf[..*n];
-            self.get_values(*ty, tv, buf)?;
+        for g in groups.iter() {
+            let buf = &mut buf[..g.n];
+            self.get_values(g.ty, &g.vrs, buf)?;
             let mut i = 0;
-            for &(o, len) in at {
+            for &(o, len) in &g.at {
                 out[o..o + len].copy_from_slice(&buf[i..i + len]);
                 i += len;
             }
