@@ -23,17 +23,7 @@ use std::sync::OnceLock;
 /// once per test binary (written to a temporary name and renamed).
 fn me_fmu() -> &'static Path {
     static FMU: OnceLock<PathBuf> = OnceLock::new();
-    FMU.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dest = root.join("target/fmu/PIControllerME.fmu");
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        let dir = tempfile::tempdir_in(root.join("target")).unwrap();
-        let built = pi_me::build(dir.path());
-        let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
-        std::fs::copy(&built, &tmp).unwrap();
-        std::fs::rename(&tmp, &dest).unwrap();
-        dest
-    })
+    FMU.get_or_init(|| install_fmu("PIControllerME.fmu", pi_me::build))
 }
 
 /// The Co-Simulation PIController (a discrete PI, its output held over each step), built once.

@@ -16,17 +16,7 @@ use std::sync::OnceLock;
 /// test binary (written to a temporary name and renamed, so a reader never sees half a file).
 fn pi_fmu() -> &'static Path {
     static FMU: OnceLock<PathBuf> = OnceLock::new();
-    FMU.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dest = root.join("target/fmu/PIController.fmu");
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        let dir = tempfile::tempdir_in(root.join("target")).unwrap();
-        let built = pi_controller::build(dir.path());
-        let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
-        std::fs::copy(&built, &tmp).unwrap();
-        std::fs::rename(&tmp, &dest).unwrap();
-        dest
-    })
+    FMU.get_or_init(|| install_fmu("PIController.fmu", pi_controller::build))
 }
 
 /// The PIController FMU with a description that declares no FMU state functions

@@ -269,3 +269,18 @@ impl FmuOnly {
         self.describe().into_iter().filter_map(|l| l.strip_prefix("warning: ").map(str::to_string)).collect()
     }
 }
+
+/// Build a test FMU with `build` (into a scratch directory) and install it as
+/// target/fmu/`name`, where the examples that use it find it: written to a temporary name and
+/// renamed, so a reader never sees half a file.
+pub fn install_fmu(name: &str, build: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dest = root.join("target/fmu").join(name);
+    std::fs::create_dir_all(dest.parent().expect("target/fmu")).expect("create target/fmu");
+    let dir = tempfile::tempdir_in(root.join("target")).expect("scratch directory under target/");
+    let built = build(dir.path());
+    let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
+    std::fs::copy(&built, &tmp).expect("copy the built FMU");
+    std::fs::rename(&tmp, &dest).expect("rename the built FMU");
+    dest
+}
