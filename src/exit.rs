@@ -1,5 +1,5 @@
 //! How `stiction` ends: one exit code per kind of outcome ([`CODES`]: printed by `stiction
-//! --help`, in docs/reference/cli.md and README.md, checked by tests/hardening.rs), and a panic
+//! --help`, in docs/reference/cli.md and docs/reference/exit-codes.md, checked by tests/hardening.rs), and a panic
 //! anywhere caught at the top as an internal error.
 
 use std::process::ExitCode;

@@ -169,7 +169,7 @@ fn main() -> ExitCode {
     exit::catch_panics(main_inner)
 }
 
-/// The command; exit codes in src/exit.rs (and README.md).
+/// The command; exit codes in src/exit.rs (and docs/reference/exit-codes.md).
 fn main_inner() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -458,7 +458,7 @@ fn run(
     }
     let mut csv = open_csv(&out_path, Some(step), columns)?;
     // An FMU's code in this process can end it without unwinding: every row goes to the
-    // operating system as it is written (README, "Rows survive a crash in FMU code").
+    // operating system as it is written (docs/reference/fmu-import.md, "Crashes and hangs inside an FMU").
     csv.set_write_through(stiction_fmi_import::foreign_code_loaded());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

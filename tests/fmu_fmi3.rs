@@ -454,7 +454,7 @@ fn an_array_input_element_takes_a_force() {
     assert!(stderr.contains("FMU input 'fa[0]' is mapped twice (the same element of an array input)"), "{stderr}");
 }
 
-/// Integer and Boolean inputs as ports (the rule, README "FMU import"): the force on the
+/// Integer and Boolean inputs as ports (the rule, docs/reference/fmu-import.md): the force on the
 /// mass fed to the Int16 input `ni` (FMI 3.0) or the Integer input `ni` (FMI 2.0) as the
 /// whole number it is (3 N: the motion is the exact one), to the Boolean input `bi` as 1
 /// (true: the FMU adds 1 N); a force that is not a value of the input's type (2.5 N for an

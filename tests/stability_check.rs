@@ -89,7 +89,7 @@ fn two_element_pinch_is_warned_about_and_its_stable_variant_runs_silently() {
     assert!((last - 5e-6).abs() < 1e-7, "{last}");
 }
 
-/// The README's unstable examples are caught (and their stable counterparts are not):
+/// The unstable examples of docs/how-to/choose-a-step.md are caught (and their stable counterparts are not):
 /// Fig. 13's A + spring and Fig. 14's C + mass at K = 7.5e5 under Euler, T = 1e-3.
 #[test]
 fn readme_unstable_examples_are_caught() {

@@ -252,7 +252,7 @@ impl<'a> Dec<'a> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Isolation {
     /// In stiction's process (the default): fastest; a crash inside the FMU ends stiction
-    /// (the rows written before are kept, see the README).
+    /// (the rows written before are kept, see docs/reference/fmu-import.md).
     #[default]
     None,
     /// In a child process: a crash, abort, exit() or a call longer than `timeout` ends the

@@ -48,7 +48,7 @@ impl Default for Limits {
     }
 }
 
-/// (field, environment variable) of every limit, for messages and the README.
+/// (field, environment variable) of every limit, for messages and docs/reference/limits.md.
 pub const LIMIT_VARIABLES: [(&str, &str); 6] = [
     ("entries", "STICTION_FMU_MAX_ENTRIES"),
     ("total", "STICTION_FMU_MAX_BYTES"),
