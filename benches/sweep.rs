@@ -1,6 +1,6 @@
 //! `cargo bench --bench sweep`: a 100-run parameter study (the karnopp_fig4 10 × 10 grid of
-//! `stiction sweep` example of docs/how-to/parameter-studies.md) through `Study::run_range` on 1 and on 2 threads, in
-//! turn in the same run (the 1-thread study is the baseline), median wall times and their
+//! the `stiction sweep` example in docs/how-to/parameter-studies.md) through `Study::run_range` on 1 and on 2
+//! threads, in turn in the same run (the 1-thread study is the baseline), median wall times and their
 //! ratio; the two tables must be identical.
 
 use std::path::Path;
