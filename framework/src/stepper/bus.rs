@@ -27,7 +27,7 @@
 //!   signal, at every stage from that stage's state and time. An output with direct
 //!   feedthrough ([`Admittance::signal_inputs`](crate::Admittance::signal_inputs)) also
 //!   reads the stage's values of the inputs it depends on: the stage signals are written in
-//!   the order of these dependencies ([`Simulator::order_stage`]), and a cycle of them (an
+//!   the order of these dependencies (`Simulator::order_stage`), and a cycle of them (an
 //!   algebraic loop) is refused when the system is compiled, naming its connections.
 //!
 //! A Model Exchange block's inputs are written like any signal a time function reads, by
