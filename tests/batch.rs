@@ -250,22 +250,29 @@ fn batches_group_impedances_by_type() {
     assert_eq!((names[0].as_str(), names[1024].as_str(), names[4096].as_str()), ("c0", "s1", "c2048"));
 }
 
-#[test]
-fn blocked_chain_is_bit_identical_on_one_and_two_threads() {
-    let text = generate_chain::chain(3000, false).to_string();
+/// `steps` steps of the system `text` (named `file` in errors), serial on one thread and in
+/// parallel on two (threshold 0), end in the same bits; the one-thread simulator after them.
+fn same_bits_on_one_and_two_threads(text: &str, file: &str, steps: usize) -> Simulator {
     let sys = |threads| {
-        let s = System::from_str(&text, Path::new("chain.json"), Path::new("."), &stiction::registry()).unwrap();
+        let s = System::from_str(text, Path::new(file), Path::new("."), &stiction::registry()).unwrap();
         s.into_simulator(threads).unwrap().0
     };
     let (mut one, mut two) = (sys(1), sys(2));
     two.set_parallel_threshold(0);
     assert!(two.is_parallel() && !one.is_parallel());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    for _ in 0..100 {
+    for _ in 0..steps {
         one.step().unwrap();
         pool.install(|| two.step()).unwrap();
     }
     assert!(one.state().iter().zip(two.state()).all(|(p, q)| p.to_bits() == q.to_bits()));
+    one
+}
+
+#[test]
+fn blocked_chain_is_bit_identical_on_one_and_two_threads() {
+    let text = generate_chain::chain(3000, false).to_string();
+    same_bits_on_one_and_two_threads(&text, "chain.json", 100);
 }
 
 /// body_contact's typed batch of frame-port members (`FrameImpedanceBatch`): 300 two-box
@@ -299,19 +306,7 @@ fn body_contacts_run_bit_identically_batched_plain_and_on_two_threads() {
     assert_eq!((imp_batches, members), (5, 2400 + 3), "{:?}", &names[..3]);
     assert_same("stacks-300", &text, Path::new("."), 100);
 
-    let sys = |threads| {
-        let s = System::from_str(&text, Path::new("stacks.json"), Path::new("."), &stiction::registry()).unwrap();
-        s.into_simulator(threads).unwrap().0
-    };
-    let (mut one, mut two) = (sys(1), sys(2));
-    two.set_parallel_threshold(0);
-    assert!(two.is_parallel() && !one.is_parallel());
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    for _ in 0..100 {
-        one.step().unwrap();
-        pool.install(|| two.step()).unwrap();
-    }
-    assert!(one.state().iter().zip(two.state()).all(|(p, q)| p.to_bits() == q.to_bits()));
+    let one = same_bits_on_one_and_two_threads(&text, "stacks.json", 100);
     // 30 N sideways on 1 kg held by at most μ m g = 4.9 N: the pushed upper box slides
     // (y ≈ ½ 25 m/s² (0.01 s)² ≈ 1.2 mm), an unpushed one stays stuck.
     let st = states(&one);

@@ -114,13 +114,21 @@ impl MeBlock {
         }
         self.set_inputs(&mut rt.fmu)?;
         let fmu = &mut rt.fmu;
-        let mut v = vec![0.0; vars.kinds[k].1];
+        // Read at every stage: a scalar (the usual output) needs no buffer on the heap.
+        let (mut one, mut many) = ([0.0], Vec::new());
+        let v: &mut [f64] = match vars.kinds[k].1 {
+            1 => &mut one,
+            n => {
+                many.resize(n, 0.0);
+                &mut many
+            }
+        };
         (|| {
             fmu.set_time(probe.t)?;
             if !probe.state.is_empty() {
                 fmu.set_states(probe.state)?;
             }
-            fmu.get_mixed(&[vars.vrs[k]], &[vars.kinds[k]], &mut v)
+            fmu.get_mixed(&[vars.vrs[k]], &[vars.kinds[k]], v)
         })()
         .map_err(fault)?;
         Ok(v[vars.elem[which]])
