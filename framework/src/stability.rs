@@ -68,6 +68,58 @@ const ID: M2 = [[1.0, 0.0], [0.0, 1.0]];
 /// The largest spectral radius taken as stable (1, with a margin for rounding).
 const STABLE_RADIUS: f64 = 1.0 + 1e-9;
 
+/// Results of the models analysed so far in one pass, keyed by the models' bits: a network
+/// of 10⁵ alike masses and springs holds a handful of distinct models, and each is analysed
+/// once (a radius of a 4×4 step map is a Schur decomposition; `run` checks before it steps).
+/// The same bits give the same result, so the findings are those of analysing each again.
+/// At most [`MEMO_ENTRIES`] models are kept: past that, the others are analysed each time.
+struct Memo<const N: usize, V> {
+    map: std::collections::HashMap<[u64; N], V, foldhash::fast::FixedState>,
+}
+
+/// Models a [`Memo`] keeps at most (about 1 MiB for the largest key).
+const MEMO_ENTRIES: usize = 8192;
+
+impl<const N: usize, V: Copy> Memo<N, V> {
+    fn new() -> Self {
+        Memo { map: Default::default() }
+    }
+
+    /// The result for `key`, computed by `f` unless it was before.
+    fn get(&mut self, key: [u64; N], f: impl FnOnce() -> V) -> V {
+        if let Some(v) = self.map.get(&key) {
+            return *v;
+        }
+        let v = f();
+        if self.map.len() < MEMO_ENTRIES {
+            self.map.insert(key, v);
+        }
+        v
+    }
+}
+
+/// How many models a pass analysed and the largest decided radius with what it belongs to
+/// (the last of equal ones, as `Iterator::max_by`), so that the pass keeps only the results
+/// worth a warning.
+struct Tally<K> {
+    count: usize,
+    worst: Option<(f64, K)>,
+}
+
+impl<K> Tally<K> {
+    fn new() -> Self {
+        Tally { count: 0, worst: None }
+    }
+
+    /// One more result of radius `r` (NaN: not decided, counted but never the worst).
+    fn see(&mut self, r: f64, what: impl FnOnce() -> K) {
+        self.count += 1;
+        if !r.is_nan() && self.worst.as_ref().is_none_or(|(w, _)| r.total_cmp(w).is_ge()) {
+            self.worst = Some((r, what()));
+        }
+    }
+}
+
 /// Spectral radius of a real 2×2 matrix.
 fn radius(m: &M2) -> f64 {
     let tr = m[0][0] + m[1][1];
@@ -138,6 +190,17 @@ impl PortModel {
             }
         }
         m
+    }
+
+    /// The model's bits, as a [`Memo`] key.
+    fn key(&self) -> [u64; 5] {
+        [
+            self.inertia.to_bits(),
+            self.k.to_bits(),
+            self.b.to_bits(),
+            self.k_implicit.to_bits(),
+            self.implicit_position as u64,
+        ]
     }
 
     /// Spectral radius of the step map (closed form; NaN when the map overflows, an
@@ -539,6 +602,17 @@ impl PairModel {
         largest_stable(|t| self.radius(tab, t).is_some_and(|r| r <= STABLE_RADIUS), step)
     }
 
+    /// The model's bits, as a [`Memo`] key.
+    fn key(&self) -> [u64; 17] {
+        let mut k = [0; 17];
+        k[0] = self.inertia[0].to_bits();
+        k[1] = self.inertia[1].to_bits();
+        for (i, m) in [&self.own[0], &self.own[1], &self.joint].into_iter().enumerate() {
+            k[2 + 5 * i..7 + 5 * i].copy_from_slice(&m.key());
+        }
+        k
+    }
+
     /// The inertias in series, m_a m_b/(m_a + m_b), of the relative mode.
     pub fn reduced_inertia(&self) -> f64 {
         self.inertia[0] * self.inertia[1] / (self.inertia[0] + self.inertia[1])
@@ -547,10 +621,22 @@ impl PairModel {
 
 /// The pairs of admittance ports joined by impedances with a stuck-state spring (each with
 /// exactly two ports on two different admittances), every joining spring added, analysed as
-/// the relative motion of the two inertias in series (see the module doc).
-fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PairResult> {
+/// the relative motion of the two inertias in series (see the module doc). Every pair is
+/// counted in `tally`; the results whose radius `keep` accepts are returned, in the order of
+/// their ends.
+fn pair_results(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    keep: impl Fn(f64) -> bool,
+    tally: &mut Tally<PairEnds>,
+) -> Vec<PairResult> {
     let tab = method.tableau();
-    let mut joined: std::collections::BTreeMap<PairEnds, Vec<(usize, StageSpring)>> = std::collections::BTreeMap::new();
+    // The joining springs, grouped by their ends in order (a stable sort keeps the network
+    // order within a pair): one list, not a map of lists.
+    let mut joined: Vec<(PairEnds, usize, StageSpring)> = Vec::new();
     for &imp in sched.impedances_in_network_order() {
         let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
         let mut ends = sched.impedance_ports(imp);
@@ -558,13 +644,19 @@ fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, ste
         if a.0 == b.0 {
             continue;
         }
-        joined.entry(if a < b { [a, b] } else { [b, a] }).or_default().push((imp, spring));
+        joined.push((if a < b { [a, b] } else { [b, a] }, imp, spring));
     }
+    joined.sort_by_key(|j| j.0);
+    let mut memo = Memo::new();
     let mut out = Vec::new();
-    for (ends, imps) in joined {
+    let mut imps: Vec<(usize, StageSpring)> = Vec::new();
+    for group in joined.chunk_by(|p, q| p.0 == q.0) {
         if crate::cancel::requested() {
             break;
         }
+        let ends = group[0].0;
+        imps.clear();
+        imps.extend(group.iter().map(|&(_, i, s)| (i, s)));
         let side = |(j, port): (usize, usize)| {
             let adm = sched.admittance(j);
             let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
@@ -591,10 +683,15 @@ fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, ste
         let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
         let mut models = vec![(None, model)];
         models.extend(contact_models(sched, x, &ends, &imps, [oa, ob]));
-        // The largest radius (any undecided: undecided), the smallest largest stable step.
+        // The largest radius (any undecided: undecided), the smallest largest stable step;
+        // each distinct model analysed once ([`Memo`]).
         let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
         for (k, (_, m)) in models.iter().enumerate() {
-            let Some(r) = m.radius(tab, step) else {
+            let (r, limit) = memo.get(m.key(), || {
+                let r = m.radius(tab, step);
+                (r, r.filter(|r| *r > STABLE_RADIUS).and_then(|_| m.largest_stable_step(tab, step)))
+            });
+            let Some(r) = r else {
                 (worst, radius, largest_stable_step) = (k, f64::NAN, None);
                 break;
             };
@@ -602,14 +699,17 @@ fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, ste
                 (worst, radius) = (k, r);
             }
             if r > STABLE_RADIUS {
-                largest_stable_step = match (largest_stable_step, m.largest_stable_step(tab, step)) {
+                largest_stable_step = match (largest_stable_step, limit) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     _ => None,
                 };
             }
         }
-        let (contact, model) = models.swap_remove(worst);
-        out.push(PairResult { ends, imps, model, contact, radius, largest_stable_step });
+        tally.see(radius, || ends);
+        if keep(radius) {
+            let (contact, model) = models.swap_remove(worst);
+            out.push(PairResult { ends, imps: imps.clone(), model, contact, radius, largest_stable_step });
+        }
     }
     out
 }
@@ -655,7 +755,7 @@ fn contact_models(
 /// series on the joining springs.
 pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PairFinding> {
     let (adm, imp) = (sched.admittance_names(), sched.impedance_names());
-    pair_results(sched, &Attached::new(sched), x, method, step)
+    pair_results(sched, &Attached::new(sched), x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PairFinding {
             a: (adm[r.ends[0].0].clone(), r.ends[0].1),
@@ -689,28 +789,29 @@ struct Attached {
 impl Attached {
     fn new(sched: &Schedule) -> Self {
         let n = sched.admittance_names().len();
-        let mut found: Vec<(usize, Attachment)> = Vec::with_capacity(sched.impedance_names().len());
-        for &imp in sched.impedances_in_network_order() {
-            let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
-            for (adm, port) in sched.impedance_ports(imp) {
-                found.push((adm, Attachment { port, imp, spring }));
-            }
-        }
-        // Counted, then placed by admittance, in network order within one.
+        let springs = || {
+            sched.impedances_in_network_order().iter().filter_map(|&imp| {
+                let spring = sched.impedance(imp).stuck_spring()?;
+                Some(sched.impedance_ports(imp).map(move |(adm, port)| (adm, Attachment { port, imp, spring })))
+            })
+        };
+        // Counted, then placed by admittance, in network order within one (two passes over
+        // the impedances: no list of (admittance, attachment) beside the result).
         let mut start = vec![0; n + 1];
-        for &(adm, _) in &found {
+        for (adm, _) in springs().flatten() {
             start[adm + 1] += 1;
         }
         for j in 0..n {
             start[j + 1] += start[j];
         }
+        let none = Attachment { port: 0, imp: 0, spring: StageSpring { k: 0.0, b: 0.0, implicit: false } };
+        let mut list = vec![none; start[n]];
         let mut fill = start.clone();
-        let mut list = vec![None; found.len()];
-        for (adm, a) in found {
-            list[fill[adm]] = Some(a);
+        for (adm, a) in springs().flatten() {
+            list[fill[adm]] = a;
             fill[adm] += 1;
         }
-        Attached { list: list.into_iter().flatten().collect(), start }
+        Attached { list, start }
     }
 
     fn of(&self, j: usize) -> &[Attachment] {
@@ -749,9 +850,19 @@ struct PortResult {
     largest_stable_step: Option<f64>,
 }
 
-/// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]).
-fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PortResult> {
+/// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]); every port is
+/// counted in `tally` and the results whose radius `keep` accepts are returned.
+fn analyse_ports(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    keep: impl Fn(f64) -> bool,
+    tally: &mut Tally<usize>,
+) -> Vec<PortResult> {
     let tab = method.tableau();
+    let mut memo = Memo::new();
     let mut out = Vec::new();
     let mut ports = Vec::new();
     for j in 0..att.start.len() - 1 {
@@ -788,9 +899,12 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
             } else if radius.is_nan() {
                 None
             } else {
-                model.largest_stable_step(tab, step)
+                memo.get(model.key(), || model.largest_stable_step(tab, step))
             };
-            out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
+            tally.see(radius, || j);
+            if keep(radius) {
+                out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
+            }
         }
     }
     out
@@ -802,7 +916,7 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
 pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
     let att = Attached::new(sched);
     let names = sched.impedance_names();
-    analyse_ports(sched, &att, x, method, step)
+    analyse_ports(sched, &att, x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PortFinding {
             admittance: sched.admittance_names()[r.adm].clone(),
@@ -897,7 +1011,10 @@ fn limit_text(largest_stable_step: Option<f64>) -> String {
 /// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
 pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
     let att = Attached::new(sched);
-    let found = analyse_ports(sched, &att, x, method, step);
+    // Only what a warning names is kept: the undecided and the unstable.
+    let warn = |r: f64| r.is_nan() || r > STABLE_RADIUS;
+    let mut port_tally = Tally::new();
+    let found = analyse_ports(sched, &att, x, method, step, warn, &mut port_tally);
     let adm_names = sched.admittance_names();
     let method_name = match method {
         Method::Rk4 => "rk4",
@@ -961,7 +1078,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             radius,
         )));
     }
-    let pairs = pair_results(sched, &att, x, method, step);
+    let mut pair_tally = Tally::new();
+    let pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
     let pair_name = |r: &PairResult| format!("{} and {}", adm_names[r.ends[0].0], adm_names[r.ends[1].0]);
     for r in &pairs {
         if r.radius.is_nan() {
@@ -1008,19 +1126,20 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             )));
         }
     }
-    let radii = found
-        .iter()
-        .filter(|f| !f.radius.is_nan())
-        .map(|f| (f.radius, adm_names[f.adm].clone()))
+    let pair_text = |ends: &PairEnds| format!("{} and {}", adm_names[ends[0].0], adm_names[ends[1].0]);
+    let radii = port_tally
+        .worst
+        .map(|(r, j)| (r, adm_names[j].clone()))
+        .into_iter()
         .chain(coupled.iter().filter_map(|f| Some((f.radius?, f.admittance.clone()))))
-        .chain(pairs.iter().filter(|r| !r.radius.is_nan()).map(|r| (r.radius, pair_name(r))));
+        .chain(pair_tally.worst.map(|(r, ends)| (r, pair_text(&ends))));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
                 "stuck-state stability: {} admittance port(s) with springs checked{}{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
-                found.len(),
+                port_tally.count,
                 if coupled.is_empty() { String::new() } else { format!(" and {} admittance(s) with coupled joints", coupled.len()) },
-                if pairs.is_empty() { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pairs.len()) },
+                if pair_tally.count == 0 { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pair_tally.count) },
                 worst.0,
                 worst.1
             )));
