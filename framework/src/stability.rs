@@ -634,19 +634,24 @@ fn pair_results(
     tally: &mut Tally<PairEnds>,
 ) -> Vec<PairResult> {
     let tab = method.tableau();
-    // The joining springs, grouped by their ends in order (a stable sort keeps the network
-    // order within a pair): one list, not a map of lists.
-    let mut joined: Vec<(PairEnds, usize, StageSpring)> = Vec::new();
-    for &imp in sched.impedances_in_network_order() {
-        let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
+    // The joining springs as (ends, place in network order), sorted: grouped by their ends
+    // in order, in network order within a pair; one list of 20 bytes each, not a map of
+    // lists (fewer than 2³² components: system/limits.rs).
+    let order = sched.impedances_in_network_order();
+    let mut joined: Vec<([u32; 4], u32)> = Vec::new();
+    for (n, &imp) in order.iter().enumerate() {
+        if sched.impedance(imp).stuck_spring().is_none() {
+            continue;
+        }
         let mut ends = sched.impedance_ports(imp);
         let (Some(a), Some(b), None) = (ends.next(), ends.next(), ends.next()) else { continue };
         if a.0 == b.0 {
             continue;
         }
-        joined.push((if a < b { [a, b] } else { [b, a] }, imp, spring));
+        let [a, b] = if a < b { [a, b] } else { [b, a] };
+        joined.push(([a.0 as u32, a.1 as u32, b.0 as u32, b.1 as u32], n as u32));
     }
-    joined.sort_by_key(|j| j.0);
+    joined.sort_unstable();
     let mut memo = Memo::new();
     let mut out = Vec::new();
     let mut imps: Vec<(usize, StageSpring)> = Vec::new();
@@ -654,9 +659,13 @@ fn pair_results(
         if crate::cancel::requested() {
             break;
         }
-        let ends = group[0].0;
+        let e = group[0].0.map(|i| i as usize);
+        let ends: PairEnds = [(e[0], e[1]), (e[2], e[3])];
         imps.clear();
-        imps.extend(group.iter().map(|&(_, i, s)| (i, s)));
+        imps.extend(group.iter().filter_map(|&(_, n)| {
+            let imp = order[n as usize];
+            Some((imp, sched.impedance(imp).stuck_spring()?))
+        }));
         let side = |(j, port): (usize, usize)| {
             let adm = sched.admittance(j);
             let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
@@ -779,58 +788,66 @@ struct Attachment {
 }
 
 /// The stuck-state spring–dampers attached to every admittance, grouped by admittance and in
-/// network order within one: a flat list (no list per port, no names copied).
-struct Attached {
-    list: Vec<Attachment>,
+/// network order within one: a flat list of (port, impedance) in 8 bytes each (no list per
+/// port, no names copied; a spring is asked of its impedance again when it is read).
+struct Attached<'s> {
+    sched: &'s Schedule,
+    list: Vec<[u32; 2]>,
     /// Admittance j's attachments are `list[start[j]..start[j + 1]]`.
     start: Vec<usize>,
 }
 
-impl Attached {
-    fn new(sched: &Schedule) -> Self {
+impl<'s> Attached<'s> {
+    fn new(sched: &'s Schedule) -> Self {
         let n = sched.admittance_names().len();
+        // A system file holds at most 256 MiB (system/limits.rs), so fewer than 2³² components
+        // and ports.
         let springs = || {
-            sched.impedances_in_network_order().iter().filter_map(|&imp| {
-                let spring = sched.impedance(imp).stuck_spring()?;
-                Some(sched.impedance_ports(imp).map(move |(adm, port)| (adm, Attachment { port, imp, spring })))
-            })
+            sched
+                .impedances_in_network_order()
+                .iter()
+                .filter(|&&imp| sched.impedance(imp).stuck_spring().is_some())
+                .flat_map(|&imp| sched.impedance_ports(imp).map(move |(adm, port)| (adm, [port as u32, imp as u32])))
         };
         // Counted, then placed by admittance, in network order within one (two passes over
         // the impedances: no list of (admittance, attachment) beside the result).
         let mut start = vec![0; n + 1];
-        for (adm, _) in springs().flatten() {
+        for (adm, _) in springs() {
             start[adm + 1] += 1;
         }
         for j in 0..n {
             start[j + 1] += start[j];
         }
-        let none = Attachment { port: 0, imp: 0, spring: StageSpring { k: 0.0, b: 0.0, implicit: false } };
-        let mut list = vec![none; start[n]];
+        let mut list = vec![[0; 2]; start[n]];
         let mut fill = start.clone();
-        for (adm, a) in springs().flatten() {
+        for (adm, a) in springs() {
             list[fill[adm]] = a;
             fill[adm] += 1;
         }
-        Attached { list, start }
+        Attached { sched, list, start }
     }
 
-    fn of(&self, j: usize) -> &[Attachment] {
-        &self.list[self.start[j]..self.start[j + 1]]
+    /// Admittance j's attachments, in network order.
+    fn of(&self, j: usize) -> impl Iterator<Item = Attachment> + '_ {
+        self.list[self.start[j]..self.start[j + 1]].iter().filter_map(|&[port, imp]| {
+            let (port, imp) = (port as usize, imp as usize);
+            Some(Attachment { port, imp, spring: self.sched.impedance(imp).stuck_spring()? })
+        })
     }
 
     /// The ports of admittance j with attachments, in the order of their first attachment.
     fn ports(&self, j: usize, out: &mut Vec<usize>) {
         out.clear();
-        for a in self.of(j) {
-            if !out.contains(&a.port) {
-                out.push(a.port);
+        for &[port, _] in &self.list[self.start[j]..self.start[j + 1]] {
+            if !out.contains(&(port as usize)) {
+                out.push(port as usize);
             }
         }
     }
 
     /// The attachments of port `port` of admittance j, in network order.
-    fn at(&self, j: usize, port: usize) -> impl Iterator<Item = &Attachment> {
-        self.of(j).iter().filter(move |a| a.port == port)
+    fn at(&self, j: usize, port: usize) -> impl Iterator<Item = Attachment> + '_ {
+        self.of(j).filter(move |a| a.port == port)
     }
 }
 
