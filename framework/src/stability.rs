@@ -640,7 +640,7 @@ fn pair_results(
     let order = sched.impedances_in_network_order();
     let mut joined: Vec<([u32; 4], u32)> = Vec::new();
     for (n, &imp) in order.iter().enumerate() {
-        if sched.impedance(imp).stuck_spring().is_none() {
+        if att.spring(imp).is_none() {
             continue;
         }
         let mut ends = sched.impedance_ports(imp);
@@ -664,7 +664,7 @@ fn pair_results(
         imps.clear();
         imps.extend(group.iter().filter_map(|&(_, n)| {
             let imp = order[n as usize];
-            Some((imp, sched.impedance(imp).stuck_spring()?))
+            Some((imp, att.spring(imp)?))
         }));
         let side = |(j, port): (usize, usize)| {
             let adm = sched.admittance(j);
@@ -789,30 +789,45 @@ struct Attachment {
 
 /// The stuck-state spring–dampers attached to every admittance, grouped by admittance and in
 /// network order within one: a flat list of (port, impedance) in 8 bytes each (no list per
-/// port, no names copied; a spring is asked of its impedance again when it is read).
-struct Attached<'s> {
-    sched: &'s Schedule,
+/// port, no names copied), and each impedance's spring asked once and kept in a table of
+/// the distinct ones (10⁵ alike springs are one entry).
+struct Attached {
     list: Vec<[u32; 2]>,
     /// Admittance j's attachments are `list[start[j]..start[j + 1]]`.
     start: Vec<usize>,
+    /// Per impedance (schedule index), its spring's index in `springs`, or `u32::MAX`.
+    spring_of: Vec<u32>,
+    springs: Vec<StageSpring>,
 }
 
-impl<'s> Attached<'s> {
-    fn new(sched: &'s Schedule) -> Self {
+impl Attached {
+    fn new(sched: &Schedule) -> Self {
         let n = sched.admittance_names().len();
         // A system file holds at most 256 MiB (system/limits.rs), so fewer than 2³² components
         // and ports.
-        let springs = || {
-            sched
-                .impedances_in_network_order()
-                .iter()
-                .filter(|&&imp| sched.impedance(imp).stuck_spring().is_some())
-                .flat_map(|&imp| sched.impedance_ports(imp).map(move |(adm, port)| (adm, [port as u32, imp as u32])))
-        };
+        let mut spring_of = vec![u32::MAX; sched.impedance_names().len()];
+        let mut springs = Vec::new();
+        let mut ids: std::collections::HashMap<[u64; 3], u32, foldhash::fast::FixedState> = Default::default();
+        for &imp in sched.impedances_in_network_order() {
+            if let Some(s) = sched.impedance(imp).stuck_spring() {
+                let key = [s.k.to_bits(), s.b.to_bits(), s.implicit as u64];
+                spring_of[imp] = *ids.entry(key).or_insert_with(|| {
+                    springs.push(s);
+                    springs.len() as u32 - 1
+                });
+            }
+        }
+        let spring_of_ref = &spring_of;
+        let attachments =
+            || {
+                sched.impedances_in_network_order().iter().filter(|&&imp| spring_of_ref[imp] != u32::MAX).flat_map(
+                    |&imp| sched.impedance_ports(imp).map(move |(adm, port)| (adm, [port as u32, imp as u32])),
+                )
+            };
         // Counted, then placed by admittance, in network order within one (two passes over
         // the impedances: no list of (admittance, attachment) beside the result).
         let mut start = vec![0; n + 1];
-        for (adm, _) in springs() {
+        for (adm, _) in attachments() {
             start[adm + 1] += 1;
         }
         for j in 0..n {
@@ -820,18 +835,23 @@ impl<'s> Attached<'s> {
         }
         let mut list = vec![[0; 2]; start[n]];
         let mut fill = start.clone();
-        for (adm, a) in springs() {
+        for (adm, a) in attachments() {
             list[fill[adm]] = a;
             fill[adm] += 1;
         }
-        Attached { sched, list, start }
+        Attached { list, start, spring_of, springs }
+    }
+
+    /// The stuck-state spring of impedance `imp` (schedule index), if it has one.
+    fn spring(&self, imp: usize) -> Option<StageSpring> {
+        self.springs.get(*self.spring_of.get(imp)? as usize).copied()
     }
 
     /// Admittance j's attachments, in network order.
     fn of(&self, j: usize) -> impl Iterator<Item = Attachment> + '_ {
         self.list[self.start[j]..self.start[j + 1]].iter().filter_map(|&[port, imp]| {
             let (port, imp) = (port as usize, imp as usize);
-            Some(Attachment { port, imp, spring: self.sched.impedance(imp).stuck_spring()? })
+            Some(Attachment { port, imp, spring: self.spring(imp)? })
         })
     }
 
