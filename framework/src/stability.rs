@@ -633,94 +633,101 @@ fn pair_results(
     keep: impl Fn(f64) -> bool,
     tally: &mut Tally<PairEnds>,
 ) -> Vec<PairResult> {
-    let tab = method.tableau();
-    // The joining springs as (ends, place in network order), sorted: grouped by their ends
-    // in order, in network order within a pair; one list of 20 bytes each, not a map of
-    // lists (fewer than 2³² components: system/limits.rs).
-    let order = sched.impedances_in_network_order();
-    let mut joined: Vec<([u32; 4], u32)> = Vec::new();
-    for (n, &imp) in order.iter().enumerate() {
-        if att.spring(imp).is_none() {
-            continue;
-        }
-        let mut ends = sched.impedance_ports(imp);
-        let (Some(a), Some(b), None) = (ends.next(), ends.next(), ends.next()) else { continue };
-        if a.0 == b.0 {
-            continue;
-        }
-        let [a, b] = if a < b { [a, b] } else { [b, a] };
-        joined.push(([a.0 as u32, a.1 as u32, b.0 as u32, b.1 as u32], n as u32));
-    }
-    joined.sort_unstable();
     let mut memo = Memo::new();
     let mut out = Vec::new();
     let mut imps: Vec<(usize, StageSpring)> = Vec::new();
-    for group in joined.chunk_by(|p, q| p.0 == q.0) {
+    // Per admittance j, its springs to an admittance after it as (its port, the other end,
+    // the impedance), in network order, then grouped by ends (a stable sort): the pairs come
+    // in the order of their ends with no list of all of them (only `Attached`).
+    let mut local: Vec<(usize, (usize, usize), usize)> = Vec::new();
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
-        let e = group[0].0.map(|i| i as usize);
-        let ends: PairEnds = [(e[0], e[1]), (e[2], e[3])];
-        imps.clear();
-        imps.extend(group.iter().filter_map(|&(_, n)| {
-            let imp = order[n as usize];
-            Some((imp, att.spring(imp)?))
-        }));
-        let side = |(j, port): (usize, usize)| {
-            let adm = sched.admittance(j);
-            let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
-            let mut own = PortModel {
-                inertia: m,
-                k: 0.0,
-                b: 0.0,
-                k_implicit: 0.0,
-                implicit_position: adm.implicit_position(method),
-            };
-            if let Some(s) = adm.internal_spring(port) {
-                own.add(s);
-            }
-            for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
-                own.add(a.spring);
-            }
-            Some(own)
-        };
-        let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { continue };
-        let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
-        for (_, s) in &imps {
-            joint.add(*s);
-        }
-        let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
-        let mut models = vec![(None, model)];
-        models.extend(contact_models(sched, x, &ends, &imps, [oa, ob]));
-        // The largest radius (any undecided: undecided), the smallest largest stable step;
-        // each distinct model analysed once ([`Memo`]).
-        let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
-        for (k, (_, m)) in models.iter().enumerate() {
-            let (r, limit) = memo.get(m.key(), || {
-                let r = m.radius(tab, step);
-                (r, r.filter(|r| *r > STABLE_RADIUS).and_then(|_| m.largest_stable_step(tab, step)))
-            });
-            let Some(r) = r else {
-                (worst, radius, largest_stable_step) = (k, f64::NAN, None);
-                break;
-            };
-            if r > radius {
-                (worst, radius) = (k, r);
-            }
-            if r > STABLE_RADIUS {
-                largest_stable_step = match (largest_stable_step, limit) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    _ => None,
-                };
+        local.clear();
+        for a in att.of(j) {
+            let mut ends = sched.impedance_ports(a.imp);
+            let (Some(p), Some(q), None) = (ends.next(), ends.next(), ends.next()) else { continue };
+            let other = if p.0 == j { q } else { p };
+            if other.0 > j {
+                local.push((a.port, other, a.imp));
             }
         }
-        tally.see(radius, || ends);
-        if keep(radius) {
-            let (contact, model) = models.swap_remove(worst);
-            out.push(PairResult { ends, imps: imps.clone(), model, contact, radius, largest_stable_step });
+        local.sort_by_key(|l| (l.0, l.1));
+        for group in local.chunk_by(|p, q| (p.0, p.1) == (q.0, q.1)) {
+            let ends: PairEnds = [(j, group[0].0), group[0].1];
+            imps.clear();
+            imps.extend(group.iter().filter_map(|&(_, _, imp)| Some((imp, att.spring(imp)?))));
+            analyse_pair(sched, att, x, method, step, ends, &imps, &mut memo, tally, &keep, &mut out);
         }
     }
     out
+}
+
+/// The pair `ends` joined by `imps` ([`pair_results`]).
+#[allow(clippy::too_many_arguments)]
+fn analyse_pair(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    ends: PairEnds,
+    imps: &[(usize, StageSpring)],
+    memo: &mut Memo<17, (Option<f64>, Option<f64>)>,
+    tally: &mut Tally<PairEnds>,
+    keep: &impl Fn(f64) -> bool,
+    out: &mut Vec<PairResult>,
+) {
+    let tab = method.tableau();
+    let side = |(j, port): (usize, usize)| {
+        let adm = sched.admittance(j);
+        let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
+        let mut own =
+            PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: adm.implicit_position(method) };
+        if let Some(s) = adm.internal_spring(port) {
+            own.add(s);
+        }
+        for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
+            own.add(a.spring);
+        }
+        Some(own)
+    };
+    let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { return };
+    let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+    for (_, s) in imps {
+        joint.add(*s);
+    }
+    let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
+    let mut models = vec![(None, model)];
+    models.extend(contact_models(sched, x, &ends, imps, [oa, ob]));
+    // The largest radius (any undecided: undecided), the smallest largest stable step;
+    // each distinct model analysed once ([`Memo`]).
+    let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
+    for (k, (_, m)) in models.iter().enumerate() {
+        let (r, limit) = memo.get(m.key(), || {
+            let r = m.radius(tab, step);
+            (r, r.filter(|r| *r > STABLE_RADIUS).and_then(|_| m.largest_stable_step(tab, step)))
+        });
+        let Some(r) = r else {
+            (worst, radius, largest_stable_step) = (k, f64::NAN, None);
+            break;
+        };
+        if r > radius {
+            (worst, radius) = (k, r);
+        }
+        if r > STABLE_RADIUS {
+            largest_stable_step = match (largest_stable_step, limit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                _ => None,
+            };
+        }
+    }
+    tally.see(radius, || ends);
+    if keep(radius) {
+        let (contact, model) = models.swap_remove(worst);
+        out.push(PairResult { ends, imps: imps.to_vec(), model, contact, radius, largest_stable_step });
+    }
 }
 
 /// The models of each joining contact alone on the two bodies' effective masses at its
@@ -794,7 +801,7 @@ struct Attachment {
 struct Attached {
     list: Vec<[u32; 2]>,
     /// Admittance j's attachments are `list[start[j]..start[j + 1]]`.
-    start: Vec<usize>,
+    start: Vec<u32>,
     /// Per impedance (schedule index), its spring's index in `springs`, or `u32::MAX`.
     spring_of: Vec<u32>,
     springs: Vec<StageSpring>,
@@ -825,21 +832,29 @@ impl Attached {
                 )
             };
         // Counted, then placed by admittance, in network order within one (two passes over
-        // the impedances: no list of (admittance, attachment) beside the result).
-        let mut start = vec![0; n + 1];
+        // the impedances: no list of (admittance, attachment) beside the result; `start`
+        // serves as the fill pointers, then is shifted back).
+        let mut start = vec![0u32; n + 1];
         for (adm, _) in attachments() {
             start[adm + 1] += 1;
         }
         for j in 0..n {
             start[j + 1] += start[j];
         }
-        let mut list = vec![[0; 2]; start[n]];
-        let mut fill = start.clone();
+        let mut list = vec![[0; 2]; start[n] as usize];
         for (adm, a) in attachments() {
-            list[fill[adm]] = a;
-            fill[adm] += 1;
+            list[start[adm] as usize] = a;
+            start[adm] += 1;
         }
+        // start[j] is now where admittance j + 1 begins.
+        start.rotate_right(1);
+        start[0] = 0;
         Attached { list, start, spring_of, springs }
+    }
+
+    /// How many admittances there are.
+    fn admittances(&self) -> usize {
+        self.start.len() - 1
     }
 
     /// The stuck-state spring of impedance `imp` (schedule index), if it has one.
@@ -849,7 +864,7 @@ impl Attached {
 
     /// Admittance j's attachments, in network order.
     fn of(&self, j: usize) -> impl Iterator<Item = Attachment> + '_ {
-        self.list[self.start[j]..self.start[j + 1]].iter().filter_map(|&[port, imp]| {
+        self.list[self.start[j] as usize..self.start[j + 1] as usize].iter().filter_map(|&[port, imp]| {
             let (port, imp) = (port as usize, imp as usize);
             Some(Attachment { port, imp, spring: self.spring(imp)? })
         })
@@ -858,7 +873,7 @@ impl Attached {
     /// The ports of admittance j with attachments, in the order of their first attachment.
     fn ports(&self, j: usize, out: &mut Vec<usize>) {
         out.clear();
-        for &[port, _] in &self.list[self.start[j]..self.start[j + 1]] {
+        for &[port, _] in &self.list[self.start[j] as usize..self.start[j + 1] as usize] {
             if !out.contains(&(port as usize)) {
                 out.push(port as usize);
             }
@@ -902,7 +917,7 @@ fn analyse_ports(
     let mut memo = Memo::new();
     let mut out = Vec::new();
     let mut ports = Vec::new();
-    for j in 0..att.start.len() - 1 {
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
@@ -977,7 +992,7 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
     let tab = method.tableau();
     let mut out = Vec::new();
     let mut ports = Vec::new();
-    for j in 0..att.start.len() - 1 {
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
