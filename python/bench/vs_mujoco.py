@@ -19,6 +19,14 @@ examples/conveyor.json. The MuJoCo models are the same scenes:
   (t = 3 s against t = 0.45 s).
 
 Both engines run at T = 5e-4 s.
+
+    python python/bench/vs_mujoco.py --speed [--counts 5,50,200] [--stop-time 4] [--repeat R]
+
+prints the speed of contact-rich scenes instead: N copies of examples/stack.json (three boxes
+on corner body_contacts, the top one pushed) against the same boxes in MuJoCo (box geoms,
+mu 0.5, the same push) with its default settings and with the anti-slip ones: wall time per
+simulated second, per step, and the creep of the boxes at the same phase 2 s apart
+(python/bench/stacks.py).
 """
 
 import argparse
@@ -32,6 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 G = 9.81
+# The MuJoCo release the figures of docs/performance.md were measured with.
+MUJOCO = "mujoco==4.0.0"
 
 
 def ensure_mujoco(venv: Path):
@@ -45,7 +55,7 @@ def ensure_mujoco(venv: Path):
     py = venv / "bin" / "python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "mujoco", "numpy"], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", MUJOCO, "numpy"], check=True)
     os.execv(str(py), [str(py), *sys.argv])
 
 
@@ -171,11 +181,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stiction", help="path of the stiction binary")
     ap.add_argument("--venv", default=str(Path.home() / ".cache" / "stiction" / "venv-mujoco"))
+    ap.add_argument("--speed", action="store_true", help="the stacks speed table instead of the creep comparison")
+    ap.add_argument("--counts", default="5,50,200", help="--speed: numbers of stacks")
+    ap.add_argument("--stop-time", type=float, default=4.0, help="--speed: simulated seconds")
+    ap.add_argument("--repeat", type=int, default=1, help="--speed: runs per figure (the median is printed)")
     args = ap.parse_args()
     ensure_mujoco(Path(args.venv))
     import mujoco
 
     binary = stiction_binary(args.stiction)
+    if args.speed:
+        return speed(binary, args)
     p = run_stiction(binary, "pinch_hold.json")
     s_pinch = at(p, "z", 100.0) - at(p, "z", 2.0)
     c = run_stiction(binary, "conveyor.json")
@@ -189,6 +205,16 @@ def main():
     print(f"| pinch, 2 mu N = 1.05 m g: height drift 2..100 s | {s_pinch:.3e} m | {m_pinch:.3e} m |")
     print(f"| conveyor 0.4 g: drift on the tray while accelerating (0.6..1.0 s) | {s_conv_phase:.3e} m | {m_conv_phase:.3e} m |")
     print(f"| conveyor 0.4 g: net position on the tray after the ride | {s_conv_net:.3e} m | {m_conv_net:.3e} m |")
+
+
+def speed(binary, args):
+    """`--speed`: the stacks table (python/bench/stacks.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import stacks
+
+    counts = [int(c) for c in args.counts.split(",")]
+    rows = stacks.speed_table(binary, counts, args.stop_time, args.repeat)
+    stacks.print_speed_table(rows, args.stop_time)
 
 
 if __name__ == "__main__":
