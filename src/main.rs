@@ -262,7 +262,7 @@ fn open_csv(
     units: stiction_framework::UnitsIn,
 ) -> Result<Box<dyn OutputSink>, Failure> {
     let format = stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
-    stiction::results::open(out_path, format, step, columns, units)
+    stiction::results::open_with_units(out_path, format, step, columns, units)
         .with_context(|| format!("cannot create {}", out_path.display()))
         .map_err(Failure::Output)
 }

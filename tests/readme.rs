@@ -528,7 +528,10 @@ fn no_page_names_a_path_outside_the_repository_and_papers_link_the_bibliography(
         for (i, line) in text.lines().enumerate() {
             for outside in ["papers/", "shared/", "MODELS.md", "/root/", "/work/", "/home/"] {
                 if line.contains(outside) {
-                    bad.push(format!("{page}:{}: names `{outside}`, which a reader of the repository does not have", i + 1));
+                    bad.push(format!(
+                        "{page}:{}: names `{outside}`, which a reader of the repository does not have",
+                        i + 1
+                    ));
                 }
             }
         }

@@ -52,9 +52,9 @@
 // Bottom: errors, units, the stop request, port kinds, time functions.
 pub mod cancel;
 pub mod error;
-pub mod units;
 pub mod port;
 pub mod signal;
+pub mod units;
 // Components: the method tableau, what a batch sees, the two traits, ready-made batches.
 pub mod batch;
 pub mod component;

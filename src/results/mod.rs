@@ -68,9 +68,19 @@ pub fn column_info(sim: &Simulator, plan: &RunPlan) -> Vec<ColumnInfo> {
 }
 
 /// Open the results sink for `path` in `format` (the directory is created). `step` makes
-/// CSV times exact k·T; `columns` gives the .mat file its units and descriptions, and a CSV
-/// file its units where `units` says (`run --units`).
+/// CSV times exact k·T; `columns` gives the .mat file its units and descriptions. A CSV
+/// file states no units ([`open_with_units`] for `run --units`).
 pub fn open(
+    path: &Path,
+    format: Format,
+    step: Option<f64>,
+    columns: Vec<ColumnInfo>,
+) -> std::io::Result<Box<dyn OutputSink>> {
+    open_with_units(path, format, step, columns, UnitsIn::None)
+}
+
+/// [`open`], a CSV file stating its columns' units where `units` says (`run --units`).
+pub fn open_with_units(
     path: &Path,
     format: Format,
     step: Option<f64>,

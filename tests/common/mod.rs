@@ -156,7 +156,11 @@ pub fn python_venv(name: &str, packages: &[&str], ready: impl Fn(&Path) -> bool)
             .args(packages)
             .status()
             .expect("pip install");
-        assert!(status.success(), "pip install {packages:?} failed: these tests need PyPI (or the venv {} made beforehand)", dir.display());
+        assert!(
+            status.success(),
+            "pip install {packages:?} failed: these tests need PyPI (or the venv {} made beforehand)",
+            dir.display()
+        );
         assert!(ready(&py), "{packages:?} do not import after installation");
     }
     py
