@@ -24,7 +24,7 @@ compared against stored figures instead (`--figures`, written by `--save` from a
 run of this script on the same machine), flagged only past 10 %.
 
 With `--reference`, the path of the hand-written reference loop of chain-N (a binary taking
-`N THREADS`, e.g. shared/bench/fused-chain built with `cargo build --release`), chain-10k on
+`N THREADS`, e.g. the fused-chain loop, outside this repository), chain-10k on
 one thread is also compared against it, and the two-thread speed-up is printed: the targets
 are at most 1.1x the reference loop and at least 1.85x on two threads.
 

@@ -34,13 +34,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a system and write its output signals as CSV.
+    /// Simulate a system and write its output signals as CSV or MATLAB .mat.
     Run {
-        /// The system description (JSON).
+        /// What to run: a system file (JSON, with components or with "fmus"), or one FMU
+        /// (.fmu, FMI 2.0/3.0, Co-Simulation or Model Exchange) run alone.
         system: PathBuf,
-        /// Output CSV file ('-' for standard output). Default: <system name>.csv
+        /// Results file, its format by extension: .csv, or .mat (MATLAB v4, the layout
+        /// OpenModelica writes); '-' for CSV on standard output. Default: <system name>.csv
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Units in a CSV file: none (the header is `time,q`), header (`time [s],q [m]`) or
+        /// row (a second row `s,m` under the header). A .mat file always has them.
+        #[arg(long, value_enum, default_value_t = UnitsArg::None, value_name = "WHERE")]
+        units: UnitsArg,
         /// Also plot every output column against time (PNG or SVG by extension).
         #[arg(long)]
         plot: Option<PathBuf>,
@@ -99,6 +105,7 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Validate a system, summarise it and print well-posedness and stability warnings.
     Check {
+        /// The system file (JSON, with components or with "fmus").
         system: PathBuf,
         /// Exit with status 2 when there are warnings.
         #[arg(long)]
@@ -118,7 +125,10 @@ enum Command {
     /// Print the JSON Schema (draft 2020-12) of system files, for editors ("$schema").
     Schema,
     /// Print the network as Graphviz DOT.
-    Graph { system: PathBuf },
+    Graph {
+        /// The system file (JSON, with components or with "fmus").
+        system: PathBuf,
+    },
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
     #[command(subcommand)]
     Fmu(fmu::FmuCommand),
@@ -188,6 +198,7 @@ fn main_inner() -> ExitCode {
         Command::Run {
             system,
             output,
+            units,
             plot,
             threads,
             parallel_threshold,
@@ -215,6 +226,7 @@ fn main_inner() -> ExitCode {
                 inputs: &input,
                 save_state: save_state.as_deref(),
                 resume: resume.as_deref(),
+                units: units.into(),
             };
             run(&system, output, plot.map(|p| (p, opts)), &run_opts, &fmu)
         }
@@ -242,14 +254,15 @@ fn main_inner() -> ExitCode {
 
 /// The results sink of `run` by the extension of `out_path` (stiction::results): .csv,
 /// .mat, or CSV on standard output for `-`; the directory is created. `step` prints CSV
-/// times as exact k·T; `columns` give the units.
+/// times as exact k·T; `columns` give the units, which a CSV file states where `units` says.
 fn open_csv(
     out_path: &Path,
     step: Option<f64>,
     columns: Vec<stiction::results::ColumnInfo>,
+    units: stiction_framework::UnitsIn,
 ) -> Result<Box<dyn OutputSink>, Failure> {
     let format = stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
-    stiction::results::open(out_path, format, step, columns)
+    stiction::results::open_with_units(out_path, format, step, columns, units)
         .with_context(|| format!("cannot create {}", out_path.display()))
         .map_err(Failure::Output)
 }
@@ -334,6 +347,26 @@ struct RunOptions<'a> {
     /// `--save-state FILE`, `--resume FILE`.
     save_state: Option<&'a Path>,
     resume: Option<&'a Path>,
+    /// `--units`: where a CSV file states its columns' units.
+    units: stiction_framework::UnitsIn,
+}
+
+/// The values of `run --units`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum UnitsArg {
+    None,
+    Header,
+    Row,
+}
+
+impl From<UnitsArg> for stiction_framework::UnitsIn {
+    fn from(u: UnitsArg) -> Self {
+        match u {
+            UnitsArg::None => stiction_framework::UnitsIn::None,
+            UnitsArg::Header => stiction_framework::UnitsIn::Header,
+            UnitsArg::Row => stiction_framework::UnitsIn::Row,
+        }
+    }
 }
 
 /// Largest state file `--resume` reads (a state is the state vector and the components' own
@@ -448,7 +481,7 @@ fn run(
     };
     interrupt::phase("running");
     if strict && warned > 0 {
-        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run")));
+        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run", fmu.sets)));
     }
     let columns = stiction::results::column_info(&sim, &plan);
     if let Some((_, opts)) = &mut plot {
@@ -456,7 +489,7 @@ fn run(
         opts.columns(&labels).map_err(Failure::Input)?;
         opts.units = columns.iter().map(|c| (c.label.clone(), c.unit.clone())).collect();
     }
-    let mut csv = open_csv(&out_path, Some(step), columns)?;
+    let mut csv = open_csv(&out_path, Some(step), columns, o.units)?;
     // An FMU's code in this process can end it without unwinding: every row goes to the
     // operating system as it is written (docs/reference/fmu-import.md, "Crashes and hangs inside an FMU").
     csv.set_write_through(stiction_fmi_import::foreign_code_loaded());
@@ -597,7 +630,7 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     if warnings == 0 {
         println!("  no warnings");
     } else if strict {
-        return Err(Failure::Input(warnings::strict_refusal(&file, warnings, "check")));
+        return Err(Failure::Input(warnings::strict_refusal(&file, warnings, "check", sets)));
     }
     Ok(())
 }

@@ -25,10 +25,40 @@ pub fn print_before_run(findings: &[Diagnostic]) -> usize {
     found.len()
 }
 
-/// The error of `--strict` for a system with `count` warnings.
-pub fn strict_refusal(file: &str, count: usize, command: &str) -> anyhow::Error {
+/// The error of `--strict` for a system with `count` warnings: it names the exact `stiction
+/// check` command that shows them, with the `--set`s of the refused command.
+pub fn strict_refusal(file: &str, count: usize, command: &str, sets: &[String]) -> anyhow::Error {
+    let mut check = format!("stiction check {}", shell_word(file));
+    for s in sets {
+        check.push_str(" --set ");
+        check.push_str(&shell_word(s));
+    }
     anyhow::anyhow!(
-        "{file}: {count} warning(s) (see `stiction check {file}`); {command} --strict refuses such a system — fix the \
+        "{file}: {count} warning(s) (see `{check}`); {command} --strict refuses such a system — fix the \
          warnings (they name the component and the limit) or leave out --strict"
     )
+}
+
+/// `word` as a POSIX shell reads it back: bare when it holds only characters no shell
+/// treats specially, else in single quotes (a `'` inside written `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_names_the_exact_check_command() {
+        let sets = ["solver.step=2e-3".to_string(), "m.init.v[0]=1".to_string()];
+        let e = strict_refusal("a b.json", 1, "run", &sets).to_string();
+        assert!(e.contains("`stiction check 'a b.json' --set solver.step=2e-3 --set 'm.init.v[0]=1'`"), "{e}");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 }

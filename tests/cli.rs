@@ -112,3 +112,47 @@ fn csv_table_inputs_and_plain_signal_lists() {
     let out = cli(&["run", path.to_str().unwrap(), "-o", "-", "--quiet"]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("time,m.v,m.q,push.f\n"));
 }
+
+/// `run --units`: off by default (the header of names that readers look columns up by); in
+/// the header (`q [m]`) or as a second row; each unit the one the component declares for the
+/// signal. No cell is `-0` (karnopp_fig4 and ramp_block wrote some before).
+#[test]
+fn run_states_csv_units_on_request_and_writes_no_negative_zero() {
+    let run = |name: &str, extra: &[&str]| {
+        let path = example(name);
+        let mut args = vec!["run", path.to_str().unwrap(), "-o", "-", "--quiet"];
+        args.extend_from_slice(extra);
+        let o = cli(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let plain = run("ramp_block.json", &[]);
+    assert!(plain.starts_with("time,q,v,friction,hand_force,stuck\n0,0,0,"), "{plain}");
+    let header = run("ramp_block.json", &["--units", "header"]);
+    let lines = |s: &str| s.lines().map(str::to_string).collect::<Vec<_>>();
+    let (p, h) = (lines(&plain), lines(&header));
+    assert_eq!(h[0], "time [s],q [m],v [m/s],friction [N],hand_force [N],stuck");
+    assert_eq!(h[1..], p[1..], "only the header changes");
+    let row = lines(&run("ramp_block.json", &["--units", "row"]));
+    assert_eq!((row[0].as_str(), row[1].as_str()), (p[0].as_str(), "s,m,m/s,N,N,"));
+    assert_eq!(row[2..], p[1..]);
+    for name in ["karnopp_fig4.json", "ramp_block.json"] {
+        let text = run(name, &[]);
+        assert!(!text.split([',', '\n']).any(|cell| cell == "-0"), "{name} writes -0");
+    }
+    let bad = cli(&["run", example("ramp_block.json").to_str().unwrap(), "-o", "-", "--units", "footer"]);
+    assert_eq!(bad.status.code(), Some(2), "an unknown --units value is a usage error");
+}
+
+/// Every unit a component type declares for a parameter or a signal is in the framework's
+/// one unit table (its quantity and SI base units, for result files and exported FMUs).
+#[test]
+fn every_declared_unit_is_in_the_framework_unit_table() {
+    use stiction::framework::units::unit;
+    for t in stiction::registry().types() {
+        let declared = t.params.iter().map(|p| p.unit).chain(t.signals.iter().map(|s| s.unit));
+        for u in declared.filter(|u| !u.is_empty()) {
+            assert!(unit(u).is_some(), "{}: unit '{u}' is not in framework/src/units.rs", t.name);
+        }
+    }
+}

@@ -1,16 +1,23 @@
 //! The README and the guide under docs/ cannot drift from the program. For README.md and
 //! every docs/**/*.md page (the generated reference pages aside, tests/reference.rs checks
 //! those):
-//! - every `stiction` command of a ```sh block runs (in order, in a scratch directory of
-//!   the page holding a copy of examples/) and exits 0, or with the code its line documents
-//!   in a trailing `# exit N` comment; lines that are not `stiction` commands must be one of
-//!   the known kinds (cargo build/test/bench, python3, mdbook) or the test fails, so a new
-//!   kind of command cannot go unchecked;
+//! - every ```sh block is valid sh (`sh -n`: a quoting error fails whatever the line), and
+//!   every `stiction` command of it runs through `sh -c` (in order, in a scratch directory of
+//!   the page holding a copy of examples/, with the binary under test first on PATH, as after
+//!   `cargo install --path .`; `cargo run --release -- ARGS` and `target/release/stiction`
+//!   run it too) and exits 0, or with the code its line documents in a trailing `# exit N`
+//!   comment; lines that are not `stiction` commands must be one of the known kinds (cargo
+//!   build/test/bench/install, python3, mdbook) or the test fails, so a new kind of command
+//!   cannot go unchecked;
+//! - a ```text output block right after a ```sh block is what its last command prints on
+//!   standard output, line for line;
 //! - every complete system in a ```json block passes `stiction check` and the JSON Schema,
 //!   and every component snippet validates against its type's schema;
 //! - every relative link (to a file, or to a heading with `#anchor` by GitHub's rules)
 //!   resolves, in those pages, ARCHITECTURE.md and the generated pages alike;
-//! - every page of docs/ is in docs/SUMMARY.md (the mdbook table of contents).
+//! - every page of docs/ is in docs/SUMMARY.md (the mdbook table of contents);
+//! - no page names a path outside the repository (the papers, the design notes), and every
+//!   page that names a paper's author links to the bibliography (docs/reference/bibliography.md).
 //!
 //! The ```python blocks run in the Python package's tests (python/tests/test_docs.py).
 
@@ -133,6 +140,28 @@ fn stiction_args(line: &str) -> Option<Vec<String>> {
     }
 }
 
+/// A documented stiction command as the shell line that runs the binary under test: the
+/// line itself for `stiction …`, with `stiction` for `target/release/stiction` and for
+/// `cargo run --release --` (the binary that builds); None for a line that is not one.
+fn as_installed(line: &str) -> Option<String> {
+    stiction_args(line)?;
+    if let Some(rest) = line.strip_prefix("target/release/stiction ") {
+        return Some(format!("stiction {rest}"));
+    }
+    if line.starts_with("cargo ") {
+        let (_, rest) = line.split_once(" -- ")?;
+        return Some(format!("stiction {rest}"));
+    }
+    Some(line.to_string())
+}
+
+/// $PATH with the directory of the stiction binary under test first.
+fn path_with_stiction() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_stiction")).parent().unwrap().to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap()
+}
+
 /// A command line without its comment, and the exit code its `# exit N` comment documents
 /// (0 without one).
 fn command_and_exit(raw: &str) -> (&str, i32) {
@@ -164,32 +193,41 @@ struct Counts {
     failing: usize,
     systems: usize,
     snippets: usize,
+    outputs: usize,
 }
 
 /// Run the ```sh and ```json blocks of one page in `work` (a copy of examples/ inside).
 fn check_page(page: &str, work: &Path, validator: &jsonschema::Validator, n: &mut Counts) {
     let text = std::fs::read_to_string(root().join(page)).unwrap();
+    // The standard output of the last command of the last ```sh block, for a ```text output
+    // block right after it.
+    let mut last_output: Option<String> = None;
     for block in fenced_blocks(page, &text) {
         let at = format!("{page}:{}", block.line);
         match block.info.as_str() {
             "sh" => {
+                // The whole block as a shell reads it: a quoting or syntax error fails here,
+                // whichever kind of command the line is.
+                let syntax = Command::new("sh").arg("-n").arg("-c").arg(&block.body).output().unwrap();
+                assert!(
+                    syntax.status.success(),
+                    "{at}: the block is not valid sh:\n{}\n{}",
+                    block.body,
+                    String::from_utf8_lossy(&syntax.stderr)
+                );
+                let mut ran: Option<String> = None;
                 for raw in block.body.lines() {
                     let (line, expected) = command_and_exit(raw);
                     if line.is_empty() || line.starts_with('#') {
                         continue;
                     }
-                    // `a | b`: the stiction part; `> file`: standard output to the file.
-                    let line = line.split(" | ").next().unwrap();
-                    let (line, redirect) = match line.split_once(" > ") {
-                        Some((l, f)) => (l, Some(f.trim())),
-                        None => (line, None),
-                    };
-                    let Some(args) = stiction_args(line) else {
+                    let Some(shell_line) = as_installed(line) else {
                         let known = [
                             "cargo build",
                             "cargo test",
                             "cargo bench",
                             "cargo run",
+                            "cargo install",
                             "python3 ",
                             ".venv/bin/pip ",
                             ".venv/bin/python ",
@@ -202,20 +240,36 @@ fn check_page(page: &str, work: &Path, validator: &jsonschema::Validator, n: &mu
                         assert!(known.iter().any(|k| bare.starts_with(k)), "{at}: unknown command kind: {line}");
                         continue;
                     };
-                    let out =
-                        Command::new(env!("CARGO_BIN_EXE_stiction")).args(&args).current_dir(work).output().unwrap();
+                    // Through a shell, with the stiction under test first on PATH, as a user
+                    // who ran `cargo install --path .` types it.
+                    let out = Command::new("sh")
+                        .arg("-c")
+                        .arg(&shell_line)
+                        .env("PATH", path_with_stiction())
+                        .current_dir(work)
+                        .output()
+                        .unwrap();
                     assert_eq!(
                         out.status.code(),
                         Some(expected),
                         "{at}: `{line}` should exit {expected}:\n{}",
                         String::from_utf8_lossy(&out.stderr)
                     );
-                    if let Some(f) = redirect {
-                        std::fs::write(work.join(f), &out.stdout).unwrap();
-                    }
+                    ran = Some(String::from_utf8_lossy(&out.stdout).into_owned());
                     n.commands += 1;
                     n.failing += usize::from(expected != 0);
                 }
+                last_output = ran;
+            }
+            "text output" => {
+                // What the command before it prints: its standard output, line for line.
+                let printed = last_output.take().unwrap_or_else(|| panic!("{at}: an output block after no command"));
+                assert_eq!(
+                    printed.trim_end(),
+                    block.body.trim_end(),
+                    "{at}: the page shows an output its command does not print"
+                );
+                n.outputs += 1;
             }
             "json" => {
                 let body = &block.body;
@@ -266,15 +320,16 @@ fn every_documented_command_and_json_snippet_works() {
         made.insert(page, dir);
     }
     eprintln!(
-        "{} commands ({} documented to fail), {} systems, {} snippets in {} pages",
+        "{} commands ({} documented to fail, {} outputs compared), {} systems, {} snippets in {} pages",
         n.commands,
         n.failing,
+        n.outputs,
         n.systems,
         n.snippets,
         made.len()
     );
     assert!(
-        n.commands >= 40 && n.failing >= 2 && n.systems >= 6 && n.snippets >= 3,
+        n.commands >= 40 && n.failing >= 2 && n.systems >= 6 && n.snippets >= 3 && n.outputs >= 1,
         "{} commands ({} documented to fail), {} systems, {} snippets",
         n.commands,
         n.failing,
@@ -289,6 +344,13 @@ fn every_documented_command_and_json_snippet_works() {
     assert_eq!(lines("README.md", "rolling_sphere.csv"), 1202);
     assert_eq!(lines("docs/how-to/parameter-studies.md", "karnopp-study.csv"), 101);
     assert_eq!(lines("docs/how-to/parameter-studies.md", "mc-study.csv"), 51);
+    // The page promises a failed run (a negative mass) among the draws, as a row.
+    let mc = std::fs::read_to_string(file("docs/how-to/parameter-studies.md", "mc-study.csv")).unwrap();
+    let failed: Vec<&str> = mc.lines().filter(|l| l.contains(",failed,")).collect();
+    assert!(
+        failed.len() == 1 && failed[0].starts_with("34,") && failed[0].contains("block.mass: must be > 0"),
+        "{failed:?}"
+    );
     assert!(lines("docs/tutorials/first-fmu.md", "gear-alone.csv") > 100);
     assert!(std::fs::read(file("docs/how-to/read-results.md", "karnopp.mat")).unwrap().len() > 1000);
     let printed: Value = serde_json::from_str(
@@ -457,6 +519,31 @@ fn every_guide_page_is_in_the_summary() {
 }
 
 #[test]
+fn no_page_names_a_path_outside_the_repository_and_papers_link_the_bibliography() {
+    let mut all = pages();
+    all.push("ARCHITECTURE.md".to_string());
+    let mut bad = Vec::new();
+    for page in all.iter().filter(|p| !GENERATED.contains(&p.as_str())) {
+        let text = std::fs::read_to_string(root().join(page)).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for outside in ["papers/", "shared/", "MODELS.md", "/root/", "/work/", "/home/"] {
+                if line.contains(outside) {
+                    bad.push(format!(
+                        "{page}:{}: names `{outside}`, which a reader of the repository does not have",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        let names_author = ["Kikuuwe", "Karnopp", "Dupont"].iter().any(|a| text.contains(a));
+        if names_author && page != "docs/reference/bibliography.md" && !text.contains("bibliography.md") {
+            bad.push(format!("{page}: names a paper's author but does not link docs/reference/bibliography.md"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
 fn the_readme_stays_short() {
     let n = std::fs::read_to_string(root().join("README.md")).unwrap().lines().count();
     assert!(n <= 250, "README.md has {n} lines (at most 250: the rest belongs in docs/)");
@@ -469,6 +556,10 @@ fn command_lines_split_like_a_shell() {
     assert_eq!(stiction_args("cargo run --release --example generate_chain -- 1000 out.json"), None);
     assert_eq!(command_and_exit("stiction run x.json   # exit 2: bad input"), ("stiction run x.json", 2));
     assert_eq!(command_and_exit("stiction run x.json # a comment"), ("stiction run x.json", 0));
+    assert_eq!(as_installed("cargo run --release -- run x.json").unwrap(), "stiction run x.json");
+    assert_eq!(as_installed("target/release/stiction fmu info a.fmu").unwrap(), "stiction fmu info a.fmu");
+    assert_eq!(as_installed("stiction run x.json -o - | head -5").unwrap(), "stiction run x.json -o - | head -5");
+    assert_eq!(as_installed("python3 python/bench/step_loop.py"), None);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-/// Sim I (27): the sphere's contact point stops slipping at 2 v0/(7 μ g) = 0.583 s and the
+/// Sim I (27): the sphere's contact point stops slipping at 2 v0/(7 μ g) = 0.5825 s and the
 /// centre then rolls at 5/7 v0.
 ///
 /// With the paper's contact (K = 1e7, B = 10: damping ratio 0.003) the sphere, released
@@ -21,7 +21,7 @@ fn sim1_rolling_sphere_reaches_pure_rolling_at_0_58_s() {
     let slip = col(&rec, "contact_vx");
     let first_zero = (1..slip.len()).find(|&i| slip[i] <= 0.0 && slip[i - 1] > 0.0).expect("slip reaches zero");
     let t_stop = t[first_zero];
-    eprintln!("sim I: slip first reaches zero at t = {t_stop} s (analytic 0.583 s)");
+    eprintln!("sim I: slip first reaches zero at t = {t_stop} s (analytic 0.5825 s)");
     assert!((0.56..=0.60).contains(&t_stop), "slip stops at {t_stop} s");
     let first_below_1e3 = slip.iter().position(|v| v.abs() < 1e-3).map(|i| t[i]);
     eprintln!("sim I: |contact_vx| first below 1e-3 m/s at {first_below_1e3:?} s");

@@ -45,15 +45,16 @@
 //! ## Layers
 //!
 //! Each module uses only the ones listed before it:
-//! [`error`], [`cancel`], [`port`], [`signal`] → [`method`] → [`views`] → [`component`] → [`batch`] → [`network`] →
+//! [`error`], [`units`], [`cancel`], [`port`], [`signal`] → [`method`] → [`views`] → [`component`] → [`batch`] → [`network`] →
 //! [`schedule`] → [`stepper`] → [`output`] → [`system`].
 #![forbid(unsafe_code)]
 
-// Bottom: errors, the stop request, port kinds, time functions.
+// Bottom: errors, units, the stop request, port kinds, time functions.
 pub mod cancel;
 pub mod error;
 pub mod port;
 pub mod signal;
+pub mod units;
 // Components: the method tableau, what a batch sees, the two traits, ready-made batches.
 pub mod batch;
 pub mod component;
@@ -80,7 +81,7 @@ pub use error::{Error, Result};
 pub use method::{Method, Tableau};
 pub use nalgebra;
 pub use network::{AdmittanceId, ImpedanceId, Network, Target};
-pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, Tee};
+pub use output::{CsvSink, OutputSink, Recorder, RunPlan, RunSummary, SignalRef, Tee, UnitsIn};
 pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;

@@ -7,7 +7,7 @@ pub mod mat;
 
 use std::io::BufWriter;
 use std::path::Path;
-use stiction_framework::{CsvSink, OutputSink, RunPlan, Simulator};
+use stiction_framework::{CsvSink, OutputSink, RunPlan, Simulator, UnitsIn};
 
 /// A results file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,57 +48,60 @@ pub struct ColumnInfo {
     pub description: String,
 }
 
-/// Unit and description of every column of `plan`, from the signal tables of the compiled
-/// components (`component.signal[i]`; a raw `state[i]` has no unit).
+/// Unit and description of every column of `plan`, from what the components declare of
+/// each signal ([`Simulator::signal_info`]; a raw `state[i]` has no unit).
 pub fn column_info(sim: &Simulator, plan: &RunPlan) -> Vec<ColumnInfo> {
-    plan.columns.iter().map(|(label, r)| signal_info(sim, label, &r.name)).collect()
-}
-
-fn signal_info(sim: &Simulator, label: &str, name: &str) -> ColumnInfo {
-    let sched = sim.schedule();
-    let (comp, rest) = name.split_once('.').unwrap_or((name, ""));
-    let sig = rest.split('[').next().unwrap_or("");
-    let signals = if let Some(j) = sched.admittance_names().iter().position(|n| n == comp) {
-        sched.admittance(j).signals()
-    } else if let Some(i) = sched.impedance_names().iter().position(|n| n == comp) {
-        sched.impedance(i).signals()
-    } else {
-        Vec::new()
-    };
-    let found = signals.iter().find(|s| s.name == sig);
-    ColumnInfo {
-        label: label.to_string(),
-        unit: found.map(|s| s.unit.to_string()).unwrap_or_default(),
-        description: match found {
-            Some(s) if !s.doc.is_empty() => format!("{}: {}", name, s.doc),
-            _ => name.to_string(),
-        },
-    }
+    plan.columns
+        .iter()
+        .map(|(label, r)| {
+            let found = sim.signal_info(r);
+            ColumnInfo {
+                label: label.clone(),
+                unit: found.map(|s| s.unit.to_string()).unwrap_or_default(),
+                description: match found {
+                    Some(s) if !s.doc.is_empty() => format!("{}: {}", r.name, s.doc),
+                    _ => r.name.clone(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// Open the results sink for `path` in `format` (the directory is created). `step` makes
-/// CSV times exact k·T; `columns` gives the .mat file its units and descriptions.
+/// CSV times exact k·T; `columns` gives the .mat file its units and descriptions. A CSV
+/// file states no units ([`open_with_units`] for `run --units`).
 pub fn open(
     path: &Path,
     format: Format,
     step: Option<f64>,
     columns: Vec<ColumnInfo>,
 ) -> std::io::Result<Box<dyn OutputSink>> {
+    open_with_units(path, format, step, columns, UnitsIn::None)
+}
+
+/// [`open`], a CSV file stating its columns' units where `units` says (`run --units`).
+pub fn open_with_units(
+    path: &Path,
+    format: Format,
+    step: Option<f64>,
+    columns: Vec<ColumnInfo>,
+    units: UnitsIn,
+) -> std::io::Result<Box<dyn OutputSink>> {
+    let csv = |s: CsvSink<Box<dyn std::io::Write + Send>>| {
+        let s = s.with_units(units, columns.iter().map(|c| c.unit.clone()).collect());
+        match step {
+            Some(t) => s.with_step(t),
+            None => s,
+        }
+    };
     if format == Format::Stdout {
-        return Ok(Box::new(with_step(CsvSink::new(std::io::stdout()), step)));
+        return Ok(Box::new(csv(CsvSink::new(Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>))));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
     Ok(match format {
         Format::Mat => Box::new(mat::MatSink::create(path, columns)?),
-        _ => Box::new(with_step(CsvSink::new(BufWriter::new(std::fs::File::create(path)?)), step)),
+        _ => Box::new(csv(CsvSink::new(Box::new(BufWriter::new(std::fs::File::create(path)?))))),
     })
-}
-
-fn with_step<W: std::io::Write>(s: CsvSink<W>, step: Option<f64>) -> CsvSink<W> {
-    match step {
-        Some(t) => s.with_step(t),
-        None => s,
-    }
 }

@@ -136,11 +136,19 @@ pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// A Python venv `target/tmp/<name>` with `packages` (pinned) from PyPI, created unless
-/// `ready(python)` already holds; returns the venv's python.
+/// `ready(python)` already holds; returns the venv's python. Creating it needs PyPI: the
+/// test says so on the terminal (past the harness's capture) and in its failure.
 pub fn python_venv(name: &str, packages: &[&str], ready: impl Fn(&Path) -> bool) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let py = dir.join("bin").join("python");
     if !ready(&py) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: installing {} from PyPI into {} for the tests that need them (once; needs network access to PyPI)",
+            packages.join(" "),
+            dir.display()
+        );
         let status = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
         assert!(status.success(), "python3 -m venv {} failed", dir.display());
         let status = Command::new(&py)
@@ -148,7 +156,11 @@ pub fn python_venv(name: &str, packages: &[&str], ready: impl Fn(&Path) -> bool)
             .args(packages)
             .status()
             .expect("pip install");
-        assert!(status.success(), "pip install {packages:?} failed");
+        assert!(
+            status.success(),
+            "pip install {packages:?} failed: these tests need PyPI (or the venv {} made beforehand)",
+            dir.display()
+        );
         assert!(ready(&py), "{packages:?} do not import after installation");
     }
     py

@@ -7,11 +7,28 @@
 //! write-through ([`OutputSink::set_write_through`]) every row is flushed as it is written:
 //! one `write` system call per row, so the rows are in the operating system's hands even if
 //! the process dies without unwinding.
+//!
+//! Units, off by default so that readers expecting bare names keep working, in one of the
+//! two forms CSV readers of FMI tools know ([`UnitsIn`]): in the header (`time [s],q [m]`)
+//! or as a second row under it (`s,m`).
 
 use super::OutputSink;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+
+/// Where a CSV file states its columns' units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnitsIn {
+    /// Nowhere: the header is `time,q,...` (the default).
+    #[default]
+    None,
+    /// In the header: `time [s],q [m],stuck` ([`crate::units::column_label`]; a column
+    /// without a unit keeps its bare label).
+    Header,
+    /// A second row under the header: `s,m,` (empty for a column without a unit).
+    Row,
+}
 
 /// Streams rows to a CSV file or any writer.
 pub struct CsvSink<W: Write> {
@@ -21,6 +38,8 @@ pub struct CsvSink<W: Write> {
     flush_every: usize,
     /// The step, when times are printed exactly as k·T ([`CsvSink::with_step`]).
     step: Option<f64>,
+    /// Where the units go, and the unit of each column after time ([`CsvSink::with_units`]).
+    units: (UnitsIn, Vec<String>),
 }
 
 /// The writer under the CSV writer: keeps every byte until [`Write::flush`] — which the CSV
@@ -54,12 +73,25 @@ impl CsvSink<BufWriter<File>> {
 impl<W: Write> CsvSink<W> {
     pub fn new(w: W) -> Self {
         let rows = RowBuffer { inner: w, pending: Vec::new() };
-        CsvSink { out: csv::WriterBuilder::new().from_writer(rows), since_flush: 0, flush_every: 256, step: None }
+        CsvSink {
+            out: csv::WriterBuilder::new().from_writer(rows),
+            since_flush: 0,
+            flush_every: 256,
+            step: None,
+            units: (UnitsIn::None, Vec::new()),
+        }
     }
 
     /// Print each time as the exact decimal k·T of the run's step T ([`super::number::time_text`]).
     pub fn with_step(mut self, step: f64) -> Self {
         self.step = Some(step);
+        self
+    }
+
+    /// State the unit of each column (in the order of the labels [`OutputSink::begin`]
+    /// receives; time's is `s`) where `at` says.
+    pub fn with_units(mut self, at: UnitsIn, units: Vec<String>) -> Self {
+        self.units = (at, units);
         self
     }
 }
@@ -70,11 +102,24 @@ fn csv_err(e: csv::Error) -> std::io::Error {
 
 impl<W: Write + Send> OutputSink for CsvSink<W> {
     fn begin(&mut self, labels: &[String]) -> std::io::Result<()> {
-        self.out.write_field("time").map_err(csv_err)?;
-        for l in labels {
-            self.out.write_field(l).map_err(csv_err)?;
+        let (at, units) = &self.units;
+        let unit = |i: usize| units.get(i).map_or("", String::as_str);
+        let header = |label: &str, unit: &str| match at {
+            UnitsIn::Header => crate::units::column_label(label, unit),
+            _ => label.to_string(),
+        };
+        self.out.write_field(header("time", "s")).map_err(csv_err)?;
+        for (i, l) in labels.iter().enumerate() {
+            self.out.write_field(header(l, unit(i))).map_err(csv_err)?;
         }
         self.out.write_record(None::<&[u8]>).map_err(csv_err)?;
+        if *at == UnitsIn::Row {
+            self.out.write_field("s").map_err(csv_err)?;
+            for i in 0..labels.len() {
+                self.out.write_field(unit(i)).map_err(csv_err)?;
+            }
+            self.out.write_record(None::<&[u8]>).map_err(csv_err)?;
+        }
         self.out.flush()
     }
 

@@ -8,7 +8,7 @@ mod probe;
 mod run;
 mod signals;
 
-pub use csv_sink::CsvSink;
+pub use csv_sink::{CsvSink, UnitsIn};
 pub use probe::ProbeTargets;
 pub use run::{RunPlan, RunSummary};
 pub use signals::SignalRef;

@@ -3,13 +3,17 @@
 //! and sample times printed exactly as k·T with T the step's shortest decimal (so 9 steps of
 //! 0.001 s print `0.009`, not the binary product `0.009000000000000001`).
 
-/// Shortest round-trip text of `x`: `0.25`, `-3`, `1.5e-7`, `2e300`, `NaN`, `inf`.
+/// Shortest round-trip text of `x`: `0.25`, `-3`, `1.5e-7`, `2e300`, `NaN`, `inf`; zero of
+/// either sign is `0` (a held body's `-0` velocity reads as the 0 it equals).
 pub fn float_text(x: f64) -> String {
     if !x.is_finite() {
         return x.to_string();
     }
     let a = x.abs();
-    if a == 0.0 || (1e-4..1e16).contains(&a) {
+    if a == 0.0 {
+        return "0".into();
+    }
+    if (1e-4..1e16).contains(&a) {
         x.to_string()
     } else {
         format!("{x:e}")
@@ -79,6 +83,8 @@ mod tests {
         assert_eq!(float_text(1e300), "1e300");
         assert_eq!(float_text(0.5), "0.5");
         assert_eq!(float_text(1.5e-7), "1.5e-7");
+        assert_eq!(float_text(-0.0), "0");
+        assert_eq!(float_text(0.0), "0");
     }
 
     #[test]

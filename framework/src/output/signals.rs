@@ -203,6 +203,21 @@ impl Simulator {
         Ok(vec![(String::new(), self.resolve(name)?)])
     }
 
+    /// What the component declares of a resolved signal (its unit, documentation), or None
+    /// for a raw `state[i]`. The unit is the column's unit in result files
+    /// ([`crate::units::column_label`]).
+    pub fn signal_info(&self, r: &SignalRef) -> Option<crate::SignalInfo> {
+        let s = &self.sched;
+        match r.source {
+            Source::Adm { i, which, .. } => s.adm[i].signals().get(which).copied(),
+            Source::Imp { i, which, .. } => s.imp[i].signals().get(which).copied(),
+            Source::State { .. } => None,
+            Source::Block { b, out } => s.blocks[b].outputs().get(out).copied(),
+            Source::BlockInput { b, input } => s.blocks[b].inputs().get(input).copied(),
+            Source::BlockVar { b, which } => s.blocks[b].observables().get(which).copied(),
+        }
+    }
+
     /// Value of a resolved signal; call [`probe`](Self::probe) first at this state.
     pub fn value(&self, r: &SignalRef) -> f64 {
         let s = &self.sched;

@@ -628,6 +628,7 @@ fn bytes(rng: &mut fastrand::Rng) -> Vec<u8> {
 #[test]
 fn fmi_call_sequences() {
     let _serial = serial();
+    super::expected_messages("called with an invalid or freed instance handle");
     let secs: f64 = std::env::var("STICTION_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.0);
     let seed: u64 = std::env::var("STICTION_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(16);
     let mut rng = fastrand::Rng::with_seed(seed);
