@@ -68,6 +68,58 @@ const ID: M2 = [[1.0, 0.0], [0.0, 1.0]];
 /// The largest spectral radius taken as stable (1, with a margin for rounding).
 const STABLE_RADIUS: f64 = 1.0 + 1e-9;
 
+/// Results of the models analysed so far in one pass, keyed by the models' bits: a network
+/// of 10⁵ alike masses and springs holds a handful of distinct models, and each is analysed
+/// once (a radius of a 4×4 step map is a Schur decomposition; `run` checks before it steps).
+/// The same bits give the same result, so the findings are those of analysing each again.
+/// At most [`MEMO_ENTRIES`] models are kept: past that, the others are analysed each time.
+struct Memo<const N: usize, V> {
+    map: std::collections::HashMap<[u64; N], V, foldhash::fast::FixedState>,
+}
+
+/// Models a [`Memo`] keeps at most (about 1 MiB for the largest key).
+const MEMO_ENTRIES: usize = 8192;
+
+impl<const N: usize, V: Copy> Memo<N, V> {
+    fn new() -> Self {
+        Memo { map: Default::default() }
+    }
+
+    /// The result for `key`, computed by `f` unless it was before.
+    fn get(&mut self, key: [u64; N], f: impl FnOnce() -> V) -> V {
+        if let Some(v) = self.map.get(&key) {
+            return *v;
+        }
+        let v = f();
+        if self.map.len() < MEMO_ENTRIES {
+            self.map.insert(key, v);
+        }
+        v
+    }
+}
+
+/// How many models a pass analysed and the largest decided radius with what it belongs to
+/// (the last of equal ones, as `Iterator::max_by`), so that the pass keeps only the results
+/// worth a warning.
+struct Tally<K> {
+    count: usize,
+    worst: Option<(f64, K)>,
+}
+
+impl<K> Tally<K> {
+    fn new() -> Self {
+        Tally { count: 0, worst: None }
+    }
+
+    /// One more result of radius `r` (NaN: not decided, counted but never the worst).
+    fn see(&mut self, r: f64, what: impl FnOnce() -> K) {
+        self.count += 1;
+        if !r.is_nan() && self.worst.as_ref().is_none_or(|(w, _)| r.total_cmp(w).is_ge()) {
+            self.worst = Some((r, what()));
+        }
+    }
+}
+
 /// Spectral radius of a real 2×2 matrix.
 fn radius(m: &M2) -> f64 {
     let tr = m[0][0] + m[1][1];
@@ -138,6 +190,17 @@ impl PortModel {
             }
         }
         m
+    }
+
+    /// The model's bits, as a [`Memo`] key.
+    fn key(&self) -> [u64; 5] {
+        [
+            self.inertia.to_bits(),
+            self.k.to_bits(),
+            self.b.to_bits(),
+            self.k_implicit.to_bits(),
+            self.implicit_position as u64,
+        ]
     }
 
     /// Spectral radius of the step map (closed form; NaN when the map overflows, an
@@ -539,6 +602,17 @@ impl PairModel {
         largest_stable(|t| self.radius(tab, t).is_some_and(|r| r <= STABLE_RADIUS), step)
     }
 
+    /// The model's bits, as a [`Memo`] key.
+    fn key(&self) -> [u64; 17] {
+        let mut k = [0; 17];
+        k[0] = self.inertia[0].to_bits();
+        k[1] = self.inertia[1].to_bits();
+        for (i, m) in [&self.own[0], &self.own[1], &self.joint].into_iter().enumerate() {
+            k[2 + 5 * i..7 + 5 * i].copy_from_slice(&m.key());
+        }
+        k
+    }
+
     /// The inertias in series, m_a m_b/(m_a + m_b), of the relative mode.
     pub fn reduced_inertia(&self) -> f64 {
         self.inertia[0] * self.inertia[1] / (self.inertia[0] + self.inertia[1])
@@ -547,71 +621,113 @@ impl PairModel {
 
 /// The pairs of admittance ports joined by impedances with a stuck-state spring (each with
 /// exactly two ports on two different admittances), every joining spring added, analysed as
-/// the relative motion of the two inertias in series (see the module doc).
-fn pair_results(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PairResult> {
-    let tab = method.tableau();
-    let mut joined: std::collections::BTreeMap<PairEnds, Vec<(usize, StageSpring)>> = std::collections::BTreeMap::new();
-    for &imp in sched.impedances_in_network_order() {
-        let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
-        let mut ends = sched.impedance_ports(imp);
-        let (Some(a), Some(b), None) = (ends.next(), ends.next(), ends.next()) else { continue };
-        if a.0 == b.0 {
-            continue;
-        }
-        joined.entry(if a < b { [a, b] } else { [b, a] }).or_default().push((imp, spring));
-    }
+/// the relative motion of the two inertias in series (see the module doc). Every pair is
+/// counted in `tally`; the results whose radius `keep` accepts are returned, in the order of
+/// their ends.
+fn pair_results(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    keep: impl Fn(f64) -> bool,
+    tally: &mut Tally<PairEnds>,
+) -> Vec<PairResult> {
+    let mut memo = Memo::new();
     let mut out = Vec::new();
-    for (ends, imps) in joined {
+    let mut imps: Vec<(usize, StageSpring)> = Vec::new();
+    // Per admittance j, its springs to an admittance after it as (its port, the other end,
+    // the impedance), in network order, then grouped by ends (a stable sort): the pairs come
+    // in the order of their ends with no list of all of them (only `Attached`).
+    let mut local: Vec<(usize, (usize, usize), usize)> = Vec::new();
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
-        let side = |(j, port): (usize, usize)| {
-            let adm = sched.admittance(j);
-            let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
-            let mut own = PortModel {
-                inertia: m,
-                k: 0.0,
-                b: 0.0,
-                k_implicit: 0.0,
-                implicit_position: adm.implicit_position(method),
-            };
-            if let Some(s) = adm.internal_spring(port) {
-                own.add(s);
-            }
-            for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
-                own.add(a.spring);
-            }
-            Some(own)
-        };
-        let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { continue };
-        let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
-        for (_, s) in &imps {
-            joint.add(*s);
-        }
-        let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
-        let mut models = vec![(None, model)];
-        models.extend(contact_models(sched, x, &ends, &imps, [oa, ob]));
-        // The largest radius (any undecided: undecided), the smallest largest stable step.
-        let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
-        for (k, (_, m)) in models.iter().enumerate() {
-            let Some(r) = m.radius(tab, step) else {
-                (worst, radius, largest_stable_step) = (k, f64::NAN, None);
-                break;
-            };
-            if r > radius {
-                (worst, radius) = (k, r);
-            }
-            if r > STABLE_RADIUS {
-                largest_stable_step = match (largest_stable_step, m.largest_stable_step(tab, step)) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    _ => None,
-                };
+        local.clear();
+        for a in att.of(j) {
+            let mut ends = sched.impedance_ports(a.imp);
+            let (Some(p), Some(q), None) = (ends.next(), ends.next(), ends.next()) else { continue };
+            let other = if p.0 == j { q } else { p };
+            if other.0 > j {
+                local.push((a.port, other, a.imp));
             }
         }
-        let (contact, model) = models.swap_remove(worst);
-        out.push(PairResult { ends, imps, model, contact, radius, largest_stable_step });
+        local.sort_by_key(|l| (l.0, l.1));
+        for group in local.chunk_by(|p, q| (p.0, p.1) == (q.0, q.1)) {
+            let ends: PairEnds = [(j, group[0].0), group[0].1];
+            imps.clear();
+            imps.extend(group.iter().filter_map(|&(_, _, imp)| Some((imp, att.spring(imp)?))));
+            analyse_pair(sched, att, x, method, step, ends, &imps, &mut memo, tally, &keep, &mut out);
+        }
     }
     out
+}
+
+/// The pair `ends` joined by `imps` ([`pair_results`]).
+#[allow(clippy::too_many_arguments)]
+fn analyse_pair(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    ends: PairEnds,
+    imps: &[(usize, StageSpring)],
+    memo: &mut Memo<17, (Option<f64>, Option<f64>)>,
+    tally: &mut Tally<PairEnds>,
+    keep: &impl Fn(f64) -> bool,
+    out: &mut Vec<PairResult>,
+) {
+    let tab = method.tableau();
+    let side = |(j, port): (usize, usize)| {
+        let adm = sched.admittance(j);
+        let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
+        let mut own =
+            PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: adm.implicit_position(method) };
+        if let Some(s) = adm.internal_spring(port) {
+            own.add(s);
+        }
+        for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
+            own.add(a.spring);
+        }
+        Some(own)
+    };
+    let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { return };
+    let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+    for (_, s) in imps {
+        joint.add(*s);
+    }
+    let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
+    let mut models = vec![(None, model)];
+    models.extend(contact_models(sched, x, &ends, imps, [oa, ob]));
+    // The largest radius (any undecided: undecided), the smallest largest stable step;
+    // each distinct model analysed once ([`Memo`]).
+    let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
+    for (k, (_, m)) in models.iter().enumerate() {
+        let (r, limit) = memo.get(m.key(), || {
+            let r = m.radius(tab, step);
+            (r, r.filter(|r| *r > STABLE_RADIUS).and_then(|_| m.largest_stable_step(tab, step)))
+        });
+        let Some(r) = r else {
+            (worst, radius, largest_stable_step) = (k, f64::NAN, None);
+            break;
+        };
+        if r > radius {
+            (worst, radius) = (k, r);
+        }
+        if r > STABLE_RADIUS {
+            largest_stable_step = match (largest_stable_step, limit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                _ => None,
+            };
+        }
+    }
+    tally.see(radius, || ends);
+    if keep(radius) {
+        let (contact, model) = models.swap_remove(worst);
+        out.push(PairResult { ends, imps: imps.to_vec(), model, contact, radius, largest_stable_step });
+    }
 }
 
 /// The models of each joining contact alone on the two bodies' effective masses at its
@@ -655,7 +771,7 @@ fn contact_models(
 /// series on the joining springs.
 pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PairFinding> {
     let (adm, imp) = (sched.admittance_names(), sched.impedance_names());
-    pair_results(sched, &Attached::new(sched), x, method, step)
+    pair_results(sched, &Attached::new(sched), x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PairFinding {
             a: (adm[r.ends[0].0].clone(), r.ends[0].1),
@@ -679,57 +795,94 @@ struct Attachment {
 }
 
 /// The stuck-state spring–dampers attached to every admittance, grouped by admittance and in
-/// network order within one: a flat list (no list per port, no names copied).
+/// network order within one: a flat list of (port, impedance) in 8 bytes each (no list per
+/// port, no names copied), and each impedance's spring asked once and kept in a table of
+/// the distinct ones (10⁵ alike springs are one entry).
 struct Attached {
-    list: Vec<Attachment>,
+    list: Vec<[u32; 2]>,
     /// Admittance j's attachments are `list[start[j]..start[j + 1]]`.
-    start: Vec<usize>,
+    start: Vec<u32>,
+    /// Per impedance (schedule index), its spring's index in `springs`, or `u32::MAX`.
+    spring_of: Vec<u32>,
+    springs: Vec<StageSpring>,
 }
 
 impl Attached {
     fn new(sched: &Schedule) -> Self {
         let n = sched.admittance_names().len();
-        let mut found: Vec<(usize, Attachment)> = Vec::with_capacity(sched.impedance_names().len());
+        // A system file holds at most 256 MiB (system/limits.rs), so fewer than 2³² components
+        // and ports.
+        let mut spring_of = vec![u32::MAX; sched.impedance_names().len()];
+        let mut springs = Vec::new();
+        let mut ids: std::collections::HashMap<[u64; 3], u32, foldhash::fast::FixedState> = Default::default();
         for &imp in sched.impedances_in_network_order() {
-            let Some(spring) = sched.impedance(imp).stuck_spring() else { continue };
-            for (adm, port) in sched.impedance_ports(imp) {
-                found.push((adm, Attachment { port, imp, spring }));
+            if let Some(s) = sched.impedance(imp).stuck_spring() {
+                let key = [s.k.to_bits(), s.b.to_bits(), s.implicit as u64];
+                spring_of[imp] = *ids.entry(key).or_insert_with(|| {
+                    springs.push(s);
+                    springs.len() as u32 - 1
+                });
             }
         }
-        // Counted, then placed by admittance, in network order within one.
-        let mut start = vec![0; n + 1];
-        for &(adm, _) in &found {
+        let spring_of_ref = &spring_of;
+        let attachments =
+            || {
+                sched.impedances_in_network_order().iter().filter(|&&imp| spring_of_ref[imp] != u32::MAX).flat_map(
+                    |&imp| sched.impedance_ports(imp).map(move |(adm, port)| (adm, [port as u32, imp as u32])),
+                )
+            };
+        // Counted, then placed by admittance, in network order within one (two passes over
+        // the impedances: no list of (admittance, attachment) beside the result; `start`
+        // serves as the fill pointers, then is shifted back).
+        let mut start = vec![0u32; n + 1];
+        for (adm, _) in attachments() {
             start[adm + 1] += 1;
         }
         for j in 0..n {
             start[j + 1] += start[j];
         }
-        let mut fill = start.clone();
-        let mut list = vec![None; found.len()];
-        for (adm, a) in found {
-            list[fill[adm]] = Some(a);
-            fill[adm] += 1;
+        let mut list = vec![[0; 2]; start[n] as usize];
+        for (adm, a) in attachments() {
+            list[start[adm] as usize] = a;
+            start[adm] += 1;
         }
-        Attached { list: list.into_iter().flatten().collect(), start }
+        // start[j] is now where admittance j + 1 begins.
+        start.rotate_right(1);
+        start[0] = 0;
+        Attached { list, start, spring_of, springs }
     }
 
-    fn of(&self, j: usize) -> &[Attachment] {
-        &self.list[self.start[j]..self.start[j + 1]]
+    /// How many admittances there are.
+    fn admittances(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// The stuck-state spring of impedance `imp` (schedule index), if it has one.
+    fn spring(&self, imp: usize) -> Option<StageSpring> {
+        self.springs.get(*self.spring_of.get(imp)? as usize).copied()
+    }
+
+    /// Admittance j's attachments, in network order.
+    fn of(&self, j: usize) -> impl Iterator<Item = Attachment> + '_ {
+        self.list[self.start[j] as usize..self.start[j + 1] as usize].iter().filter_map(|&[port, imp]| {
+            let (port, imp) = (port as usize, imp as usize);
+            Some(Attachment { port, imp, spring: self.spring(imp)? })
+        })
     }
 
     /// The ports of admittance j with attachments, in the order of their first attachment.
     fn ports(&self, j: usize, out: &mut Vec<usize>) {
         out.clear();
-        for a in self.of(j) {
-            if !out.contains(&a.port) {
-                out.push(a.port);
+        for &[port, _] in &self.list[self.start[j] as usize..self.start[j + 1] as usize] {
+            if !out.contains(&(port as usize)) {
+                out.push(port as usize);
             }
         }
     }
 
     /// The attachments of port `port` of admittance j, in network order.
-    fn at(&self, j: usize, port: usize) -> impl Iterator<Item = &Attachment> {
-        self.of(j).iter().filter(move |a| a.port == port)
+    fn at(&self, j: usize, port: usize) -> impl Iterator<Item = Attachment> + '_ {
+        self.of(j).filter(move |a| a.port == port)
     }
 }
 
@@ -749,12 +902,22 @@ struct PortResult {
     largest_stable_step: Option<f64>,
 }
 
-/// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]).
-fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, step: f64) -> Vec<PortResult> {
+/// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]); every port is
+/// counted in `tally` and the results whose radius `keep` accepts are returned.
+fn analyse_ports(
+    sched: &Schedule,
+    att: &Attached,
+    x: &[f64],
+    method: Method,
+    step: f64,
+    keep: impl Fn(f64) -> bool,
+    tally: &mut Tally<usize>,
+) -> Vec<PortResult> {
     let tab = method.tableau();
+    let mut memo = Memo::new();
     let mut out = Vec::new();
     let mut ports = Vec::new();
-    for j in 0..att.start.len() - 1 {
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
@@ -788,9 +951,12 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
             } else if radius.is_nan() {
                 None
             } else {
-                model.largest_stable_step(tab, step)
+                memo.get(model.key(), || model.largest_stable_step(tab, step))
             };
-            out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
+            tally.see(radius, || j);
+            if keep(radius) {
+                out.push(PortResult { adm: j, port, model, radius, largest_stable_step });
+            }
         }
     }
     out
@@ -802,7 +968,7 @@ fn analyse_ports(sched: &Schedule, att: &Attached, x: &[f64], method: Method, st
 pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
     let att = Attached::new(sched);
     let names = sched.impedance_names();
-    analyse_ports(sched, &att, x, method, step)
+    analyse_ports(sched, &att, x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PortFinding {
             admittance: sched.admittance_names()[r.adm].clone(),
@@ -826,7 +992,7 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
     let tab = method.tableau();
     let mut out = Vec::new();
     let mut ports = Vec::new();
-    for j in 0..att.start.len() - 1 {
+    for j in 0..att.admittances() {
         if crate::cancel::requested() {
             break;
         }
@@ -897,7 +1063,10 @@ fn limit_text(largest_stable_step: Option<f64>) -> String {
 /// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
 pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
     let att = Attached::new(sched);
-    let found = analyse_ports(sched, &att, x, method, step);
+    // Only what a warning names is kept: the undecided and the unstable.
+    let warn = |r: f64| r.is_nan() || r > STABLE_RADIUS;
+    let mut port_tally = Tally::new();
+    let found = analyse_ports(sched, &att, x, method, step, warn, &mut port_tally);
     let adm_names = sched.admittance_names();
     let method_name = match method {
         Method::Rk4 => "rk4",
@@ -961,7 +1130,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             radius,
         )));
     }
-    let pairs = pair_results(sched, &att, x, method, step);
+    let mut pair_tally = Tally::new();
+    let pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
     let pair_name = |r: &PairResult| format!("{} and {}", adm_names[r.ends[0].0], adm_names[r.ends[1].0]);
     for r in &pairs {
         if r.radius.is_nan() {
@@ -1008,19 +1178,20 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             )));
         }
     }
-    let radii = found
-        .iter()
-        .filter(|f| !f.radius.is_nan())
-        .map(|f| (f.radius, adm_names[f.adm].clone()))
+    let pair_text = |ends: &PairEnds| format!("{} and {}", adm_names[ends[0].0], adm_names[ends[1].0]);
+    let radii = port_tally
+        .worst
+        .map(|(r, j)| (r, adm_names[j].clone()))
+        .into_iter()
         .chain(coupled.iter().filter_map(|f| Some((f.radius?, f.admittance.clone()))))
-        .chain(pairs.iter().filter(|r| !r.radius.is_nan()).map(|r| (r.radius, pair_name(r))));
+        .chain(pair_tally.worst.map(|(r, ends)| (r, pair_text(&ends))));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
                 "stuck-state stability: {} admittance port(s) with springs checked{}{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
-                found.len(),
+                port_tally.count,
                 if coupled.is_empty() { String::new() } else { format!(" and {} admittance(s) with coupled joints", coupled.len()) },
-                if pairs.is_empty() { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pairs.len()) },
+                if pair_tally.count == 0 { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pair_tally.count) },
                 worst.0,
                 worst.1
             )));

@@ -29,6 +29,15 @@ and impratio, noslip iterations and tolerance, timestep), then combines the best
 and prints each setting's creep and cost (CPU per simulated second, this machine); the best
 creep among the settings that pass the sliding checks is what the README quotes. It takes
 about 5 minutes (the 1000-iteration noslip row alone about 2).
+
+    python3 python/bench/vs_mujoco.py --speed [--counts 5,50,200] [--stop-time 4] [--repeat R]
+
+prints the speed of contact-rich scenes instead: N copies of examples/stack.json (three boxes
+on corner body_contacts, the top one pushed) against the same boxes in MuJoCo (box geoms,
+mu 0.5, the same push) with its default settings and with the anti-slip ones of the issue's
+table (elliptic, impratio 10, 20 noslip iterations, implicitfast, T = 5e-4 s): wall time per
+simulated second, per step, and the creep of the boxes at the same phase 2 s apart
+(python/bench/stacks.py). It runs wholly in the MuJoCo venv.
 """
 
 import argparse
@@ -341,11 +350,17 @@ def main():
     ap.add_argument("--venv", default=None, help="the MuJoCo venv (default target/py-bench-mujoco)")
     ap.add_argument("--sweep", action="store_true", help="also sweep MuJoCo's settings (about 5 minutes)")
     ap.add_argument("--mujoco-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--speed", action="store_true", help="the stacks speed table instead of the creep comparison")
+    ap.add_argument("--counts", default="5,50,200", help="--speed: numbers of stacks")
+    ap.add_argument("--stop-time", type=float, default=4.0, help="--speed: simulated seconds")
+    ap.add_argument("--repeat", type=int, default=1, help="--speed: runs per figure (the median is printed)")
     args = ap.parse_args()
     if args.mujoco_only:
         mujoco_main(args)
         return
     binary = stiction_binary(args.stiction)
+    if args.speed:
+        return speed(binary, args)
     py = sys.executable if in_mujoco_venv() else mujoco_python(args.venv or os.environ.get("STICTION_MUJOCO_VENV") or ROOT / "target" / "py-bench-mujoco")
     st_pinch = stiction_pinch(binary)
     st_conv = stiction_conveyor(binary)
@@ -354,6 +369,19 @@ def main():
     print_table(mj["version"], st_pinch, st_conv, mj["documented"])
     if args.sweep:
         print_sweep(mj["sweep"], st_pinch, st_conv)
+
+
+def speed(binary, args):
+    """`--speed`: the stacks table (python/bench/stacks.py), run in the MuJoCo venv."""
+    if not in_mujoco_venv():
+        py = mujoco_python(args.venv or os.environ.get("STICTION_MUJOCO_VENV") or ROOT / "target" / "py-bench-mujoco")
+        subprocess.run([str(py), __file__, *sys.argv[1:], "--stiction", str(binary)], check=True)
+        return
+    import stacks
+
+    counts = [int(c) for c in args.counts.split(",")]
+    rows = stacks.speed_table(binary, counts, args.stop_time, args.repeat)
+    stacks.print_speed_table(rows, args.stop_time)
 
 
 if __name__ == "__main__":
