@@ -45,9 +45,8 @@ fn master(fmu: &Path, k: usize, steps: usize, algorithm: &str, threads: usize) -
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.json");
     std::fs::write(&path, system(fmu, k, steps, algorithm).to_string()).unwrap();
-    let t = stiction::set::translate_with_sets(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let sys = stiction::set::load_with_sets(&path, &[], Some(&t.text())).unwrap_or_else(|e| panic!("{e}"));
-    let (mut sim, plan) = sys.into_simulator(threads).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = stiction::open(&path, &stiction::Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let (mut sim, plan, _) = loaded.simulator(threads, "bench.json").unwrap_or_else(|e| panic!("{e}"));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let mut rec = Recorder::default();
     let t0 = Instant::now();

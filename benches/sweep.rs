@@ -9,12 +9,12 @@ use stiction::study::{write_csv, Study};
 
 fn main() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/karnopp_fig4.json");
-    let base = stiction::set::read_doc(&path).expect("example");
-    let dir = stiction::set::base_dir(&path);
+    let mut base = stiction::pipeline::Document::read(&path).expect("example");
+    base.index().expect("a JSON object");
     let vary = ["spring1.K=200:600:10".to_string(), "stack.upper.F=5:14:10".to_string()];
     let outputs = ["v1=final,max".to_string(), "q2=final".to_string()];
     let mut st = Study::parse(&vary, None, 0, &outputs).expect("study");
-    st.prepare(&base, &path, &dir).expect("prepare");
+    st.prepare(&base).expect("prepare");
     let n = st.runs();
     let reps = 5;
     let mut times = [Vec::new(), Vec::new()];
@@ -22,7 +22,7 @@ fn main() {
     for _ in 0..reps {
         for (k, threads) in [1usize, 2].into_iter().enumerate() {
             let t0 = Instant::now();
-            let rows = st.run_range(&base, &path, &dir, 0..n, threads, &|_| {});
+            let rows = st.run_range(&base, 0..n, threads, &|_| {});
             times[k].push(t0.elapsed().as_secs_f64());
             let mut csv = Vec::new();
             write_csv(&st, &rows, &mut csv).expect("table");

@@ -116,7 +116,7 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
     let text = format!("{e:#}");
     eprintln!("error: {text}");
     if code == INPUT {
-        if let Some(h) = crate::fmu_run::export_hint(&text) {
+        if let Some(h) = export_hint(&text) {
             eprintln!("hint: {h}");
         }
     }
@@ -173,4 +173,24 @@ pub fn catch_panics(f: impl FnOnce() -> ExitCode) -> ExitCode {
 /// that is the reader going away, not a defect.
 fn is_closed_stdout_panic(msg: &str) -> bool {
     msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe")
+}
+
+/// For a missing FMU of stiction's own models (the examples'), the command that makes it.
+pub fn export_hint(message: &str) -> Option<String> {
+    if !message.contains("No such file") {
+        return None;
+    }
+    let models = [
+        ("StictionFrictionMass.fmu", "friction-mass"),
+        ("StictionFriction.fmu", "friction"),
+        ("StictionGear.fmu", "gear"),
+    ];
+    let (file, model) = models.iter().find(|(f, _)| message.contains(f))?;
+    // The path as the message shows it: "FMU file PATH: cannot open".
+    let path = message
+        .split_whitespace()
+        .find(|w| w.trim_end_matches(':').ends_with(file))
+        .map(|w| w.trim_end_matches(':').to_string())
+        .unwrap_or_else(|| format!("target/fmu/{file}"));
+    Some(format!("{file} is made by `stiction fmu export {model} --fmi 2 --interface both -o {path}`"))
 }

@@ -11,8 +11,7 @@ use stiction_framework::{Diagnostic, OutputSink, Recorder};
 
 mod exit;
 mod fmu;
-mod fmu_master;
-mod fmu_run;
+mod help_markdown;
 mod interrupt;
 mod plot;
 mod sweep;
@@ -215,7 +214,10 @@ fn main_inner() -> ExitCode {
             save_state,
             resume,
         } => {
-            let fmu = fmu_run::FmuRun { sets: &set, stop_time, step, interface: interface.as_deref() };
+            let fmu = stiction::Options {
+                sets: set,
+                fmu: stiction::pipeline::FmuOptions { stop_time, step, interface },
+            };
             let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
             let run_opts = RunOptions {
                 threads,
@@ -238,7 +240,7 @@ fn main_inner() -> ExitCode {
         }
         Command::Components { name, .. } => components(name.as_deref()),
         Command::HelpMarkdown => {
-            print!("{}", stiction::reference::cli_markdown(<Cli as clap::CommandFactory>::command(), exit::CODES));
+            print!("{}", help_markdown::cli_markdown(<Cli as clap::CommandFactory>::command(), exit::CODES));
             Ok(())
         }
         Command::Graph { system } => graph(&system),
@@ -413,12 +415,10 @@ fn run(
     output: Option<PathBuf>,
     mut plot: Option<(PathBuf, plot::Options)>,
     o: &RunOptions,
-    fmu: &fmu_run::FmuRun,
+    fmu: &stiction::Options,
 ) -> Result<(), Failure> {
     let (threads, parallel_threshold, quiet, strict) = (o.threads, o.parallel_threshold, o.quiet, o.strict);
     let talk = Talk { quiet, warnings: o.warnings };
-    let detected = fmu_master::detect(path, fmu.sets)?;
-    let (text, sets, relabel) = detected.parts(fmu.sets);
     interrupt::phase("loading");
     // Extraction directories left by stiction processes that are gone.
     stiction_fmi_schema::archive::sweep_once();
@@ -427,18 +427,13 @@ fn run(
         let n = stiction_framework::system::check_threads(n, "--threads")?;
         let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
     }
-    let system = if fmu_run::is_fmu(path) {
-        fmu_run::system(path, fmu).map_err(Failure::Input)?
-    } else if fmu.stop_time.is_some() || fmu.step.is_some() || fmu.interface.is_some() {
-        let msg = "--stop-time, --step and --interface are for X.fmu; for a system use --set solver.stop_time=…";
-        return Err(Failure::Input(anyhow::anyhow!(msg)));
-    } else {
-        stiction::set::load_with_sets(path, sets, text.as_deref()).map_err(|e| relabel.error(e))?
-    };
-    // The file's text is read: with worker threads, one of them frees it (a large unmap)
-    // while this thread compiles.
-    if let Some(text) = text.filter(|_| rayon::current_num_threads() > 1) {
-        rayon::spawn(move || drop(text));
+    let loaded = stiction::open(path, fmu)?;
+    let (system, relabel) = (loaded.system, loaded.relabel);
+    // Test hook (tests/fmu_interrupt.rs): a panic with the FMU leaked, so that only the panic
+    // path's `archive::remove_all()` (src/exit.rs) can remove its extraction directory.
+    if stiction::pipeline::is_fmu_path(path) && std::env::var_os("STICTION_TEST_PANIC_WITH_FMU").is_some() {
+        std::mem::forget(system);
+        panic!("STICTION_TEST_PANIC_WITH_FMU is set");
     }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
@@ -481,7 +476,7 @@ fn run(
     };
     interrupt::phase("running");
     if strict && warned > 0 {
-        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run", fmu.sets)));
+        return Err(Failure::Input(warnings::strict_refusal(&file, warned, "run", &fmu.sets)));
     }
     let columns = stiction::results::column_info(&sim, &plan);
     if let Some((_, opts)) = &mut plot {
@@ -551,9 +546,8 @@ fn run(
 fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("loading");
     // An FMU-only system is checked as the network of signal blocks it translates into.
-    let detected = fmu_master::detect(path, sets)?;
-    let (text, sets, relabel) = detected.parts(sets);
-    let system = stiction::set::load_with_sets(path, sets, text.as_deref()).map_err(|e| relabel.error(e))?;
+    let options = stiction::Options { sets: sets.to_vec(), ..Default::default() };
+    let stiction::pipeline::Loaded { system, relabel } = stiction::open(path, &options)?;
     let file = path.display().to_string();
     let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, t) in system.components() {
@@ -678,9 +672,7 @@ fn components(only: Option<&str>) -> Result<(), Failure> {
 }
 
 fn graph(path: &Path) -> Result<(), Failure> {
-    let detected = fmu_master::detect(path, &[])?;
-    let (text, _, relabel) = detected.parts(&[]);
-    let system = stiction::load_read(path, text.as_deref()).map_err(|e| relabel.error(e))?;
+    let system = stiction::open(path, &stiction::Options::default())?.system;
     print!("{}", system.network.to_dot(&system.name));
     Ok(())
 }

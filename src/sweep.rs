@@ -5,7 +5,7 @@ use super::Failure;
 use anyhow::{anyhow, Context};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use stiction::set;
+use stiction::pipeline::Document;
 use stiction::study::{self, RunStatus, Study};
 
 #[derive(clap::Args)]
@@ -49,16 +49,16 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
     super::interrupt::phase("loading");
     let input = |e: anyhow::Error| Failure::Input(e);
     let shown = a.system.display().to_string();
-    let mut base = set::read_doc(&a.system)?;
-    let applied = set::apply_all(&mut base, &a.set).map_err(|e| input(anyhow!("{shown}: {e}")))?;
-    let base_dir = set::base_dir(&a.system);
+    let mut base = Document::read(&a.system)?;
+    // Indexed once: every run clones it and applies its --vary values.
+    base.index()?;
+    base.edit_sets(&a.set)?;
     // The base system itself must be valid (errors name the --set argument).
-    let system =
-        set::system_from_doc(&base, &a.system, &base_dir).map_err(|e| Failure::from(set::blame(e, &applied)))?;
+    let system = base.system()?.system;
     let name = system.name.clone();
     drop(system);
     let mut st = Study::parse(&a.vary, a.samples, a.seed, &a.outputs).map_err(|e| input(e.into()))?;
-    st.prepare(&base, &a.system, &base_dir).map_err(|e| {
+    st.prepare(&base).map_err(|e| {
         if e.0.starts_with(&shown) {
             input(anyhow!("{e}"))
         } else {
@@ -95,7 +95,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
         }
     };
     super::interrupt::phase("sweeping");
-    let rows = st.run_range(&base, &a.system, &base_dir, 0..n, threads, &progress);
+    let rows = st.run_range(&base, 0..n, threads, &progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -212,23 +212,23 @@ fn sweep_arguments_are_checked_before_any_run() {
 #[test]
 fn library_run_range_equals_run_one() {
     let path = example(MODEL_A);
-    let base = stiction::set::read_doc(&path).unwrap();
-    let dir = stiction::set::base_dir(&path);
+    let mut base = stiction::pipeline::Document::read(&path).unwrap();
+    base.index().unwrap();
     let vary = vec!["block.mass=0.5:1.5:5".to_string(), "block.F=2,6".to_string()];
     let mut st = stiction::study::Study::parse(&vary, None, 0, &[]).unwrap();
-    st.prepare(&base, &path, &dir).unwrap();
+    st.prepare(&base).unwrap();
     assert_eq!(
         st.columns(),
         ["run", "block.mass", "block.F", "v:final", "f:final", "stuck:final", "status", "message"]
     );
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let rows = st.run_range(&base, &path, &dir, 3..9, 2, &|n| {
+    let rows = st.run_range(&base, 3..9, 2, &|n| {
         done.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
     });
     assert_eq!(done.into_inner(), 6);
     assert_eq!(rows.iter().map(|r| r.run).collect::<Vec<_>>(), (3..9).collect::<Vec<_>>());
     for r in &rows {
-        assert_eq!(*r, st.run_one(&base, &path, &dir, r.run));
+        assert_eq!(*r, st.run_one(&base, r.run));
     }
     let mut out = Vec::new();
     stiction::study::write_csv(&st, &rows, &mut out).unwrap();

@@ -226,9 +226,8 @@ pub struct FmuOnly {
 impl FmuOnly {
     /// Load `path` for `threads` threads; errors name the file's own paths.
     pub fn load(path: &Path, threads: usize) -> stiction::framework::Result<FmuOnly> {
-        let t = stiction::set::translate_with_sets(path, &[])?;
-        let system = stiction::set::load_with_sets(path, &[], Some(&t.text())).map_err(|e| t.error(e))?;
-        let (sim, plan) = system.into_simulator(threads).map_err(|e| t.error(e))?;
+        let loaded = stiction::open(path, &stiction::Options::default())?;
+        let (sim, plan, _) = loaded.simulator(threads, &path.display().to_string())?;
         Ok(FmuOnly { sim, plan, threads })
     }
 

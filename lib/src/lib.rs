@@ -18,15 +18,17 @@ pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 pub mod inputs;
+pub mod pipeline;
 pub mod reference;
 pub mod results;
 pub mod schema;
 pub mod set;
 pub mod study;
 
-use std::path::Path;
 use stiction_components::Family;
-use stiction_framework::system::{Registry, System};
+use stiction_framework::system::Registry;
+
+pub use pipeline::{load, open, Options};
 
 /// The families of component types this build knows: the component library's
 /// ([`stiction_components::FAMILIES`]) and the imported FMUs.
@@ -48,19 +50,6 @@ pub fn registry() -> Registry {
         (f.register)(&mut r);
     }
     r
-}
-
-/// Load and check a JSON system file with the full registry.
-pub fn load(path: impl AsRef<Path>) -> stiction_framework::Result<System> {
-    System::load(path.as_ref(), &registry())
-}
-
-/// [`load`] of `path` whose text the caller has already read (`None`: read it here).
-pub fn load_read(path: &Path, text: Option<&str>) -> stiction_framework::Result<System> {
-    match text {
-        Some(text) => System::load_text(path, text, &registry()),
-        None => load(path),
-    }
 }
 
 pub mod fmu_export;

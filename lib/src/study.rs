@@ -7,10 +7,11 @@
 //! a process, a Dask worker) gives the same rows bit for bit. `stiction sweep` and the Python
 //! package are thin wrappers over [`Study`].
 
-use crate::set::{self, Doc, SetError};
+use crate::pipeline::{Document, Opt};
+use crate::set::{self, SetError};
 use std::io::{self, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use stiction_framework::output::number::float_text;
 use stiction_framework::{OutputSink, Tee};
@@ -281,21 +282,19 @@ impl Study {
     /// Check the study against its base system: every varied name is a parameter the system
     /// takes (the first run's values are applied and the system is read), every output is a
     /// signal of it; without `--outputs`, the final value of every output signal.
-    pub fn prepare(&mut self, base: &Doc, file: &Path, base_dir: &Path) -> Result<(), StudyError> {
+    pub fn prepare(&mut self, base: &Document) -> Result<(), StudyError> {
         let mut doc = base.clone();
         for (v, x) in self.vary.iter().zip(self.values(0)) {
             let arg = format!("{}={}", v.name, json_number(x));
-            let vary_err = |e: SetError| StudyError(format!("--vary {}: {}", v.name, e.message));
-            let a = set::parse_assignment(&doc, &arg).map_err(vary_err)?;
-            set::apply(&mut doc, &a).map_err(vary_err)?;
+            doc.edit(Opt::Vary(&arg)).map_err(|e: SetError| StudyError(format!("--vary {}: {}", v.name, e.message)))?;
         }
         // A misspelt name fails the study here; a bad value of run 0 only fails that run (its
         // row), so the outputs are then taken from the base system.
-        let mut system = match set::system_from_doc(&doc, file, base_dir) {
-            Ok(s) => s,
+        let mut system = match doc.system() {
+            Ok(s) => s.system,
             Err(e) => {
                 let msg = e.to_string();
-                let base_sys = set::system_from_doc(base, file, base_dir);
+                let base_sys = base.system().map(|l| l.system);
                 match base_sys {
                     Ok(s) if !msg.contains("unknown") => s,
                     _ => return Err(StudyError(format!("{msg} (with the values of run 0)"))),
@@ -387,7 +386,7 @@ impl Study {
 
     /// Run `run` on one thread. Never panics: a failure (bad value, diverging simulation,
     /// even a panic inside a component) is a row with status failed and its message.
-    pub fn run_one(&self, base: &Doc, file: &Path, base_dir: &Path, run: usize) -> Row {
+    pub fn run_one(&self, base: &Document, run: usize) -> Row {
         let varied = self.values(run);
         let nstats = self.stat_columns().len();
         let interrupted = |varied| Row {
@@ -401,7 +400,7 @@ impl Study {
             return interrupted(varied);
         }
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.simulate(base, file, base_dir, run, &varied)
+            self.simulate(base, run, &varied)
         }));
         let result = match attempt {
             Ok(r) => r,
@@ -426,9 +425,7 @@ impl Study {
 
     fn simulate(
         &self,
-        base: &Doc,
-        file: &Path,
-        base_dir: &Path,
+        base: &Document,
         run: usize,
         varied: &[f64],
     ) -> Result<Vec<f64>, String> {
@@ -436,16 +433,11 @@ impl Study {
             return Err("the study was not prepared against its system (Study::prepare)".into());
         }
         let mut doc = base.clone();
-        let mut applied = Vec::new();
         for (v, x) in self.vary.iter().zip(varied) {
             let arg = format!("{}={}", v.name, json_number(*x));
-            let vary_err = |e: SetError| format!("--vary {}: {}", v.name, e.message);
-            let a = set::parse_assignment(&doc, &arg).map_err(vary_err)?;
-            set::apply(&mut doc, &a).map_err(vary_err)?;
-            applied.push(a);
+            doc.edit(Opt::Vary(&arg)).map_err(|e: SetError| format!("--vary {}: {}", v.name, e.message))?;
         }
-        let mut system =
-            set::system_from_doc(&doc, file, base_dir).map_err(|e| set::blame_as(e, &applied, "--vary").to_string())?;
+        let mut system = doc.system().map_err(|e| e.to_string())?.system;
         let labels: Vec<String> = system.columns.iter().map(|c| c.0.clone()).collect();
         let mut index = Vec::new();
         for o in &self.outputs {
@@ -486,9 +478,7 @@ impl Study {
     /// called after each run with the number of runs of this range finished so far.
     pub fn run_range(
         &self,
-        base: &Doc,
-        file: &Path,
-        base_dir: &Path,
+        base: &Document,
         runs: Range<usize>,
         threads: usize,
         progress: &(dyn Fn(usize) + Sync),
@@ -500,7 +490,7 @@ impl Study {
                 .into_par_iter()
                 .with_max_len(1)
                 .map(|i| {
-                    let row = self.run_one(base, file, base_dir, i);
+                    let row = self.run_one(base, i);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     row
                 })
@@ -512,7 +502,7 @@ impl Study {
             Err(_) => runs
                 .clone()
                 .map(|i| {
-                    let row = self.run_one(base, file, base_dir, i);
+                    let row = self.run_one(base, i);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     row
                 })

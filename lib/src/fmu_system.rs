@@ -341,20 +341,14 @@ pub fn export_system(
         other => return Err(format!("fmi {other}: expected 2 or 3")),
     };
     let shown = system.display().to_string();
-    let text = stiction_framework::system::read_system_file(system).map_err(|e| format!("{shown}: {e}"))?;
-    let mut doc: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    let document = crate::pipeline::Document::read(system).map_err(|e| e.to_string())?;
     // An FMU-only system ("fmus") goes in as the network of signal blocks the engine runs it
     // as (stiction_fmi_master::translate); the paths of --param are then that network's.
-    let text = if stiction_fmi_master::is_fmu_system(&text) {
-        let stem = system.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let t = stiction_fmi_master::translate(&doc, &stem, &crate::set::base_dir(system))
-            .map_err(|e| format!("{shown}: this FMU-only system cannot be exported: {e}"))?;
-        doc = t.network;
-        doc.to_string()
-    } else {
-        text
-    };
-    let loaded = crate::load_read(system, Some(&text)).map_err(|e| e.to_string())?;
+    let doc: Value = document.network_value().map_err(|e| match document.dialect {
+        crate::pipeline::Dialect::FmuOnly => format!("{shown}: this FMU-only system cannot be exported: {e}"),
+        _ => e.to_string(),
+    })?;
+    let loaded = document.system().map_err(|e| e.to_string())?.system;
     let name = loaded.name.clone();
     // The output interval as the run rounds it: a whole number of steps (at least one).
     let (step, stop_time) = (loaded.step, loaded.stop_time);
@@ -402,7 +396,8 @@ pub fn export_system(
     // Each parameter's path must be one the loader accepts: load once with every one set.
     if !parameters.is_empty() {
         let sets: Vec<String> = parameters.iter().map(|p| format!("{}={:?}", p.set, p.start)).collect();
-        crate::set::load_with_sets(system, &sets, Some(&text)).map_err(|e| e.to_string())?;
+        let mut edited = document.clone();
+        edited.edit_sets(&sets).and_then(|()| edited.system()).map_err(|e| e.to_string())?;
     }
     let (sim, plan) = loaded.into_simulator(1).map_err(|e| e.in_file(shown.clone()).to_string())?;
     let outputs: Vec<Signal> = columns(&sim, &plan)
@@ -659,7 +654,8 @@ impl Running {
             .filter(|(p, x)| p.start.to_bits() != x.to_bits())
             .map(|(p, x)| format!("{}={x:?}", p.set))
             .collect();
-        let system: System = crate::set::load_with_sets(&file, &sets, None).map_err(|e| e.to_string())?;
+        let options = crate::Options { sets, ..Default::default() };
+        let system: System = crate::open(&file, &options).map_err(|e| e.to_string())?.system;
         let (sim, plan) = system.into_simulator(1).map_err(|e| e.to_string())?;
         let targets = sim.probe_targets(plan.columns.iter().map(|c| &c.1));
         if plan.columns.len() != m.outputs.len() {

@@ -10,7 +10,7 @@
 //! loader as in the file; an assignment to a repeated key sets its last occurrence, the one
 //! a JSON object keeps.
 
-use super::{apply_value, Assignment, Document, Segment, SetError};
+use super::{apply_value, Assignment, Editable, Segment, SetError};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -186,7 +186,7 @@ impl Doc {
     }
 }
 
-impl Document for Doc {
+impl Editable for Doc {
     fn has(&self, key: &str) -> bool {
         self.index.top_at.contains_key(key) || self.edit(&Target::Top(key.to_string())).is_some()
     }
@@ -342,7 +342,7 @@ impl<'de> Deserialize<'de> for Entries<'de> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{apply_set, Document};
+    use super::super::{apply_set, Editable};
     use super::*;
     use serde_json::json;
 
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn every_example_reads_as_its_value_does_after_the_same_assignments() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut files = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

@@ -104,7 +104,7 @@ pub fn parse_value(text: &str) -> Value {
 
 /// Parse `comp.param=VALUE` against the system JSON `doc` (to tell components from the
 /// solver and output sections, and to suggest a component name).
-pub fn parse_assignment(doc: &impl Document, arg: &str) -> Result<Assignment, SetError> {
+pub fn parse_assignment(doc: &impl Editable, arg: &str) -> Result<Assignment, SetError> {
     let err = |m: String| SetError { arg: arg.to_string(), message: m };
     let (name, value) =
         arg.split_once('=').ok_or_else(|| err("expected NAME=VALUE, e.g. m.mass=2 or solver.step=1e-4".into()))?;
@@ -117,7 +117,7 @@ pub fn parse_assignment(doc: &impl Document, arg: &str) -> Result<Assignment, Se
 
 /// Place a user path in the document: `solver.*`, `output.*`, `components.*`, `fmus.*` as
 /// written, `name`/`description` at the top, anything else under `components`.
-fn resolve(doc: &impl Document, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, String> {
+fn resolve(doc: &impl Editable, name: &str, segs: Vec<Segment>) -> Result<Vec<Segment>, String> {
     let Some(Segment::Key(first)) = segs.first() else { return Err(format!("'{name}' names nothing")) };
     let top = |k: &str| doc.has(k);
     match first.as_str() {
@@ -159,7 +159,7 @@ fn resolve(doc: &impl Document, name: &str, segs: Vec<Segment>) -> Result<Vec<Se
 
 /// A system document assignments are resolved against and applied to: a `Value`, or the
 /// text-backed [`Doc`] that parses only what an assignment touches.
-pub trait Document {
+pub trait Editable {
     /// Whether the top level has `key`.
     fn has(&self, key: &str) -> bool;
     /// The keys of the top-level object `section`; None if it is absent or not an object.
@@ -170,7 +170,7 @@ pub trait Document {
     fn apply(&mut self, a: &Assignment) -> Result<(), SetError>;
 }
 
-impl Document for Value {
+impl Editable for Value {
     fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -187,13 +187,13 @@ impl Document for Value {
 
 /// Apply one `--set` assignment to the system JSON `doc`. Missing objects on the way are
 /// created (the loader then checks every key, so a misspelt one is reported like in a file).
-pub fn apply_set(doc: &mut impl Document, assignment: &str) -> Result<(), SetError> {
+pub fn apply_set(doc: &mut impl Editable, assignment: &str) -> Result<(), SetError> {
     let a = parse_assignment(doc, assignment)?;
     doc.apply(&a)
 }
 
 /// Apply a parsed assignment.
-pub fn apply(doc: &mut impl Document, a: &Assignment) -> Result<(), SetError> {
+pub fn apply(doc: &mut impl Editable, a: &Assignment) -> Result<(), SetError> {
     doc.apply(a)
 }
 
@@ -247,22 +247,15 @@ fn apply_value(doc: &mut Value, a: &Assignment) -> Result<(), SetError> {
 
 /// Read a system from its JSON value, checked exactly like the file `file`; relative file
 /// names (tables, FMUs) are taken from `base_dir`.
-pub fn system_from_value(doc: Value, file: &Path, base_dir: &Path) -> stiction_framework::Result<System> {
+fn system_from_value(doc: Value, file: &Path, base_dir: &Path) -> stiction_framework::Result<System> {
     let text = doc.to_string();
     System::from_str(&text, file, base_dir, &crate::registry())
         .map_err(|e| without_position(e).in_file(file.display().to_string()))
 }
 
-/// [`system_from_value`] of a [`Doc`]: the loader reads its text, the file's own with
-/// the assignments' values spliced in.
-pub fn system_from_doc(doc: &Doc, file: &Path, base_dir: &Path) -> stiction_framework::Result<System> {
-    System::from_str(&doc.text(), file, base_dir, &crate::registry())
-        .map_err(|e| without_position(e).in_file(file.display().to_string()))
-}
-
 /// Drop serde's ` at line 1 column N`: the text was made from a value, so the position
 /// points nowhere the user can see (the JSON path says where).
-fn without_position(e: Error) -> Error {
+pub fn without_position(e: Error) -> Error {
     match e {
         Error::Invalid { path, message } => {
             let cut = message
@@ -276,16 +269,6 @@ fn without_position(e: Error) -> Error {
         }
         other => other,
     }
-}
-
-/// Read a system file as JSON (errors name the file).
-pub fn read_json(path: &Path) -> stiction_framework::Result<Value> {
-    parse_json(path, &read_text(path)?)
-}
-
-/// Read a system file as a [`Doc`] (errors name the file, as [`read_json`]'s do).
-pub fn read_doc(path: &Path) -> stiction_framework::Result<Doc> {
-    doc_of(path, &read_text(path)?)
 }
 
 /// The [`Doc`] of the text of `path`; for text that is not a JSON object, the error the
@@ -308,12 +291,6 @@ pub fn not_an_object(value: Value, file: &Path, base_dir: &Path, why: &serde_jso
     }
 }
 
-/// A system file's text (errors name the file); a regular file within the loader's size limit.
-fn read_text(path: &Path) -> stiction_framework::Result<String> {
-    stiction_framework::system::read_system_file(path)
-        .map_err(|e| Error::Io { path: path.display().to_string(), error: e })
-}
-
 /// The JSON document `text` read from `path`.
 fn parse_json(path: &Path, text: &str) -> stiction_framework::Result<Value> {
     serde_json::from_str(text)
@@ -325,35 +302,16 @@ pub fn base_dir(path: &Path) -> PathBuf {
     path.parent().filter(|d| !d.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Apply every assignment to `doc`; a loader error at a path one of them set is tagged
-/// with that `--set` argument by [`blame`].
-pub fn apply_all(doc: &mut impl Document, sets: &[String]) -> Result<Vec<Assignment>, SetError> {
-    let mut out = Vec::new();
-    for s in sets {
-        let a = parse_assignment(doc, s)?;
-        apply(doc, &a)?;
-        out.push(a);
-    }
-    Ok(out)
-}
-
-/// Name the `--set` argument behind a loader error: when the error's JSON path lies at or
-/// under (or above) a path an assignment set, the message ends with `(from --set ARG)`.
-pub fn blame(e: Error, sets: &[Assignment]) -> Error {
-    blame_as(e, sets, "--set")
-}
-
-/// [`blame`] naming another option (`--vary`).
-pub fn blame_as(e: Error, sets: &[Assignment], option: &str) -> Error {
+/// Name the option behind a loader error: when the error's JSON path lies at or under (or
+/// above) a path an assignment set, the message ends with `(from --set ARG)` (or the
+/// assignment's other option, `--vary`), the last such assignment named.
+pub fn blame(e: Error, applied: &[(Assignment, &str)]) -> Error {
     match e {
-        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame_as(*inner, sets, option)) },
+        Error::InFile { file, inner } => Error::InFile { file, inner: Box::new(blame(*inner, applied)) },
         Error::Invalid { path, message } => {
-            let hit = sets.iter().rev().find(|a| {
-                let p = json_path(&a.path);
-                related(&path, &p)
-            });
+            let hit = applied.iter().rev().find(|(a, _)| related(&path, &json_path(&a.path)));
             match hit {
-                Some(a) => Error::Invalid { path, message: format!("{message} (from {option} {})", a.arg) },
+                Some((a, option)) => Error::Invalid { path, message: format!("{message} (from {option} {})", a.arg) },
                 None => Error::Invalid { path, message },
             }
         }
@@ -367,39 +325,6 @@ fn related(a: &str, b: &str) -> bool {
         long.starts_with(short) && matches!(long.as_bytes().get(short.len()), None | Some(b'.') | Some(b'['))
     };
     within(a, b) || within(b, a)
-}
-
-/// Check and translate an FMU-only system file (top-level `"fmus"`) with `--set` overrides
-/// (`gear.fu=3` sets a start value, `master.step=1e-3` the master) into the network of
-/// signal blocks the engine runs (stiction_fmi_master::translate).
-pub fn translate_with_sets(path: &Path, sets: &[String]) -> stiction_framework::Result<crate::fmi_master::Translation> {
-    let shown = path.display().to_string();
-    let mut doc = read_json(path)?;
-    let applied = apply_all(&mut doc, sets)
-        .map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(shown.clone()))?;
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    crate::fmi_master::translate(&doc, &name, &base_dir(path)).map_err(|e| blame(e.in_file(shown), &applied))
-}
-
-/// Load a system file with `--set` overrides, checked exactly like the file. Without
-/// overrides this is [`crate::load`].
-/// `text`: the file's text when the caller has already read it.
-pub fn load_with_sets(path: &Path, sets: &[String], text: Option<&str>) -> stiction_framework::Result<System> {
-    if sets.is_empty() {
-        return crate::load_read(path, text);
-    }
-    let read;
-    let text = match text {
-        Some(text) => text,
-        None => {
-            read = read_text(path)?;
-            &read
-        }
-    };
-    let mut doc = doc_of(path, text)?;
-    let applied = apply_all(&mut doc, sets)
-        .map_err(|e| Error::invalid(format!("--set {}", e.arg), e.message).in_file(path.display().to_string()))?;
-    system_from_doc(&doc, path, &base_dir(path)).map_err(|e| blame(e, &applied))
 }
 
 #[cfg(test)]
