@@ -113,7 +113,7 @@ pub const FAMILIES: &[Family] = &[
     },
 ];
 
-/// Every component type of this crate, ready for [`System::load`](stiction_framework::system::System::load).
+/// Every component type of this crate, ready for [`System::from_str`](stiction_framework::system::System::from_str).
 pub fn registry() -> Registry {
     let mut r = Registry::new();
     for f in FAMILIES {

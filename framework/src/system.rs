@@ -1178,20 +1178,9 @@ pub struct System {
 }
 
 impl System {
-    /// Read and check `path` with the types of `registry`. Every error names the file.
-    pub fn load(path: &Path, registry: &Registry) -> Result<System> {
-        let text = read_system_file(path).map_err(|e| Error::Io { path: path.display().to_string(), error: e })?;
-        Self::load_text(path, &text, registry)
-    }
-
-    /// [`load`](Self::load) of the text already read from `path` (by
-    /// [`read_system_file`]), so that a caller that has looked at it need not read it again.
-    pub fn load_text(path: &Path, text: &str, registry: &Registry) -> Result<System> {
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        Self::from_str(text, path, &base, registry).map_err(|e| e.in_file(path.display().to_string()))
-    }
-
     /// Read a system from JSON text; `file` is only used for the system's default name.
+    /// The engine's reader: a file is loaded through the library's pipeline
+    /// (`stiction::open`, lib/src/pipeline.rs), which calls this once its edits are applied.
     pub fn from_str(text: &str, file: &Path, base: &Path, registry: &Registry) -> Result<System> {
         // One pass over the text when the file is well formed and its solver comes first;
         // otherwise (and for every error) the two-pass loader below.

@@ -195,6 +195,25 @@ impl Document {
         Source::read(path)?.document(&FmuOptions::default())
     }
 
+    /// The document of a system given as JSON text (Python's `System(json)`, a study's base
+    /// sent to a worker), read as if it were the file `file` with relative names taken from
+    /// `base_dir`; indexed for edits.
+    pub fn from_text(file: &Path, base_dir: &Path, text: String) -> Result<Document> {
+        let mut doc = Source::from_text(file, text).document(&FmuOptions::default())?;
+        doc.base_dir = base_dir.to_path_buf();
+        doc.index()?;
+        Ok(doc)
+    }
+
+    /// The document as JSON text, with the edits' values in place.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.body {
+            Body::Text(text) => std::borrow::Cow::Borrowed(text),
+            Body::Doc(doc) => doc.text(),
+            Body::Fmus(v) | Body::Fmu(v) => std::borrow::Cow::Owned(v.to_string()),
+        }
+    }
+
     /// Index a network's text for edits (done once, before the first edit; a document that
     /// many runs edit, as a study's base, is indexed before it is cloned). Errors: the file
     /// is not a JSON object, as the loader would say.
@@ -292,9 +311,8 @@ impl Document {
         let read = |text: &str| System::from_str(text, &self.file, &self.base_dir, &crate::registry());
         match &self.body {
             Body::Text(text) => Ok(Loaded::new(read(text).map_err(|e| e.in_file(shown))?, None)),
-            Body::Doc(doc) if !self.is_edited() => {
-                Ok(Loaded::new(read(&doc.text()).map_err(|e| e.in_file(shown))?, None))
-            }
+            // An indexed document (edited, or JSON text not from a file): serde's positions
+            // point into text the user did not write; the JSON path says where.
             Body::Doc(doc) => {
                 let system = read(&doc.text()).map_err(|e| self.blame(set::without_position(e).in_file(shown)))?;
                 Ok(Loaded::new(system, None))

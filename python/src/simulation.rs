@@ -155,7 +155,7 @@ impl CoreSimulation {
     #[new]
     #[pyo3(signature = (system, threads=None))]
     fn new(py: Python<'_>, system: &CoreSystem, threads: Option<usize>) -> PyResult<Self> {
-        let sys = build(&system.doc, &system.file, &system.base).map_err(|e| from_framework(&e))?;
+        let sys = build(&system.doc).map_err(|e| from_framework(&e))?;
         let threads = match threads.or(sys.threads) {
             Some(0) => return Err(input_error_msg("threads must be at least 1".into())),
             Some(n) => n,

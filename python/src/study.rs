@@ -8,29 +8,29 @@ use crate::errors::{from_framework, input_error_msg};
 use crate::interrupt;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
-use stiction::set::Doc;
+use stiction::pipeline::Document;
 use stiction::study::{Row, Study};
 
 /// The study of the CLI's strings, checked against its base system (`Study::prepare`: the
 /// varied parameters exist, the outputs are signals; default outputs filled in).
 #[allow(clippy::too_many_arguments)]
 fn prepared(
-    base: &Doc,
-    file: &Path,
-    base_dir: &Path,
+    base: &Document,
     vary: &[String],
     samples: Option<usize>,
     seed: u64,
     outputs: &[String],
 ) -> PyResult<Study> {
     let mut study = Study::parse(vary, samples, seed, outputs).map_err(|e| input_error_msg(e.to_string()))?;
-    study.prepare(base, file, base_dir).map_err(|e| input_error_msg(e.to_string()))?;
+    study.prepare(base).map_err(|e| input_error_msg(e.to_string()))?;
     Ok(study)
 }
 
-/// The system's JSON text as a document (an object; what the Python layer sends).
-fn parse_json(system_json: &str) -> PyResult<Doc> {
-    Doc::parse(system_json).map_err(|e| input_error_msg(format!("system JSON: {e}")))
+/// The system's JSON text as a document (an object; what the Python layer sends), read as
+/// the file `file` with relative names taken from `base_dir`.
+fn parse_json(system_json: &str, file: &Path, base_dir: &Path) -> PyResult<Document> {
+    Document::from_text(file, base_dir, system_json.to_string())
+        .map_err(|e| input_error_msg(format!("system JSON: {e}")))
 }
 
 /// (number of runs, column names) of a study given by the CLI's strings on a system given
@@ -47,8 +47,8 @@ pub fn study_plan(
     seed: u64,
     outputs: Vec<String>,
 ) -> PyResult<(usize, Vec<String>)> {
-    let base = parse_json(system_json)?;
-    let study = prepared(&base, &file, &base_dir, &vary, samples, seed, &outputs)?;
+    let base = parse_json(system_json, &file, &base_dir)?;
+    let study = prepared(&base, &vary, samples, seed, &outputs)?;
     Ok((study.runs(), study.columns()))
 }
 
@@ -83,10 +83,10 @@ pub fn study_rows(
     if threads == 0 {
         return Err(input_error_msg("threads must be at least 1".into()));
     }
-    let base = parse_json(system_json)?;
+    let base = parse_json(system_json, &file, &base_dir)?;
     // Validate once here, so a bad base system is an InputError rather than every row failing.
-    crate::system::build(&base, &file, &base_dir).map_err(|e| from_framework(&e))?;
-    let study = prepared(&base, &file, &base_dir, &vary, samples, seed, &outputs)?;
+    crate::system::build(&base).map_err(|e| from_framework(&e))?;
+    let study = prepared(&base, &vary, samples, seed, &outputs)?;
     let stop = stop.min(study.runs());
     // Ctrl-C and progress are looked at between chunks of runs: a few runs per thread at
     // first, doubled while a chunk takes under 0.25 s (so short runs are not held up by the
@@ -97,9 +97,9 @@ pub fn study_rows(
     let mut at = start;
     while at < stop {
         let end = (at + chunk).min(stop);
-        let (study, base, file, base_dir) = (&study, &base, &file, &base_dir);
+        let (study, base) = (&study, &base);
         let started = std::time::Instant::now();
-        let part = interrupt::run(py, |_cancel| study.run_range(base, file, base_dir, at..end, threads, &|_| {}))?;
+        let part = interrupt::run(py, |_cancel| study.run_range(base, at..end, threads, &|_| {}))?;
         if started.elapsed().as_secs_f64() < 0.25 {
             chunk = (chunk * 2).min(max_chunk);
         }

@@ -7,9 +7,9 @@ use crate::interrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use stiction::set::{Assignment, Doc, Document};
+use stiction::pipeline::{Dialect, Document, Opt};
 use stiction_framework::output::number::time_text;
 use stiction_framework::system::{diagnostics, System};
 use stiction_framework::{Diagnostic, OutputSink, Recorder, TimeFunction};
@@ -17,7 +17,7 @@ use stiction_framework::{Diagnostic, OutputSink, Recorder, TimeFunction};
 /// A system description that passed validation.
 #[pyclass(frozen, module = "stiction._core")]
 pub struct CoreSystem {
-    pub doc: Doc,
+    pub doc: Document,
     /// The file it came from (or a stand-in such as `<dict>`), for messages and the default name.
     pub file: PathBuf,
     /// Directory that relative paths in the system (tables, FMUs) are taken from.
@@ -66,14 +66,15 @@ fn input_functions(d: &Bound<'_, PyDict>, step: f64, stop: f64) -> PyResult<Vec<
     Ok(out)
 }
 
-/// Build (validate) the system of `doc`. Errors name the file and the JSON path.
-pub fn build(doc: &Doc, file: &Path, base: &Path) -> stiction_framework::Result<System> {
-    stiction::set::system_from_doc(doc, file, base)
+/// Build (validate) the system of `doc` (stiction's one loading pipeline). Errors name the
+/// file, the JSON path and the `--set` behind it.
+pub fn build(doc: &Document) -> stiction_framework::Result<System> {
+    doc.system().map(|l| l.system)
 }
 
 impl CoreSystem {
-    fn new(doc: Doc, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
-        if doc.has("fmus") && !doc.has("components") {
+    fn new(doc: Document, file: PathBuf, base: PathBuf) -> PyResult<CoreSystem> {
+        if doc.dialect == Dialect::FmuOnly {
             let f = file.display().to_string();
             let m = "an FMU-only system (top-level \"fmus\") runs with the CLI (`stiction run`); \
                      the Python package loads networks (top-level \"components\", where FMUs are \
@@ -85,12 +86,12 @@ impl CoreSystem {
                 format!("{f}: fmus: {m}"),
             ));
         }
-        let system = build(&doc, &file, &base).map_err(|e| from_framework(&e))?;
+        let system = build(&doc).map_err(|e| from_framework(&e))?;
         Ok(CoreSystem::of(doc, file, base, &system))
     }
 
     /// The holder of `doc`, already built (validated) as `system`.
-    fn of(doc: Doc, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
+    fn of(doc: Document, file: PathBuf, base: PathBuf, system: &System) -> CoreSystem {
         CoreSystem {
             name: system.name.clone(),
             columns: system.columns.clone(),
@@ -101,12 +102,14 @@ impl CoreSystem {
         }
     }
 
-    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does, and the
-    /// assignments (to name the one behind a loader error, [`stiction::set::blame`]).
-    fn doc_with(&self, sets: &[String]) -> PyResult<(Doc, Vec<Assignment>)> {
+    /// The document with `sets` (`comp.param=VALUE`) applied, as `--set` does (a loader
+    /// error at a path one of them set names it).
+    fn doc_with(&self, sets: &[String]) -> PyResult<Document> {
         let mut doc = self.doc.clone();
-        let applied = stiction::set::apply_all(&mut doc, sets).map_err(|e| input_error_msg(e.to_string()))?;
-        Ok((doc, applied))
+        for s in sets {
+            doc.edit(Opt::Set(s)).map_err(|e| input_error_msg(e.to_string()))?;
+        }
+        Ok(doc)
     }
 
     /// The unit of every output column of `system` (built from this document).
@@ -182,8 +185,11 @@ impl CoreSystem {
     /// Load and validate a JSON file.
     #[staticmethod]
     fn from_file(path: PathBuf) -> PyResult<CoreSystem> {
-        let doc = stiction::set::read_doc(&path).map_err(|e| from_framework(&e))?;
-        let base = stiction::set::base_dir(&path);
+        let mut doc = Document::read(&path).map_err(|e| from_framework(&e))?;
+        if doc.dialect != Dialect::FmuOnly {
+            doc.index().map_err(|e| from_framework(&e))?;
+        }
+        let base = doc.base_dir.clone();
         CoreSystem::new(doc, path, base)
     }
 
@@ -191,15 +197,15 @@ impl CoreSystem {
     /// are taken from `base_dir`.
     #[staticmethod]
     fn from_json(text: &str, file: PathBuf, base_dir: PathBuf) -> PyResult<CoreSystem> {
-        let doc = match Doc::parse(text) {
+        let doc = match Document::from_text(&file, &base_dir, text.to_string()) {
             Ok(doc) => doc,
-            Err(why) => {
-                // Not a JSON object: the JSON reader's error, or else the loader's.
-                let value: Value = serde_json::from_str(text).map_err(|e| {
+            Err(e) => {
+                // Not JSON: the JSON reader's error; not a JSON object: the loader's.
+                if let Err(e) = serde_json::from_str::<Value>(text) {
                     let f = file.display().to_string();
-                    crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}"))
-                })?;
-                return Err(from_framework(&stiction::set::not_an_object(value, &file, &base_dir, &why)));
+                    return Err(crate::errors::input_error(Some(f.clone()), None, e.to_string(), format!("{f}: {e}")));
+                }
+                return Err(from_framework(&e));
             }
         };
         CoreSystem::new(doc, file, base_dir)
@@ -207,9 +213,8 @@ impl CoreSystem {
 
     /// A new system with `sets` applied (validated).
     fn with_set(&self, sets: Vec<String>) -> PyResult<CoreSystem> {
-        let (doc, applied) = self.doc_with(&sets)?;
-        let system =
-            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
+        let doc = self.doc_with(&sets)?;
+        let system = build(&doc).map_err(|e| from_framework(&e))?;
         Ok(CoreSystem::of(doc, self.file.clone(), self.base.clone(), &system))
     }
 
@@ -266,9 +271,8 @@ impl CoreSystem {
             // is the shortest text that reads back to the same number.
             sets.push(format!("solver.stop_time={t}"));
         }
-        let (doc, applied) = self.doc_with(&sets)?;
-        let system =
-            build(&doc, &self.file, &self.base).map_err(|e| from_framework(&stiction::set::blame(e, &applied)))?;
+        let doc = self.doc_with(&sets)?;
+        let system = build(&doc).map_err(|e| from_framework(&e))?;
         let threads = match threads.or(system.threads) {
             Some(0) => return Err(input_error_msg("threads must be at least 1".into())),
             Some(n) => n,
@@ -322,7 +326,7 @@ impl CoreSystem {
 
     /// The findings of `stiction check`: (level "info"/"warning", component or None, message).
     fn check(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, String)>> {
-        let system = build(&self.doc, &self.file, &self.base).map_err(|e| from_framework(&e))?;
+        let system = build(&self.doc).map_err(|e| from_framework(&e))?;
         let file = self.file.display().to_string();
         let findings = py
             .detach(|| {
