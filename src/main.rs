@@ -214,10 +214,8 @@ fn main_inner() -> ExitCode {
             save_state,
             resume,
         } => {
-            let fmu = stiction::Options {
-                sets: set,
-                fmu: stiction::pipeline::FmuOptions { stop_time, step, interface },
-            };
+            let fmu =
+                stiction::Options { sets: set, fmu: stiction::pipeline::FmuOptions { stop_time, step, interface } };
             let opts = plot::Options { signals: plot_signals, overlay: plot_overlay, units: Vec::new() };
             let run_opts = RunOptions {
                 threads,
