@@ -9,7 +9,7 @@
 //! * Imported back into stiction as a `"type": "fmu", "role": "signal"` block, and nested
 //!   in another exported system (a container of containers): the same bits.
 //! * What cannot go into an FMU is refused at export, naming the file or JSON path; a step
-//!   that is not a whole number of solver steps is refused by the FMU.
+//!   that ends between two solver steps is refused by the FMU (a rounding residue is not).
 //!
 //! The system binary (libstiction_fmu_system.so) is built by the same `cargo test`: the
 //! root package lists `stiction-fmu-system` as a dev-dependency.
@@ -340,7 +340,7 @@ fn a_step_that_is_not_whole_solver_steps_is_refused_by_the_fmu() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "a step of 1.5 T ran: {err}");
-    assert!(err.contains("not a whole number") && err.contains("0.0015"), "{err}");
+    assert!(err.contains("between the system's solver steps") && err.contains("0.0015"), "{err}");
     // A whole number of steps (5 T) runs, and its rows are the run's rows at those instants.
     let csv = dir.path().join("five.csv");
     let o = cli(&["run", fmu.to_str().unwrap(), "--step", "0.005", "-o", csv.to_str().unwrap()]);
@@ -448,4 +448,24 @@ fn fmu_states_save_and_restore_the_whole_simulation() {
     export(&system, "2", &[], &fmu);
     // Saved at 0.3 s while the gear still slides; it sticks at 0.47 s after the restore.
     states_continue_bit_for_bit(&fmu, &["q", "v", "f", "stuck"], None, 300, 700);
+}
+
+/// The FMI 2.0 and 3.0 exports of one system are different models for an importer: their
+/// GUID / instantiationToken differ (the manifest they hash names the version), and each
+/// export of the same version is the same token again.
+#[test]
+fn fmi_2_and_3_exports_of_one_system_have_distinct_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = example("pi_gear_hold.json");
+    let token = |fmi: &str, name: &str| {
+        let out = dir.path().join(name);
+        let o = cli(&["fmu", "export", system.to_str().unwrap(), "--fmi", fmi, "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        let at = said.find("GUID {").unwrap_or_else(|| panic!("no GUID in {said}"));
+        said[at + 5..].split('}').next().unwrap().to_string()
+    };
+    let (two, three) = (token("2", "a2.fmu"), token("3", "a3.fmu"));
+    assert_ne!(two, three, "FMI 2.0 and 3.0 exports share a token");
+    assert_eq!(two, token("2", "b2.fmu"));
 }
