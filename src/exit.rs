@@ -9,10 +9,10 @@ pub const SIMULATION: u8 = 1;
 pub const INPUT: u8 = 2;
 pub const INTERNAL: u8 = 3;
 pub const OUTPUT: u8 = 4;
-pub const SIGINT: u8 = 130;
+pub use crate::interrupt::SIGINT_EXIT as SIGINT;
 /// 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe.
 pub const CLOSED_STDOUT: u8 = 141;
-pub const SIGTERM: u8 = 143;
+pub use crate::interrupt::SIGTERM_EXIT as SIGTERM;
 
 /// Every exit code and what it means.
 pub const CODES: &[(u8, &str)] = &[
@@ -193,4 +193,16 @@ pub fn export_hint(message: &str) -> Option<String> {
         .map(|w| w.trim_end_matches(':').to_string())
         .unwrap_or_else(|| format!("target/fmu/{file}"));
     Some(format!("{file} is made by `stiction fmu export {model} --fmi 2 --interface both -o {path}`"))
+}
+
+/// If a signal was received: say so, naming `file` and the phase, and the failure that ends
+/// the command with the signal's exit code.
+pub fn stop_here(file: &str) -> Result<(), Failure> {
+    match crate::interrupt::received() {
+        Some((sig, code)) => {
+            eprintln!("{file}: interrupted by {sig} while {}", crate::interrupt::current_phase());
+            Err(Failure::Interrupted(code))
+        }
+        None => Ok(()),
+    }
 }

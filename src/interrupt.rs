@@ -23,6 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+/// The exit code of a command stopped by SIGINT: 128 + 2, as a shell reports a process the
+/// signal ended (exit.rs lists it among the exit codes).
+pub const SIGINT_EXIT: u8 = 130;
+/// The exit code of a command stopped by SIGTERM: 128 + 15.
+pub const SIGTERM_EXIT: u8 = 143;
+
 /// How long a command with an FMU's code in the process has to end after the first signal
 /// before it is ended as by a second one.
 pub const GRACE: Duration = Duration::from_secs(2);
@@ -53,11 +59,8 @@ pub fn install() {
             .spawn(move || {
                 let (mut ints, mut terms) = (0, 0);
                 for sig in signals.forever() {
-                    let (count, code) = if sig == SIGINT {
-                        (&mut ints, super::exit::SIGINT)
-                    } else {
-                        (&mut terms, super::exit::SIGTERM)
-                    };
+                    let (count, code) =
+                        if sig == SIGINT { (&mut ints, SIGINT_EXIT) } else { (&mut terms, SIGTERM_EXIT) };
                     *count += 1;
                     if *count >= 2 {
                         end_now(code);
@@ -91,9 +94,9 @@ fn end_now(code: u8) -> ! {
 pub fn received() -> Option<(&'static str, u8)> {
     let f = FLAGS.get()?.as_ref()?;
     if f.term.load(Ordering::Relaxed) {
-        Some(("SIGTERM", super::exit::SIGTERM))
+        Some(("SIGTERM", SIGTERM_EXIT))
     } else if f.int.load(Ordering::Relaxed) {
-        Some(("SIGINT", super::exit::SIGINT))
+        Some(("SIGINT", SIGINT_EXIT))
     } else {
         None
     }
@@ -117,16 +120,4 @@ pub fn phase(what: &'static str) {
 /// The phase entered last.
 pub fn current_phase() -> &'static str {
     PHASE.lock().map(|p| *p).unwrap_or("working")
-}
-
-/// If a signal was received: say so, naming `file` and the phase, and the failure that ends
-/// the command with the signal's exit code.
-pub fn stop_here(file: &str) -> Result<(), super::exit::Failure> {
-    match received() {
-        Some((sig, code)) => {
-            eprintln!("{file}: interrupted by {sig} while {}", current_phase());
-            Err(super::exit::Failure::Interrupted(code))
-        }
-        None => Ok(()),
-    }
 }

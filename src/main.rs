@@ -456,7 +456,7 @@ fn run(
         let bytes = read_state(from)?;
         sim.restore_state(&bytes).map_err(|e| Failure::from(relabel.error(e).in_file(from.display().to_string())))?;
     }
-    interrupt::stop_here(&file)?;
+    exit::stop_here(&file)?;
     if let Some(n) = parallel_threshold {
         sim.set_parallel_threshold(n);
     }
@@ -468,7 +468,7 @@ fn run(
     interrupt::phase("checking");
     let findings = if talk.warnings || strict { diagnostics(&sim, &plan) } else { Vec::new() };
     // Findings cut short by a signal are not printed as if they were all.
-    interrupt::stop_here(&file)?;
+    exit::stop_here(&file)?;
     let warned = match (talk.warnings, strict) {
         (false, false) => 0,
         (false, true) => warnings::warnings(&findings).len(),
@@ -558,7 +558,7 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     let inputs = system.inputs.clone();
     interrupt::phase("compiling");
     let (sim, plan) = system.into_simulator(1).map_err(|e| Failure::from(relabel.error(e.in_file(file.clone()))))?;
-    interrupt::stop_here(&file)?;
+    exit::stop_here(&file)?;
     let sched = sim.schedule();
     let (na, ni) = sched.counts();
     println!("{file}: system '{name}'");
@@ -610,7 +610,7 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("checking");
     let findings = diagnostics(&sim, &plan);
     // Findings cut short by a signal are not printed as if they were all.
-    interrupt::stop_here(&file)?;
+    exit::stop_here(&file)?;
     let mut warnings = 0;
     for d in &findings {
         match d {

@@ -35,6 +35,7 @@ use nalgebra::Vector3;
 mod balance;
 pub mod bus;
 mod checkpoint;
+mod codec;
 mod events;
 use balance::{Balance, Clock};
 pub use checkpoint::{MAGIC as STATE_MAGIC, VERSION as STATE_VERSION};

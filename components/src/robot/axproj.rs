@@ -304,10 +304,22 @@ pub fn axproj(
     }
     let r = if v.len() <= 6 { axproj_enumerate(v, a, phi, p) } else { axproj_projection(v, a, phi, p, 200_000) };
     r.ok_or_else(|| {
-        let smax = super::geared::sigma_max(p).unwrap_or(f64::NAN);
+        let smax = sigma_max(p).unwrap_or(f64::NAN);
         format!(
             "axproj did not converge (no consistent stick/slip pattern; σmax(P) = {smax:.4}{})",
             if smax >= 1.0 { ", ill-posed" } else { "" }
         )
     })
+}
+
+/// σmax(P), the condition (57) of a well-posed step (σmax(P) < 1), or `None` when P has a
+/// non-finite entry (nalgebra's SVD panics on NaN).
+pub(crate) fn sigma_max(p: &DMatrix<f64>) -> Option<f64> {
+    if !p.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    // Unordered: the ordered SVD sorts with `expect` and would panic on a NaN from overflow.
+    let s = p.clone().try_svd_unordered(false, false, f64::EPSILON, 1000)?;
+    let sv = s.singular_values;
+    sv.iter().all(|x| x.is_finite()).then(|| sv.iter().fold(0.0f64, |m, &x| m.max(x)))
 }

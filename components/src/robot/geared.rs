@@ -18,17 +18,19 @@
 //! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
 //! [`Fault`]; the simulator names the robot and the time.
 
-use super::axproj::{axproj, Axproj};
+use super::axproj::{axproj, sigma_max, Axproj};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
-use crate::doc_table::table;
-use crate::stage_form::StageForm;
-use crate::gear::transmission::gear_model_params;
-use std::sync::OnceLock;
 use super::serial::SerialRobot;
+use crate::doc_table::table;
+use crate::gear::transmission::gear_model_params;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
+use crate::stage_form::StageForm;
 use nalgebra::{DMatrix, DVector};
+use std::sync::OnceLock;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::{Method, Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
+use stiction_framework::{
+    Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Method, Motion, PortInfo, Probe, Result, SignalInfo,
+};
 
 /// The geared robot: state [q (n), v (n)].
 #[derive(Clone, Debug)]
@@ -326,17 +328,6 @@ impl Admittance for GearedRobot {
         let k = if port < n { self.gears[i].ratio } else { 1.0 };
         Some(h / (k * k))
     }
-}
-
-/// σmax(P), or `None` when P has a non-finite entry (nalgebra's SVD panics on NaN).
-pub(crate) fn sigma_max(p: &DMatrix<f64>) -> Option<f64> {
-    if !p.iter().all(|x| x.is_finite()) {
-        return None;
-    }
-    // Unordered: the ordered SVD sorts with `expect` and would panic on a NaN from overflow.
-    let s = p.clone().try_svd_unordered(false, false, f64::EPSILON, 1000)?;
-    let sv = s.singular_values;
-    sv.iter().all(|x| x.is_finite()).then(|| sv.iter().fold(0.0f64, |m, &x| m.max(x)))
 }
 
 /// A validation message "links[1].mass: must be > 0" as an error at `path.links[1].mass`.

@@ -216,21 +216,21 @@ impl Events {
     /// What the next steps depend on besides x(k) (stepper/checkpoint.rs): the work budget,
     /// the counts, and g at x(k) as the last step left it (it is not computed again, so a
     /// continued run takes the same decisions bit for bit).
-    pub(crate) fn save(&self, w: &mut super::checkpoint::Writer) {
+    pub(crate) fn save(&self, w: &mut super::codec::Writer) {
         let c = &self.counts;
         w.f64(self.credit).u64(c.located).u64(c.trials).u64(c.unlocated);
         w.u8(u8::from(self.at_k.is_some())).u64(self.at_k.unwrap_or(0)).f64s(&self.g0);
     }
 
     /// Read what [`save`](Self::save) wrote (the number of members already checked).
-    pub(crate) fn load(r: &mut super::checkpoint::Reader, members: usize) -> Result<Saved> {
+    pub(crate) fn load(r: &mut super::codec::Reader, members: usize) -> Result<Saved> {
         let credit = r.f64()?;
         let counts = EventCounts { located: r.u64()?, trials: r.u64()?, unlocated: r.u64()? };
         let has = r.u8()?;
         let at = r.u64()?;
         let g0 = r.f64s(members)?;
         if !(0.0..=CREDIT_MAX).contains(&credit) || has > 1 {
-            return Err(super::checkpoint::bad("the contact events' record is out of range"));
+            return Err(super::codec::bad("the contact events' record is out of range"));
         }
         Ok(Saved { credit, counts, at_k: (has == 1).then_some(at), g0 })
     }
