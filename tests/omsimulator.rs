@@ -119,3 +119,49 @@ fn every_example_runs_in_omsimulators_plain_command_as_in_stiction_run() {
     }
     eprintln!("{}", table.join("\n"));
 }
+
+/// The `Capi` script of docs/how-to/openmodelica.md, as written, run by OMSimulator's own
+/// Python launcher on the drivetrain's FMU: it simulates and reads an output with status ok.
+/// Needs `lxml` (PyPI) in the Python that runs it: a venv under target/ (skipped, saying
+/// so, when OMSimulator or PyPI is not at hand).
+#[test]
+fn the_guides_capi_script_runs_in_omsimulator() {
+    let Some(oms) = omsimulator() else {
+        eprintln!("skipped: OMSimulator not found");
+        return;
+    };
+    let launcher = oms.with_file_name("OMSimulatorPython3");
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/how-to/openmodelica.md")).unwrap();
+    let start = page.find("from OMSimulator import Capi").expect("the guide's Capi block");
+    let script = &page[start..start + page[start..].find("```").expect("closed block")];
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omsimulator-lxml-venv");
+    let python = venv.join("bin/python3");
+    if !python.is_file() {
+        let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success())
+            && Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", "lxml"])
+                .status()
+                .is_ok_and(|s| s.success());
+        if !made {
+            let _ = std::fs::remove_dir_all(&venv);
+            eprintln!("skipped: no venv with lxml from PyPI");
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = dir.path().join("drivetrain.fmu");
+    let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/drivetrain_worm_brake.json");
+    let o = cli(&["fmu", "export", system.to_str().unwrap(), "--fmi", "2", "-o", fmu.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(dir.path().join("script.py"), script).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(venv.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let o = Command::new(&launcher).arg("script.py").env("PATH", path).current_dir(dir.path()).output().unwrap();
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("q_out = [") && said.contains("Status.ok"), "{said}");
+    assert!(!said.lines().any(|l| l.starts_with("error")), "{said}");
+    assert!(dir.path().join("drivetrain_res.csv").is_file(), "no result file: {said}");
+}
