@@ -411,11 +411,14 @@ pub fn export_system(
         let mut edited = document.clone();
         edited.edit_sets(&sets).and_then(|()| edited.system()).map_err(|e| e.to_string())?;
     }
+    let wires: Vec<(String, String)> = loaded.wires.iter().map(|w| (w.name.clone(), w.path.clone())).collect();
+    let input_names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     let (sim, plan) = loaded.into_simulator(1).map_err(|e| e.in_file(shown.clone()).to_string())?;
     let outputs: Vec<Signal> = columns(&sim, &plan)
         .into_iter()
         .map(|c| Signal { name: c.label, start: 0.0, unit: c.unit, description: c.description })
         .collect();
+    let feedthrough = stiction_framework::output::feedthrough::input_dependencies(&sim, &plan, &wires, &input_names);
     drop(sim);
     // Names are unique across the three kinds and never `time`.
     let mut seen = std::collections::HashSet::new();
@@ -461,7 +464,7 @@ pub fn export_system(
     let manifest_text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
     let token = token(&manifest_text, &refs);
-    let xml = model_description(&manifest, version, &token);
+    let xml = model_description(&manifest, version, &token, &feedthrough);
     let binary = library()?;
     let binary = std::fs::read(&binary).map_err(|e| format!("{}: {e}", binary.display()))?;
     let mut entries = vec![
@@ -551,7 +554,10 @@ pub fn variables(m: &Manifest) -> Vec<FmuVariable> {
 }
 
 /// modelDescription.xml of a manifest.
-pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> String {
+/// The modelDescription.xml of an exported system; `feedthrough`: per output (manifest
+/// order) the inputs it depends on at the same instant (None: every input), written as the
+/// outputs' `dependencies` (output/feedthrough.rs).
+pub fn model_description(m: &Manifest, version: FmiVersion, token: &str, feedthrough: &[Option<Vec<usize>>]) -> String {
     let vars = variables(m);
     let mut units: Vec<(String, [i32; 4])> = Vec::new();
     for v in &vars {
@@ -607,6 +613,14 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> Stri
         variables,
         derivatives: Vec::new(),
         indicators: Vec::new(),
+        dependencies: feedthrough
+            .iter()
+            .enumerate()
+            .filter_map(|(k, d)| {
+                let d = d.as_ref()?;
+                Some(((m.first_output() + k) as u32, d.iter().map(|&i| (m.first_input() + i) as u32).collect()))
+            })
+            .collect(),
     }
     .to_xml()
 }
