@@ -534,7 +534,11 @@ fn an_output_that_lists_no_input_does_not_change_with_it() {
                             moved += 1;
                         }
                         if let Some(d) = d.as_ref().filter(|d| !d.contains(&k)) {
-                            assert_eq!(before[j], after[j], "{name}: {} lists {d:?}, changed with input {n}", plan.columns[j].0);
+                            assert_eq!(
+                                before[j], after[j],
+                                "{name}: {} lists {d:?}, changed with input {n}",
+                                plan.columns[j].0
+                            );
                             checked += 1;
                         }
                     }

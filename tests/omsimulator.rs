@@ -65,7 +65,8 @@ fn max_difference(run: &Path, oms: &Path) -> (f64, usize) {
     for r in &rrows {
         let Some(o) = at.get(&((r[0] * 1e9).round() as i64)) else { continue };
         for &(j, k) in &cols {
-            let d = if r[j] == o[k] || (r[j].is_nan() && o[k].is_nan()) { 0.0 } else { (r[j] - o[k]).abs() / r[j].abs() };
+            let d =
+                if r[j] == o[k] || (r[j].is_nan() && o[k].is_nan()) { 0.0 } else { (r[j] - o[k]).abs() / r[j].abs() };
             worst = worst.max(d);
             n += 1;
         }
@@ -131,7 +132,8 @@ fn the_guides_capi_script_runs_in_omsimulator() {
         return;
     };
     let launcher = oms.with_file_name("OMSimulatorPython3");
-    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/how-to/openmodelica.md")).unwrap();
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/how-to/openmodelica.md")).unwrap();
     let start = page.find("from OMSimulator import Capi").expect("the guide's Capi block");
     let script = &page[start..start + page[start..].find("```").expect("closed block")];
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omsimulator-lxml-venv");

@@ -63,7 +63,10 @@ fn an_error_at_a_path_an_edit_set_names_the_option() {
         .err()
         .expect("a negative stiffness is refused")
         .to_string();
-    assert!(e.contains("karnopp_fig4.json") && e.contains("spring1.K") && e.contains("(from --set spring1.K=-5)"), "{e}");
+    assert!(
+        e.contains("karnopp_fig4.json") && e.contains("spring1.K") && e.contains("(from --set spring1.K=-5)"),
+        "{e}"
+    );
     let mut doc = Document::read(&path).unwrap();
     doc.edit(Opt::Vary("spring1.K=-5")).unwrap();
     let e = doc.system().err().expect("refused").to_string();

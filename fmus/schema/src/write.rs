@@ -370,10 +370,33 @@ pub struct Entry {
     pub executable: bool,
 }
 
+/// Whether a file may be written at `path` through a temporary file renamed onto it: a new
+/// name or a regular file. A device, FIFO, socket, directory or symbolic link is refused
+/// (the rename would replace the node itself: `/dev/null` would become a regular file).
+pub fn replaceable(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => {
+            let t = m.file_type();
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file (a device, FIFO or socket)"
+            };
+            Err(format!("{}: is {what}; stiction writes a file by replacing it, so it writes only to a new name or a regular file", path.display()))
+        }
+    }
+}
+
 /// Write the .fmu zip (deflated entries) to `out`, creating its directory. Errors name `out`.
 /// The zip is written beside `out` under a temporary name and renamed onto it once complete,
 /// so that `out` is never a partial archive (a failed write, a signal, a crash).
 pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
+    replaceable(out)?;
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
