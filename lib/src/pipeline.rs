@@ -124,15 +124,15 @@ impl Source {
             ));
         }
         let base_dir = set::base_dir(&self.path);
-        let body = match (dialect, self.text) {
-            (Dialect::Fmu, _) => Body::Fmu(fmu_system_value(&self.path, fmu)?),
-            (Dialect::FmuOnly, Some(text)) => Body::Fmus(
-                serde_json::from_str(&text)
-                    .map_err(|e| Error::invalid("(top level)", e.to_string()).in_file(self.path.display().to_string()))?,
-            ),
-            (_, Some(text)) => Body::Text(text),
-            (_, None) => unreachable!("only an .fmu has no text"),
-        };
+        let body =
+            match (dialect, self.text) {
+                (Dialect::Fmu, _) => Body::Fmu(fmu_system_value(&self.path, fmu)?),
+                (Dialect::FmuOnly, Some(text)) => Body::Fmus(serde_json::from_str(&text).map_err(|e| {
+                    Error::invalid("(top level)", e.to_string()).in_file(self.path.display().to_string())
+                })?),
+                (_, Some(text)) => Body::Text(text),
+                (_, None) => unreachable!("only an .fmu has no text"),
+            };
         Ok(Document { file: self.path, base_dir, dialect, body, applied: Vec::new() })
     }
 }

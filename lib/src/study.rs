@@ -399,9 +399,7 @@ impl Study {
         if stiction_framework::cancel::requested() {
             return interrupted(varied);
         }
-        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.simulate(base, run, &varied)
-        }));
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.simulate(base, run, &varied)));
         let result = match attempt {
             Ok(r) => r,
             Err(p) => {
@@ -423,12 +421,7 @@ impl Study {
         }
     }
 
-    fn simulate(
-        &self,
-        base: &Document,
-        run: usize,
-        varied: &[f64],
-    ) -> Result<Vec<f64>, String> {
+    fn simulate(&self, base: &Document, run: usize, varied: &[f64]) -> Result<Vec<f64>, String> {
         if !self.prepared {
             return Err("the study was not prepared against its system (Study::prepare)".into());
         }
