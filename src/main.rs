@@ -246,7 +246,18 @@ fn main_inner() -> ExitCode {
             println!("{:#}", stiction::schema::system_schema(&stiction::registry()));
             Ok(())
         }
-        Command::Fmu(cmd) => fmu::run(cmd).map_err(Failure::Input),
+        Command::Fmu(cmd) => {
+            // An output the export would replace but must not (a device, FIFO, directory,
+            // symbolic link): an output error (exit 4) before anything is built.
+            let target = match &cmd {
+                fmu::FmuCommand::Export { output, .. } => stiction_fmi_schema::write::replaceable(output),
+                _ => Ok(()),
+            };
+            match target {
+                Err(e) => Err(Failure::Output(anyhow::anyhow!(e))),
+                Ok(()) => fmu::run(cmd).map_err(Failure::Input),
+            }
+        }
         Command::FmuHost | Command::FmuReap { .. } => Ok(()),
     };
     exit::report(result)
@@ -389,6 +400,7 @@ fn read_state(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Write `bytes` to `path` whole or not at all (a temporary file renamed over it).
 fn write_state(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    check_state_target(path)?;
     let tmp = path.with_file_name(format!(
         ".{}.{}.tmp",
         path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -398,6 +410,12 @@ fn write_state(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
         let _ = std::fs::remove_file(&tmp);
         Failure::Output(anyhow::anyhow!("--save-state {}: {e}", path.display()))
     })
+}
+
+/// `--save-state PATH` may be written (a new name or a regular file, replaced through a
+/// temporary file): checked before the run, so a refused target costs no simulation.
+fn check_state_target(path: &Path) -> Result<(), Failure> {
+    stiction_fmi_schema::write::replaceable(path).map_err(|e| Failure::Output(anyhow::anyhow!("--save-state {e}")))
 }
 
 /// What `run` prints on standard error besides errors: progress and summary (not with
@@ -435,6 +453,9 @@ fn run(
     }
     let out_path = output.unwrap_or_else(|| PathBuf::from(format!("{}.csv", system.name)));
     check_out_paths(&out_path, plot.as_ref().map(|p| p.0.as_path()))?;
+    if let Some(to) = o.save_state {
+        check_state_target(to)?;
+    }
     let step = system.step;
     let threads = match (threads, system.threads) {
         (Some(n), _) => stiction_framework::system::check_threads(n, "--threads")?,

@@ -396,6 +396,16 @@ fn isolation_keys_are_checked() {
         (json!({"isolation": "thread"}), "components.mass.isolation: expected \"none\""),
         (json!({"call_timeout": 5}), "components.mass.call_timeout: only an FMU with \"isolation\": \"process\""),
         (json!({"isolation": "process", "call_timeout": -1}), "components.mass.call_timeout"),
+        // Past a day or below 10 ms: refused at load naming the path (a huge value was an
+        // internal error, a deadline the clock cannot hold).
+        (
+            json!({"isolation": "process", "call_timeout": 1e300}),
+            "components.mass.call_timeout: expected seconds from 0.01 to 86400",
+        ),
+        (
+            json!({"isolation": "process", "call_timeout": 1e-9}),
+            "components.mass.call_timeout: expected seconds from 0.01 to 86400",
+        ),
     ] {
         let (out, _) = run(dir.path(), "keys", &network(&fmu, 0.0, Some(keys.clone()), "cs", 0.1), &tmp);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -9,7 +9,7 @@
 //! * Imported back into stiction as a `"type": "fmu", "role": "signal"` block, and nested
 //!   in another exported system (a container of containers): the same bits.
 //! * What cannot go into an FMU is refused at export, naming the file or JSON path; a step
-//!   that is not a whole number of solver steps is refused by the FMU.
+//!   that ends between two solver steps is refused by the FMU (a rounding residue is not).
 //!
 //! The system binary (libstiction_fmu_system.so) is built by the same `cargo test`: the
 //! root package lists `stiction-fmu-system` as a dev-dependency.
@@ -340,7 +340,7 @@ fn a_step_that_is_not_whole_solver_steps_is_refused_by_the_fmu() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "a step of 1.5 T ran: {err}");
-    assert!(err.contains("not a whole number") && err.contains("0.0015"), "{err}");
+    assert!(err.contains("between the system's solver steps") && err.contains("0.0015"), "{err}");
     // A whole number of steps (5 T) runs, and its rows are the run's rows at those instants.
     let csv = dir.path().join("five.csv");
     let o = cli(&["run", fmu.to_str().unwrap(), "--step", "0.005", "-o", csv.to_str().unwrap()]);
@@ -448,4 +448,106 @@ fn fmu_states_save_and_restore_the_whole_simulation() {
     export(&system, "2", &[], &fmu);
     // Saved at 0.3 s while the gear still slides; it sticks at 0.47 s after the restore.
     states_continue_bit_for_bit(&fmu, &["q", "v", "f", "stuck"], None, 300, 700);
+}
+
+/// The FMI 2.0 and 3.0 exports of one system are different models for an importer: their
+/// GUID / instantiationToken differ (the manifest they hash names the version), and each
+/// export of the same version is the same token again.
+#[test]
+fn fmi_2_and_3_exports_of_one_system_have_distinct_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = example("pi_gear_hold.json");
+    let token = |fmi: &str, name: &str| {
+        let out = dir.path().join(name);
+        let o = cli(&["fmu", "export", system.to_str().unwrap(), "--fmi", fmi, "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        let at = said.find("GUID {").unwrap_or_else(|| panic!("no GUID in {said}"));
+        said[at + 5..].split('}').next().unwrap().to_string()
+    };
+    let (two, three) = (token("2", "a2.fmu"), token("3", "a3.fmu"));
+    assert_ne!(two, three, "FMI 2.0 and 3.0 exports share a token");
+    assert_eq!(two, token("2", "b2.fmu"));
+}
+
+/// ModelStructure's `dependencies`: an output read from a component whose time function
+/// reads an input lists that input (the PI torque `u` of pi_gear_hold reads `w_ref`); an
+/// output that no input reaches at the same instant lists none (the brake side of the
+/// drivetrain), so a master wiring two such FMUs in a loop sees no algebraic loop there.
+#[test]
+fn outputs_declare_the_inputs_they_depend_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = |system: &str, fmi: &str| {
+        let fmu = dir.path().join(format!("{system}-{fmi}.fmu"));
+        export(&example(&format!("{system}.json")), fmi, &[], &fmu);
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
+        let mut xml = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name("modelDescription.xml").unwrap(), &mut xml).unwrap();
+        xml
+    };
+    let pi2 = md("pi_gear_hold", "2");
+    // FMI 2.0: 1-based indices; time 1, w_ref 2, q 3, v 4, u 5, mode 6.
+    assert!(pi2.contains(r#"<Unknown index="5" dependencies="2"/>"#), "{pi2}");
+    let dt3 = md("drivetrain_worm_brake", "3");
+    // FMI 3.0: value references; the brake's outputs (w_brake 7, tau_brake 8) depend on no input.
+    assert!(dt3.contains(r#"<Output valueReference="7" dependencies=""/>"#), "{dt3}");
+    assert!(dt3.contains(r#"<Output valueReference="8" dependencies=""/>"#), "{dt3}");
+    // and the gear's speed depends on the motor torque input (value reference 2).
+    assert!(dt3.contains(r#"<Output valueReference="4" dependencies="2"/>"#), "{dt3}");
+}
+
+/// The declared independence is true: in every example with inputs, at the start and after
+/// 200 steps, changing one input (to its start + 1 and to 100×) and reading the outputs as a
+/// communication point does (the probe, no step) leaves every output that does not list the
+/// input bit for bit the same.
+#[test]
+fn an_output_that_lists_no_input_does_not_change_with_it() {
+    use stiction::framework::output::feedthrough::input_dependencies;
+    use stiction::framework::TimeFunction;
+    let (mut checked, mut moved) = (0, 0);
+    for name in ["drivetrain_worm_brake", "pi_gear_hold", "two_link_arm_torque_inputs", "two_link_pd_fricK"] {
+        let system = stiction::load(example(&format!("{name}.json"))).unwrap();
+        let wires: Vec<(String, String)> = system.wires.iter().map(|w| (w.name.clone(), w.path.clone())).collect();
+        let inputs: Vec<(String, f64)> = system.inputs.iter().map(|(n, s)| (n.clone(), s.start)).collect();
+        let names: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+        let (mut sim, plan) = system.into_simulator(1).unwrap();
+        let deps = input_dependencies(&sim, &plan, &wires, &names);
+        let targets = sim.probe_targets(plan.columns.iter().map(|c| &c.1));
+        let read = |sim: &mut stiction::framework::Simulator| -> Vec<u64> {
+            sim.probe_only(&targets).unwrap();
+            plan.columns.iter().map(|(_, r)| sim.value(r).to_bits()).collect()
+        };
+        for (n, start) in &inputs {
+            sim.set_input(n, TimeFunction::Constant(*start)).unwrap();
+        }
+        for steps in [0, 200] {
+            for _ in 0..steps {
+                sim.step().unwrap();
+            }
+            for (k, (n, start)) in inputs.iter().enumerate() {
+                let before = read(&mut sim);
+                for changed in [start + 1.0, 100.0 * start + 7.0] {
+                    sim.set_input(n, TimeFunction::Constant(changed)).unwrap();
+                    let after = read(&mut sim);
+                    for (j, d) in deps.iter().enumerate() {
+                        if d.as_ref().is_some_and(|d| d.contains(&k)) && before[j] != after[j] {
+                            moved += 1;
+                        }
+                        if let Some(d) = d.as_ref().filter(|d| !d.contains(&k)) {
+                            assert_eq!(
+                                before[j], after[j],
+                                "{name}: {} lists {d:?}, changed with input {n}",
+                                plan.columns[j].0
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+                sim.set_input(n, TimeFunction::Constant(*start)).unwrap();
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} outputs checked");
+    // The check can see a change: outputs that list an input do move with it.
+    assert!(moved > 0, "no listed dependency ever showed");
 }

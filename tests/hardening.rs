@@ -463,3 +463,51 @@ fn an_interrupted_fmu_only_run_stops_at_a_communication_point() {
     assert!(std::fs::read_dir(&tmp).unwrap().next().is_none(), "temporary directories left");
     assert_whole_rows(&std::fs::read_to_string(&csv).unwrap(), "FMU-only run");
 }
+
+/// `--save-state` and `fmu export -o` write through a temporary file renamed onto the target:
+/// a device, FIFO, directory or symbolic link is refused with exit 4 naming it, before any
+/// simulation, and is left as it was (before, /dev/null became a regular file).
+#[test]
+fn outputs_never_replace_a_device_fifo_directory_or_link() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+    let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/karnopp_fig4.json");
+    let csv = dir.path().join("k.csv");
+    for target in [Path::new("/dev/null"), fifo.as_path(), sub.as_path(), link.as_path()] {
+        let before = std::fs::symlink_metadata(target).unwrap().file_type();
+        let o = cli(&[
+            "run",
+            system.to_str().unwrap(),
+            "-o",
+            csv.to_str().unwrap(),
+            "--quiet",
+            "--save-state",
+            target.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(4), "--save-state {}: {err}", target.display());
+        assert!(err.contains(&format!("--save-state {}", target.display())), "{err}");
+        assert!(!csv.exists(), "the run went ahead before refusing its state file");
+        let o = cli(&["fmu", "export", system.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(4),
+            "fmu export -o {}: {}",
+            target.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let after = std::fs::symlink_metadata(target).unwrap().file_type();
+        assert_eq!(
+            (before.is_char_device(), before.is_fifo(), before.is_dir(), before.is_symlink()),
+            (after.is_char_device(), after.is_fifo(), after.is_dir(), after.is_symlink()),
+            "{} was replaced",
+            target.display()
+        );
+    }
+}

@@ -232,6 +232,9 @@ fn check_page(page: &str, work: &Path, validator: &jsonschema::Validator, n: &mu
                             ".venv/bin/pip ",
                             ".venv/bin/python ",
                             "mdbook ",
+                            // OpenModelica's simulator: tests/omsimulator.rs runs the plain
+                            // command on every example where it is installed.
+                            "OMSimulator ",
                         ];
                         // Leading environment assignments (`STICTION_FUZZ_SECS=600 cargo test …`).
                         let words = line.split_whitespace();

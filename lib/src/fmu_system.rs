@@ -9,9 +9,12 @@
 //! and the output signals) and the list of resource files. The GUID / instantiation token
 //! is a hash of the manifest and every listed file ([`token`]), checked at instantiation.
 //!
-//! A doStep(t, H) holds the inputs over the step and takes H / T solver steps of the
-//! system's step T, exactly the steps `stiction run` takes; H must be a whole number of
-//! steps (a remainder is refused, never rounded). The outputs at a communication point are
+//! A doStep(t, H) holds the inputs over the step and takes the solver steps of the system's
+//! step T from t to the grid point k·T that t + H names, exactly the steps `stiction run`
+//! takes. Communication points are counted from absolute time: an end within rounding of a
+//! grid point (1e-6·T) is that point, so a master that adds its steps (t += H) works and its
+//! residue step of a few 1e-14 s to the stop time is no step; an end between two grid
+//! points is refused, never rounded. The outputs at a communication point are
 //! read as `stiction run` reads a row: the Euler-form probe (20) with τ = T after the step.
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +37,10 @@ pub const SYSTEM: &str = "system.json";
 pub const LIBRARY: &str = "libstiction_fmu_system.so";
 /// Format number of [`Manifest`].
 pub const FORMAT: u32 = 1;
+/// How close to a grid point k·T (in units of T) a communication point is taken to be that
+/// point: rounding of a master's t += h, never a real fraction of a step.
+pub const GRID_TOLERANCE: f64 = 1e-6;
+
 /// The most solver steps one doStep may take: a larger H is refused (bounded time per call).
 pub const MAX_STEPS_PER_DOSTEP: u64 = 10_000_000;
 /// The most component steps (solver steps × components) one doStep may take, so that the
@@ -80,6 +87,11 @@ pub struct Manifest {
     pub parameters: Vec<Parameter>,
     pub inputs: Vec<Signal>,
     pub outputs: Vec<Signal>,
+    /// The FMI version of the export (2 or 3): part of the hashed manifest, so the FMI 2.0
+    /// and 3.0 exports of one system have distinct GUIDs / instantiation tokens. Absent in
+    /// FMUs exported before it was added (read as 0).
+    #[serde(default)]
+    pub fmi: u32,
 }
 
 /// What a value reference is.
@@ -399,11 +411,14 @@ pub fn export_system(
         let mut edited = document.clone();
         edited.edit_sets(&sets).and_then(|()| edited.system()).map_err(|e| e.to_string())?;
     }
+    let wires: Vec<(String, String)> = loaded.wires.iter().map(|w| (w.name.clone(), w.path.clone())).collect();
+    let input_names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     let (sim, plan) = loaded.into_simulator(1).map_err(|e| e.in_file(shown.clone()).to_string())?;
     let outputs: Vec<Signal> = columns(&sim, &plan)
         .into_iter()
         .map(|c| Signal { name: c.label, start: 0.0, unit: c.unit, description: c.description })
         .collect();
+    let feedthrough = stiction_framework::output::feedthrough::input_dependencies(&sim, &plan, &wires, &input_names);
     drop(sim);
     // Names are unique across the three kinds and never `time`.
     let mut seen = std::collections::HashSet::new();
@@ -441,11 +456,15 @@ pub fn export_system(
         parameters,
         inputs,
         outputs,
+        fmi: match version {
+            FmiVersion::V2 => 2,
+            FmiVersion::V3 => 3,
+        },
     };
     let manifest_text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
     let token = token(&manifest_text, &refs);
-    let xml = model_description(&manifest, version, &token);
+    let xml = model_description(&manifest, version, &token, &feedthrough);
     let binary = library()?;
     let binary = std::fs::read(&binary).map_err(|e| format!("{}: {e}", binary.display()))?;
     let mut entries = vec![
@@ -535,7 +554,10 @@ pub fn variables(m: &Manifest) -> Vec<FmuVariable> {
 }
 
 /// modelDescription.xml of a manifest.
-pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> String {
+/// The modelDescription.xml of an exported system; `feedthrough`: per output (manifest
+/// order) the inputs it depends on at the same instant (None: every input), written as the
+/// outputs' `dependencies` (output/feedthrough.rs).
+pub fn model_description(m: &Manifest, version: FmiVersion, token: &str, feedthrough: &[Option<Vec<usize>>]) -> String {
     let vars = variables(m);
     let mut units: Vec<(String, [i32; 4])> = Vec::new();
     for v in &vars {
@@ -591,6 +613,14 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str) -> Stri
         variables,
         derivatives: Vec::new(),
         indicators: Vec::new(),
+        dependencies: feedthrough
+            .iter()
+            .enumerate()
+            .filter_map(|(k, d)| {
+                let d = d.as_ref()?;
+                Some(((m.first_output() + k) as u32, d.iter().map(|&i| (m.first_input() + i) as u32).collect()))
+            })
+            .collect(),
     }
     .to_xml()
 }
@@ -611,8 +641,8 @@ fn documentation(m: &Manifest) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{id}</title></head><body>\n<h1>{id}</h1>\n<p>{desc}</p>\n\
-         <p>A stiction system as a Co-Simulation FMU. The solver step is T = {step} s: every doStep must be a whole \
-         number of steps (a remainder is refused). Inputs are held over each doStep; the outputs at a communication \
+         <p>A stiction system as a Co-Simulation FMU. The solver step is T = {step} s: every communication point \
+         must be a multiple of T (within rounding; an end between two solver steps is refused). Inputs are held over each doStep; the outputs at a communication \
          point equal <code>stiction run</code>'s row at that instant. The system is <code>resources/{SYSTEM}</code>.</p>\n\
          <h2>Variables</h2>\n<table border=\"1\">\n<tr><th>name</th><th>value reference</th><th>causality</th><th>start</th><th>unit</th><th>description</th></tr>\n\
          {rows}</table>\n<p>Exported by stiction {ver}.</p>\n</body></html>\n",
@@ -694,15 +724,39 @@ impl Running {
         Ok(())
     }
 
-    /// Take `h / T` solver steps; `h` must be a whole number of steps.
-    pub fn advance(&mut self, h: f64) -> Result<(), String> {
+    /// The doStep from the communication point `time` over `h`: the solver steps of T up
+    /// to the grid point k·T that `time + h` names. Communication points are counted from
+    /// absolute time, so a master that adds its steps (t += h) and ends a step within
+    /// rounding of a grid point (|time + h − k·T| ≤ 1e-6·T) ends there; a residue step of a
+    /// few 1e-14 s after the last grid point is no step at all. An end between two grid
+    /// points is refused, naming them (the FMU takes exactly the steps `stiction run` takes).
+    pub fn advance(&mut self, time: f64, h: f64) -> Result<(), String> {
         let t = self.sim.step_size();
-        let n = (h / t).round();
-        if n.is_nan() || n < 1.0 || (n * t - h).abs() > 1e-9 * h {
+        let now = self.sim.steps_taken();
+        let end = time + h;
+        let k = (end / t).round();
+        if !(end.is_finite() && h > 0.0) {
+            return Err(format!("the communication step {h} s from t = {time} s is not a positive finite step"));
+        }
+        if (k * t - end).abs() > GRID_TOLERANCE * t {
+            let below = (end / t).floor();
             return Err(format!(
-                "the communication step {h} s is not a whole number of the system's solver steps T = {t} s \
-                 (this FMU takes exactly the steps `stiction run` takes; use a multiple of T)"
+                "the communication step {h} s from t = {time} s ends at t = {end} s, between the system's solver steps \
+                 {} s and {} s (T = {t} s): this FMU takes exactly the steps `stiction run` takes, so every \
+                 communication point must be a multiple of T",
+                below * t,
+                (below + 1.0) * t
             ));
+        }
+        if (time - now as f64 * t).abs() > GRID_TOLERANCE * t {
+            return Err(format!(
+                "the communication point t = {time} s is not the FMU's time {} s (the end of the last doStep)",
+                now as f64 * t
+            ));
+        }
+        let n = k - now as f64;
+        if n < 0.0 {
+            return Err(format!("the communication step {h} s from t = {time} s ends before the FMU's time"));
         }
         let sched = self.sim.schedule();
         let components = sched.admittance_names().len() + sched.impedance_names().len() + sched.block_names().len();

@@ -185,6 +185,9 @@ impl Export {
             variables,
             derivatives: if me { vrs(m.derivatives()) } else { Vec::new() },
             indicators: if me { vrs(m.indicators()) } else { Vec::new() },
+            // The element models' outputs read their inputs through the τ-form: no
+            // attribute (every input), as FMI reads its absence.
+            dependencies: Vec::new(),
         }
     }
 

@@ -592,14 +592,23 @@ pub fn isolation_of(
         }
         Some(v) => v
             .as_f64()
-            .filter(|t| *t > 0.0)
+            .filter(|t| (MIN_CALL_TIMEOUT..=MAX_CALL_TIMEOUT).contains(t))
             .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
             .ok_or_else(|| {
-                Error::invalid(format!("{at}.call_timeout"), format!("expected a positive number of seconds, got {v}"))
+                Error::invalid(
+                    format!("{at}.call_timeout"),
+                    format!("expected seconds from {MIN_CALL_TIMEOUT} to {MAX_CALL_TIMEOUT} (a day), got {v}"),
+                )
             })?,
     };
     Ok(if process { Isolation::Process { timeout } } else { Isolation::None })
 }
+
+/// The shortest `call_timeout`, s: a child process needs milliseconds to answer at all.
+pub const MIN_CALL_TIMEOUT: f64 = 0.01;
+/// The longest `call_timeout`, s (a day): every deadline computed from it stays within what
+/// the clock can represent.
+pub const MAX_CALL_TIMEOUT: f64 = 86_400.0;
 
 /// The `isolation` key's documentation, for the parameter tables of FMU components.
 pub const ISOLATION: ParamDoc = ParamDoc {
@@ -614,7 +623,7 @@ pub const CALL_TIMEOUT: ParamDoc = ParamDoc {
     name: "call_timeout",
     unit: "s",
     default: Some("60"),
-    doc: "with \"isolation\": \"process\": the longest one FMU call may take; a longer call kills the FMU's process and ends the run (exit 1)",
+    doc: "with \"isolation\": \"process\": the longest one FMU call may take, 0.01 to 86400 (a day); a longer call kills the FMU's process and ends the run (exit 1)",
 };
 
 /// "Co-Simulation (StictionGear), Model Exchange (StictionGear)".

@@ -60,6 +60,11 @@ pub struct Description<'a> {
     pub derivatives: Vec<u32>,
     /// Value references of the event indicators, in indicator order (FMI 3.0 ModelStructure).
     pub indicators: Vec<u32>,
+    /// The outputs whose dependencies on the inputs at the same instant are known: output
+    /// value reference → the value references of the inputs it depends on (empty: none),
+    /// written as the `dependencies` of `<Outputs>` (FMI 2.0) / `<Output>` (FMI 3.0). An
+    /// output not listed has no attribute, which FMI reads as "depends on every input".
+    pub dependencies: Vec<(u32, Vec<u32>)>,
 }
 
 /// Escape text for an XML attribute.
@@ -296,11 +301,19 @@ impl Description<'_> {
             let _ = writeln!(out, "    </{name}>");
         };
         let n = self.variables.len();
-        section(
-            out,
-            "Outputs",
-            (0..n).filter(|&k| self.variables[k].causality == Causality::Output).map(|k| k + 1).collect(),
-        );
+        let outputs: Vec<usize> = (0..n).filter(|&k| self.variables[k].causality == Causality::Output).collect();
+        if !outputs.is_empty() {
+            out.push_str("    <Outputs>\n");
+            for k in outputs {
+                let _ = write!(out, "      <Unknown index=\"{}\"", k + 1);
+                if let Some((_, deps)) = self.dependencies.iter().find(|(vr, _)| *vr == self.variables[k].vr) {
+                    let idx: Vec<String> = deps.iter().filter_map(|&vr| index(vr)).map(|i| i.to_string()).collect();
+                    let _ = write!(out, " dependencies=\"{}\"", idx.join(" "));
+                }
+                out.push_str("/>\n");
+            }
+            out.push_str("    </Outputs>\n");
+        }
         section(out, "Derivatives", self.derivatives.iter().filter_map(|&vr| index(vr)).collect());
         section(out, "InitialUnknowns", (0..n).filter(|&k| self.initial_unknown(k)).map(|k| k + 1).collect());
         out.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
@@ -331,7 +344,16 @@ impl Description<'_> {
         ];
         for (tag, vrs) in sections {
             for vr in vrs {
-                let _ = writeln!(out, "    <{tag} valueReference=\"{vr}\"/>");
+                let deps = self.dependencies.iter().find(|(o, _)| *o == vr).filter(|_| tag == "Output");
+                match deps {
+                    Some((_, d)) => {
+                        let d: Vec<String> = d.iter().map(u32::to_string).collect();
+                        let _ = writeln!(out, "    <{tag} valueReference=\"{vr}\" dependencies=\"{}\"/>", d.join(" "));
+                    }
+                    None => {
+                        let _ = writeln!(out, "    <{tag} valueReference=\"{vr}\"/>");
+                    }
+                }
             }
         }
         out.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
@@ -348,10 +370,33 @@ pub struct Entry {
     pub executable: bool,
 }
 
+/// Whether a file may be written at `path` through a temporary file renamed onto it: a new
+/// name or a regular file. A device, FIFO, socket, directory or symbolic link is refused
+/// (the rename would replace the node itself: `/dev/null` would become a regular file).
+pub fn replaceable(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => {
+            let t = m.file_type();
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file (a device, FIFO or socket)"
+            };
+            Err(format!("{}: is {what}; stiction writes a file by replacing it, so it writes only to a new name or a regular file", path.display()))
+        }
+    }
+}
+
 /// Write the .fmu zip (deflated entries) to `out`, creating its directory. Errors name `out`.
 /// The zip is written beside `out` under a temporary name and renamed onto it once complete,
 /// so that `out` is never a partial archive (a failed write, a signal, a crash).
 pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
+    replaceable(out)?;
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -441,6 +486,7 @@ mod tests {
                 variables: variables.clone(),
                 derivatives: vec![4],
                 indicators: vec![6],
+                dependencies: Vec::new(),
             };
             let md = ModelDescription::parse(&d.to_xml()).unwrap_or_else(|e| panic!("{version:?}: {e}"));
             assert_eq!(md.version, version);

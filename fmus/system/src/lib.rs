@@ -59,12 +59,13 @@ impl Engine for SystemEngine {
         run.outputs(out)
     }
 
-    /// Hold the inputs over `h`, take h / T solver steps, read the outputs.
-    fn do_step(&mut self, _time: f64, v: &mut [f64], h: f64) -> Result<(), String> {
+    /// Hold the inputs over `h`, take the solver steps from `time` to the grid point of
+    /// `time + h` (Running::advance), read the outputs.
+    fn do_step(&mut self, time: f64, v: &mut [f64], h: f64) -> Result<(), String> {
         let (_, i, o) = self.ranges();
         let Some(run) = self.run.as_mut() else { return Err("the system is not initialized".into()) };
         run.set_inputs(&self.manifest, &v[i])?;
-        run.advance(h)?;
+        run.advance(time, h)?;
         let (_, out) = v.split_at_mut(o.start);
         run.outputs(out)
     }

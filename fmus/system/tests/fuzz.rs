@@ -540,3 +540,53 @@ fn reset_starts_the_simulation_again() {
         (api.fmi2FreeInstance)(c);
     }
 }
+
+/// A master that adds its steps (t += h, as OMSimulator does) reaches the grid points k·T
+/// within rounding: each of its steps ends at the grid point it names, and the residue step
+/// such a master takes to its stop time (here 1.1e-16 s) is no step at all. The outputs are
+/// those of steps given on the exact grid, bit for bit; an end between two solver steps is
+/// still refused.
+#[test]
+fn communication_points_are_counted_from_absolute_time() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Fmu { api, uri, token, .. } = fmu();
+    let (name, uri, token) =
+        (CString::new("grid").unwrap(), CString::new(uri.as_str()).unwrap(), CString::new(token.as_str()).unwrap());
+    // SAFETY: valid strings, static callbacks; arrays of the stated lengths.
+    unsafe {
+        let c = (api.fmi2Instantiate)(name.as_ptr(), 1, token.as_ptr(), uri.as_ptr(), &CALLBACKS, 0, 0);
+        assert!(!c.is_null());
+        let start = || {
+            assert_eq!((api.fmi2SetupExperiment)(c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!((api.fmi2EnterInitializationMode)(c), OK);
+            assert_eq!((api.fmi2ExitInitializationMode)(c), OK);
+        };
+        let outputs = || {
+            let mut q = [0.0; 2];
+            assert_eq!((api.fmi2GetReal)(c, [2u32, 3].as_ptr(), 2, q.as_mut_ptr()), OK);
+            q
+        };
+        // Added: 0.1 ten times is 0.9999999999999999, then the residue to 1.
+        start();
+        let mut t = 0.0;
+        for _ in 0..10 {
+            assert_eq!((api.fmi2DoStep)(c, t, 0.1, 1), OK, "t = {t}");
+            t += 0.1;
+        }
+        assert!(t != 1.0 && (1.0 - t) < 1e-15);
+        assert_eq!((api.fmi2DoStep)(c, t, 1.0 - t, 1), OK, "the residue step {} s", 1.0 - t);
+        let added = outputs();
+        // On the exact grid.
+        assert_eq!((api.fmi2Reset)(c), OK);
+        start();
+        for k in 0..10 {
+            assert_eq!((api.fmi2DoStep)(c, k as f64 / 10.0, 0.1, 1), OK);
+        }
+        let exact = outputs();
+        assert_eq!(added.map(f64::to_bits), exact.map(f64::to_bits));
+        assert!(exact[0] > 0.0, "the gear did not turn: {exact:?}");
+        // Half a solver step past the grid: refused.
+        assert_ne!((api.fmi2DoStep)(c, 1.0, 1.5e-3, 1), OK);
+        (api.fmi2FreeInstance)(c);
+    }
+}

@@ -3,6 +3,7 @@
 //! steps a [`Simulator`](crate::Simulator) and writes a row every output interval.
 
 mod csv_sink;
+pub mod feedthrough;
 pub mod number;
 mod probe;
 mod run;

@@ -23,6 +23,13 @@ pub struct ProbeTargets {
     adm: Vec<usize>,
 }
 
+impl ProbeTargets {
+    /// The impedances the probe evaluates (in schedule order).
+    pub fn impedances(&self) -> impl Iterator<Item = usize> + '_ {
+        self.imp.iter().copied()
+    }
+}
+
 impl Simulator {
     /// The components that the signals `refs` read: the impedances and admittances they
     /// name, and the impedances acting on those admittances (their forces make Φ).
