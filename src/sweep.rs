@@ -10,7 +10,7 @@ use stiction::study::{self, RunStatus, Study};
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
-    /// The system description (JSON).
+    /// The system file (JSON, with components or with "fmus"), read as `run` reads it.
     system: PathBuf,
     /// A parameter and its values: NAME=v1,v2,… or NAME=start:stop:count (grid, the outer
     /// product of all --vary), or NAME=uniform(a,b) / NAME=normal(mu,sigma) with --samples.
