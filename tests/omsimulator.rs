@@ -7,9 +7,32 @@
 //! (beside the repository); where it is absent the test says so and passes, so a user's
 //! `cargo test` does not need it. `.ci/run` provides it.
 
+#[path = "fixtures/pi_controller/mod.rs"]
+mod pi_controller;
+#[path = "fixtures/pi_me/mod.rs"]
+mod pi_me;
+
+mod common;
+use common::{cli, install_fmu};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The FMUs the examples read from target/fmu/, made here so this test does not depend on
+/// other test binaries having run first: the two stiction element FMUs (exported by the CLI,
+/// as the examples' descriptions say) and the two controller FMUs of tests/fixtures.
+fn install_example_fmus() {
+    for (model, file) in [("gear", "StictionGear.fmu"), ("friction", "StictionFriction.fmu")] {
+        install_fmu(file, |dir| {
+            let fmu = dir.join(file);
+            let o = cli(&["fmu", "export", model, "--fmi", "2", "--interface", "cs", "-o", fmu.to_str().unwrap()]);
+            assert!(o.status.success(), "{model}: {}", String::from_utf8_lossy(&o.stderr));
+            fmu
+        });
+    }
+    install_fmu("PIController.fmu", pi_controller::build);
+    install_fmu("PIControllerME.fmu", pi_me::build);
+}
 
 fn omsimulator() -> Option<PathBuf> {
     let candidates = [
@@ -34,10 +57,6 @@ fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
         .map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect())
         .collect();
     (header, rows)
-}
-
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_stiction")).args(args).output().expect("stiction runs")
 }
 
 /// The largest relative difference |a − b| / |a| between OMSimulator's rows and `stiction
@@ -80,6 +99,7 @@ fn every_example_runs_in_omsimulators_plain_command_as_in_stiction_run() {
         eprintln!("skipped: OMSimulator not found (set STICTION_OMSIMULATOR or put it in ../shared/tools/omsimulator)");
         return;
     };
+    install_example_fmus();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut systems: Vec<PathBuf> = std::fs::read_dir(&examples)
         .unwrap()
