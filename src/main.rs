@@ -566,7 +566,7 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     interrupt::phase("loading");
     // An FMU-only system is checked as the network of signal blocks it translates into.
     let options = stiction::Options { sets: sets.to_vec(), ..Default::default() };
-    let stiction::pipeline::Loaded { system, relabel } = stiction::open(path, &options)?;
+    let stiction::pipeline::Loaded { system, relabel, .. } = stiction::open(path, &options)?;
     let file = path.display().to_string();
     let mut by_type: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, t) in system.components() {

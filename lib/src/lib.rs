@@ -23,6 +23,7 @@ pub mod reference;
 pub mod results;
 pub mod schema;
 pub mod set;
+pub mod ssp;
 pub mod study;
 
 use stiction_components::Family;

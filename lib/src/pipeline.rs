@@ -59,6 +59,9 @@ pub enum Dialect {
     FmuOnly,
     /// One FMU simulated on its own (`X.fmu`), as `fmpy simulate` does.
     Fmu,
+    /// An SSP package (`X.ssp`): its SystemStructure.ssd read into an FMU-only system
+    /// ([`crate::ssp`]).
+    Ssp,
 }
 
 impl Dialect {
@@ -66,6 +69,7 @@ impl Dialect {
     pub fn of(path: &Path, text: Option<&str>) -> Dialect {
         match text {
             None if is_fmu_path(path) => Dialect::Fmu,
+            None if is_ssp_path(path) => Dialect::Ssp,
             Some(t) if is_fmu_system(t) => Dialect::FmuOnly,
             _ => Dialect::Network,
         }
@@ -77,10 +81,16 @@ pub fn is_fmu_path(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fmu"))
 }
 
+/// Whether `path` names an .ssp file.
+pub fn is_ssp_path(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ssp"))
+}
+
 /// Stage 1: a system file as read from disk.
 pub struct Source {
     pub path: PathBuf,
-    /// The file's text; `None` for an .fmu (its archive is opened by [`Source::document`]).
+    /// The file's text; `None` for an .fmu or .ssp (its archive is opened by
+    /// [`Source::document`]).
     text: Option<String>,
 }
 
@@ -88,14 +98,14 @@ impl Source {
     /// Read `path` once: a regular file within the loader's size limit (an .fmu is opened
     /// later, as an archive). Errors name the file; a zip archive that is not an .fmu says so.
     pub fn read(path: &Path) -> Result<Source> {
-        if is_fmu_path(path) {
+        if is_fmu_path(path) || is_ssp_path(path) {
             return Ok(Source { path: path.to_path_buf(), text: None });
         }
         let text = stiction_framework::system::read_system_file(path).map_err(|error| {
             let error = match error.kind() {
                 std::io::ErrorKind::InvalidData if starts_like_zip(path) => std::io::Error::new(
                     error.kind(),
-                    "a zip archive, not a JSON system file (an FMU is read when its name ends in .fmu)",
+                    "a zip archive, not a JSON system file (an FMU is read when its name ends in .fmu, an SSP in .ssp)",
                 ),
                 _ => error,
             };
@@ -124,16 +134,40 @@ impl Source {
             ));
         }
         let base_dir = set::base_dir(&self.path);
+        let mut package = None;
         let body =
             match (dialect, self.text) {
                 (Dialect::Fmu, _) => Body::Fmu(fmu_system_value(&self.path, fmu)?),
+                (Dialect::Ssp, _) => {
+                    let shown = self.path.display().to_string();
+                    let p = stiction_fmi_schema::Package::open(&self.path, &shown)
+                        .map_err(|e| Error::invalid("(archive)", e.to_string()))?;
+                    let ssp = crate::ssp::translate(&p.ssd, &shown, p.dir())?;
+                    package = Some(std::sync::Arc::new(p));
+                    Body::Fmus(ssp.value)
+                }
                 (Dialect::FmuOnly, Some(text)) => Body::Fmus(serde_json::from_str(&text).map_err(|e| {
                     Error::invalid("(top level)", e.to_string()).in_file(self.path.display().to_string())
                 })?),
                 (_, Some(text)) => Body::Text(text),
                 (_, None) => unreachable!("only an .fmu has no text"),
             };
-        Ok(Document { file: self.path, base_dir, dialect, body, applied: Vec::new() })
+        Ok(Document { file: self.path, base_dir, dialect, body, applied: Vec::new(), package })
+    }
+}
+
+/// An SSP's `--set` in the SSD's names, as a path of its FMU-only system: `COMPONENT.VAR=X`
+/// sets a start value (`fmus.COMPONENT.parameters.VAR`), `stop_time=X` and `step=X` the
+/// experiment (`master.…`); any other path is taken as it is.
+fn ssp_name(v: &Value, arg: &str) -> String {
+    let Some((path, value)) = arg.split_once('=') else { return arg.to_string() };
+    let path = path.trim();
+    if matches!(path, "stop_time" | "step") {
+        return format!("master.{path}={value}");
+    }
+    match path.split_once('.') {
+        Some((c, var)) if v["fmus"].get(c).is_some() => format!("fmus.{c}.parameters.{var}={value}"),
+        _ => arg.to_string(),
     }
 }
 
@@ -169,6 +203,9 @@ pub struct Document {
     /// The assignments applied, each with its option (`--set`, `--vary`), to name the one
     /// behind a loader error.
     applied: Vec<(Assignment, &'static str)>,
+    /// An SSP's unpacked archive, where its FMUs are, kept while the document and the
+    /// systems loaded from it live.
+    package: Option<std::sync::Arc<stiction_fmi_schema::Package>>,
 }
 
 /// One edit of a document, as a command line gives it.
@@ -243,6 +280,13 @@ impl Document {
                 a
             }
             Body::Fmus(v) => {
+                let ssp_arg;
+                let arg = if self.dialect == Dialect::Ssp {
+                    ssp_arg = ssp_name(v, arg);
+                    ssp_arg.as_str()
+                } else {
+                    arg
+                };
                 let a = set::parse_assignment(v, arg)?;
                 v.apply(&a)?;
                 a
@@ -320,7 +364,9 @@ impl Document {
             Body::Fmus(_) => {
                 let t = self.translate()?;
                 let system = read(&t.text()).map_err(|e| t.error(e.in_file(shown)))?;
-                Ok(Loaded::new(system, Some(t)))
+                let mut loaded = Loaded::new(system, Some(t));
+                loaded.package = self.package.clone();
+                Ok(loaded)
             }
             Body::Fmu(v) => {
                 let note = if self.is_edited() {
@@ -347,17 +393,19 @@ impl Document {
 pub struct Loaded {
     pub system: System,
     pub relabel: Relabel,
+    /// An SSP's unpacked archive (its FMUs' files stay while the system lives).
+    package: Option<std::sync::Arc<stiction_fmi_schema::Package>>,
 }
 
 impl Loaded {
     fn new(system: System, translation: Option<Translation>) -> Loaded {
-        Loaded { system, relabel: Relabel(translation) }
+        Loaded { system, relabel: Relabel(translation), package: None }
     }
 
     /// Stage 6: the compiled simulator on `threads` worker threads and its run plan; errors
     /// name `file` and the user's paths, as the returned [`Relabel`] does for later ones.
     pub fn simulator(self, threads: usize, file: &str) -> Result<(Simulator, RunPlan, Relabel)> {
-        let Loaded { system, relabel } = self;
+        let Loaded { system, relabel, .. } = self;
         match system.into_simulator(threads) {
             Ok((sim, plan)) => Ok((sim, plan, relabel)),
             Err(e) => Err(relabel.error(e.in_file(file.to_string()))),

@@ -635,6 +635,177 @@ fn budget_message(what: &str, budget: u64, limits: &Limits, total_so_far: u64) -
     }
 }
 
+/// Open the zip archive at `path` and check every entry before anything is read: the count
+/// within the limit, names that stay inside the archive's directory, no symbolic links,
+/// devices, encrypted entries, a name listed twice or two names for one stored file.
+/// Returns the archive and its entry names in archive order. Errors are messages for the
+/// caller to name the file with.
+fn checked_zip(path: &Path, limits: &Limits, kind: &str) -> Result<(ZipReader, Vec<String>), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot open the {kind}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("is not a file (an {} is a zip archive)", if kind == "FMU" { ".fmu" } else { ".ssp" }));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot open the {kind}: {e}"))?;
+    let dir = directory(&mut file, meta.len()).map_err(|e| format!("not a valid {kind} (zip archive): {e}"))?;
+    let records = dir.map_or(0, |d| d.records);
+    if records > limits.entries {
+        return Err(format!(
+            "the archive has {records} entries, more than the limit of {} (raise it with {}=<count>)",
+            limits.entries,
+            var_of("entries")
+        ));
+    }
+    let zip_file = std::fs::File::open(path).map_err(|e| format!("cannot open the {kind}: {e}"))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(zip_file))
+        .map_err(|e| format!("not a valid {kind} (zip archive): {e}"))?;
+    // The zip crate keeps one entry per name (the last record's data): more records than
+    // names means a name is listed twice, accepted only when the copies are identical.
+    if let Some(d) = dir.filter(|d| d.records != zip.len() as u64) {
+        check_duplicates(path, &mut file, &d, limits)?;
+    }
+    if zip.len() as u64 > limits.entries {
+        return Err(format!(
+            "the archive has {} entries, more than the limit of {} (raise it with {}=<count>)",
+            zip.len(),
+            limits.entries,
+            var_of("entries")
+        ));
+    }
+    // Check every entry before anything is read.
+    let mut entries = Vec::with_capacity(zip.len());
+    let mut seen = std::collections::HashSet::new();
+    let mut starts = std::collections::HashMap::new();
+    for i in 0..zip.len() {
+        let e = zip.by_index_raw(i).map_err(|e| format!("not a valid {kind} (zip archive): {e}"))?;
+        let raw = e.name_raw();
+        let shown_name = String::from_utf8_lossy(raw).into_owned();
+        if let Some(why) = bad_name(raw) {
+            return Err(format!("refused: the archive entry {shown_name:?} has {why}"));
+        }
+        let kind = e.unix_mode().map(|m| m & S_IFMT);
+        if e.is_symlink() || kind == Some(S_IFLNK) {
+            return Err(format!("refused: the archive entry {shown_name:?} is a symbolic link"));
+        }
+        if let Some(k) = kind {
+            if k != 0 && k != S_IFREG && k != S_IFDIR {
+                return Err(format!(
+                    "refused: the archive entry {shown_name:?} is not a regular file or directory (Unix file type {k:o})"
+                ));
+            }
+        }
+        if kind == Some(S_IFDIR) && (!e.is_dir() || e.size() > 0) {
+            return Err(format!(
+                "refused: the archive entry {shown_name:?} is a directory by its Unix mode but a file by its name or size"
+            ));
+        }
+        if e.encrypted() {
+            return Err(format!("refused: the archive entry {shown_name:?} is encrypted"));
+        }
+        // Zip has no hard-link entry type; the nearest thing, two directory records
+        // pointing at one stored file (also the trick of overlapping-entry zip bombs),
+        // is refused.
+        if let Some(first) = starts.insert(e.header_start(), i) {
+            let other = entries.get(first).cloned().unwrap_or_default();
+            return Err(format!(
+                "refused: the archive entry {shown_name:?} shares its data with {other:?} (two names for one stored file, like a hard link)"
+            ));
+        }
+        let name = shown_name.trim_end_matches('/').to_string();
+        if !seen.insert(name.clone()) {
+            return Err(format!("refused: the archive holds {shown_name:?} twice"));
+        }
+        entries.push(shown_name);
+    }
+    Ok((zip, entries))
+}
+
+/// An opened zip archive.
+type ZipReader = zip::ZipArchive<std::io::BufReader<std::fs::File>>;
+
+/// Unpack the entries of `zip` (named `entries`, in archive order) that `wanted` selects
+/// into `into`, within the limits on each entry, their compression ratio and their total.
+fn unpack(
+    zip: &mut ZipReader,
+    entries: &[String],
+    wanted: impl Fn(&str) -> bool,
+    into: &Path,
+    limits: &Limits,
+) -> Result<(), String> {
+    let mut total: u64 = 0;
+    for (i, name) in entries.iter().enumerate() {
+        if !wanted(name) {
+            continue;
+        }
+        let mut e = zip.by_index(i).map_err(|e| format!("cannot unpack {name}: {e}"))?;
+        let target = into.join(name.trim_end_matches('/'));
+        if e.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| format!("cannot unpack {name}: {e}"))?;
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot unpack {name}: {e}"))?;
+        }
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .map_err(|e| format!("cannot unpack {name}: {e}"))?;
+        let c = e.compressed_size();
+        let budget = limits.total.saturating_sub(total);
+        total += copy_limited(&mut e, &mut out, name, c, budget, limits, total)?;
+    }
+    Ok(())
+}
+
+/// An opened SSP package (System Structure and Parameterization, SSP 1.0 / 2.0): the text of
+/// its SystemStructure.ssd in memory, and every other entry (the FMUs under `resources/`,
+/// `.ssv` parameter files) unpacked into a private directory, removed with this value, where
+/// the SSD's relative references point. The zip is checked as an .fmu is (entry names that
+/// stay inside, no links or devices, size and ratio limits).
+pub struct Package {
+    /// The .ssp as the user named it (for messages).
+    pub file: String,
+    /// The text of SystemStructure.ssd.
+    pub ssd: String,
+    /// Every entry name, in archive order.
+    pub entries: Vec<String>,
+    dir: Unpacked,
+}
+
+impl Package {
+    /// Open the .ssp at `path`; `shown` is how messages name it.
+    pub fn open(path: &Path, shown: &str) -> Result<Package, FmiError> {
+        let fail = |msg: String| FmiError::file(shown, msg);
+        let limits = Limits::from_env().map_err(fail)?;
+        let (mut zip, entries) = checked_zip(path, &limits, "SSP").map_err(fail)?;
+        let Some(at) = entries.iter().position(|n| n == "SystemStructure.ssd") else {
+            return Err(fail("SystemStructure.ssd is missing from the archive (an SSP holds its system there)".into()));
+        };
+        let mut ssd = Vec::new();
+        {
+            let mut e = zip.by_index(at).map_err(|e| fail(format!("cannot unpack SystemStructure.ssd: {e}")))?;
+            let c = e.compressed_size();
+            copy_limited(&mut e, &mut ssd, "SystemStructure.ssd", c, limits.xml, &limits, 0).map_err(fail)?;
+        }
+        let ssd = String::from_utf8(ssd).map_err(|_| fail("SystemStructure.ssd is not UTF-8 text".into()))?;
+        let dir =
+            Unpacked::new().map_err(|e| fail(format!("cannot create a temporary directory to unpack the SSP: {e}")))?;
+        unpack(&mut zip, &entries, |n| n != "SystemStructure.ssd", dir.0.path(), &limits).map_err(fail)?;
+        Ok(Package { file: shown.to_string(), ssd, entries, dir })
+    }
+
+    /// The directory the package is unpacked in (the SSD's relative references start here).
+    pub fn dir(&self) -> &Path {
+        self.dir.0.path()
+    }
+}
+
+impl std::fmt::Debug for Package {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Package").field("file", &self.file).field("entries", &self.entries).finish()
+    }
+}
+
 impl Archive {
     /// Open `path` for running: read and parse modelDescription.xml, then unpack
     /// `binaries/<platform>/` and `resources/` into a private directory. `shown` is how
@@ -676,85 +847,8 @@ impl Archive {
     /// Open with explicit limits; `unpack`: also unpack the binaries and resources.
     pub fn open_with(path: &Path, shown: &str, limits: &Limits, unpack: bool) -> Result<Archive, FmiError> {
         let fail = |msg: String| FmiError::file(shown, msg);
-        let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
-        if !meta.is_file() {
-            return Err(fail("is not a file (an .fmu is a zip archive)".to_string()));
-        }
-        let mut file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
-        let dir = directory(&mut file, meta.len()).map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
-        let records = dir.map_or(0, |d| d.records);
-        if records > limits.entries {
-            return Err(fail(format!(
-                "the archive has {records} entries, more than the limit of {} (raise it with {}=<count>)",
-                limits.entries,
-                var_of("entries")
-            )));
-        }
-        let zip_file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open the FMU: {e}")))?;
-        let mut zip = zip::ZipArchive::new(std::io::BufReader::new(zip_file))
-            .map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
-        // The zip crate keeps one entry per name (the last record's data): more records than
-        // names means a name is listed twice, accepted only when the copies are identical.
-        if let Some(d) = dir.filter(|d| d.records != zip.len() as u64) {
-            check_duplicates(path, &mut file, &d, limits).map_err(fail)?;
-        }
-        if zip.len() as u64 > limits.entries {
-            return Err(fail(format!(
-                "the archive has {} entries, more than the limit of {} (raise it with {}=<count>)",
-                zip.len(),
-                limits.entries,
-                var_of("entries")
-            )));
-        }
-        // Check every entry before anything is read.
-        let mut entries = Vec::with_capacity(zip.len());
-        let mut seen = std::collections::HashSet::new();
-        let mut starts = std::collections::HashMap::new();
-        let mut md_index = None;
-        for i in 0..zip.len() {
-            let e = zip.by_index_raw(i).map_err(|e| fail(format!("not a valid FMU (zip archive): {e}")))?;
-            let raw = e.name_raw();
-            let shown_name = String::from_utf8_lossy(raw).into_owned();
-            if let Some(why) = bad_name(raw) {
-                return Err(fail(format!("refused: the archive entry {shown_name:?} has {why}")));
-            }
-            let kind = e.unix_mode().map(|m| m & S_IFMT);
-            if e.is_symlink() || kind == Some(S_IFLNK) {
-                return Err(fail(format!("refused: the archive entry {shown_name:?} is a symbolic link")));
-            }
-            if let Some(k) = kind {
-                if k != 0 && k != S_IFREG && k != S_IFDIR {
-                    return Err(fail(format!(
-                        "refused: the archive entry {shown_name:?} is not a regular file or directory (Unix file type {k:o})"
-                    )));
-                }
-            }
-            if kind == Some(S_IFDIR) && (!e.is_dir() || e.size() > 0) {
-                return Err(fail(format!(
-                    "refused: the archive entry {shown_name:?} is a directory by its Unix mode but a file by its name or size"
-                )));
-            }
-            if e.encrypted() {
-                return Err(fail(format!("refused: the archive entry {shown_name:?} is encrypted")));
-            }
-            // Zip has no hard-link entry type; the nearest thing, two directory records
-            // pointing at one stored file (also the trick of overlapping-entry zip bombs),
-            // is refused.
-            if let Some(first) = starts.insert(e.header_start(), i) {
-                let other = entries.get(first).cloned().unwrap_or_default();
-                return Err(fail(format!(
-                    "refused: the archive entry {shown_name:?} shares its data with {other:?} (two names for one stored file, like a hard link)"
-                )));
-            }
-            let name = shown_name.trim_end_matches('/').to_string();
-            if !seen.insert(name.clone()) {
-                return Err(fail(format!("refused: the archive holds {shown_name:?} twice")));
-            }
-            if name == "modelDescription.xml" && !e.is_dir() {
-                md_index = Some(i);
-            }
-            entries.push(shown_name);
-        }
+        let (mut zip, entries) = checked_zip(path, limits, "FMU").map_err(fail)?;
+        let md_index = entries.iter().position(|n| n == "modelDescription.xml");
         let Some(md_index) = md_index else {
             return Err(fail("modelDescription.xml is missing from the archive".to_string()));
         };
@@ -778,31 +872,8 @@ impl Archive {
         let dir =
             Unpacked::new().map_err(|e| fail(format!("cannot create a temporary directory to unpack the FMU: {e}")))?;
         let platform = format!("binaries/{}/", archive.description.version.platform());
-        let mut total: u64 = 0;
-        for i in 0..zip.len() {
-            let name = archive.entries[i].clone();
-            if !(name.starts_with(&platform) || name.starts_with("resources/")) {
-                continue;
-            }
-            let mut e = zip.by_index(i).map_err(|e| fail(format!("cannot unpack {name}: {e}")))?;
-            let target = dir.0.path().join(name.trim_end_matches('/'));
-            if e.is_dir() {
-                std::fs::create_dir_all(&target).map_err(|e| fail(format!("cannot unpack {name}: {e}")))?;
-                continue;
-            }
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| fail(format!("cannot unpack {name}: {e}")))?;
-            }
-            let mut out = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&target)
-                .map_err(|e| fail(format!("cannot unpack {name}: {e}")))?;
-            let c = e.compressed_size();
-            let budget = limits.total.saturating_sub(total);
-            let n = copy_limited(&mut e, &mut out, &name, c, budget, limits, total).map_err(fail)?;
-            total += n;
-        }
+        let wanted = |name: &str| name.starts_with(&platform) || name.starts_with("resources/");
+        self::unpack(&mut zip, &archive.entries, wanted, dir.0.path(), limits).map_err(fail)?;
         archive.dir = Some(Dir::Own(dir));
         Ok(archive)
     }

@@ -28,7 +28,7 @@ pub mod write;
 pub mod xml;
 
 #[cfg(feature = "read")]
-pub use archive::Archive;
+pub use archive::{Archive, Package};
 #[cfg(feature = "read")]
 pub use description::{Dimension, ModelDescription, Variable};
 pub use error::FmiError;
