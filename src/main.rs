@@ -14,6 +14,7 @@ mod fmu;
 mod help_markdown;
 mod interrupt;
 mod plot;
+mod ssp;
 mod sweep;
 mod warnings;
 
@@ -131,6 +132,9 @@ enum Command {
     /// Export models as FMUs (FMI 2.0 / 3.0); describe an FMU (`fmu info`).
     #[command(subcommand)]
     Fmu(fmu::FmuCommand),
+    /// Write systems as SSP packages (`ssp export`); run or check an .ssp with `run`/`check`.
+    #[command(subcommand)]
+    Ssp(ssp::SspCommand),
     /// Internal: run one FMU instance for the stiction process that started this one
     /// (`"isolation": "process"`; stiction_fmi_import::isolate).
     #[command(name = "fmu-host", hide = true)]
@@ -256,6 +260,13 @@ fn main_inner() -> ExitCode {
             match target {
                 Err(e) => Err(Failure::Output(anyhow::anyhow!(e))),
                 Ok(()) => fmu::run(cmd).map_err(Failure::Input),
+            }
+        }
+        Command::Ssp(cmd) => {
+            let ssp::SspCommand::Export { output, .. } = &cmd;
+            match stiction_fmi_schema::write::replaceable(output) {
+                Err(e) => Err(Failure::Output(anyhow::anyhow!(e))),
+                Ok(()) => ssp::run(cmd).map_err(Failure::Input),
             }
         }
         Command::FmuHost | Command::FmuReap { .. } => Ok(()),

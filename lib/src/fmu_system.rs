@@ -313,7 +313,7 @@ impl Gather<'_> {
 }
 
 /// The value at a `--set` path in the system's JSON, as a number.
-fn value_at(doc: &Value, set: &str, what: &str) -> Result<f64, String> {
+pub(crate) fn value_at(doc: &Value, set: &str, what: &str) -> Result<f64, String> {
     let a = crate::set::parse_assignment(doc, &format!("{set}=0")).map_err(|e| format!("{what}: {}", e.message))?;
     let mut at = doc;
     for seg in &a.path {

@@ -339,6 +339,14 @@ impl Document {
         }
     }
 
+    /// An FMU-only system's value (an .ssp: as its SSD translates), with the edits in place.
+    pub fn fmus_value(&self) -> Option<&Value> {
+        match &self.body {
+            Body::Fmus(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// An FMU-only system's network of signal blocks.
     fn translate(&self) -> Result<Translation> {
         let Body::Fmus(v) = &self.body else { unreachable!("only an FMU-only system is translated") };

@@ -24,8 +24,11 @@
 //!
 //! What does not map is refused naming the element: parameter mappings, signal dictionaries,
 //! a boolean or integer mapping transformation, a connection offset, units of different
-//! dimensions without `suppressUnitConversion`, a top-level input connector that is
-//! connected, a start time other than 0.
+//! dimensions without `suppressUnitConversion`, a start time other than 0. A top-level input
+//! connector gives no value (the FMU inputs it feeds keep their start values).
+
+mod write;
+pub use write::export;
 
 use roxmltree::{Document, Node};
 use serde_json::{json, Map, Value};
@@ -129,10 +132,9 @@ struct Link<'a, 'i> {
     node: Node<'a, 'i>,
 }
 
-/// A system of the SSD (the top one first): its path of names, its sub-systems by name, its
-/// components by name (index into the FMUs), its connectors' kinds and units.
+/// A system of the SSD (the top one first): its sub-systems by name, its components by name
+/// (index into the FMUs), its connectors' kinds and units.
 struct Sys {
-    prefix: String,
     subsystems: HashMap<String, usize>,
     components: HashMap<String, usize>,
     connectors: HashMap<String, (String, Option<String>)>,
@@ -158,10 +160,10 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
     }
     let top = child(root, "System").ok_or_else(|| refuse(file, &root, "no ssd:System"))?;
     let units = unit_table(file, root)?;
-    let mut reader = Reader { file, dir, fmus: Vec::new(), systems: Vec::new(), links: Vec::new(), step: None };
+    let mut reader =
+        Reader { file, dir, fmus: Vec::new(), systems: Vec::new(), links: Vec::new(), master: Master::default() };
     reader.system(top, String::new())?;
-    let step_annotation = reader.step;
-    let Reader { fmus, systems, links, .. } = reader;
+    let Reader { fmus, systems, links, master: annotated, .. } = reader;
 
     // DefaultExperiment.
     let experiment = child(root, "DefaultExperiment");
@@ -246,18 +248,9 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
             }
         }
     }
-    // A top-level input connector that feeds something has no value to give.
-    for (name, (kind, _)) in &systems[0].connectors {
-        let end = End { sys: 0, element: None, connector: name.clone() };
-        if kind == "input" && feeds.contains_key(&end) {
-            let n = links[feeds[&end][0]].node;
-            return Err(refuse(
-                file,
-                &n,
-                format!("the system input '{name}' is connected: inputs of an SSP are not supported yet (bind a value to the FMU's input instead)"),
-            ));
-        }
-    }
+    // A top-level input connector has no source here (a system run on its own has no
+    // environment): the FMU inputs it feeds keep their start values, as in OMSimulator. The
+    // walk above starts from FMU outputs only, so those connections are left out.
     // The FMUs' model descriptions: their outputs (the columns when the system declares no
     // output connector) and default steps.
     let mut default_step: Option<f64> = None;
@@ -279,8 +272,12 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
         outputs = every_output;
     }
     // The communication step: the annotation's, else the FMUs' smallest default step.
-    let step = step_annotation.or(default_step);
-    let mut master = json!({"algorithm": "jacobi"});
+    let step = annotated.step.or(default_step);
+    let mut master = json!({"algorithm": annotated.algorithm.as_deref().unwrap_or("jacobi")});
+    if !annotated.order.is_empty() {
+        // The order names FMUs of the top system.
+        master["order"] = json!(annotated.order);
+    }
     if let Some(h) = step {
         master["step"] = json!(h);
     }
@@ -310,8 +307,8 @@ struct Reader<'a, 'i, 'f> {
     fmus: Vec<Fmu>,
     systems: Vec<Sys>,
     links: Vec<Link<'a, 'i>>,
-    /// The communication step an annotation gives.
-    step: Option<f64>,
+    /// The master the top system's annotations ask for.
+    master: Master,
 }
 
 impl<'a, 'i> Reader<'a, 'i, '_> {
@@ -320,7 +317,6 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
         let file = self.file;
         let me = self.systems.len();
         self.systems.push(Sys {
-            prefix: prefix.clone(),
             subsystems: HashMap::new(),
             components: HashMap::new(),
             connectors: connectors(file, n)?,
@@ -357,7 +353,7 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
                 "ParameterBindings" => bindings.push(c),
                 "Annotations" => {
                     if me == 0 {
-                        self.step = step_of(file, c)?;
+                        self.master = master_of(file, c)?;
                     }
                 }
                 _ => return Err(refuse(file, &c, "not supported in an ssd:System")),
@@ -428,11 +424,15 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
             connector: get("endConnector")?.to_string(),
         };
         for e in [&from, &to] {
-            if let Some(el) = &e.element {
-                let s = &self.systems[sys];
-                if !s.components.contains_key(el) && !s.subsystems.contains_key(el) {
-                    return Err(refuse(file, &n, format!("no element '{el}' in system '{}'", s.prefix)));
+            let s = &self.systems[sys];
+            match &e.element {
+                Some(el) if !s.components.contains_key(el) && !s.subsystems.contains_key(el) => {
+                    return Err(refuse(file, &n, format!("no element '{el}' in this system")));
                 }
+                None if !s.connectors.contains_key(&e.connector) => {
+                    return Err(refuse(file, &n, format!("the system has no connector '{}'", e.connector)));
+                }
+                _ => {}
             }
         }
         let mut gain = 1.0;
@@ -562,27 +562,50 @@ fn ssv_values(file: &str, set: Node) -> Result<Vec<(String, Value)>, Error> {
     Ok(out)
 }
 
-/// The communication step of a system's `ssd:Annotations`: OMSimulator's
-/// `oms:FixedStepMaster stepSize` (or the `stepSize` of its `oms:SimulationInformation`), or
-/// stiction's `step`.
-fn step_of(file: &str, annotations: Node) -> Result<Option<f64>, Error> {
+/// The master a system's `ssd:Annotations` asks for: the communication step of OMSimulator's
+/// `oms:FixedStepMaster stepSize` (or the `stepSize` of its `oms:SimulationInformation`), and
+/// stiction's own (`org.stiction`: `<Master step algorithm order>`), which wins.
+#[derive(Default)]
+struct Master {
+    step: Option<f64>,
+    algorithm: Option<String>,
+    order: Vec<String>,
+}
+
+fn master_of(file: &str, annotations: Node) -> Result<Master, Error> {
+    let mut m = Master::default();
     for a in children(annotations, "Annotation") {
         let ty = a.attribute("type").unwrap_or("");
         if ty != OMS_ANNOTATION && ty != STICTION_ANNOTATION {
             continue;
         }
         for n in a.descendants().filter(Node::is_element) {
-            if matches!(tag(&n), "FixedStepMaster" | "SimulationInformation" | "Master") {
-                if let Some(h) = number(file, &n, "stepSize")?.or(number(file, &n, "step")?) {
-                    if h <= 0.0 {
-                        return Err(refuse(file, &n, "the step size must be positive"));
+            if !matches!(tag(&n), "FixedStepMaster" | "SimulationInformation" | "Master") {
+                continue;
+            }
+            if let Some(h) = number(file, &n, "stepSize")?.or(number(file, &n, "step")?) {
+                if h <= 0.0 {
+                    return Err(refuse(file, &n, "the step size must be positive"));
+                }
+                if m.step.is_none() || ty == STICTION_ANNOTATION {
+                    m.step = Some(h);
+                }
+            }
+            if ty == STICTION_ANNOTATION {
+                match n.attribute("algorithm") {
+                    None => {}
+                    Some(a @ ("jacobi" | "gauss-seidel")) => m.algorithm = Some(a.to_string()),
+                    Some(a) => {
+                        return Err(refuse(file, &n, format!("algorithm '{a}': expected jacobi or gauss-seidel")))
                     }
-                    return Ok(Some(h));
+                }
+                if let Some(o) = n.attribute("order") {
+                    m.order = o.split_whitespace().map(str::to_string).collect();
                 }
             }
         }
     }
-    Ok(None)
+    Ok(m)
 }
 
 /// A unit of `ssd:Units`: its base-unit exponents (kg m s A K mol cd rad), factor and offset.
