@@ -7,6 +7,9 @@
 //! (beside the repository); where it is absent the test says so and passes, so a user's
 //! `cargo test` does not need it. `.ci/run` provides it.
 
+// Both fixtures include the shared C-FMU builder (tests/fixtures/c_fmu.rs).
+#![allow(clippy::duplicate_mod)]
+
 #[path = "fixtures/pi_controller/mod.rs"]
 mod pi_controller;
 #[path = "fixtures/pi_me/mod.rs"]

@@ -182,10 +182,6 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
     // Resolve each connection to (FMU output) → (FMU input), through nested systems'
     // connectors: a connector of a system is fed by the connection that ends on it from
     // inside or outside, and feeds the connections that start from it.
-    let mut feeds: HashMap<End, Vec<usize>> = HashMap::new();
-    for (i, l) in links.iter().enumerate() {
-        feeds.entry(l.from.clone()).or_default().push(i);
-    }
     fn leaf<'e>(systems: &[Sys], e: &'e End) -> Option<(usize, &'e str)> {
         let el = e.element.as_ref()?;
         systems[e.sys].components.get(el).map(|&k| (k, e.connector.as_str()))
@@ -202,6 +198,13 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
             }),
         }
     };
+    // Connections by where they start; a sub-system's connector is keyed by that system
+    // (whether named from inside, with no element, or from outside, by the system's name).
+    let mut feeds: HashMap<End, Vec<usize>> = HashMap::new();
+    for (i, l) in links.iter().enumerate() {
+        let key = as_system_end(&l.from).unwrap_or_else(|| l.from.clone());
+        feeds.entry(key).or_default().push(i);
+    }
     let mut connections = Vec::new();
     let mut outputs = Map::new();
     for l in &links {
@@ -361,14 +364,20 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
         }
         // A system's bindings name its components' variables as `component.variable`.
         for b in bindings {
-            for (name, value, at) in parameter_values(file, self.dir, b)? {
-                let Some((el, var)) = name.split_once('.') else {
-                    return Err(refuse(file, &at, format!("parameter '{name}': expected COMPONENT.VARIABLE")));
+            for (name, prefix, value, at) in parameter_values(file, self.dir, b)? {
+                // The name as written (OMSimulator's reading), else with the prefix before it.
+                let found = [name.clone(), format!("{prefix}{name}")].into_iter().find_map(|n| {
+                    let (el, var) = n.split_once('.')?;
+                    self.systems[me].components.get(el).map(|&k| (k, var.to_string()))
+                });
+                let Some((k, var)) = found else {
+                    return Err(refuse(
+                        file,
+                        &at,
+                        format!("parameter '{name}': expected COMPONENT.VARIABLE naming a component of this system"),
+                    ));
                 };
-                let Some(&k) = self.systems[me].components.get(el) else {
-                    return Err(refuse(file, &at, format!("parameter '{name}': no component '{el}' in this system")));
-                };
-                self.fmus[k].parameters.insert(var.to_string(), value);
+                self.fmus[k].parameters.insert(var, value);
             }
         }
         Ok(me)
@@ -398,7 +407,8 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
             match tag(&c) {
                 "Connectors" | "ElementGeometry" | "Annotations" => {}
                 "ParameterBindings" => {
-                    for (var, value, _) in parameter_values(file, self.dir, c)? {
+                    for (var, prefix, value, _) in parameter_values(file, self.dir, c)? {
+                        let var = var.strip_prefix(prefix.as_str()).unwrap_or(&var).to_string();
                         fmu.parameters.insert(var, value);
                     }
                 }
@@ -489,14 +499,16 @@ fn resolve(file: &str, n: &Node, dir: &Path, source: &str) -> Result<String, Err
     Ok(full.to_string_lossy().into_owned())
 }
 
-/// The (name, value, element) of every parameter a `ssd:ParameterBindings` binds: from an
-/// `.ssv` file of the package or inline `ssd:ParameterValues`, names with the binding's
-/// `prefix` removed where they carry it.
+/// Every parameter a `ssd:ParameterBindings` binds: from an
+/// `.ssv` file of the package or inline `ssd:ParameterValues`, (name, prefix, value, element)
+/// of every parameter. How a name and the binding's `prefix` meet is the caller's: OMSimulator
+/// reads an .ssv of `gear.gamma_v` bound at a system, with or without prefix `gear.`, as the
+/// component gear's `gamma_v`.
 fn parameter_values<'a, 'i>(
     file: &str,
     dir: &Path,
     bindings: Node<'a, 'i>,
-) -> Result<Vec<(String, Value, Node<'a, 'i>)>, Error> {
+) -> Result<Vec<(String, String, Value, Node<'a, 'i>)>, Error> {
     let mut out = Vec::new();
     for b in children(bindings, "ParameterBinding") {
         if child(b, "ParameterMapping").is_some() {
@@ -524,8 +536,7 @@ fn parameter_values<'a, 'i>(
             Vec::new()
         };
         for (name, value) in values {
-            let name = name.strip_prefix(prefix).unwrap_or(&name).to_string();
-            out.push((name, value, b));
+            out.push((name, prefix.to_string(), value, b));
         }
     }
     Ok(out)

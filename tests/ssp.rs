@@ -1,0 +1,403 @@
+//! SSP (System Structure and Parameterization) in and out: `stiction ssp export` writes
+//! packages that `stiction run X.ssp` reads back to the same bits and that OMSimulator runs
+//! to the same values; a hand-written SSP (an .ssv, inline values, a nested system, a
+//! linear transformation) runs as the FMU-only system it describes; what is not supported
+//! is refused naming the element. OMSimulator comparisons skip, saying so, where
+//! ../shared/tools/omsimulator is absent.
+
+mod common;
+use common::{cli, example, install_fmu};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn omsimulator() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("STICTION_OMSIMULATOR").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/omsimulator/bin/OMSimulator")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
+
+/// target/fmu/StictionGear.fmu and StictionFriction.fmu, where the FMU-only example finds them.
+fn element_fmus() -> (PathBuf, PathBuf) {
+    let mut out = Vec::new();
+    for (model, file) in [("gear", "StictionGear.fmu"), ("friction", "StictionFriction.fmu")] {
+        out.push(install_fmu(file, |dir| {
+            let fmu = dir.join(file);
+            let o = cli(&["fmu", "export", model, "--fmi", "2", "--interface", "cs", "-o", fmu.to_str().unwrap()]);
+            assert!(o.status.success(), "{model}: {}", String::from_utf8_lossy(&o.stderr));
+            fmu
+        }));
+    }
+    (out[0].clone(), out[1].clone())
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = cli(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn run_csv(system: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["run", system.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(extra);
+    ok(&args);
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// (header, rows) of a CSV file, quotes and `[unit]` removed from the names.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(|h| h.trim().trim_matches('"').split(" [").next().unwrap_or_default().to_string())
+        .collect();
+    let rows = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect())
+        .collect();
+    (header, rows)
+}
+
+/// Run `ssp` in OMSimulator's plain command; the largest relative difference between its
+/// columns `signal` (a component's variable, `gear.v`) and the column `label` of stiction's
+/// CSV `ours`, for every (label, signal) of `columns`, and the number of values compared.
+fn against_omsimulator(oms: &Path, ssp: &Path, stop: f64, ours: &Path, columns: &[(&str, &str)]) -> (f64, usize) {
+    let dir = ssp.parent().unwrap();
+    let result = dir.join(format!("{}_res.csv", ssp.file_stem().unwrap().to_string_lossy()));
+    let o = Command::new("timeout")
+        .arg("600")
+        .arg(oms)
+        .arg(ssp)
+        .arg(format!("--stopTime={stop}"))
+        .arg(format!("--resultFile={}", result.display()))
+        .current_dir(dir)
+        .output()
+        .expect("OMSimulator runs");
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}: OMSimulator exited {:?}:\n{said}", ssp.display(), o.status.code());
+    assert!(!said.lines().any(|l| l.starts_with("error")), "{said}");
+    let (rh, rrows) = read_csv(ours);
+    let (oh, orows) = read_csv(&result);
+    let at: std::collections::HashMap<i64, &Vec<f64>> =
+        orows.iter().map(|r| ((r[0] * 1e9).round() as i64, r)).collect();
+    let (mut worst, mut n) = (0.0f64, 0);
+    for (label, signal) in columns {
+        let j = rh.iter().position(|h| h == label).unwrap_or_else(|| panic!("no column {label} in {rh:?}"));
+        let k = oh
+            .iter()
+            .position(|h| h.ends_with(&format!(".{signal}")))
+            .unwrap_or_else(|| panic!("no column {signal} in OMSimulator's {oh:?}"));
+        for r in &rrows {
+            let Some(o) = at.get(&((r[0] * 1e9).round() as i64)) else { continue };
+            let d = if r[j] == o[k] { 0.0 } else { (r[j] - o[k]).abs() / r[j].abs().max(1e-300) };
+            worst = worst.max(d);
+            n += 1;
+        }
+    }
+    (worst, n)
+}
+
+/// The FMU-only example written as an .ssp and read back gives its CSV byte for byte; under
+/// the Jacobi master (OMSimulator's), OMSimulator's plain command gives the same values.
+#[test]
+fn an_fmu_only_system_round_trips_through_ssp() {
+    element_fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let system = example("fmu_only_gear_contact.json");
+    let ssp = dir.path().join("gear_contact.ssp");
+    let said = ok(&["ssp", "export", system.to_str().unwrap(), "-o", ssp.to_str().unwrap()]);
+    assert!(said.contains("2 component(s)"), "{said}");
+    let direct = run_csv(&system, &dir.path().join("direct.csv"), &[]);
+    let back = run_csv(&ssp, &dir.path().join("back.csv"), &[]);
+    assert_eq!(direct, back, "the .ssp reads back to another run");
+    // `check` describes it as the same network of signal blocks.
+    let o = cli(&["check", ssp.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("signal blocks: gauss-seidel") && out.contains("gear.v -> contact.v"),
+        "{out}"
+    );
+    // --set on the SSD's names: a non-backdrivable gear (gamma_v > 1) stops sooner.
+    let edited =
+        run_csv(&ssp, &dir.path().join("edited.csv"), &["--set", "gear.gamma_v=1.2", "--set", "stop_time=0.5"]);
+    assert_ne!(edited, back);
+    assert_eq!(edited.lines().count(), 502, "stop_time=0.5 at h = 1e-3: 501 rows and the header");
+
+    let jacobi = dir.path().join("gear_contact_jacobi.ssp");
+    ok(&[
+        "ssp",
+        "export",
+        system.to_str().unwrap(),
+        "--set",
+        "master.algorithm=jacobi",
+        "-o",
+        jacobi.to_str().unwrap(),
+    ]);
+    let ours = dir.path().join("jacobi.csv");
+    run_csv(&jacobi, &ours, &[]);
+    let Some(oms) = omsimulator() else {
+        eprintln!("skipped the OMSimulator comparison: OMSimulator not found");
+        return;
+    };
+    let columns = [("q", "gear.q"), ("v", "gear.v"), ("f", "contact.f"), ("stuck", "contact.stuck")];
+    let (worst, n) = against_omsimulator(&oms, &jacobi, 1.0, &ours, &columns);
+    eprintln!("gear + contact (Jacobi) in OMSimulator: {n} values, max relative difference {worst:e}");
+    assert!(n > 4000 && worst <= 1e-11, "{n} values, {worst:e}");
+}
+
+/// A network exported as an .ssp (its system FMU, inputs and outputs as the system's
+/// connectors, parameters as an .ssv) reads back and runs in OMSimulator as `stiction run`.
+#[test]
+fn a_network_round_trips_through_ssp() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = example("drivetrain_worm_brake.json");
+    let ssp = dir.path().join("drivetrain.ssp");
+    ok(&["ssp", "export", system.to_str().unwrap(), "-o", ssp.to_str().unwrap()]);
+    let direct_path = dir.path().join("direct.csv");
+    let direct = run_csv(&system, &direct_path, &[]);
+    let back = run_csv(&ssp, &dir.path().join("back.csv"), &[]);
+    assert_eq!(direct, back, "the .ssp reads back to another run");
+    let Some(oms) = omsimulator() else {
+        eprintln!("skipped the OMSimulator comparison: OMSimulator not found");
+        return;
+    };
+    let columns = [("q_out", "q_out"), ("w_out", "w_out"), ("tau_brake", "tau_brake"), ("brake_stuck", "brake_stuck")];
+    let stop = stiction::load(&system).unwrap().stop_time;
+    let (worst, n) = against_omsimulator(&oms, &ssp, stop, &direct_path, &columns);
+    eprintln!("drivetrain .ssp in OMSimulator: {n} values, max relative difference {worst:e}");
+    assert!(n > 1000 && worst <= 1e-11, "{n} values, {worst:e}");
+}
+
+/// Write a zip of (name, bytes) entries.
+fn zip(path: &Path, entries: &[(&str, Vec<u8>)]) {
+    let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    for (name, data) in entries {
+        z.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+        z.write_all(data).unwrap();
+    }
+    z.finish().unwrap();
+}
+
+const NS: &str = r#"xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription" xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues" xmlns:oms="https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd""#;
+
+/// The connectors the hand-written SSDs declare for the two element FMUs.
+const GEAR_CONNECTORS: &str = r#"<ssd:Connectors><ssd:Connector name="fu" kind="input"><ssc:Real/></ssd:Connector><ssd:Connector name="fv" kind="input"><ssc:Real/></ssd:Connector><ssd:Connector name="q" kind="output"><ssc:Real/></ssd:Connector><ssd:Connector name="v" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors>"#;
+const CONTACT_CONNECTORS: &str = r#"<ssd:Connectors><ssd:Connector name="v" kind="input"><ssc:Real/></ssd:Connector><ssd:Connector name="f" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors>"#;
+
+/// The gear's start values as an .ssv of names `gear.…`, as OMSimulator reads a binding at
+/// the system (bound with prefix "gear.", which it removes).
+fn gear_ssv() -> Vec<u8> {
+    let p = [("gamma_u", 0.2), ("gamma_v", 0.5), ("m", 1.0), ("M", 1.0), ("fu", 3.0), ("v", 2.0), ("substep", 1e-3)];
+    let mut s = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><ssv:ParameterSet {NS} version="1.0" name="gear"><ssv:Parameters>"#
+    );
+    for (n, x) in p {
+        s += &format!(r#"<ssv:Parameter name="gear.{n}"><ssv:Real value="{x}"/></ssv:Parameter>"#);
+    }
+    s += "</ssv:Parameters></ssv:ParameterSet>";
+    s.into_bytes()
+}
+
+/// The contact's start values inline.
+const CONTACT_VALUES: &str = r#"<ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues><ssv:ParameterSet version="1.0" name="contact"><ssv:Parameters><ssv:Parameter name="F"><ssv:Real value="5"/></ssv:Parameter><ssv:Parameter name="D"><ssv:Real value="4"/></ssv:Parameter><ssv:Parameter name="K"><ssv:Real value="30000"/></ssv:Parameter><ssv:Parameter name="B"><ssv:Real value="300"/></ssv:Parameter><ssv:Parameter name="substep"><ssv:Real value="0.001"/></ssv:Parameter></ssv:Parameters></ssv:ParameterSet></ssd:ParameterValues></ssd:ParameterBinding></ssd:ParameterBindings>"#;
+
+fn ssd(system: &str) -> Vec<u8> {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><ssd:SystemStructureDescription {NS} name="hand" version="1.0">{system}<ssd:DefaultExperiment startTime="0" stopTime="1"/></ssd:SystemStructureDescription>"#
+    )
+    .into_bytes()
+}
+
+const STEP: &str = r#"<ssd:Annotations><ssc:Annotation type="org.openmodelica"><oms:Annotations><oms:SimulationInformation><oms:FixedStepMaster description="oms-ma" stepSize="0.001" absoluteTolerance="1e-4" relativeTolerance="1e-4"/></oms:SimulationInformation></oms:Annotations></ssc:Annotation></ssd:Annotations>"#;
+
+/// A flat hand-written SSP of the gear + contact loop: the gear's values from an .ssv bound
+/// at the system with a prefix, the contact's inline, the contact's force through a linear
+/// transformation of factor `factor`.
+fn flat_ssp(path: &Path, gear: &Path, contact: &Path, factor: &str) {
+    let system = format!(
+        r#"<ssd:System name="hand"><ssd:Elements><ssd:Component name="gear" type="application/x-fmu-sharedlibrary" source="resources/gear.fmu">{GEAR_CONNECTORS}</ssd:Component><ssd:Component name="contact" type="application/x-fmu-sharedlibrary" source="resources/contact.fmu">{CONTACT_CONNECTORS}{CONTACT_VALUES}</ssd:Component></ssd:Elements><ssd:Connections><ssd:Connection startElement="gear" startConnector="v" endElement="contact" endConnector="v"/><ssd:Connection startElement="contact" startConnector="f" endElement="gear" endConnector="fv"><ssc:LinearTransformation factor="{factor}" offset="0"/></ssd:Connection></ssd:Connections><ssd:ParameterBindings><ssd:ParameterBinding source="resources/gear.ssv" prefix="gear."/></ssd:ParameterBindings>{STEP}</ssd:System>"#
+    );
+    zip(
+        path,
+        &[
+            ("SystemStructure.ssd", ssd(&system)),
+            ("resources/gear.fmu", std::fs::read(gear).unwrap()),
+            ("resources/contact.fmu", std::fs::read(contact).unwrap()),
+            ("resources/gear.ssv", gear_ssv()),
+        ],
+    );
+}
+
+/// The FMU-only system the flat SSP describes.
+fn flat_json(gear: &Path, contact: &Path, factor: f64) -> serde_json::Value {
+    serde_json::json!({
+        "name": "hand",
+        "master": {"algorithm": "jacobi", "step": 0.001, "stop_time": 1.0},
+        "fmus": {
+            "gear": {"path": gear, "parameters": {"gamma_u": 0.2, "gamma_v": 0.5, "m": 1.0, "M": 1.0, "fu": 3.0, "v": 2.0, "substep": 0.001}},
+            "contact": {"path": contact, "parameters": {"F": 5.0, "D": 4.0, "K": 30000.0, "B": 300.0, "substep": 0.001}}
+        },
+        "connections": [{"from": "gear.v", "to": "contact.v"}, {"from": "contact.f", "to": "gear.fv", "gain": factor}],
+        "output": {"signals": {"gear.q": "gear.q", "gear.v": "gear.v", "contact.f": "contact.f"}}
+    })
+}
+
+/// A hand-written SSP runs as the FMU-only system it describes (bit for bit), in OMSimulator
+/// to its CSV digits; the same system nested one level deep gives the same bits.
+#[test]
+fn a_hand_written_ssp_runs_as_the_system_it_describes() {
+    let (gear, contact) = element_fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let ssp = dir.path().join("hand.ssp");
+    flat_ssp(&ssp, &gear, &contact, "1.5");
+    let json = dir.path().join("hand.json");
+    std::fs::write(&json, flat_json(&gear, &contact, 1.5).to_string()).unwrap();
+    let ours = dir.path().join("ssp.csv");
+    let from_ssp = run_csv(&ssp, &ours, &["--no-warnings"]);
+    let from_json = run_csv(&json, &dir.path().join("json.csv"), &["--no-warnings"]);
+    // The .ssp's columns are every FMU output; the JSON names three of them.
+    let (sh, srows) = read_csv(&ours);
+    let (jh, jrows) = read_csv(&dir.path().join("json.csv"));
+    assert_eq!(srows.len(), jrows.len());
+    for (j, name) in jh.iter().enumerate().skip(1) {
+        let k = sh.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name} not in {sh:?}"));
+        for (a, b) in srows.iter().zip(&jrows) {
+            assert_eq!(a[k].to_bits(), b[j].to_bits(), "{name} at t = {}", a[0]);
+        }
+    }
+    assert_ne!(from_ssp, from_json, "(the column sets differ)");
+    // The gain is applied: with 1.5 × the friction torque the gear is slower at 0.3 s than
+    // with the factor 1.
+    let unit = dir.path().join("unit.ssp");
+    flat_ssp(&unit, &gear, &contact, "1");
+    run_csv(&unit, &dir.path().join("unit.csv"), &["--no-warnings"]);
+    let (uh, urows) = read_csv(&dir.path().join("unit.csv"));
+    let v = |h: &[String], rows: &[Vec<f64>]| rows[300][h.iter().position(|x| x == "gear.v").unwrap()];
+    assert!(v(&sh, &srows) < v(&uh, &urows), "{} vs {}", v(&sh, &srows), v(&uh, &urows));
+
+    // The same system with the gear inside a nested system "drive", wired through its
+    // connectors: the same bits.
+    let nested = format!(
+        r#"<ssd:System name="hand"><ssd:Elements><ssd:System name="drive"><ssd:Connectors><ssd:Connector name="w" kind="output"><ssc:Real/></ssd:Connector><ssd:Connector name="load" kind="input"><ssc:Real/></ssd:Connector></ssd:Connectors><ssd:Elements><ssd:Component name="gear" type="application/x-fmu-sharedlibrary" source="resources/gear.fmu">{GEAR_CONNECTORS}</ssd:Component></ssd:Elements><ssd:Connections><ssd:Connection startElement="gear" startConnector="v" endConnector="w"/><ssd:Connection startConnector="load" endElement="gear" endConnector="fv"/></ssd:Connections><ssd:ParameterBindings><ssd:ParameterBinding source="resources/gear.ssv" prefix="gear."/></ssd:ParameterBindings></ssd:System><ssd:Component name="contact" type="application/x-fmu-sharedlibrary" source="resources/contact.fmu">{CONTACT_CONNECTORS}{CONTACT_VALUES}</ssd:Component></ssd:Elements><ssd:Connections><ssd:Connection startElement="drive" startConnector="w" endElement="contact" endConnector="v"/><ssd:Connection startElement="contact" startConnector="f" endElement="drive" endConnector="load"><ssc:LinearTransformation factor="1.5"/></ssd:Connection></ssd:Connections>{STEP}</ssd:System>"#
+    );
+    let nested_ssp = dir.path().join("nested.ssp");
+    zip(
+        &nested_ssp,
+        &[
+            ("SystemStructure.ssd", ssd(&nested)),
+            ("resources/gear.fmu", std::fs::read(&gear).unwrap()),
+            ("resources/contact.fmu", std::fs::read(&contact).unwrap()),
+            ("resources/gear.ssv", gear_ssv()),
+        ],
+    );
+    run_csv(&nested_ssp, &dir.path().join("nested.csv"), &["--no-warnings"]);
+
+    let (nh, nrows) = read_csv(&dir.path().join("nested.csv"));
+    for (j, name) in jh.iter().enumerate().skip(1) {
+        let k = nh
+            .iter()
+            .position(|h| *h == name.replace("gear.", "drive_gear."))
+            .unwrap_or_else(|| panic!("{name} not in {nh:?}"));
+        for (a, b) in nrows.iter().zip(&jrows) {
+            assert_eq!(a[k].to_bits(), b[j].to_bits(), "{name} at t = {}", a[0]);
+        }
+    }
+
+    let Some(oms) = omsimulator() else {
+        eprintln!("skipped the OMSimulator comparison: OMSimulator not found");
+        return;
+    };
+    // OMSimulator 3.0 leaves ssc:LinearTransformation out (its result with factor 1.5 is the
+    // result with factor 1), so the comparison is of the package with factor 1.
+    let columns = [("gear.q", "gear.q"), ("gear.v", "gear.v"), ("contact.f", "contact.f")];
+    let (worst, n) = against_omsimulator(&oms, &unit, 1.0, &dir.path().join("unit.csv"), &columns);
+    eprintln!("hand-written SSP in OMSimulator: {n} values, max relative difference {worst:e}");
+    assert!(n > 3000 && worst <= 1e-11, "{n} values, {worst:e}");
+}
+
+/// What the reader does not support, or a package that is not one, is refused with exit 2
+/// naming the file and the element (and its line); no panic.
+#[test]
+fn unsupported_or_broken_packages_are_refused_naming_the_element() {
+    let (gear, contact) = element_fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |path: &Path, expect: &[&str]| {
+        let o = cli(&["run", path.to_str().unwrap(), "-o", dir.path().join("x.csv").to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {e}", path.display());
+        for x in expect {
+            assert!(e.contains(x), "{}: expected {x:?} in: {e}", path.display());
+        }
+    };
+    // An offset on a connection.
+    let with_offset = dir.path().join("offset.ssp");
+    flat_ssp(&with_offset, &gear, &contact, "1");
+    let broken = std::fs::read(&with_offset).unwrap();
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(broken)).unwrap();
+    let mut entries = Vec::new();
+    for i in 0..z.len() {
+        let mut e = z.by_index(i).unwrap();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut data).unwrap();
+        if e.name() == "SystemStructure.ssd" {
+            data = String::from_utf8(data).unwrap().replace("offset=\"0\"", "offset=\"0.5\"").into_bytes();
+        }
+        entries.push((e.name().to_string(), data));
+    }
+    let entries: Vec<(&str, Vec<u8>)> = entries.iter().map(|(n, d)| (n.as_str(), d.clone())).collect();
+    zip(&with_offset, &entries);
+    refused(&with_offset, &["offset.ssp", "ssc:LinearTransformation", "offset is not supported"]);
+    // A component whose source leaves the package.
+    let outside = dir.path().join("outside.ssp");
+    let system = format!(
+        r#"<ssd:System name="hand"><ssd:Elements><ssd:Component name="gear" type="application/x-fmu-sharedlibrary" source="../gear.fmu">{GEAR_CONNECTORS}</ssd:Component></ssd:Elements>{STEP}</ssd:System>"#
+    );
+    zip(&outside, &[("SystemStructure.ssd", ssd(&system))]);
+    refused(&outside, &["ssd:Component 'gear'", "a path inside the .ssp"]);
+    // A parameter mapping.
+    let mapping = dir.path().join("mapping.ssp");
+    let system = format!(
+        r#"<ssd:System name="hand"><ssd:Elements><ssd:Component name="gear" type="application/x-fmu-sharedlibrary" source="resources/gear.fmu">{GEAR_CONNECTORS}<ssd:ParameterBindings><ssd:ParameterBinding source="resources/gear.ssv"><ssd:ParameterMapping source="resources/m.ssm"/></ssd:ParameterBinding></ssd:ParameterBindings></ssd:Component></ssd:Elements>{STEP}</ssd:System>"#
+    );
+    zip(
+        &mapping,
+        &[
+            ("SystemStructure.ssd", ssd(&system)),
+            ("resources/gear.fmu", std::fs::read(&gear).unwrap()),
+            ("resources/gear.ssv", gear_ssv()),
+        ],
+    );
+    refused(&mapping, &["ssd:ParameterBinding", "parameter mappings (ssm) are not supported"]);
+    // A connection to a connector the system does not have.
+    let dangling = dir.path().join("dangling.ssp");
+    let system = format!(
+        r#"<ssd:System name="hand"><ssd:Elements><ssd:Component name="gear" type="application/x-fmu-sharedlibrary" source="resources/gear.fmu">{GEAR_CONNECTORS}</ssd:Component></ssd:Elements><ssd:Connections><ssd:Connection startElement="gear" startConnector="v" endConnector="nowhere"/></ssd:Connections>{STEP}</ssd:System>"#
+    );
+    zip(&dangling, &[("SystemStructure.ssd", ssd(&system)), ("resources/gear.fmu", std::fs::read(&gear).unwrap())]);
+    refused(&dangling, &["ssd:Connection gear.v -> nowhere", "no connector 'nowhere'"]);
+    // No SystemStructure.ssd; not a zip; a start time other than 0.
+    let empty = dir.path().join("empty.ssp");
+    zip(&empty, &[("readme.txt", b"x".to_vec())]);
+    refused(&empty, &["empty.ssp", "SystemStructure.ssd is missing"]);
+    let text = dir.path().join("text.ssp");
+    std::fs::write(&text, "not a zip").unwrap();
+    refused(&text, &["text.ssp", "not a valid SSP (zip archive)"]);
+    let late = dir.path().join("late.ssp");
+    let system = format!(r#"<ssd:System name="hand"><ssd:Elements/>{STEP}</ssd:System>"#);
+    let late_ssd = String::from_utf8(ssd(&system)).unwrap().replace("startTime=\"0\"", "startTime=\"1\"");
+    zip(&late, &[("SystemStructure.ssd", late_ssd.into_bytes())]);
+    refused(&late, &["ssd:DefaultExperiment", "only a start at t = 0"]);
+    // --set on a name the SSD does not have.
+    let good = dir.path().join("good.ssp");
+    flat_ssp(&good, &gear, &contact, "1");
+    let o =
+        cli(&["run", good.to_str().unwrap(), "--set", "gear.nope=1", "-o", dir.path().join("y.csv").to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("nope"), "{e}");
+}
