@@ -401,3 +401,75 @@ fn unsupported_or_broken_packages_are_refused_naming_the_element() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("nope"), "{e}");
 }
+
+/// Mutated SystemStructure.ssd texts (bytes flipped, ranges cut or repeated, attribute values
+/// replaced by extreme ones) read by the SSP reader and, for some, loaded as a system: an
+/// error or a system, never a panic. Seed: STICTION_FUZZ_SEED.
+#[test]
+fn mutated_ssds_are_read_or_refused_never_a_panic() {
+    let (gear, contact) = element_fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let ssp = dir.path().join("seed.ssp");
+    flat_ssp(&ssp, &gear, &contact, "1.5");
+    // The package unpacked, as the reader sees it.
+    let unpacked = dir.path().join("unpacked");
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&ssp).unwrap()).unwrap();
+    z.extract(&unpacked).unwrap();
+    let text = std::fs::read_to_string(unpacked.join("SystemStructure.ssd")).unwrap();
+    let seed = std::env::var("STICTION_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x55d);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let extremes = ["", "nan", "inf", "-1", "1e400", "0", "../../x", "/etc/passwd", "a.b.c", "&amp;", "\u{0}"];
+    let (mut read, mut refused) = (0, 0);
+    for i in 0..3000 {
+        let mut t = text.clone().into_bytes();
+        for _ in 0..rng.usize(1..4) {
+            let n = t.len();
+            match rng.u8(0..4) {
+                0 => t[rng.usize(0..n)] = rng.u8(32..127),
+                1 => {
+                    let a = rng.usize(0..n);
+                    let b = (a + rng.usize(0..64)).min(n);
+                    t.drain(a..b);
+                }
+                2 => {
+                    let a = rng.usize(0..n);
+                    let b = (a + rng.usize(0..200)).min(n);
+                    let piece = t[a..b].to_vec();
+                    let at = rng.usize(0..t.len());
+                    t.splice(at..at, piece);
+                }
+                _ => {
+                    // An attribute value replaced.
+                    let s = String::from_utf8_lossy(&t).into_owned();
+                    let quotes: Vec<usize> = s.match_indices("=\"").map(|(k, _)| k + 2).collect();
+                    if let Some(&q) = quotes.get(rng.usize(0..quotes.len().max(1))) {
+                        if let Some(end) = s[q..].find('"') {
+                            let x = extremes[rng.usize(0..extremes.len())];
+                            t = format!("{}{x}{}", &s[..q], &s[q + end..]).into_bytes();
+                        }
+                    }
+                }
+            }
+        }
+        let s = String::from_utf8_lossy(&t).into_owned();
+        let r = std::panic::catch_unwind(|| stiction::ssp::translate(&s, "seed.ssp", &unpacked).map(|x| x.value));
+        let value = match r {
+            Err(_) => panic!("input {i} (seed {seed}) panicked the reader:\n{s}"),
+            Ok(Err(_)) => {
+                refused += 1;
+                continue;
+            }
+            Ok(Ok(v)) => v,
+        };
+        read += 1;
+        // Every tenth one read is loaded as the FMU-only system it became.
+        if read % 10 == 0 {
+            let doc = dir.path().join("as_json.json");
+            std::fs::write(&doc, value.to_string()).unwrap();
+            let loaded = std::panic::catch_unwind(|| stiction::load(&doc).map(|_| ()));
+            assert!(loaded.is_ok(), "input {i} (seed {seed}) panicked the loader:\n{s}");
+        }
+    }
+    eprintln!("mutated SSDs: {read} read, {refused} refused");
+    assert!(read > 0 && refused > 0, "the mutations should reach both outcomes: {read} read, {refused} refused");
+}
