@@ -9,8 +9,8 @@ pub enum FmuCommand {
     /// Write an .fmu: modelDescription.xml, the Linux x86-64 binary, documentation.
     Export {
         /// gear (StictionGear), friction (StictionFriction), friction-mass (StictionFrictionMass),
-        /// or a system file (SYSTEM.json: any network, signal blocks and inputs included; a
-        /// Co-Simulation FMU of the whole system).
+        /// or a system file (SYSTEM.json: any network, signal blocks and inputs included; or an
+        /// .ssp: a Co-Simulation FMU of the whole system).
         model: String,
         /// FMI version: 2 or 3 (Model Exchange and/or Co-Simulation; friction-mass is Co-Simulation only).
         #[arg(long, default_value = "2", value_parser = ["2", "3"])]
@@ -55,7 +55,8 @@ pub fn run(cmd: FmuCommand) -> anyhow::Result<()> {
                 Iface::Both => stiction::fmu_export::Interface::Both,
             };
             let version = if fmi == "3" { 3 } else { 2 };
-            if model.to_ascii_lowercase().ends_with(".json") {
+            let lower = model.to_ascii_lowercase();
+            if lower.ends_with(".json") || lower.ends_with(".ssp") {
                 if !matches!(interface, Iface::Cs) {
                     anyhow::bail!(
                         "{model}: a system is exported for Co-Simulation only (--interface cs): its implicit friction \
