@@ -596,10 +596,12 @@ fn check(path: &Path, strict: bool, sets: &[String]) -> Result<(), Failure> {
     println!("  {na} admittance(s), {ni} impedance(s), {} state(s)", sched.state_len());
     let types: Vec<String> = by_type.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
     println!("  types: {}", types.join(", "));
-    println!(
-        "  output: every {interval} s: {}",
-        plan.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")
-    );
+    // Each column with its unit, as `run --units header` and the .mat file state it.
+    let columns: Vec<String> = stiction::results::column_info(&sim, &plan)
+        .iter()
+        .map(|c| stiction_framework::units::column_label(&c.label, &c.unit))
+        .collect();
+    println!("  output: every {interval} s: {}", columns.join(", "));
     for (name, spec) in &inputs {
         let unit = spec.unit.as_deref().map(|u| format!(" [{u}]")).unwrap_or_default();
         let doc = spec.description.as_deref().map(|d| format!(": {d}")).unwrap_or_default();

@@ -156,3 +156,53 @@ fn every_declared_unit_is_in_the_framework_unit_table() {
         }
     }
 }
+
+/// A 1-D component written in translational units (spring, friction element, mass, force)
+/// that acts on a shaft states rotational units: in the drivetrain the shaft spring and the
+/// model D brake sit on the gear's output, so their torque is N·m and their speed rad/s, in
+/// the CSV header, `check` and the exported FMU's model description alike; a system without
+/// a rotational component keeps m, m/s, N. Every unit of every example's columns is in the
+/// framework's unit table (and is a rotational one wherever a gear or robot joint is reached).
+#[test]
+fn components_on_a_shaft_state_rotational_units_everywhere() {
+    let path = example("drivetrain_worm_brake.json");
+    let o = cli(&["run", path.to_str().unwrap(), "-o", "-", "--quiet", "--units", "header"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "time [s],q_out [rad],w_out [rad/s],mode,tau_shaft [N·m],w_brake [rad/s],tau_brake [N·m],brake_stuck"
+    );
+    let o = cli(&["check", path.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("tau_shaft [N·m], w_brake [rad/s], tau_brake [N·m]"), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = dir.path().join("d.fmu");
+    let o = cli(&["fmu", "export", path.to_str().unwrap(), "-o", fmu.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = stiction_fmi_schema::Archive::describe(&fmu, "d.fmu").unwrap().description;
+    let unit = |n: &str| md.variables.iter().find(|v| v.name == n).and_then(|v| v.unit.clone()).unwrap_or_default();
+    assert_eq!((unit("tau_shaft"), unit("w_brake"), unit("tau_brake")), ("N.m".into(), "rad/s".into(), "N.m".into()));
+    // Translational systems keep their units.
+    let o = cli(&["run", example("model_d_fig14.json").to_str().unwrap(), "-o", "-", "--quiet", "--units", "row"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let units = out.lines().nth(1).unwrap();
+    assert!(!units.contains("rad") && units.contains("m/s"), "{units}");
+    // Every example: known units only.
+    for e in std::fs::read_dir(path.parent().unwrap()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") || p.to_string_lossy().contains("fmu") {
+            continue;
+        }
+        let o = cli(&["check", p.to_str().unwrap()]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line =
+            out.lines().find(|l| l.starts_with("  output: every")).unwrap_or_else(|| panic!("{}: {out}", p.display()));
+        for u in line.split('[').skip(1).map(|x| x.split(']').next().unwrap()) {
+            assert!(
+                stiction::framework::units::unit(u).is_some(),
+                "{}: unit {u} not in the table: {line}",
+                p.display()
+            );
+        }
+    }
+}

@@ -129,6 +129,9 @@ pub struct Schedule {
     pub(crate) n: usize,
     /// Zero offsets for an unused split buffer.
     pub(crate) zeros_imp: Vec<usize>,
+    /// Which admittances and impedances act on rotations ([`Schedule::rotational`]), found
+    /// when first asked (result units, an FMU's model description), not at load.
+    rotational: std::sync::OnceLock<(Vec<bool>, Vec<bool>)>,
 }
 
 impl Schedule {
@@ -299,7 +302,61 @@ impl Schedule {
             nx,
             n,
             zeros_imp,
+            rotational: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Which admittances and impedances (schedule order) are 1-D components written in
+    /// translational units (m, m/s, N: a mass, a spring, a friction element) that act on
+    /// rotations here: joined through scalar ports, directly or through other such
+    /// components, to a component whose own signals are rotational (rad, rad/s: a gear, a
+    /// robot's joints). Their signals' units read as the rotational ones
+    /// ([`crate::units::rotational`]): the brake on a gear's output shaft gives N·m and rad/s.
+    pub fn rotational(&self) -> (&[bool], &[bool]) {
+        let (a, i) = self.rotational.get_or_init(|| self.find_rotational());
+        (a, i)
+    }
+
+    fn find_rotational(&self) -> (Vec<bool>, Vec<bool>) {
+        let (na, ni) = (self.adm.len(), self.imp.len());
+        // Union–find over the components (admittances first), joined by scalar ports.
+        let mut parent: Vec<usize> = (0..na + ni).collect();
+        fn root(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        for i in 0..ni {
+            for (p, port) in self.imp_layouts[i].ports.iter().enumerate() {
+                if port.domain != Domain::Scalar {
+                    continue;
+                }
+                if let Some(Attach::Port { adm, .. }) = self.attach.get(self.imp_slots[i] + p) {
+                    let (x, y) = (root(&mut parent, *adm), root(&mut parent, na + i));
+                    parent[x] = y;
+                }
+            }
+        }
+        let native = |signals: &[crate::SignalInfo]| signals.iter().any(|s| matches!(s.unit, "rad" | "rad/s"));
+        let natives: Vec<bool> = self
+            .adm
+            .iter()
+            .map(|a| native(&a.signals()))
+            .chain(self.imp.iter().map(|m| native(&m.signals())))
+            .collect();
+        let mut turns = vec![false; na + ni];
+        for (x, &n) in natives.iter().enumerate() {
+            if n {
+                let r = root(&mut parent, x);
+                turns[r] = true;
+            }
+        }
+        let mut of = |x: usize| !natives[x] && turns[root(&mut parent, x)];
+        let adm = (0..na).map(&mut of).collect();
+        let imp = (na..na + ni).map(&mut of).collect();
+        (adm, imp)
     }
 
     /// The signal blocks' names, in file order.

@@ -51,6 +51,7 @@ pub const UNITS: &[Unit] = &[
     Unit { symbol: "N", quantity: "Force", base: b(1, 1, -2, 0) },
     Unit { symbol: "N·m", quantity: "Torque", base: b(1, 2, -2, 0) },
     Unit { symbol: "N·s", quantity: "Impulse", base: b(1, 1, -1, 0) },
+    Unit { symbol: "N·m·s", quantity: "AngularMomentum", base: b(1, 2, -1, 0) },
     Unit { symbol: "N/m", quantity: "TranslationalSpringConstant", base: b(1, 0, -2, 0) },
     Unit { symbol: "N·s/m", quantity: "TranslationalDampingConstant", base: b(1, 0, -1, 0) },
     Unit { symbol: "N·m/rad", quantity: "RotationalSpringConstant", base: b(1, 2, -2, -1) },
@@ -63,6 +64,23 @@ pub const UNITS: &[Unit] = &[
 /// no component declares.
 pub fn unit(symbol: &str) -> Option<&'static Unit> {
     UNITS.iter().find(|u| u.symbol == symbol)
+}
+
+/// The rotational counterpart of a translational unit, for a 1-D component written in
+/// translational units that acts on a rotation (a spring on a shaft: N → N·m, m → rad);
+/// other units as they are.
+pub fn rotational(symbol: &'static str) -> &'static str {
+    match symbol {
+        "m" => "rad",
+        "m/s" => "rad/s",
+        "m/s²" => "rad/s²",
+        "N" => "N·m",
+        "N·s" => "N·m·s",
+        "kg" => "kg·m²",
+        "N/m" => "N·m/rad",
+        "N·s/m" => "N·m·s/rad",
+        other => other,
+    }
 }
 
 /// A column's label with its unit, as FMI tools' CSV headers and plots write it: `q [m]`;

@@ -205,12 +205,23 @@ impl Simulator {
 
     /// What the component declares of a resolved signal (its unit, documentation), or None
     /// for a raw `state[i]`. The unit is the column's unit in result files
-    /// ([`crate::units::column_label`]).
+    /// ([`crate::units::column_label`]); a translational component on a shaft gives
+    /// rotational units ([`crate::Schedule::rotational`]).
     pub fn signal_info(&self, r: &SignalRef) -> Option<crate::SignalInfo> {
+        fn turned(mut x: crate::SignalInfo, rotational: bool) -> crate::SignalInfo {
+            if rotational {
+                x.unit = crate::units::rotational(x.unit);
+            }
+            x
+        }
         let s = &self.sched;
         match r.source {
-            Source::Adm { i, which, .. } => s.adm[i].signals().get(which).copied(),
-            Source::Imp { i, which, .. } => s.imp[i].signals().get(which).copied(),
+            Source::Adm { i, which, .. } => {
+                s.adm[i].signals().get(which).copied().map(|x| turned(x, s.rotational().0[i]))
+            }
+            Source::Imp { i, which, .. } => {
+                s.imp[i].signals().get(which).copied().map(|x| turned(x, s.rotational().1[i]))
+            }
             Source::State { .. } => None,
             Source::Block { b, out } => s.blocks[b].outputs().get(out).copied(),
             Source::BlockInput { b, input } => s.blocks[b].inputs().get(input).copied(),
