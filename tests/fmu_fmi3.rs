@@ -726,3 +726,47 @@ fn signal_blocks_stop_the_run_at_the_earliest_request() {
     let (x, _) = typed_mass::exact(U, 0.03);
     assert!((column(&h, &rows, "xa")[3] - x).abs() < 1e-12 && (column(&h, &rows, "xb")[3] - x).abs() < 1e-12);
 }
+
+/// An FMI 3.0 `<Alias>` names its variable wherever a signal block's output is read or an
+/// FMU-only system connects or records it (`mass.position` is `mass.x`); an FMU with a String
+/// output runs alone (`stiction run X.fmu`) with its numeric outputs as the columns.
+#[test]
+fn aliases_of_signal_blocks_and_string_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    // A signal block read by its alias, and a signal connection into its input.
+    let block = json!({
+        "solver": {"method": "euler", "step": T, "stop_time": 0.1},
+        "inputs": {"push": {"start": U}},
+        "output": {"interval": T, "signals": {"x": "mass.x", "position": "mass.position"}},
+        "components": {"mass": {"type": "fmu", "path": fmu.to_str().unwrap(), "role": "signal",
+                                 "parameters": {"m": typed_mass::M}}},
+        "connections": [{"from": "push", "to": "mass.u"}]
+    });
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "alias-block", &block);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(column(&h, &rows, "position"), column(&h, &rows, "x"));
+    assert!(column(&h, &rows, "x").last().copied().unwrap_or_default() > 0.0, "the input pushed the mass");
+    // An FMU-only system that records the alias.
+    let only = json!({
+        "master": {"step": T, "stop_time": 0.1},
+        "fmus": {"mass": {"path": fmu.to_str().unwrap(), "parameters": {"u": U}}},
+        "output": {"signals": {"x": "mass.x", "position": "mass.position"}}
+    });
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "alias-only", &only);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(column(&h, &rows, "position"), column(&h, &rows, "x"));
+    // A String output is left out of the columns of the FMU run alone.
+    let with_string = typed_mass::build_with(dir.path(), 3, |xml| {
+        xml.replace(
+            r#"causality="parameter" variability="fixed"><Start value="mass"/>"#,
+            r#"causality="output" variability="fixed"><Start value="mass"/>"#,
+        )
+    });
+    let out = dir.path().join("alone.csv");
+    let o = common::cli(&["run", with_string.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.starts_with("time,x,v,") && !header.contains("label"), "{header}");
+}

@@ -374,6 +374,11 @@ pub trait Block: Send + Sync {
     fn inputs(&self) -> Vec<SignalInfo>;
     /// The outputs, readable as signals `block.output` (one element each).
     fn outputs(&self) -> Vec<SignalInfo>;
+    /// The name of the input or output that `name` is another name of (an FMI 3.0
+    /// `<Alias>`), if it is one.
+    fn alias_of(&self, _name: &str) -> Option<&str> {
+        None
+    }
     /// As [`Admittance::prepare`]: called once with the method and the step T.
     fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())

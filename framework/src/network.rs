@@ -394,12 +394,17 @@ impl Network {
                 }
                 _ => None,
             };
+            let mut alias = None;
             let found = self.lookup(comp).and_then(|ix| match &self.graph[ix] {
-                Node::Block { comp: block, .. } => Some((ix, block.inputs())),
+                Node::Block { comp: block, .. } => {
+                    alias = block.alias_of(input).map(str::to_string);
+                    Some((ix, block.inputs()))
+                }
                 Node::Admittance { .. } => adm_inputs(ix).map(|i| (ix, i)),
                 _ => None,
             });
             if let Some((ix, inputs)) = found {
+                let input = alias.as_deref().unwrap_or(input);
                 let i = inputs.iter().position(|x| x.name == input).ok_or_else(|| {
                     let hint = crate::error::suggestion(input, inputs.iter().map(|x| x.name));
                     let names: Vec<&str> = inputs.iter().map(|x| x.name).collect();

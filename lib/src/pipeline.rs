@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use stiction_fmi_import::archive::Archive;
 use stiction_fmi_import::Causality;
 use stiction_fmi_master::{is_fmu_system, Translation};
+use stiction_fmi_schema::VarType;
 use stiction_framework::system::System;
 use stiction_framework::RunPlan;
 use stiction_framework::{Error, Result, Simulator};
@@ -453,8 +454,9 @@ pub fn load(path: impl AsRef<Path>) -> Result<System> {
 }
 
 /// The one-component system that simulates the FMU at `path` alone: Co-Simulation stepped
-/// by doStep every step, Model Exchange integrated by the modular RK4 (13); every output
-/// variable a results column; stop time and step from `o` or the FMU's DefaultExperiment.
+/// by doStep every step, Model Exchange integrated by the modular RK4 (13); every numeric or
+/// Boolean output variable a results column; stop time and step from `o` or the FMU's
+/// DefaultExperiment.
 fn fmu_system_value(path: &Path, o: &FmuOptions) -> Result<Value> {
     let shown = path.display().to_string();
     let fail = |message: String| Error::invalid("simulating the FMU alone", message);
@@ -470,7 +472,10 @@ fn fmu_system_value(path: &Path, o: &FmuOptions) -> Result<Value> {
     let stop = o.stop_time.or(exp.and_then(|e| e.stop_time)).unwrap_or(1.0);
     let step = o.step.or(exp.and_then(|e| e.step_size)).unwrap_or(stop / 500.0);
     let mut signals = Map::new();
-    for v in md.variables.iter().filter(|v| v.causality == Causality::Output) {
+    // Numeric and Boolean outputs are columns; a String (or Binary, Clock) output has no
+    // place in a table of numbers and is left out (`stiction check X.fmu` lists the FMU's
+    // variables with `fmu info`).
+    for v in md.variables.iter().filter(|v| v.causality == Causality::Output && v.ty != VarType::Other) {
         // An FMI 2.0 name such as `a[1]` is a scalar of that literal name: the signal
         // reference finds it by its whole name first (an FMI 3.0 array `y` gives y[0], ...).
         signals.insert(v.name.clone(), json!(format!("fmu.{}", v.name)));

@@ -102,6 +102,8 @@ pub(crate) struct CsBlock {
     can_roll_back: bool,
     /// The FMU declares canHandleVariableCommunicationStepSize="true".
     variable_step: bool,
+    /// FMI 3.0 aliases of the variables: alias → the variable's name.
+    aliases: std::collections::HashMap<String, String>,
     rt: Mutex<Runtime>,
 }
 
@@ -139,6 +141,7 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
     let label = fmu.label.clone();
     let can_roll_back = structure.can_get_and_set_state && fmu.can_save_state();
     let variable_step = md.cs_capabilities.variable_step;
+    let aliases = md.variables.iter().flat_map(|v| v.aliases.iter().map(|a| (a.clone(), v.name.clone()))).collect();
     let arrays = array_starts(&mut fmu, &inputs)?;
     // The FMU's own start values must be readable before the first exchange.
     let mut y = vec![0.0; outputs.infos.len()];
@@ -165,6 +168,7 @@ pub(crate) fn build(mut fmu: Instance, mut notes: Vec<Diagnostic>) -> Result<CsB
         notes,
         can_roll_back,
         variable_step,
+        aliases,
         rt: Mutex::new(rt),
     })
 }
@@ -192,6 +196,9 @@ impl Runtime {
 impl Block for CsBlock {
     fn inputs(&self) -> Vec<SignalInfo> {
         self.inputs.infos.clone()
+    }
+    fn alias_of(&self, name: &str) -> Option<&str> {
+        self.aliases.get(name).map(String::as_str)
     }
     fn outputs(&self) -> Vec<SignalInfo> {
         self.outputs.infos.clone()

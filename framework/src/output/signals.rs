@@ -97,6 +97,8 @@ impl Simulator {
         let literal = |list: &[crate::SignalInfo]| list.iter().any(|x| x.name == rest);
         let found = self.find(comp, index);
         if let Some(Found::Block(b)) = found {
+            // An alias reads the variable it names.
+            let rest = s.blocks[b].alias_of(rest).unwrap_or(rest);
             let outs = s.blocks[b].outputs();
             if !outs.iter().any(|x| x.name == rest) {
                 if let Some(input) = s.blocks[b].inputs().iter().position(|x| x.name == rest) {

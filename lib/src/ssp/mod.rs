@@ -266,7 +266,8 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
         if let Some(s) = md.default_experiment.as_ref().and_then(|e| e.step_size) {
             default_step = Some(default_step.map_or(s, |h| h.min(s)));
         }
-        for v in md.variables.iter().filter(|v| v.causality == stiction_fmi_schema::Causality::Output) {
+        let numeric = |v: &&stiction_fmi_schema::Variable| v.ty != stiction_fmi_schema::VarType::Other;
+        for v in md.variables.iter().filter(|v| v.causality == stiction_fmi_schema::Causality::Output).filter(numeric) {
             let name = format!("{}.{}", f.name, v.name);
             every_output.insert(name.clone(), json!(name));
         }
