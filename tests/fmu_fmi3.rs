@@ -770,3 +770,47 @@ fn aliases_of_signal_blocks_and_string_outputs() {
     let header = text.lines().next().unwrap();
     assert!(header.starts_with("time,x,v,") && !header.contains("label"), "{header}");
 }
+
+/// A system exported as an FMU passes a component's request to end the run out as FMI says:
+/// the TypedMass inside asks at 0.05 s; the system FMU's doStep ends there with
+/// fmi2Discard + fmi2Terminated (FMI 2.0) or terminateSimulation (FMI 3.0), and a master (here
+/// stiction's own importer, `stiction run sys.fmu`) ends normally with the rows of the system
+/// run itself.
+#[test]
+fn a_system_fmu_passes_a_components_stop_request_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 3);
+    let system = network(&fmu, json!({"stop_at": 0.05}), json!({"x": "mass.x", "v": "mass.v"}), 0.1);
+    let (code, stderr, h, rows, _) = run_cli(dir.path(), "inner", &system);
+    assert_eq!(code, 0, "{stderr}");
+    let direct_x = column(&h, &rows, "x");
+    for fmi in ["2", "3"] {
+        let sys = dir.path().join(format!("sys{fmi}.fmu"));
+        let o = common::cli(&[
+            "fmu",
+            "export",
+            dir.path().join("inner.json").to_str().unwrap(),
+            "--fmi",
+            fmi,
+            "-o",
+            sys.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = dir.path().join(format!("sys{fmi}.csv"));
+        let o = common::cli(&["run", sys.to_str().unwrap(), "-o", out.to_str().unwrap(), "--quiet"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "FMI {fmi}: {stderr}");
+        assert!(
+            stderr.contains("asked to end the simulation") || stderr.contains("stopped at t = 0.05"),
+            "FMI {fmi}: {stderr}"
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next().unwrap().split(',').map(str::to_string).collect();
+        let rows: Vec<Vec<f64>> =
+            lines.map(|l| l.split(',').map(|x| x.parse().unwrap_or(f64::NAN)).collect()).collect();
+        let time = column(&header, &rows, "time");
+        assert!((time.last().unwrap() - 0.05).abs() < 1e-12, "FMI {fmi}: the run ends at {time:?}");
+        assert_eq!(column(&header, &rows, "x"), direct_x, "FMI {fmi}: the rows of the system run");
+    }
+}

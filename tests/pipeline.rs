@@ -23,10 +23,17 @@ fn the_dialect_is_decided_from_the_file() {
 #[test]
 fn a_zip_that_is_not_named_fmu_is_said_to_be_a_zip() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("system.ssp");
+    let path = dir.path().join("system.zip");
     std::fs::write(&path, b"PK\x03\x04\x14\x00\x00\x00\x08\x00\xff\xfe").unwrap();
     let e = Source::read(&path).err().expect("refused").to_string();
-    assert!(e.contains("system.ssp") && e.contains("a zip archive, not a JSON system file"), "{e}");
+    assert!(e.contains("system.zip") && e.contains("a zip archive, not a JSON system file"), "{e}");
+    // Named .ssp, it is an SSP package, opened (and here refused) as one.
+    let ssp = dir.path().join("system.ssp");
+    std::fs::copy(&path, &ssp).unwrap();
+    let source = Source::read(&ssp).unwrap();
+    assert_eq!(source.dialect(), Dialect::Ssp);
+    let e = source.document(&Default::default()).err().expect("refused").to_string();
+    assert!(e.contains("system.ssp") && e.contains("not a valid SSP"), "{e}");
 }
 
 #[test]

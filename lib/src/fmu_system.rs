@@ -672,6 +672,10 @@ pub struct Running {
     pub params: Vec<f64>,
     /// The inputs as last set (NaN: not yet).
     inputs: Vec<f64>,
+    /// The components that may ask to end the run (Simulator::stop_sources).
+    stoppers: Vec<(bool, usize)>,
+    /// A component asked to end the run: when and who (the doStep that saw it ended there).
+    pub stopped: Option<String>,
 }
 
 impl Running {
@@ -696,7 +700,16 @@ impl Running {
                 m.outputs.len()
             ));
         }
-        Ok(Running { sim, plan, targets, params: params.to_vec(), inputs: vec![f64::NAN; m.inputs.len()] })
+        let stoppers = sim.stop_sources();
+        Ok(Running {
+            sim,
+            plan,
+            targets,
+            params: params.to_vec(),
+            inputs: vec![f64::NAN; m.inputs.len()],
+            stoppers,
+            stopped: None,
+        })
     }
 
     /// Hold the inputs `u` (in manifest order) from now on.
@@ -764,10 +777,26 @@ impl Running {
                  at most {budget} per doStep ({MAX_COMPONENT_STEPS_PER_DOSTEP:e} component steps): use shorter steps"
             ));
         }
+        if let Some(why) = &self.stopped {
+            return Err(format!("the simulation has ended: {why}"));
+        }
         for _ in 0..n as u64 {
-            self.sim.step().map_err(|e| e.to_string())?;
+            let stepped = self.sim.step();
+            // A component's request to end the run (an imported FMU's terminateSimulation,
+            // a component's stop) ends this doStep at the time reached: the FMI layer then
+            // reports it ([`Running::stopped`]). A failure after a request is the request.
+            if let Some(why) = self.sim.stop_requested(&self.stoppers) {
+                self.stopped = Some(why);
+                return Ok(());
+            }
+            stepped.map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+
+    /// The time the simulation has reached.
+    pub fn time(&self) -> f64 {
+        self.sim.time()
     }
 }
 

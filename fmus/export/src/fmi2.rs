@@ -514,7 +514,9 @@ pub unsafe extern "C" fn fmi2GetStatus(c: Component, kind: c_int, value: *mut Fm
         }
         let s = match kind {
             DO_STEP_STATUS => {
-                if i.last_step_failed {
+                if i.terminate_requested {
+                    Status::Discard
+                } else if i.last_step_failed {
                     Status::Error
                 } else {
                     Status::Ok
@@ -563,7 +565,7 @@ pub unsafe extern "C" fn fmi2GetBooleanStatus(c: Component, kind: c_int, value: 
             return i.error(format!("fmi2GetBooleanStatus: status kind {kind} is not fmi2Terminated"));
         }
         // SAFETY: non-NULL out pointer.
-        unsafe { *value = c_int::from(i.phase == Phase::Failed) };
+        unsafe { *value = c_int::from(i.phase == Phase::Failed || i.terminate_requested) };
         Ok(())
     }))
 }

@@ -633,11 +633,17 @@ pub unsafe extern "C" fn fmi3DoStep(
         {
             return Err(null(i, "fmi3DoStep", "an output argument"));
         }
-        let r = i.do_step(t, h);
+        let mut r = i.do_step(t, h);
+        // A request of the model to end the simulation: terminateSimulation, with OK when
+        // the whole step was made and Discard (lastSuccessfulTime) when it ended before.
+        let requested = r == Err(Status::Discard) && i.terminate_requested;
+        if requested && i.time >= t + h - 1e-9 * h {
+            r = Ok(());
+        }
         // SAFETY: non-NULL out pointers.
         unsafe {
             *event_handling_needed = false;
-            *terminate = r.is_err();
+            *terminate = r.is_err() || requested;
             *early_return = false;
             *last_successful_time = i.time;
         }

@@ -265,6 +265,10 @@ pub struct Instance {
     dirty: bool,
     /// The last doStep failed: fmi2GetStatus reports it.
     pub last_step_failed: bool,
+    /// The model asked to end the simulation in a doStep ([`Engine::stop_request`]): the
+    /// doStep ended at [`Instance::time`] with Discard, fmi2GetBooleanStatus(fmi2Terminated)
+    /// and FMI 3.0's terminateSimulation say so, and no doStep follows.
+    pub terminate_requested: bool,
     /// The values before the current doStep, restored if it fails (kept to reuse its memory).
     backup: Vec<f64>,
     /// The C function being called (set by the entry points), named in log messages.
@@ -303,6 +307,7 @@ impl Instance {
             logging_on,
             dirty: true,
             last_step_failed: false,
+            terminate_requested: false,
             backup: Vec::new(),
             call: "",
         }
@@ -405,6 +410,7 @@ impl Instance {
         self.phase = Phase::Instantiated;
         self.dirty = true;
         self.last_step_failed = false;
+        self.terminate_requested = false;
     }
 
     // ---- variables ----
@@ -533,13 +539,22 @@ impl Instance {
             return self
                 .error(format!("DoStep: currentCommunicationPoint {t} does not match the FMU time {}", self.time));
         }
+        if self.terminate_requested {
+            return self.error(format!("DoStep: the model asked to end the simulation at t = {}", self.time));
+        }
         self.backup.clone_from(&self.values);
         match self.model.do_step(t, &mut self.values, h) {
             Ok(()) => {
-                self.time = t + h;
                 self.last_step_failed = false;
                 // The step computed the outputs from the inputs it held.
                 self.dirty = false;
+                if let Some((reached, why)) = self.model.stop_request() {
+                    self.time = reached;
+                    self.terminate_requested = true;
+                    self.log(Status::Discard, &format!("DoStep: the simulation ends at t = {reached}: {why}"));
+                    return Err(Status::Discard);
+                }
+                self.time = t + h;
                 Ok(())
             }
             Err(e) => {
@@ -721,6 +736,7 @@ impl Instance {
         self.phase = s.phase;
         self.dirty = true;
         self.last_step_failed = false;
+        self.terminate_requested = false;
         Ok(())
     }
 }

@@ -229,6 +229,12 @@ pub trait Engine {
     }
     /// Back to the state after instantiation (fmi2Reset).
     fn reset(&mut self) {}
+    /// After a [`do_step`](Engine::do_step) that returned `Ok`: the time it reached and why
+    /// when a part of the model asked to end the simulation there (the FMU then reports
+    /// fmi2Terminated / terminateSimulation); None to go on.
+    fn stop_request(&self) -> Option<(f64, String)> {
+        None
+    }
     /// The largest [`save`](Engine::save) result a deserialized FMU state may carry.
     fn max_saved_bytes(&self) -> usize {
         0

@@ -70,6 +70,12 @@ impl Engine for SystemEngine {
         run.outputs(out)
     }
 
+    /// A component's request to end the run, seen by the last doStep (Running::advance).
+    fn stop_request(&self) -> Option<(f64, String)> {
+        let run = self.run.as_ref()?;
+        run.stopped.as_ref().map(|why| (run.time(), why.clone()))
+    }
+
     /// Outputs with the inputs just set (direct feedthrough), without stepping.
     fn outputs(&mut self, v: &mut [f64]) -> Result<(), String> {
         let (_, i, o) = self.ranges();
@@ -148,6 +154,8 @@ impl Engine for SystemEngine {
             return Err(e.to_string());
         }
         run.forget_inputs();
+        // A request to end the run seen after the saved state is not in it.
+        run.stopped = None;
         Ok(())
     }
 

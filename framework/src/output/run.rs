@@ -171,8 +171,23 @@ impl Simulator {
         first.map(|(_, why)| (made, why))
     }
 
+    /// Whether a component asked to end the run by now (`sources` from
+    /// [`stop_sources`](Self::stop_sources), found once): a signal block in the last step
+    /// (an FMU's terminateSimulation), or an admittance or impedance whose request is due.
+    /// The message says when and who, as `stiction run` reports it. For a caller that steps
+    /// the simulator itself (the system FMU's doStep).
+    pub fn stop_requested(&self, sources: &[(bool, usize)]) -> Option<String> {
+        if let Some((_, why)) = self.block_stop() {
+            return Some(format!("t = {} s, {why}", self.time()));
+        }
+        if sources.is_empty() {
+            return None;
+        }
+        self.stop_due(sources, self.time() + 1e-9 * self.step_size())
+    }
+
     /// The components that may ask to stop: (admittance?, index).
-    fn stop_sources(&self) -> Vec<(bool, usize)> {
+    pub fn stop_sources(&self) -> Vec<(bool, usize)> {
         let s = &self.sched;
         let adm = (0..s.adm.len()).filter(|&i| s.adm[i].may_request_stop()).map(|i| (true, i));
         let imp = (0..s.imp.len()).filter(|&i| s.imp[i].may_request_stop()).map(|i| (false, i));
