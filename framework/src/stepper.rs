@@ -47,6 +47,10 @@ pub struct Simulator {
     method: Method,
     step: f64,
     pub(crate) k: u64,
+    /// The time of step 0 plus what shortened steps took off T: time() = k·T + shift
+    /// (0 for every run of `stiction run`; a system FMU started at t ≠ 0 or stepped off its
+    /// grid: [`Simulator::step_short`]).
+    shift: f64,
     /// x(k).
     pub(crate) x: Vec<f64>,
     /// Stage states (13b)/(13c), used in turn as the input and the output of a stage.
@@ -251,6 +255,7 @@ impl Simulator {
             method,
             step,
             k: 0,
+            shift: 0.0,
             xs,
             x,
             work,
@@ -294,8 +299,20 @@ impl Simulator {
         match self.bus.end {
             // A shortened last step (stepper/bus.rs) ends at the stop time itself.
             Some((k, stop, _)) if self.k >= k => stop,
-            _ => self.k as f64 * self.step,
+            _ => self.k as f64 * self.step + self.shift,
         }
+    }
+
+    /// What [`time`](Self::time) adds to k·T (see `shift`).
+    pub fn time_shift(&self) -> f64 {
+        self.shift
+    }
+
+    /// Set what [`time`](Self::time) adds to k·T: before the first step, the start time
+    /// (time functions then see absolute time from there); after a restored state, the
+    /// shift saved with it.
+    pub fn set_time_shift(&mut self, shift: f64) {
+        self.shift = shift;
     }
 
     /// Step size T.
@@ -352,6 +369,36 @@ impl Simulator {
         if std::mem::take(&mut self.split.timing) && stepped.is_ok() {
             self.balance.step_timed();
         }
+        stepped
+    }
+
+    /// One step of length `h` shorter than T (0 < h < T), counted as a step: the stages of
+    /// (13) with the stage sizes τ of h, switches located as in a step of T; time goes on
+    /// from t + h (the shift grows by h − T). A Co-Simulation master's communication point
+    /// between two solver steps is reached this way (the system FMU). A system with signal
+    /// blocks is refused (the blocks step on their own grid of T).
+    pub fn step_short(&mut self, h: f64) -> Result<()> {
+        if !(h > 0.0 && h < self.step) {
+            return Err(Error::Invalid {
+                path: "step".into(),
+                message: format!("a shortened step of {h} s is not in (0, T = {} s)", self.step),
+            });
+        }
+        if !self.sched.blocks.is_empty() {
+            return Err(Error::Invalid {
+                path: "step".into(),
+                message: format!(
+                    "a step of {h} s, shorter than T = {} s: a system with signal blocks steps only whole steps of T",
+                    self.step
+                ),
+            });
+        }
+        if !self.bus.is_empty() {
+            self.begin_step()?;
+        }
+        let stepped =
+            if self.events.is_some() { events::step_located_by(self, h) } else { self.span(self.time(), h, true) };
+        self.shift += h - self.step;
         stepped
     }
 

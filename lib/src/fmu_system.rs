@@ -642,8 +642,9 @@ fn documentation(m: &Manifest) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{id}</title></head><body>\n<h1>{id}</h1>\n<p>{desc}</p>\n\
-         <p>A stiction system as a Co-Simulation FMU. The solver step is T = {step} s: every communication point \
-         must be a multiple of T (within rounding; an end between two solver steps is refused). Inputs are held over each doStep; the outputs at a communication \
+         <p>A stiction system as a Co-Simulation FMU. The solver step is T = {step} s: a communication point on the \
+         solver's grid (within rounding) is reached with the steps <code>stiction run</code> takes, one between two grid points with a \
+         shortened last step. Inputs are held over each doStep; the outputs at a communication \
          point equal <code>stiction run</code>'s row at that instant. The system is <code>resources/{SYSTEM}</code>.</p>\n\
          <h2>Variables</h2>\n<table border=\"1\">\n<tr><th>name</th><th>value reference</th><th>causality</th><th>start</th><th>unit</th><th>description</th></tr>\n\
          {rows}</table>\n<p>Exported by stiction {ver}.</p>\n</body></html>\n",
@@ -739,32 +740,32 @@ impl Running {
     }
 
     /// The doStep from the communication point `time` over `h`: the solver steps of T up
-    /// to the grid point k·T that `time + h` names. Communication points are counted from
-    /// absolute time, so a master that adds its steps (t += h) and ends a step within
-    /// rounding of a grid point (|time + h − k·T| ≤ 1e-6·T) ends there; a residue step of a
-    /// few 1e-14 s after the last grid point is no step at all. An end between two grid
-    /// points is refused, naming them (the FMU takes exactly the steps `stiction run` takes).
+    /// to `time + h`. Communication points are counted from absolute time on the solver's
+    /// grid (t_k = k·T + the start time), so a master that adds its steps (t += h) and ends
+    /// a step within rounding of a grid point (|time + h − t_k| ≤ 1e-6·T) ends there, and a
+    /// residue step of a few 1e-14 s after a grid point is no step at all. An end between two
+    /// grid points is reached exactly: the whole steps to the last grid point before it, then
+    /// one shortened step ([`Simulator::step_short`], the stage sizes τ of the shorter step);
+    /// the grid goes on from there. Grid-aligned steps take exactly the steps `stiction run`
+    /// takes (the same bits).
     pub fn advance(&mut self, time: f64, h: f64) -> Result<(), String> {
         let t = self.sim.step_size();
         let now = self.sim.steps_taken();
+        let shift = self.sim.time_shift();
         let end = time + h;
-        let k = (end / t).round();
         if !(end.is_finite() && h > 0.0) {
             return Err(format!("the communication step {h} s from t = {time} s is not a positive finite step"));
         }
-        if (k * t - end).abs() > GRID_TOLERANCE * t {
-            let below = (end / t).floor();
-            return Err(format!(
-                "the communication step {h} s from t = {time} s ends at t = {end} s, between the system's solver steps \
-                 {} s and {} s (T = {t} s): this FMU takes exactly the steps `stiction run` takes, so every \
-                 communication point must be a multiple of T",
-                below * t,
-                (below + 1.0) * t
-            ));
-        }
-        // The FMI layer has checked that `time` is where the last doStep ended, which was a
-        // grid point within rounding: the steps to take are counted on the grid.
-        let n = k - now as f64;
+        // Grid points are t_k = k·T + shift.
+        let k = ((end - shift) / t).round();
+        let (whole, short) = if (k * t + shift - end).abs() <= GRID_TOLERANCE * t {
+            (k, 0.0)
+        } else {
+            let below = ((end - shift) / t).floor();
+            (below, end - (below * t + shift))
+        };
+        // The FMI layer has checked that `time` is where the last doStep ended.
+        let n = whole - now as f64;
         if n < 0.0 {
             return Err(format!("the communication step {h} s from t = {time} s ends before the FMU's time"));
         }
@@ -780,8 +781,12 @@ impl Running {
         if let Some(why) = &self.stopped {
             return Err(format!("the simulation has ended: {why}"));
         }
-        for _ in 0..n as u64 {
-            let stepped = self.sim.step();
+        let steps = (0..n as u64).map(|_| None).chain((short > 0.0).then_some(Some(short)));
+        for length in steps {
+            let stepped = match length {
+                None => self.sim.step(),
+                Some(h) => self.sim.step_short(h),
+            };
             // A component's request to end the run (an imported FMU's terminateSimulation,
             // a component's stop) ends this doStep at the time reached: the FMI layer then
             // reports it ([`Running::stopped`]). A failure after a request is the request.
@@ -791,6 +796,16 @@ impl Running {
             }
             stepped.map_err(|e| e.to_string())?;
         }
+        Ok(())
+    }
+
+    /// Start the simulation at `t0` (the experiment's start time): the solver's grid is
+    /// t0 + k·T and time functions see absolute time. Only before the first step.
+    pub fn start_at(&mut self, t0: f64) -> Result<(), String> {
+        if self.sim.steps_taken() != 0 {
+            return Err(format!("the start time {t0} s is set after the simulation has stepped"));
+        }
+        self.sim.set_time_shift(t0);
         Ok(())
     }
 

@@ -21,7 +21,7 @@ if table:
 
 kwargs = dict(
     fmi_type=req["fmi_type"],
-    start_time=0.0,
+    start_time=req.get("start_time", 0.0),
     stop_time=req["stop_time"],
     output_interval=req["output_interval"],
     input=signals,

@@ -5,7 +5,7 @@ use crate::instance::models;
 use crate::model::{guid, start_file, Interface, ModelInfo, Role, VarType, UNITS};
 use std::path::{Path, PathBuf};
 use stiction_fmi_schema::write::{escape, number, write_fmu, Description, Entry, ScalarVariable};
-use stiction_fmi_schema::{Capabilities, DefaultExperiment, FmiVersion, Interfaces};
+use stiction_fmi_schema::{Capabilities, Causality, DefaultExperiment, FmiVersion, Interfaces};
 
 /// File name of the shared library cargo builds for this crate.
 pub const LIBRARY: &str = "libstiction_fmus.so";
@@ -185,9 +185,21 @@ impl Export {
             variables,
             derivatives: if me { vrs(m.derivatives()) } else { Vec::new() },
             indicators: if me { vrs(m.indicators()) } else { Vec::new() },
-            // The element models' outputs read their inputs through the τ-form: no
-            // attribute (every input), as FMI reads its absence.
-            dependencies: Vec::new(),
+            // Co-Simulation alone: an output is what the last doStep computed (setting an
+            // input changes no output until the next doStep), so it depends on no input at
+            // the same communication point: dependencies="" (a master sees no algebraic loop
+            // between two such FMUs). With Model Exchange the outputs read their inputs
+            // through the τ → 0 form: no attribute (every input), as FMI reads its absence.
+            dependencies: if me {
+                Vec::new()
+            } else {
+                m.variables
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.causality() == Causality::Output && !v.me_only())
+                    .map(|(vr, _)| (vr as u32, Vec::new()))
+                    .collect()
+            },
         }
     }
 

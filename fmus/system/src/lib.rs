@@ -36,16 +36,15 @@ impl Engine for SystemEngine {
         self.info
     }
 
-    /// Build the system with the parameters' values (again only when they changed), hold
-    /// the inputs, and read the outputs at t = 0 as `stiction run`'s first row.
+    /// Build the system with the parameters' values (again only when they changed), start it
+    /// at the experiment's start time `time`, hold the inputs, and read the outputs there
+    /// (at t = 0: `stiction run`'s first row).
     fn initialize(&mut self, time: f64, v: &mut [f64], interface: Interface) -> Result<(), String> {
         if interface != Interface::CoSimulation {
             return Err("a system FMU is Co-Simulation only".into());
         }
-        if time != 0.0 {
-            return Err(format!(
-                "the start time is {time} s; a system's simulation starts at t = 0 (its time functions are of t from 0)"
-            ));
+        if !time.is_finite() {
+            return Err(format!("the start time {time} s is not finite"));
         }
         let (p, i, o) = self.ranges();
         let same = |r: &Running| r.params.iter().zip(&v[p.clone()]).all(|(a, b)| a.to_bits() == b.to_bits());
@@ -54,6 +53,8 @@ impl Engine for SystemEngine {
             self.run = Some(Running::build(&self.dir, &self.manifest, &v[p])?);
         }
         let Some(run) = self.run.as_mut() else { return Err("the system is not built".into()) };
+        // The experiment's start time: the solver's grid and the time functions start there.
+        run.start_at(time)?;
         run.set_inputs(&self.manifest, &v[i])?;
         let (_, out) = v.split_at_mut(o.start);
         run.outputs(out)
@@ -102,12 +103,14 @@ impl Engine for SystemEngine {
     fn save(&mut self) -> Result<Vec<u8>, String> {
         let Some(run) = self.run.as_mut() else { return Ok(Vec::new()) };
         let sim = run.sim.save_state().map_err(|e| e.to_string())?;
-        let mut out = Vec::with_capacity(24 + 8 * run.params.len() + sim.len());
+        let mut out = Vec::with_capacity(32 + 8 * run.params.len() + sim.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(run.params.len() as u64).to_le_bytes());
         for p in &run.params {
             out.extend_from_slice(&p.to_le_bytes());
         }
+        // The time the solver's grid is shifted by (start time, shortened steps).
+        out.extend_from_slice(&run.sim.time_shift().to_le_bytes());
         out.extend_from_slice(&(sim.len() as u64).to_le_bytes());
         out.extend_from_slice(&sim);
         Ok(out)
@@ -136,7 +139,11 @@ impl Engine for SystemEngine {
             return Err(format!("the system state has {} parameters, this FMU {n}", word(8)?));
         }
         let params = (0..n).map(|k| word(16 + 8 * k).map(f64::from_bits)).collect::<Result<Vec<_>, _>>()?;
-        let at = 16 + 8 * n;
+        let shift = f64::from_bits(word(16 + 8 * n)?);
+        if !shift.is_finite() {
+            return Err("the system state's time shift is not finite".into());
+        }
+        let at = 24 + 8 * n;
         let len = word(at)?;
         if len != (bytes.len() - at - 8) as u64 {
             return Err(format!("the system state has {} bytes for a simulation of {len}", bytes.len()));
@@ -153,6 +160,7 @@ impl Engine for SystemEngine {
             self.run = None;
             return Err(e.to_string());
         }
+        run.sim.set_time_shift(shift);
         run.forget_inputs();
         // A request to end the run seen after the saved state is not in it.
         run.stopped = None;

@@ -318,16 +318,21 @@ fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
 
 /// One step of `sim` with its switches located (module doc).
 pub(crate) fn step_located(sim: &mut Simulator) -> Result<()> {
+    step_located_by(sim, sim.step_size())
+}
+
+/// [`step_located`] of length `step` (T, or a shortened step of the system FMU).
+pub(crate) fn step_located_by(sim: &mut Simulator, step: f64) -> Result<()> {
     let Some(mut ev) = sim.events.take() else {
-        return sim.span(sim.time(), sim.step_size(), true);
+        return sim.span(sim.time(), step, true);
     };
-    let r = located(sim, &mut ev);
+    let r = located(sim, &mut ev, step);
     sim.events = Some(ev);
     r
 }
 
-fn located(sim: &mut Simulator, ev: &mut Events) -> Result<()> {
-    let (t0, step, k, par) = (sim.time(), sim.step_size(), sim.k, sim.is_parallel());
+fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
+    let (t0, k, par) = (sim.time(), sim.k, sim.is_parallel());
     if ev.at_k != Some(k) {
         ev.eval(&sim.sched, &sim.x, t0, true, par);
     }
