@@ -516,8 +516,13 @@ fn outputs_declare_the_inputs_they_depend_on() {
     // FMI 3.0: value references; the brake's outputs (w_brake 7, tau_brake 8) depend on no input.
     assert!(dt3.contains(r#"<Output valueReference="7" dependencies=""/>"#), "{dt3}");
     assert!(dt3.contains(r#"<Output valueReference="8" dependencies=""/>"#), "{dt3}");
-    // and the gear's speed depends on the motor torque input (value reference 2).
-    assert!(dt3.contains(r#"<Output valueReference="4" dependencies="2"/>"#), "{dt3}");
+    // The gear's speed is a state: no input; its mode "over the next step" depends on the
+    // motor torque input (value reference 2).
+    assert!(dt3.contains(r#"<Output valueReference="4" dependencies=""/>"#), "{dt3}");
+    assert!(dt3.contains(r#"<Output valueReference="5" dependencies="2"/>"#), "{dt3}");
+    // At initialization the parameter F_brake (value reference 1) counts too.
+    assert!(dt3.contains(r#"<InitialUnknown valueReference="5" dependencies="1 2"/>"#), "{dt3}");
+    assert!(dt3.contains(r#"<InitialUnknown valueReference="4" dependencies="1"/>"#), "{dt3}");
 }
 
 /// The declared independence is true: in every example with inputs, at the start and after

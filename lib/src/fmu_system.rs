@@ -586,6 +586,14 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str, feedthr
         })
         .collect();
     let tool = concat!("stiction ", env!("CARGO_PKG_VERSION"));
+    let dependencies: Vec<(u32, Vec<u32>)> = feedthrough
+        .iter()
+        .enumerate()
+        .filter_map(|(k, d)| {
+            let d = d.as_ref()?;
+            Some(((m.first_output() + k) as u32, d.iter().map(|&i| (m.first_input() + i) as u32).collect()))
+        })
+        .collect();
     Description {
         version,
         interfaces: Interfaces { model_exchange: false, co_simulation: true },
@@ -614,12 +622,13 @@ pub fn model_description(m: &Manifest, version: FmiVersion, token: &str, feedthr
         variables,
         derivatives: Vec::new(),
         indicators: Vec::new(),
-        dependencies: feedthrough
-            .iter()
-            .enumerate()
-            .filter_map(|(k, d)| {
-                let d = d.as_ref()?;
-                Some(((m.first_output() + k) as u32, d.iter().map(|&i| (m.first_input() + i) as u32).collect()))
+        dependencies: dependencies.clone(),
+        // At initialization an output also depends on the parameters (exact start values).
+        initial_dependencies: dependencies
+            .into_iter()
+            .map(|(o, mut d)| {
+                d.splice(0..0, (1..m.first_input()).map(|p| p as u32));
+                (o, d)
             })
             .collect(),
     }

@@ -200,6 +200,7 @@ impl Export {
                     .map(|(vr, _)| (vr as u32, Vec::new()))
                     .collect()
             },
+            initial_dependencies: Vec::new(),
         }
     }
 

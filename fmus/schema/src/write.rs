@@ -65,6 +65,11 @@ pub struct Description<'a> {
     /// written as the `dependencies` of `<Outputs>` (FMI 2.0) / `<Output>` (FMI 3.0). An
     /// output not listed has no attribute, which FMI reads as "depends on every input".
     pub dependencies: Vec<(u32, Vec<u32>)>,
+    /// The initial unknowns whose dependencies at initialization are known: value reference
+    /// → the inputs and exact-start variables (parameters) it depends on, written as the
+    /// `dependencies` of `<InitialUnknowns>` (FMI 2.0) / `<InitialUnknown>` (FMI 3.0); one not
+    /// listed has no attribute (it depends on all of them).
+    pub initial_dependencies: Vec<(u32, Vec<u32>)>,
 }
 
 /// Escape text for an XML attribute.
@@ -315,7 +320,19 @@ impl Description<'_> {
             out.push_str("    </Outputs>\n");
         }
         section(out, "Derivatives", self.derivatives.iter().filter_map(|&vr| index(vr)).collect());
-        section(out, "InitialUnknowns", (0..n).filter(|&k| self.initial_unknown(k)).map(|k| k + 1).collect());
+        let initial: Vec<usize> = (0..n).filter(|&k| self.initial_unknown(k)).collect();
+        if !initial.is_empty() {
+            out.push_str("    <InitialUnknowns>\n");
+            for k in initial {
+                let _ = write!(out, "      <Unknown index=\"{}\"", k + 1);
+                if let Some((_, deps)) = self.initial_dependencies.iter().find(|(vr, _)| *vr == self.variables[k].vr) {
+                    let idx: Vec<String> = deps.iter().filter_map(|&vr| index(vr)).map(|i| i.to_string()).collect();
+                    let _ = write!(out, " dependencies=\"{}\"", idx.join(" "));
+                }
+                out.push_str("/>\n");
+            }
+            out.push_str("    </InitialUnknowns>\n");
+        }
         out.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
     }
 
@@ -344,7 +361,11 @@ impl Description<'_> {
         ];
         for (tag, vrs) in sections {
             for vr in vrs {
-                let deps = self.dependencies.iter().find(|(o, _)| *o == vr).filter(|_| tag == "Output");
+                let deps = match tag {
+                    "Output" => self.dependencies.iter().find(|(o, _)| *o == vr),
+                    "InitialUnknown" => self.initial_dependencies.iter().find(|(o, _)| *o == vr),
+                    _ => None,
+                };
                 match deps {
                     Some((_, d)) => {
                         let d: Vec<String> = d.iter().map(u32::to_string).collect();
@@ -487,6 +508,7 @@ mod tests {
                 derivatives: vec![4],
                 indicators: vec![6],
                 dependencies: Vec::new(),
+                initial_dependencies: Vec::new(),
             };
             let md = ModelDescription::parse(&d.to_xml()).unwrap_or_else(|e| panic!("{version:?}: {e}"));
             assert_eq!(md.version, version);

@@ -6,8 +6,10 @@
 //! An output row is the probe (20) at the current state with the inputs as now held:
 //! - a state (`comp.state[i]`) depends on no input;
 //! - an impedance's signal depends on what its own time functions read;
-//! - an admittance's signal on what its own time functions read and on the forces of the
-//!   impedances attached to its ports (Φ), so on what they read;
+//! - an admittance's signal of its state alone (a position, a velocity:
+//!   [`crate::SignalInfo::state`]) on no input; its other signals on what its own time
+//!   functions read and on the forces of the impedances attached to its ports (Φ), so on
+//!   what they read;
 //! - a time function that reads another component's signal reads what that component
 //!   depends on (transitively); one that reads a signal block's output, or a name that is
 //!   neither an input nor a component's signal, may read any input;
@@ -87,6 +89,9 @@ pub fn input_dependencies(
             match r.source {
                 Source::State { .. } => {}
                 Source::Imp { i, .. } => of(&s.impedance_names()[i], &mut acc),
+                // A signal of the admittance's state alone (a position, a velocity) depends
+                // on no input at the same instant.
+                Source::Adm { .. } if sim.signal_info(r).is_some_and(|x| x.state) => {}
                 Source::Adm { i, .. } => {
                     of(&s.admittance_names()[i], &mut acc);
                     for imp in sim.probe_targets(std::iter::once(r)).impedances() {
