@@ -353,8 +353,20 @@ pub fn export_system(
         3 => FmiVersion::V3,
         other => return Err(format!("fmi {other}: expected 2 or 3")),
     };
-    let shown = system.display().to_string();
     let document = crate::pipeline::Document::read(system).map_err(|e| e.to_string())?;
+    export_document(&document, version, params, library, out)
+}
+
+/// [`export_system`] of a document already read (the SSP export hands it a network it
+/// derived from the file: the signal blocks taken out).
+pub fn export_document(
+    document: &crate::pipeline::Document,
+    version: FmiVersion,
+    params: &[String],
+    library: impl FnOnce() -> Result<PathBuf, String>,
+    out: &Path,
+) -> Result<(String, String), String> {
+    let shown = document.file.display().to_string();
     // An FMU-only system ("fmus") goes in as the network of signal blocks the engine runs it
     // as (stiction_fmi_master::translate); the paths of --param are then that network's.
     let doc: Value = document.network_value().map_err(|e| match document.dialect {
@@ -432,7 +444,7 @@ pub fn export_system(
         }
     }
     // The system and the files it names.
-    let base = crate::set::base_dir(system);
+    let base = document.base_dir.clone();
     let mut rewritten = doc.clone();
     let mut g = Gather { base: &base, files: Vec::new() };
     g.walk(&mut rewritten, "").map_err(|e| format!("{shown}: {}", e.trim_start_matches('.')))?;

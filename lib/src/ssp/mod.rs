@@ -24,8 +24,9 @@
 //!
 //! What does not map is refused naming the element: parameter mappings, signal dictionaries,
 //! a boolean or integer mapping transformation, a connection offset, units of different
-//! dimensions without `suppressUnitConversion`, a start time other than 0. A top-level input
-//! connector gives no value (the FMU inputs it feeds keep their start values).
+//! dimensions without `suppressUnitConversion`, a start time other than 0. A value bound to a top-level input
+//! connector (a system-level `ssd:ParameterBinding` of its name, as OMSimulator reads it) is
+//! the start value of the FMU inputs it feeds; without one they keep their own.
 
 mod write;
 pub use write::export;
@@ -160,10 +161,17 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
     }
     let top = child(root, "System").ok_or_else(|| refuse(file, &root, "no ssd:System"))?;
     let units = unit_table(file, root)?;
-    let mut reader =
-        Reader { file, dir, fmus: Vec::new(), systems: Vec::new(), links: Vec::new(), master: Master::default() };
+    let mut reader = Reader {
+        file,
+        dir,
+        fmus: Vec::new(),
+        systems: Vec::new(),
+        links: Vec::new(),
+        master: Master::default(),
+        inputs: Vec::new(),
+    };
     reader.system(top, String::new())?;
-    let Reader { fmus, systems, links, master: annotated, .. } = reader;
+    let Reader { mut fmus, systems, links, master: annotated, inputs: top_inputs, .. } = reader;
 
     // DefaultExperiment.
     let experiment = child(root, "DefaultExperiment");
@@ -251,9 +259,35 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
             }
         }
     }
-    // A top-level input connector has no source here (a system run on its own has no
-    // environment): the FMU inputs it feeds keep their start values, as in OMSimulator. The
-    // walk above starts from FMU outputs only, so those connections are left out.
+    // A value bound to a top-level input connector is the start value of every FMU input it
+    // feeds (through nested systems, times the connections' factors).
+    for (name, x) in &top_inputs {
+        let mut stack: Vec<(End, f64)> = vec![(End { sys: 0, element: None, connector: name.clone() }, *x)];
+        let mut seen = 0usize;
+        while let Some((end, value)) = stack.pop() {
+            seen += 1;
+            if seen > 10_000 {
+                return Err(Error::invalid(
+                    "SystemStructure.ssd",
+                    format!("input '{name}': the connections form a cycle"),
+                )
+                .in_file(file));
+            }
+            let through = as_system_end(&end).unwrap_or(end);
+            for &n in feeds.get(&through).into_iter().flatten() {
+                let l = &links[n];
+                match leaf(&systems, &l.to) {
+                    Some((j, input)) => {
+                        fmus[j].parameters.insert(input.to_string(), json!(value * l.gain));
+                    }
+                    None => stack.push((l.to.clone(), value * l.gain)),
+                }
+            }
+        }
+    }
+    // Otherwise a top-level input connector has no source here (a system run on its own has
+    // no environment): the FMU inputs it feeds keep their start values. The walk above starts
+    // from FMU outputs only, so those connections are left out.
     // The FMUs' model descriptions: their outputs (the columns when the system declares no
     // output connector) and default steps.
     let mut default_step: Option<f64> = None;
@@ -301,6 +335,9 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
     if !outputs.is_empty() {
         value["output"] = json!({"signals": outputs});
     }
+    if let Some(i) = annotated.interval {
+        value["output"]["interval"] = json!(i);
+    }
     Ok(Ssp { value })
 }
 
@@ -313,6 +350,8 @@ struct Reader<'a, 'i, 'f> {
     links: Vec<Link<'a, 'i>>,
     /// The master the top system's annotations ask for.
     master: Master,
+    /// Values bound to the top system's input connectors.
+    inputs: Vec<(String, f64)>,
 }
 
 impl<'a, 'i> Reader<'a, 'i, '_> {
@@ -366,6 +405,15 @@ impl<'a, 'i> Reader<'a, 'i, '_> {
         // A system's bindings name its components' variables as `component.variable`.
         for b in bindings {
             for (name, prefix, value, at) in parameter_values(file, self.dir, b)? {
+                // A value of one of the top system's input connectors: what it feeds starts there.
+                let own = self.systems[me].connectors.get(&name).is_some_and(|(kind, _)| kind == "input");
+                if me == 0 && own {
+                    let x = value
+                        .as_f64()
+                        .ok_or_else(|| refuse(file, &at, format!("input '{name}': expected a number")))?;
+                    self.inputs.push((name.clone(), x));
+                    continue;
+                }
                 // The name as written (OMSimulator's reading), else with the prefix before it.
                 let found = [name.clone(), format!("{prefix}{name}")].into_iter().find_map(|n| {
                     let (el, var) = n.split_once('.')?;
@@ -580,6 +628,8 @@ fn ssv_values(file: &str, set: Node) -> Result<Vec<(String, Value)>, Error> {
 #[derive(Default)]
 struct Master {
     step: Option<f64>,
+    /// The result rows' interval (stiction's annotation).
+    interval: Option<f64>,
     algorithm: Option<String>,
     order: Vec<String>,
 }
@@ -610,6 +660,9 @@ fn master_of(file: &str, annotations: Node) -> Result<Master, Error> {
                     Some(a) => {
                         return Err(refuse(file, &n, format!("algorithm '{a}': expected jacobi or gauss-seidel")))
                     }
+                }
+                if let Some(i) = number(file, &n, "interval")? {
+                    m.interval = Some(i);
                 }
                 if let Some(o) = n.attribute("order") {
                     m.order = o.split_whitespace().map(str::to_string).collect();
