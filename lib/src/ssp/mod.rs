@@ -306,7 +306,9 @@ pub fn translate(ssd: &str, file: &str, dir: &Path) -> Result<Ssp, Error> {
             every_output.insert(name.clone(), json!(name));
         }
     }
-    if outputs.is_empty() {
+    if !annotated.columns.is_empty() {
+        outputs = annotated.columns.iter().map(|(l, x)| (l.clone(), json!(x))).collect();
+    } else if outputs.is_empty() {
         outputs = every_output;
     }
     // The communication step: the annotation's, else the FMUs' smallest default step.
@@ -630,6 +632,8 @@ struct Master {
     step: Option<f64>,
     /// The result rows' interval (stiction's annotation).
     interval: Option<f64>,
+    /// Result columns (label, `component.variable`) (stiction's annotation).
+    columns: Vec<(String, String)>,
     algorithm: Option<String>,
     order: Vec<String>,
 }
@@ -659,6 +663,12 @@ fn master_of(file: &str, annotations: Node) -> Result<Master, Error> {
                     Some(a @ ("jacobi" | "gauss-seidel")) => m.algorithm = Some(a.to_string()),
                     Some(a) => {
                         return Err(refuse(file, &n, format!("algorithm '{a}': expected jacobi or gauss-seidel")))
+                    }
+                }
+                for c in children(n, "Column") {
+                    match (c.attribute("label"), c.attribute("signal")) {
+                        (Some(l), Some(x)) => m.columns.push((l.to_string(), x.to_string())),
+                        _ => return Err(refuse(file, &c, "expected label and signal")),
                     }
                 }
                 if let Some(i) = number(file, &n, "interval")? {

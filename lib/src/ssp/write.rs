@@ -4,7 +4,8 @@
 //! - An FMU-only system (`"fmus"`, or an .ssp read back): each FMU is a component of its own
 //!   (`resources/NAME.fmu`), its start values an `.ssv` (`resources/NAME.ssv`), each
 //!   connection an `ssd:Connection` (a gain as `ssc:LinearTransformation`); the result
-//!   columns are output connectors of the system.
+//!   columns go into stiction's annotation (connections run between components only, which
+//!   libcosim requires).
 //! - A network (`"components"`): the system FMU of `stiction fmu export` of the network
 //!   without its Co-Simulation signal blocks, its inputs and outputs as the system's
 //!   connectors, the system's `"parameters"` as an `.ssv`; each such block a component of
@@ -63,6 +64,9 @@ struct Structure {
     interval: Option<f64>,
     /// The start values of the system's inputs (bound to its input connectors).
     input_starts: Vec<(String, f64)>,
+    /// Result columns (label, `component.variable`) of an FMU-only system, in stiction's
+    /// annotation.
+    columns: Vec<(String, String)>,
     /// stiction's master: algorithm and order.
     algorithm: String,
     order: Vec<String>,
@@ -167,27 +171,16 @@ fn fmu_only(doc: &Document, shown: &str, files: &mut Vec<Entry>) -> Result<Struc
         };
         connections.push((end("from")?, end("to")?, c["gain"].as_f64().unwrap_or(1.0)));
     }
-    // The result columns as output connectors of the system.
-    let mut connectors = Vec::new();
-    for (label, signal) in v["output"]["signals"].as_object().into_iter().flatten() {
-        let Some((e, var)) = signal.as_str().and_then(|s| s.split_once('.')) else { continue };
-        let Some(src) =
-            components.iter().find(|c| c.name == e).and_then(|c| c.connectors.iter().find(|k| k.name == var))
-        else {
-            continue;
-        };
-        if label.contains('.') {
-            continue;
-        }
-        connectors.push(Connector {
-            name: label.clone(),
-            kind: "output",
-            ty: src.ty,
-            unit: src.unit.clone(),
-            description: None,
-        });
-        connections.push(((Some(e.to_string()), var.to_string()), (None, label.clone()), 1.0));
-    }
+    // The result columns go into stiction's annotation, not the SSD's connectors: an FMU-only
+    // system has no interface of its own, and readers such as libcosim take connections
+    // between components only.
+    let columns: Vec<(String, String)> = v["output"]["signals"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(label, signal)| Some((label.clone(), signal.as_str()?.to_string())))
+        .collect();
+    let connectors = Vec::new();
     let order =
         master["order"].as_array().into_iter().flatten().filter_map(|o| o.as_str().map(str::to_string)).collect();
     Ok(Structure {
@@ -199,6 +192,7 @@ fn fmu_only(doc: &Document, shown: &str, files: &mut Vec<Entry>) -> Result<Struc
         stop: master["stop_time"].as_f64().ok_or_else(|| format!("{shown}: master.stop_time: missing"))?,
         interval: v["output"]["interval"].as_f64(),
         input_starts: Vec::new(),
+        columns,
         algorithm: master["algorithm"].as_str().unwrap_or("jacobi").to_string(),
         order,
     })
@@ -321,6 +315,7 @@ fn network(
         stop,
         interval: has_blocks.then(|| (loaded.interval / step).round().max(1.0) * step),
         input_starts,
+        columns: Vec::new(),
         algorithm: "jacobi".into(),
         order: Vec::new(),
     })
@@ -638,9 +633,14 @@ fn ssd(st: &Structure) -> String {
         order += &format!(" interval=\"{}\"", number(i));
     }
     s += &format!(
-        "    <ssd:Annotations>\n      <ssc:Annotation type=\"org.openmodelica\">\n        <oms:Annotations>\n          <oms:SimulationInformation>\n            <oms:FixedStepMaster description=\"oms-ma\" stepSize=\"{step}\" absoluteTolerance=\"0.0001\" relativeTolerance=\"0.0001\"/>\n          </oms:SimulationInformation>\n        </oms:Annotations>\n      </ssc:Annotation>\n      <ssc:Annotation type=\"org.stiction\">\n        <Master step=\"{step}\" algorithm=\"{}\"{order}/>\n      </ssc:Annotation>\n    </ssd:Annotations>\n",
+        "    <ssd:Annotations>\n      <ssc:Annotation type=\"org.openmodelica\">\n        <oms:Annotations>\n          <oms:SimulationInformation>\n            <oms:FixedStepMaster description=\"oms-ma\" stepSize=\"{step}\" absoluteTolerance=\"0.0001\" relativeTolerance=\"0.0001\"/>\n          </oms:SimulationInformation>\n        </oms:Annotations>\n      </ssc:Annotation>\n      <ssc:Annotation type=\"org.stiction\">\n        <Master step=\"{step}\" algorithm=\"{}\"{order}>{columns}</Master>\n      </ssc:Annotation>\n    </ssd:Annotations>\n",
         escape(&st.algorithm),
-        step = number(st.step)
+        step = number(st.step),
+        columns = st
+            .columns
+            .iter()
+            .map(|(l, x)| format!("<Column label=\"{}\" signal=\"{}\"/>", escape(l), escape(x)))
+            .collect::<String>()
     );
     s += "  </ssd:System>\n";
     if !used.is_empty() {
