@@ -120,6 +120,11 @@ fn an_fmu_only_system_round_trips_through_ssp() {
     let direct = run_csv(&system, &dir.path().join("direct.csv"), &[]);
     let back = run_csv(&ssp, &dir.path().join("back.csv"), &[]);
     assert_eq!(direct, back, "the .ssp reads back to another run");
+    // Unpacked, its SystemStructure.ssd with the files beside it reads the same.
+    let unpacked = dir.path().join("unpacked");
+    zip::ZipArchive::new(std::fs::File::open(&ssp).unwrap()).unwrap().extract(&unpacked).unwrap();
+    let from_ssd = run_csv(&unpacked.join("SystemStructure.ssd"), &dir.path().join("ssd.csv"), &[]);
+    assert_eq!(direct, from_ssd, "the unpacked SSD reads back to another run");
     // `check` describes it as the same network of signal blocks.
     let o = cli(&["check", ssp.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout);

@@ -60,8 +60,8 @@ pub enum Dialect {
     FmuOnly,
     /// One FMU simulated on its own (`X.fmu`), as `fmpy simulate` does.
     Fmu,
-    /// An SSP package (`X.ssp`): its SystemStructure.ssd read into an FMU-only system
-    /// ([`crate::ssp`]).
+    /// An SSP package (`X.ssp`), or an unpacked one's `SystemStructure.ssd` with its files
+    /// beside it: the SSD read into an FMU-only system ([`crate::ssp`]).
     Ssp,
 }
 
@@ -71,6 +71,7 @@ impl Dialect {
         match text {
             None if is_fmu_path(path) => Dialect::Fmu,
             None if is_ssp_path(path) => Dialect::Ssp,
+            Some(_) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ssd")) => Dialect::Ssp,
             Some(t) if is_fmu_system(t) => Dialect::FmuOnly,
             _ => Dialect::Network,
         }
@@ -139,6 +140,10 @@ impl Source {
         let body =
             match (dialect, self.text) {
                 (Dialect::Fmu, _) => Body::Fmu(fmu_system_value(&self.path, fmu)?),
+                (Dialect::Ssp, Some(text)) => {
+                    let shown = self.path.display().to_string();
+                    Body::Fmus(crate::ssp::translate(&text, &shown, &base_dir)?.value)
+                }
                 (Dialect::Ssp, _) => {
                     let shown = self.path.display().to_string();
                     let p = stiction_fmi_schema::Package::open(&self.path, &shown)

@@ -44,9 +44,9 @@ pub struct Ssp {
     pub value: Value,
 }
 
-/// The namespaces of SSP 1.0 and 2.0 (both use the `SSP1` URIs) and the annotation types
-/// read here.
-const SSP_NAMESPACE: &str = "http://ssp-standard.org/SSP1/";
+/// The start of the namespaces of SSP 1.0 (`…/SSP1/…`, which SSP 2.0 files use too) and of
+/// a later version's (`…/SSP2/…`), and the annotation types read here.
+const SSP_NAMESPACE: &str = "http://ssp-standard.org/SSP";
 const OMS_ANNOTATION: &str = "org.openmodelica";
 const STICTION_ANNOTATION: &str = "org.stiction";
 
