@@ -34,6 +34,14 @@ fn a_zip_that_is_not_named_fmu_is_said_to_be_a_zip() {
     assert_eq!(source.dialect(), Dialect::Ssp);
     let e = source.document(&Default::default()).err().expect("refused").to_string();
     assert!(e.contains("system.ssp") && e.contains("not a valid SSP"), "{e}");
+    // Bytes that are neither text nor a zip say so.
+    let bin = dir.path().join("noise.json");
+    std::fs::write(&bin, [0xffu8, 0xfe, 0x00, 0x81, 0x92]).unwrap();
+    let e = Source::read(&bin).err().expect("refused").to_string();
+    assert!(
+        e.contains("noise.json") && e.contains("neither a JSON system file") && e.contains("nor a zip archive"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -375,8 +375,8 @@ impl Simulator {
     /// One step of length `h` shorter than T (0 < h < T), counted as a step: the stages of
     /// (13) with the stage sizes τ of h, switches located as in a step of T; time goes on
     /// from t + h (the shift grows by h − T). A Co-Simulation master's communication point
-    /// between two solver steps is reached this way (the system FMU). A system with signal
-    /// blocks is refused (the blocks step on their own grid of T).
+    /// between two solver steps is reached this way (the system FMU). Signal blocks advance
+    /// by h too; one that cannot take a variable step is refused, named.
     pub fn step_short(&mut self, h: f64) -> Result<()> {
         if !(h > 0.0 && h < self.step) {
             return Err(Error::Invalid {
@@ -384,17 +384,27 @@ impl Simulator {
                 message: format!("a shortened step of {h} s is not in (0, T = {} s)", self.step),
             });
         }
-        if !self.sched.blocks.is_empty() {
+        let fixed: Vec<&str> = (0..self.sched.blocks.len())
+            .filter(|&b| !self.sched.blocks[b].variable_step())
+            .map(|b| self.sched.block_names[b].as_str())
+            .collect();
+        if !fixed.is_empty() {
             return Err(Error::Invalid {
                 path: "step".into(),
                 message: format!(
-                    "a step of {h} s, shorter than T = {} s: a system with signal blocks steps only whole steps of T",
-                    self.step
+                    "a step of {h} s, shorter than T = {} s: the signal blocks {} advance by whole steps of T only \
+                     (canHandleVariableCommunicationStepSize is false)",
+                    self.step,
+                    fixed.join(", ")
                 ),
             });
         }
         if !self.bus.is_empty() {
-            self.begin_step()?;
+            // The blocks advance by h too.
+            self.bus.short = Some(h);
+            let begun = self.begin_step();
+            self.bus.short = None;
+            begun?;
         }
         let stepped =
             if self.events.is_some() { events::step_located_by(self, h) } else { self.span(self.time(), h, true) };

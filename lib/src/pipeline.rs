@@ -109,6 +109,10 @@ impl Source {
                     error.kind(),
                     "a zip archive, not a JSON system file (an FMU is read when its name ends in .fmu, an SSP in .ssp)",
                 ),
+                std::io::ErrorKind::InvalidData => std::io::Error::new(
+                    error.kind(),
+                    format!("neither a JSON system file (it is not UTF-8 text: {error}) nor a zip archive (an .fmu, an .ssp)"),
+                ),
                 _ => error,
             };
             Error::Io { path: path.display().to_string(), error }

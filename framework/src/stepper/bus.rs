@@ -179,6 +179,9 @@ pub(crate) struct Bus {
     /// every block can advance by a shorter step: (the step count k after the shortened last
     /// step, the stop time it ends at, its length).
     pub(crate) end: Option<(u64, f64, f64)>,
+    /// The length of the step being taken when it is shorter than T
+    /// ([`Simulator::step_short`]): the blocks advance by it.
+    pub(crate) short: Option<f64>,
     /// While wiring: the signal connections to Model Exchange signal blocks' inputs.
     feeds: Vec<Feed>,
     /// Zeros for the rate and forces a state signal's probe does not read.
@@ -692,8 +695,9 @@ impl Simulator {
     /// and publishes its outputs.
     fn exchange_blocks(&mut self) -> Result<()> {
         let t = self.time();
-        let h = match self.bus.end {
-            Some((k, _, last)) if self.k + 1 == k => last,
+        let h = match (self.bus.short, self.bus.end) {
+            (Some(h), _) => h,
+            (None, Some((k, _, last))) if self.k + 1 == k => last,
             _ => self.step,
         };
         let parallel = self.threads > 1;
