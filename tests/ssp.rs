@@ -597,3 +597,56 @@ fn an_exported_ssp_runs_in_libcosim() {
     assert!(last[h.iter().position(|x| x == "v").unwrap()] > 1.0, "the gear slides");
     assert!(worst <= 1e-12, "{worst:e}");
 }
+
+/// A container FMU that FMU Manipulation Toolbox (PyPI) builds from the gear and friction FMUs
+/// with its default ports (every output exposed, the unconnected input exposed) runs in `stiction run X.fmu` and comes to rest at the angle of
+/// the FMU-only example under the Jacobi master, to the bit.
+#[test]
+fn a_container_from_fmu_manipulation_toolbox_runs_alone() {
+    let (gear, contact) = element_fmus();
+    let python = common::python_venv("fmu-toolbox-venv", &["fmu-manipulation-toolbox==2.0"], |py| {
+        py.is_file()
+            && Command::new(py).args(["-c", "import fmu_manipulation_toolbox"]).status().is_ok_and(|s| s.success())
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&gear, dir.path().join("gear.fmu")).unwrap();
+    std::fs::copy(&contact, dir.path().join("friction.fmu")).unwrap();
+    std::fs::write(
+        dir.path().join("c.csv"),
+        "rule;from_fmu;from_port;to_fmu;to_port\nFMU;gear.fmu;;;\nFMU;friction.fmu;;;\n\
+         LINK;gear.fmu;v;friction.fmu;v\nLINK;friction.fmu;f;gear.fmu;fv\nSTART;gear.fmu;fu;3;\n\
+         START;gear.fmu;v;2;\nSTART;gear.fmu;gamma_v;0.5;\nSTART;friction.fmu;F;5;\nSTART;friction.fmu;D;4;\n",
+    )
+    .unwrap();
+    let tool = python.with_file_name("fmucontainer");
+    let o = Command::new(&tool)
+        .args(["-container", "c.csv:0.001", "-fmu-directory", "."])
+        .current_dir(dir.path())
+        .output()
+        .expect("fmucontainer runs");
+    assert!(o.status.success(), "fmucontainer: {}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.path().join("container.csv");
+    let o = cli(&[
+        "run",
+        dir.path().join("c.fmu").to_str().unwrap(),
+        "--stop-time",
+        "1",
+        "--step",
+        "0.001",
+        "-o",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (h, rows) = read_csv(&out);
+    let example_run = dir.path().join("example.csv");
+    // The container steps its FMUs from the values of the last communication point: the
+    // example's Jacobi form.
+    run_csv(&example("fmu_only_gear_contact.json"), &example_run, &["--set", "master.algorithm=jacobi"]);
+    let (eh, erows) = read_csv(&example_run);
+    let q = rows.last().unwrap()[h.iter().position(|x| x == "q").unwrap()];
+    let q_example = erows.last().unwrap()[eh.iter().position(|x| x == "q").unwrap()];
+    eprintln!("container of FMU Manipulation Toolbox: q(1 s) = {q}, the example's {q_example}");
+    assert_eq!(q.to_bits(), q_example.to_bits());
+    assert!(h.iter().any(|x| x == "stuck"));
+}
