@@ -71,10 +71,13 @@ fn declare_feedthrough(xml: String, output: &str, input: &str) -> String {
         xml[comment + 11..].split_whitespace().next().unwrap().parse().unwrap()
     };
     let (o, i) = (index(output), index(input));
+    // The exporter writes `<Unknown index="o" dependencies=""/>` for a Co-Simulation output
+    // (it depends on no input at the same instant): replace the whole entry.
     let outputs = xml.find("<Outputs>").unwrap();
-    let entry = format!("<Unknown index=\"{o}\"/>");
-    let at = outputs + xml[outputs..].find(&entry).unwrap();
-    format!("{}<Unknown index=\"{o}\" dependencies=\"{i}\"/>{}", &xml[..at], &xml[at + entry.len()..])
+    let start = format!("<Unknown index=\"{o}\"");
+    let at = outputs + xml[outputs..].find(&start).unwrap();
+    let end = at + xml[at..].find("/>").unwrap() + 2;
+    format!("{}<Unknown index=\"{o}\" dependencies=\"{i}\"/>{}", &xml[..at], &xml[end..])
 }
 
 fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
@@ -452,11 +455,18 @@ fn algebraic_loops_are_solved_by_fixed_point_iteration_with_rollback() {
     let (g3, c3) = (export(d, "gear", "3", &[]), export(d, "friction", "3", &[]));
     let (g3e, c3e) = (d.join("gear3-ft.fmu"), d.join("contact3-ft.fmu"));
     // Value references: gear fv 11, v 13; contact v 10, f 11.
+    // (The exporter declares dependencies="" on every Co-Simulation output.)
     edit_description(&g3, &g3e, |x| {
-        x.replace("<Output valueReference=\"13\"/>", "<Output valueReference=\"13\" dependencies=\"11\"/>")
+        x.replace(
+            "<Output valueReference=\"13\" dependencies=\"\"/>",
+            "<Output valueReference=\"13\" dependencies=\"11\"/>",
+        )
     });
     edit_description(&c3, &c3e, |x| {
-        x.replace("<Output valueReference=\"11\"/>", "<Output valueReference=\"11\" dependencies=\"10\"/>")
+        x.replace(
+            "<Output valueReference=\"11\" dependencies=\"\"/>",
+            "<Output valueReference=\"11\" dependencies=\"10\"/>",
+        )
     });
     let (rec3, sys3) = run(d, "loop3.json", &gear_and_contact(&g3e, &c3e, "gauss-seidel", h), 1);
     assert_eq!(sys3.loop_count(), 1);
