@@ -290,7 +290,10 @@ pub fn install_fmu(name: &str, build: impl FnOnce(&Path) -> PathBuf) -> PathBuf 
     std::fs::create_dir_all(dest.parent().expect("target/fmu")).expect("create target/fmu");
     let dir = tempfile::tempdir_in(root.join("target")).expect("scratch directory under target/");
     let built = build(dir.path());
-    let tmp = dest.with_extension(format!("fmu.{}", std::process::id()));
+    // One temporary name per call: tests of one binary install the same FMU on several threads.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dest.with_extension(format!("fmu.{}.{call}", std::process::id()));
     std::fs::copy(&built, &tmp).expect("copy the built FMU");
     std::fs::rename(&tmp, &dest).expect("rename the built FMU");
     dest
