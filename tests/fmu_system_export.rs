@@ -564,7 +564,10 @@ fn an_output_that_lists_no_input_does_not_change_with_it() {
     use stiction::framework::output::feedthrough::input_dependencies;
     use stiction::framework::TimeFunction;
     let (mut checked, mut moved) = (0, 0);
-    for name in ["drivetrain_worm_brake", "pi_gear_hold", "two_link_arm_torque_inputs", "two_link_pd_fricK"] {
+    common::install_fmu("PIController.fmu", pi_controller::build);
+    for name in
+        ["drivetrain_worm_brake", "pi_gear_hold", "fmu_pi_gear_hold", "two_link_arm_torque_inputs", "two_link_pd_fricK"]
+    {
         let system = stiction::load(example(&format!("{name}.json"))).unwrap();
         let wires: Vec<(String, String)> = system.wires.iter().map(|w| (w.name.clone(), w.path.clone())).collect();
         let inputs: Vec<(String, f64)> = system.inputs.iter().map(|(n, s)| (n.clone(), s.start)).collect();

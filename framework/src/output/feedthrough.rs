@@ -11,9 +11,11 @@
 //!   functions read and on the forces of the impedances attached to its ports (Φ), so on
 //!   what they read;
 //! - a time function that reads another component's signal reads what that component
-//!   depends on (transitively); one that reads a signal block's output, or a name that is
-//!   neither an input nor a component's signal, may read any input;
-//! - a signal block's output, input or observable: not analysed here (any input).
+//!   depends on (transitively); one that reads a signal block's output reads no input (the
+//!   output is held from the step's beginning); one that reads a name that is neither an
+//!   input nor a component's signal may read any input;
+//! - a signal block's output, input or observable: no input (held from the exchange at the
+//!   step's beginning; a Model Exchange block's outputs are an admittance's signals, above).
 
 use super::signals::Source;
 use super::RunPlan;
@@ -59,9 +61,9 @@ pub fn input_dependencies(
         if let Some(k) = inputs.iter().position(|i| i == name) {
             r.inputs.insert(k);
         } else if let Some((other, _)) = name.split_once('.') {
-            if blocks.contains(other) {
-                r.any = true;
-            } else {
+            // A signal block's output is held from the step's beginning (no input reaches
+            // it at the instant); another component's signal reads what that one reads.
+            if !blocks.contains(other) {
                 edges.push((comp, other));
             }
         } else if name != "t" {
@@ -98,7 +100,11 @@ pub fn input_dependencies(
                         of(&s.impedance_names()[imp], &mut acc);
                     }
                 }
-                Source::Block { .. } | Source::BlockInput { .. } | Source::BlockVar { .. } => acc.any = true,
+                // A signal block's output, input or observable is what its last exchange at
+                // the beginning of a step left (held over the step): the probe at a
+                // communication point reads it without exchanging again, so an input set
+                // there does not reach it until the next step.
+                Source::Block { .. } | Source::BlockInput { .. } | Source::BlockVar { .. } => {}
             }
             (!acc.any).then(|| acc.inputs.into_iter().collect())
         })
