@@ -339,12 +339,22 @@ impl Schedule {
                 }
             }
         }
+        // Only a component joined to another by a scalar port can turn: the others' signal
+        // tables are not read (a network of 3-D contacts reads none).
+        let mut joined = vec![false; na + ni];
+        for x in 0..na + ni {
+            let r = root(&mut parent, x);
+            if r != x {
+                joined[x] = true;
+                joined[r] = true;
+            }
+        }
         let native = |signals: &[crate::SignalInfo]| signals.iter().any(|s| matches!(s.unit, "rad" | "rad/s"));
-        let natives: Vec<bool> = self
-            .adm
-            .iter()
-            .map(|a| native(&a.signals()))
-            .chain(self.imp.iter().map(|m| native(&m.signals())))
+        let natives: Vec<bool> = (0..na + ni)
+            .map(|x| {
+                joined[x]
+                    && if x < na { native(&self.adm[x].signals()) } else { native(&self.imp[x - na].signals()) }
+            })
             .collect();
         let mut turns = vec![false; na + ni];
         for (x, &n) in natives.iter().enumerate() {
