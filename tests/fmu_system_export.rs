@@ -504,6 +504,41 @@ fn fmu_states_save_and_restore_the_whole_simulation() {
     states_continue_bit_for_bit(&fmu, &["q", "v", "f", "stuck"], None, 300, 700);
 }
 
+/// A serialized state that is not whole or not true is refused, and the instance goes on as
+/// it was (tests/fmpy/fmpy_state_tamper.py): every cut (the 80 of 267 bytes the issue found
+/// accepted among them), one byte more, single-bit flips at deserialize; the FMU time moved by
+/// 0.01 s with the checksum made right, at set (the simulation's own time k·T + shift differs).
+#[test]
+fn a_cut_extended_or_edited_state_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("model_d_fig14.json", vec!["u", "f", "e"]),
+        ("two_link_arm_torque_inputs.json", vec!["theta0", "theta1"]),
+        ("fmu_pi_gear_hold.json", vec!["q", "v", "u"]),
+    ];
+    for (name, outputs) in cases {
+        for fmi in ["2", "3"] {
+            let fmu = dir.path().join(format!("{}-{fmi}.fmu", name.trim_end_matches(".json")));
+            if name.starts_with("fmu_") {
+                common::install_fmu("PIController.fmu", pi_controller::build);
+            }
+            export(&example(name), fmi, &[], &fmu);
+            let r = fmpy_script(
+                &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fmpy/fmpy_state_tamper.py"),
+                &json!({"fmu": fmu, "outputs": outputs, "h": 1e-2, "k1": 10, "k2": 5}),
+            );
+            let what = format!("{name} FMI {fmi}");
+            assert_eq!(r["accepted"], json!([]), "{what}: tampered states accepted: {}", r["accepted"]);
+            assert_eq!(r["time_edit_set_refused"], json!(true), "{what}: an edited FMU time was set");
+            assert_eq!(r["same"], json!(true), "{what}: a refused state changed the instance");
+            println!(
+                "{what}: {} bytes; {} cuts, 1 extension, {} bit flips refused; time edit refused at set",
+                r["bytes"], r["cuts"], r["flips"]
+            );
+        }
+    }
+}
+
 /// The FMI 2.0 and 3.0 exports of one system are different models for an importer: their
 /// GUID / instantiationToken differ (the manifest they hash names the version), and each
 /// export of the same version is the same token again.

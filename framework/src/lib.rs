@@ -53,6 +53,7 @@
 pub mod cancel;
 pub mod error;
 pub mod port;
+pub mod sealed;
 pub mod signal;
 pub mod units;
 // Components: the method tableau, what a batch sees, the two traits, ready-made batches.

@@ -834,6 +834,18 @@ impl Running {
     pub fn time(&self) -> f64 {
         self.sim.time()
     }
+
+    /// Whether the simulation is at the FMU's time `time`: its grid point k·T + shift within
+    /// the tolerance [`advance`](Self::advance) matches communication points with.
+    pub fn at_time(&self, time: f64) -> Result<(), String> {
+        let now = self.sim.time();
+        let tol = GRID_TOLERANCE * self.sim.step_size() + 4.0 * f64::EPSILON * time.abs().max(now.abs());
+        if (now - time).abs() <= tol {
+            Ok(())
+        } else {
+            Err(format!("the state's FMU time {time} s is not its simulation's time {now} s"))
+        }
+    }
 }
 
 #[cfg(test)]

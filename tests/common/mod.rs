@@ -184,7 +184,7 @@ pub fn fmpy_python() -> &'static Path {
 }
 
 /// Run `script` with the FMPy venv's Python, `request` as JSON on its standard input, and
-/// parse the JSON it prints.
+/// parse the JSON line it prints last.
 pub fn fmpy_script(script: &Path, request: &serde_json::Value) -> serde_json::Value {
     use std::io::Write;
     use std::process::Stdio;
@@ -199,8 +199,10 @@ pub fn fmpy_script(script: &Path, request: &serde_json::Value) -> serde_json::Va
     child.stdin.take().expect("stdin").write_all(request.to_string().as_bytes()).expect("write request");
     let out = child.wait_with_output().expect("python output");
     assert!(out.status.success(), "{name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad {name} answer ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    // The answer is the last line (FMPy prints the FMU's error messages before it).
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("bad {name} answer ({e}): {text}"))
 }
 
 /// CRC-32 (IEEE) of `data`, bit by bit.

@@ -450,11 +450,12 @@ pub unsafe fn deserialize(
     // SAFETY: forwarded; handles are checked.
     unsafe {
         with_instance(function, c, |i| {
-            // A state is 40 bytes of header and 8 per value, then what the engine saves (at
-            // most its own bound): refuse larger sizes unread.
-            let extra = i.model.max_saved_bytes();
-            let bound = if extra > 0 { extra.saturating_add(8) } else { 0 };
-            check_count(i, function, "size", size.saturating_sub(40).saturating_sub(bound) / 8)?;
+            // A state is its envelope, 8 bytes per value and what the engine saves (at most
+            // its own bound): refuse larger sizes unread.
+            let most = Snapshot::max_serialized(i.values.len(), i.model.max_saved_bytes());
+            if size > most {
+                return i.error(format!("{function}: {size} bytes, a state of this FMU has at most {most}"));
+            }
             let Some(data) = slice(bytes, size) else { return Err(null(i, function, "serializedState")) };
             if state.is_null() {
                 return Err(null(i, function, state_arg));

@@ -67,13 +67,27 @@ impl Snapshot {
         Snapshot { model, time, values, phase, extra }
     }
 
-    const MAGIC: &'static [u8; 8] = b"STICFMU1";
+    /// The envelope's magic and format version (stiction_framework::sealed).
+    const MAGIC: &'static [u8; 16] = b"stiction-fmu-st\0";
+    const VERSION: u32 = 2;
+    /// The body's size beyond the values and the engine's part: hash, phase, time, n, length.
+    const FIXED: usize = 4 * 8 + 8;
 
-    /// Serialized form: magic, model hash, phase, time, n, values (little endian); then,
-    /// when the engine saved anything, its length (u64) and its bytes.
+    /// The largest serialized size of a state of `n` values whose engine part is at most
+    /// `max_extra` bytes (what a deserialize call may be handed at most).
+    pub fn max_serialized(n: usize, max_extra: usize) -> usize {
+        stiction_framework::sealed::OVERHEAD
+            .saturating_add(Self::FIXED)
+            .saturating_add(n.saturating_mul(8))
+            .saturating_add(max_extra)
+    }
+
+    /// Serialized form, sealed (length and CRC-32 over everything: time, phase, values, the
+    /// engine's part): model hash, phase, time, n, values, the engine's part's length and
+    /// bytes (little endian).
     pub fn serialize(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(48 + 8 * self.values.len() + self.extra.len());
-        out.extend_from_slice(Self::MAGIC);
+        let size = Self::FIXED + 8 * self.values.len() + self.extra.len();
+        let mut out = stiction_framework::sealed::begin(Self::MAGIC, Self::VERSION, size);
         out.extend_from_slice(&crate::model::fnv1a(self.model.as_bytes(), 0).to_le_bytes());
         out.extend_from_slice(&(phase_code(self.phase)).to_le_bytes());
         out.extend_from_slice(&self.time.to_le_bytes());
@@ -81,58 +95,45 @@ impl Snapshot {
         for v in &self.values {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        if !self.extra.is_empty() {
-            out.extend_from_slice(&(self.extra.len() as u64).to_le_bytes());
-            out.extend_from_slice(&self.extra);
-        }
-        out
+        out.extend_from_slice(&(self.extra.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.extra);
+        stiction_framework::sealed::finish(out)
     }
 
-    /// Read [`serialize`](Self::serialize)'s bytes; the engine's part may be at most
-    /// `max_extra` bytes.
+    /// Read [`serialize`](Self::serialize)'s bytes: the envelope first (a cut, extended or
+    /// edited state is refused before anything is read), then every field against this
+    /// model; the engine's part may be at most `max_extra` bytes.
     pub fn deserialize(model: &ModelInfo, bytes: &[u8], max_extra: usize) -> Result<Snapshot, String> {
+        let body = stiction_framework::sealed::open("FMU state", Self::MAGIC, Self::VERSION, bytes)
+            .map_err(|e| format!("serialized FMU state: {e}"))?;
         let word = |i: usize| -> Result<[u8; 8], String> {
-            bytes
-                .get(i * 8..i * 8 + 8)
+            body.get(i * 8..i * 8 + 8)
                 .and_then(|s| s.try_into().ok())
-                .ok_or_else(|| format!("serialized FMU state is truncated ({} bytes)", bytes.len()))
+                .ok_or_else(|| format!("serialized FMU state ends early ({} bytes)", bytes.len()))
         };
-        if &word(0)? != Self::MAGIC {
-            return Err("serialized FMU state does not start with the stiction magic".into());
-        }
-        if u64::from_le_bytes(word(1)?) != crate::model::fnv1a(model.identifier.as_bytes(), 0) {
+        if u64::from_le_bytes(word(0)?) != crate::model::fnv1a(model.identifier.as_bytes(), 0) {
             return Err(format!("serialized FMU state belongs to another model than {}", model.identifier));
         }
-        let phase = phase_from(u64::from_le_bytes(word(2)?)).ok_or("serialized FMU state has an unknown phase")?;
-        let time = f64::from_le_bytes(word(3)?);
+        let phase = phase_from(u64::from_le_bytes(word(1)?)).ok_or("serialized FMU state has an unknown phase")?;
+        let time = f64::from_le_bytes(word(2)?);
         if !time.is_finite() {
             return Err(format!("serialized FMU state has the time {time}, which is not finite"));
         }
         // The count is compared as read, never used to size anything.
-        let count = u64::from_le_bytes(word(4)?);
+        let count = u64::from_le_bytes(word(3)?);
         let n = model.variables.len();
-        let head = 40 + 8 * n;
-        // The engine's part: its length as written, compared before anything is copied.
-        let extra = if max_extra > 0 && count == n as u64 && bytes.len() > head {
-            let len = u64::from_le_bytes(word(5 + n)?);
-            if len == 0 || len > max_extra as u64 || bytes.len() as u64 != head as u64 + 8 + len {
-                return Err(format!(
-                    "serialized FMU state has {} bytes with an engine part of {len} bytes (at most {max_extra})",
-                    bytes.len()
-                ));
-            }
-            bytes[head + 8..].to_vec()
-        } else {
-            Vec::new()
-        };
-        if count != n as u64 || bytes.len() != head + if extra.is_empty() { 0 } else { 8 + extra.len() } {
+        if count != n as u64 {
+            return Err(format!("serialized FMU state has {count} values, this model {n}"));
+        }
+        let len = u64::from_le_bytes(word(4 + n)?);
+        let rest = (body.len() - (Self::FIXED + 8 * n)) as u64;
+        if len != rest || len > max_extra as u64 {
             return Err(format!(
-                "serialized FMU state has {} bytes for {count} values, expected {} values",
-                bytes.len(),
-                model.variables.len()
+                "serialized FMU state has an engine part of {len} bytes in {rest} (at most {max_extra})"
             ));
         }
-        let values = (0..n).map(|i| word(5 + i).map(f64::from_le_bytes)).collect::<Result<Vec<_>, _>>()?;
+        let extra = body[Self::FIXED + 8 * n..].to_vec();
+        let values = (0..n).map(|i| word(4 + i).map(f64::from_le_bytes)).collect::<Result<Vec<_>, _>>()?;
         if let Some((i, x)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
             return Err(format!(
                 "serialized FMU state has the value {x} for {} (value reference {i}), which is not finite",
@@ -728,7 +729,7 @@ impl Instance {
                 s.phase, self.interface
             ));
         }
-        if let Err(e) = self.model.restore(&s.extra) {
+        if let Err(e) = self.model.restore(&s.extra, s.time) {
             return self.error(format!("SetFMUState: {e}"));
         }
         self.time = s.time;

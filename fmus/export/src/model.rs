@@ -218,9 +218,11 @@ pub trait Engine {
     fn save(&mut self) -> Result<Vec<u8>, String> {
         Ok(Vec::new())
     }
-    /// Restore what [`save`](Engine::save) gave; `time` and the value array are restored by
-    /// the caller.
-    fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+    /// Restore what [`save`](Engine::save) gave, taken at the FMU's time `time` (an engine
+    /// that keeps its own clock refuses a state whose two times differ); an error leaves the
+    /// engine as it was. `time` and the value array are restored by the caller.
+    fn restore(&mut self, bytes: &[u8], time: f64) -> Result<(), String> {
+        let _ = time;
         if bytes.is_empty() {
             Ok(())
         } else {

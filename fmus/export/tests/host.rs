@@ -2483,6 +2483,26 @@ fn fmi3_me_fmu_state_round_trip_is_exact() {
     assert_eq!(live(), 0);
 }
 
+
+/// Offsets in a serialized state (the sealed envelope's 28-byte header, then the model hash,
+/// the phase, the time, the value count, the values).
+const PHASE_AT: usize = 36;
+const TIME_AT: usize = 44;
+const VALUES_AT: usize = 60;
+
+/// `bytes` with `patch` written at `at` and the envelope's checksum made right again: what
+/// only the checks of the state's own fields can catch.
+fn resealed(bytes: &[u8], at: usize, patch: &[u8]) -> Vec<u8> {
+    let mut body = bytes[stiction_framework::sealed::HEAD..bytes.len() - 4].to_vec();
+    let at = at - stiction_framework::sealed::HEAD;
+    body[at..at + patch.len()].copy_from_slice(patch);
+    let magic: &[u8; 16] = bytes[..16].try_into().unwrap();
+    let version = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
+    let mut out = stiction_framework::sealed::begin(magic, version, body.len());
+    out.extend_from_slice(&body);
+    stiction_framework::sealed::finish(out)
+}
+
 #[test]
 fn bad_serialized_states_are_rejected() {
     use gear::vr::*;
@@ -2501,16 +2521,18 @@ fn bad_serialized_states_are_rejected() {
     let other_bytes = other.serialize(other_state);
     let count = live();
 
-    let mut unknown_phase = good.clone();
-    unknown_phase[16..24].copy_from_slice(&99u64.to_le_bytes());
+    let unknown_phase = resealed(&good, PHASE_AT, &99u64.to_le_bytes());
     let mut longer = good.clone();
     longer.extend_from_slice(&[0; 8]);
+    let mut flipped = good.clone();
+    flipped[TIME_AT] ^= 4;
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("garbage bytes", vec![0xa5; good.len()], "magic"),
-        ("an empty buffer", vec![], "truncated"),
-        ("a truncated state", good[..good.len() - 8].to_vec(), "bytes for"),
+        ("an empty buffer", vec![], "magic"),
+        ("a truncated state", good[..good.len() - 8].to_vec(), "truncated"),
         ("a header only", good[..20].to_vec(), "truncated"),
-        ("trailing bytes", longer, "bytes for"),
+        ("trailing bytes", longer, "at most"),
+        ("a flipped bit in the time", flipped, "checksum"),
         ("an unknown phase", unknown_phase, "phase"),
         ("a state of StictionFriction", other_bytes, "another model"),
     ];

@@ -116,10 +116,12 @@ impl Engine for SystemEngine {
         Ok(out)
     }
 
-    /// Back to what [`save`](Engine::save) gave: the system rebuilt if it was built with
-    /// other parameters (or not at all), then its state restored (checked by
-    /// `Simulator::restore_state`: a state of another system is refused).
-    fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+    /// Back to what [`save`](Engine::save) gave, taken at the FMU's time `time`: the system
+    /// rebuilt if it was built with other parameters (or not at all), then its state restored
+    /// (checked by `Simulator::restore_state`: a state of another system is refused) and its
+    /// time k·T + shift compared with `time`. A refused state leaves the instance as it was
+    /// (the simulation it had is put back).
+    fn restore(&mut self, bytes: &[u8], time: f64) -> Result<(), String> {
         if bytes.is_empty() {
             self.run = None;
             return Ok(());
@@ -150,21 +152,40 @@ impl Engine for SystemEngine {
         }
         let same =
             self.run.as_ref().is_some_and(|r| r.params.iter().zip(&params).all(|(a, b)| a.to_bits() == b.to_bits()));
-        if !same {
-            self.run = None;
-            self.run = Some(Running::build(&self.dir, &self.manifest, &params)?);
+        // What to put back if the state is refused: the simulation as it is (or the one
+        // built for other parameters, kept aside whole).
+        let (mut run, back) = if same {
+            let Some(mut run) = self.run.take() else { return Err("the system is not built".into()) };
+            let back = run.sim.save_state().ok().map(|b| (b, run.sim.time_shift(), run.stopped.clone()));
+            (run, back)
+        } else {
+            (Running::build(&self.dir, &self.manifest, &params)?, None)
+        };
+        let restored = run.sim.restore_state(&bytes[at + 8..]).map_err(|e| e.to_string()).and_then(|()| {
+            run.sim.set_time_shift(shift);
+            run.at_time(time)
+        });
+        match restored {
+            Ok(()) => {
+                run.forget_inputs();
+                // A request to end the run seen after the saved state is not in it.
+                run.stopped = None;
+                self.run = Some(run);
+                Ok(())
+            }
+            Err(e) => {
+                if same {
+                    // The same simulation back; if even that fails it is not continued.
+                    self.run = back.and_then(|(b, shift, stopped)| {
+                        run.sim.restore_state(&b).ok()?;
+                        run.sim.set_time_shift(shift);
+                        run.stopped = stopped;
+                        Some(run)
+                    });
+                }
+                Err(e)
+            }
         }
-        let Some(run) = self.run.as_mut() else { return Err("the system is not built".into()) };
-        if let Err(e) = run.sim.restore_state(&bytes[at + 8..]) {
-            // A component may have taken its part already: this simulation is not continued.
-            self.run = None;
-            return Err(e.to_string());
-        }
-        run.sim.set_time_shift(shift);
-        run.forget_inputs();
-        // A request to end the run seen after the saved state is not in it.
-        run.stopped = None;
-        Ok(())
     }
 
     fn max_saved_bytes(&self) -> usize {

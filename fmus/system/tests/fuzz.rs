@@ -409,13 +409,22 @@ fn sequence(seed: u64, n: usize) -> Vec<c_int> {
                         assert_eq!(size_of(sl.c, state, &mut size), OK);
                         let mut bytes = vec![0u8; size];
                         assert_eq!(serialize(sl.c, state, bytes.as_mut_ptr(), size), OK);
-                        if rng.bool() && !bytes.is_empty() {
-                            let k = rng.usize(..bytes.len());
-                            bytes[k] ^= 1 << rng.u8(..8);
+                        // Whole, one bit flipped, cut or extended (the seal refuses the last three).
+                        let (whole, original) = (bytes.len(), bytes.clone());
+                        match rng.u8(..4) {
+                            0 if whole > 0 => {
+                                let k = rng.usize(..whole);
+                                bytes[k] ^= 1 << rng.u8(..8);
+                            }
+                            1 => bytes.truncate(rng.usize(..whole.max(1))),
+                            2 => bytes.push(rng.u8(..)),
+                            _ => {}
                         }
                         let mut back: Handle = null_mut();
                         let d = deserialize(sl.c, bytes.as_ptr(), bytes.len(), &mut back);
                         assert_eq!(d == OK, !back.is_null());
+                        let tampered = bytes != original;
+                        assert!(!(tampered && d == OK), "a tampered state of {} bytes was read", bytes.len());
                         let set = set_state(sl.c, if d == OK { back } else { state });
                         assert!((0..=4).contains(&set));
                         if set != OK {

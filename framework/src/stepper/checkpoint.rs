@@ -40,8 +40,6 @@ pub const MAGIC: &[u8; 16] = b"stiction-state\n\0";
 /// The version of the format this build writes and reads.
 pub const VERSION: u32 = 1;
 
-/// Magic, version, body length.
-const HEAD: usize = 16 + 4 + 8;
 
 /// What identifies the system a state belongs to.
 #[derive(Debug, PartialEq)]
@@ -179,10 +177,7 @@ impl Simulator {
                 hidden.push((2, i, b));
             }
         }
-        let mut w = Writer(Vec::with_capacity(HEAD + 8 * self.x.len() + 256));
-        w.0.extend_from_slice(MAGIC);
-        w.0.extend_from_slice(&VERSION.to_le_bytes());
-        w.u64(0);
+        let mut w = Writer(crate::sealed::begin(MAGIC, VERSION, 8 * self.x.len() + 256));
         Fingerprint::of(self).write(&mut w);
         w.u64(self.k).f64s(&self.x);
         if let Some(ev) = &self.events {
@@ -203,11 +198,7 @@ impl Simulator {
         for (kind, i, b) in &hidden {
             w.u8(*kind).u64(*i as u64).bytes(b);
         }
-        let body = (w.0.len() - HEAD) as u64;
-        w.0[HEAD - 8..HEAD].copy_from_slice(&body.to_le_bytes());
-        let crc = crc32fast::hash(&w.0);
-        w.0.extend_from_slice(&crc.to_le_bytes());
-        Ok(w.0)
+        Ok(crate::sealed::finish(w.0))
     }
 
     /// Continue from a state [`save_state`](Self::save_state) gave, of this same system
@@ -217,29 +208,8 @@ impl Simulator {
     /// saved gets that value back, unless it is driven by a function of time now (which is
     /// kept); one driven then must be driven now (the same `--input`), else it is an error.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() < 16 || &bytes[..16] != MAGIC {
-            return Err(bad("not a stiction saved state (it does not begin with the magic bytes)"));
-        }
-        if bytes.len() < HEAD + 4 {
-            return Err(bad(format!("truncated: {} bytes, too short for the header", bytes.len())));
-        }
-        let version = u32::from_le_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
-        if version != VERSION {
-            return Err(bad(format!("format version {version}; this stiction reads version {VERSION}")));
-        }
-        let mut len = [0u8; 8];
-        len.copy_from_slice(&bytes[HEAD - 8..HEAD]);
-        let body = u64::from_le_bytes(len);
-        let want = (HEAD as u64).saturating_add(body).saturating_add(4);
-        if want != bytes.len() as u64 {
-            let what = if want > bytes.len() as u64 { "truncated" } else { "trailing bytes" };
-            return Err(bad(format!("{what}: {} bytes, the header says {want}", bytes.len())));
-        }
-        let (data, crc) = bytes.split_at(bytes.len() - 4);
-        if crc32fast::hash(data).to_le_bytes() != crc {
-            return Err(bad("the checksum does not match: the data is corrupted"));
-        }
-        let mut r = Reader(&data[HEAD..]);
+        let body = crate::sealed::open("saved state", MAGIC, VERSION, bytes).map_err(bad)?;
+        let mut r = Reader(body);
         let saved = Fingerprint::read(&mut r)?;
         let here = Fingerprint::of(self);
         if let Some(why) = here.differs(&saved) {

@@ -731,17 +731,14 @@ fn a_deserialized_state_with_a_nan_time_is_rejected() {
     let f = Fmi2::new(&gear::INFO, CS, "nan-state");
     f.initialize();
     let s = f.get_state();
-    let mut bytes = f.serialize(s);
-    bytes[24..32].copy_from_slice(&f64::NAN.to_le_bytes());
+    let bytes = resealed(&f.serialize(s), TIME_AT, &f64::NAN.to_le_bytes());
     let (st, out) = f.deserialize(&bytes);
     assert!(out.is_null());
     let log = take_log("nan-state");
     assert_eq!(st, ERROR);
     assert!(log.iter().any(|r| r.message.contains("not finite")), "{log:#?}");
     // A non-finite value is refused too.
-    let mut bytes = f.serialize(s);
-    let k = bytes.len() - 8;
-    bytes[k..].copy_from_slice(&f64::INFINITY.to_le_bytes());
+    let bytes = resealed(&f.serialize(s), VALUES_AT, &f64::INFINITY.to_le_bytes());
     let (st, out) = f.deserialize(&bytes);
     assert!(out.is_null() && st == ERROR);
     take_log("nan-state");
