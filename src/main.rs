@@ -254,7 +254,7 @@ fn main_inner() -> ExitCode {
             // An output the export would replace but must not (a device, FIFO, directory,
             // symbolic link): an output error (exit 4) before anything is built.
             let target = match &cmd {
-                fmu::FmuCommand::Export { output, .. } => stiction_fmi_schema::write::replaceable(output),
+                fmu::FmuCommand::Export { output, .. } => stiction::outfile::replaceable(output),
                 _ => Ok(()),
             };
             match target {
@@ -264,7 +264,7 @@ fn main_inner() -> ExitCode {
         }
         Command::Ssp(cmd) => {
             let ssp::SspCommand::Export { output, .. } = &cmd;
-            match stiction_fmi_schema::write::replaceable(output) {
+            match stiction::outfile::replaceable(output) {
                 Err(e) => Err(Failure::Output(anyhow::anyhow!(e))),
                 Ok(()) => ssp::run(cmd).map_err(Failure::Input),
             }
@@ -289,11 +289,17 @@ fn open_csv(
         .map_err(Failure::Output)
 }
 
-/// Refuse an output or plot file of an unknown format before anything runs.
+/// Refuse an output or plot file of an unknown format (exit 2), or one stiction must not
+/// write (stiction::outfile: `-o` through a directory or link, `--plot` onto anything but a
+/// new name or a regular file; exit 4), before anything runs.
 fn check_out_paths(out_path: &Path, plot: Option<&Path>) -> Result<(), Failure> {
     stiction::results::Format::of(out_path).map_err(|e| Failure::Input(anyhow::anyhow!(e)))?;
+    if out_path.as_os_str() != "-" {
+        stiction::outfile::check_in_place(out_path).map_err(|e| Failure::Output(anyhow::anyhow!("-o {e}")))?;
+    }
     if let Some(p) = plot {
         plot::check_path(p).map_err(Failure::Input)?;
+        stiction::outfile::replaceable(p).map_err(|e| Failure::Output(anyhow::anyhow!("--plot {e}")))?;
     }
     Ok(())
 }
@@ -409,24 +415,16 @@ fn read_state(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
-/// Write `bytes` to `path` whole or not at all (a temporary file renamed over it).
+/// Write `bytes` to `path` whole or not at all (stiction::outfile: a temporary file renamed
+/// onto a new name or a regular file).
 fn write_state(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    check_state_target(path)?;
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.tmp",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Failure::Output(anyhow::anyhow!("--save-state {}: {e}", path.display()))
-    })
+    stiction::outfile::write(path, bytes).map_err(|e| Failure::Output(anyhow::anyhow!("--save-state {e}")))
 }
 
 /// `--save-state PATH` may be written (a new name or a regular file, replaced through a
 /// temporary file): checked before the run, so a refused target costs no simulation.
 fn check_state_target(path: &Path) -> Result<(), Failure> {
-    stiction_fmi_schema::write::replaceable(path).map_err(|e| Failure::Output(anyhow::anyhow!("--save-state {e}")))
+    stiction::outfile::replaceable(path).map_err(|e| Failure::Output(anyhow::anyhow!("--save-state {e}")))
 }
 
 /// What `run` prints on standard error besides errors: progress and summary (not with

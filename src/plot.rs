@@ -50,16 +50,19 @@ pub fn plot(rec: &Recorder, title: &str, path: &Path, opts: &Options) -> anyhow:
     let panels = if opts.overlay { 1 } else { cols.len().max(1) };
     let size = (1000, 40 + if opts.overlay { 500 } else { 220 * panels as u32 });
     let svg = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    // Drawn into a temporary file beside `path`, renamed onto it when whole (stiction::outfile).
+    let out = stiction::outfile::OutFile::create(path).map_err(|e| anyhow::anyhow!(e))?;
+    let partial = out.partial_path().to_path_buf();
     if svg {
-        let root = SVGBackend::new(path, size).into_drawing_area();
+        let root = SVGBackend::new(&partial, size).into_drawing_area();
         draw(rec, title, &root, &cols, opts)?;
         root.present()?;
     } else {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
+        let root = BitMapBackend::new(&partial, size).into_drawing_area();
         draw(rec, title, &root, &cols, opts)?;
         root.present()?;
     }
-    Ok(())
+    out.commit().map_err(|e| anyhow::anyhow!(e))
 }
 
 /// A tick value at the precision the axis step needs: no float noise, no `-0`.

@@ -67,7 +67,17 @@ pub fn sweep(a: SweepArgs) -> Result<(), Failure> {
     })?;
     let out = a.output.unwrap_or_else(|| PathBuf::from(format!("{name}-study.csv")));
     check_table_path(&out).map_err(input)?;
+    // Targets stiction must not write (stiction::outfile): exit 4 before any run.
+    if out.as_os_str() != "-" {
+        stiction::outfile::replaceable(&out).map_err(|e| Failure::Output(anyhow!(e)))?;
+    }
     if let Some(dir) = &a.save_runs {
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.file_type().is_dir()) {
+            return Err(Failure::Output(anyhow!(
+                "--save-runs {}: is not a directory (a file, device or symbolic link)",
+                dir.display()
+            )));
+        }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))
             .map_err(input)?;
@@ -144,9 +154,9 @@ fn write_table(st: &Study, rows: &[study::Row], out: &Path) -> anyhow::Result<()
     if out.as_os_str() == "-" {
         return Ok(study::write_csv(st, rows, std::io::stdout().lock())?);
     }
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
-    }
-    let f = std::fs::File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
-    study::write_csv(st, rows, std::io::BufWriter::new(f)).with_context(|| format!("cannot write {}", out.display()))
+    // Whole or not at all, never over a device or link (stiction::outfile).
+    let mut f = stiction::outfile::OutFile::create(out).map_err(|e| anyhow!(e))?;
+    study::write_csv(st, rows, std::io::BufWriter::new(&mut f))
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    f.commit().map_err(|e| anyhow!(e))
 }

@@ -511,3 +511,92 @@ fn outputs_never_replace_a_device_fifo_directory_or_link() {
         );
     }
 }
+
+/// Every output (stiction::outfile): `--plot`, the sweep table and `--save-runs` are written
+/// whole through a temporary file and refuse (exit 4, naming the path, before any run) a FIFO,
+/// a directory or a symbolic link, leaving it as it was; `-o` streams its rows in place, so it
+/// refuses a directory or a link and writes into a device (`-o /dev/null`) without replacing it.
+#[test]
+fn plots_tables_and_results_never_replace_a_node_that_is_not_a_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/karnopp_fig4.json");
+    let sys = system.to_str().unwrap();
+    let kinds = |p: &Path| {
+        let t = std::fs::symlink_metadata(p).unwrap().file_type();
+        (t.is_char_device(), t.is_fifo(), t.is_dir(), t.is_symlink())
+    };
+    let csv = dir.path().join("k.csv");
+    let csv = csv.to_str().unwrap();
+    for ext in ["png", "csv"] {
+        let fifo = dir.path().join(format!("fifo.{ext}"));
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let sub = dir.path().join(format!("sub.{ext}"));
+        std::fs::create_dir(&sub).unwrap();
+        let link = dir.path().join(format!("link.{ext}"));
+        std::os::unix::fs::symlink(dir.path().join(format!("elsewhere.{ext}")), &link).unwrap();
+        for target in [fifo.as_path(), sub.as_path(), link.as_path()] {
+            let before = kinds(target);
+            let t = target.to_str().unwrap();
+            let runs = dir.path().join("runs");
+            let cmds: Vec<Vec<&str>> = if ext == "png" {
+                vec![vec!["run", sys, "-o", csv, "--quiet", "--plot", t]]
+            } else {
+                vec![
+                    vec!["sweep", sys, "--vary", "stack.m1=1,2", "-o", t, "--quiet"],
+                    vec!["run", sys, "-o", t, "--quiet"],
+                ]
+            };
+            for args in cmds {
+                if args[0] == "run" && args[3] == t && target == fifo.as_path() {
+                    continue; // a FIFO is streamed into in place, as asked
+                }
+                let o = cli(&args);
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert_eq!(o.status.code(), Some(4), "{args:?}: {err}");
+                assert!(err.contains(t), "{args:?}: the message does not name {t}: {err}");
+                assert!(!Path::new(csv).exists() && !runs.exists(), "{args:?}: ran before refusing");
+                assert_eq!(kinds(target), before, "{args:?}: {t} was replaced");
+                assert!(!dir.path().join(format!("elsewhere.{ext}")).exists(), "{args:?}: written through the link");
+            }
+        }
+    }
+    // --save-runs onto a file that is not a directory.
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let o =
+        cli(&["sweep", sys, "--vary", "stack.m1=1,2", "-o", "-", "--quiet", "--save-runs", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    // A device takes the streamed rows in place and stays a device.
+    let o = cli(&["run", sys, "-o", "/dev/null", "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(kinds(Path::new("/dev/null")).0);
+    // Whole files land whole, no temporary file left beside them.
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let png = dir.path().join("out/plot.png");
+    let table = dir.path().join("out/table.csv");
+    let runs = dir.path().join("out/runs");
+    let o = cli(&["run", sys, "-o", csv, "--quiet", "--plot", png.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cli(&[
+        "sweep",
+        sys,
+        "--vary",
+        "stack.m1=1,2",
+        "-o",
+        table.to_str().unwrap(),
+        "--quiet",
+        "--save-runs",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(std::fs::read_to_string(&table).unwrap().lines().count(), 3);
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 2);
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}

@@ -352,8 +352,7 @@ impl Schedule {
         let native = |signals: &[crate::SignalInfo]| signals.iter().any(|s| matches!(s.unit, "rad" | "rad/s"));
         let natives: Vec<bool> = (0..na + ni)
             .map(|x| {
-                joined[x]
-                    && if x < na { native(&self.adm[x].signals()) } else { native(&self.imp[x - na].signals()) }
+                joined[x] && if x < na { native(&self.adm[x].signals()) } else { native(&self.imp[x - na].signals()) }
             })
             .collect();
         let mut turns = vec![false; na + ni];

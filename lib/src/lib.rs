@@ -18,6 +18,7 @@ pub use stiction_fmi_schema as fmi_schema;
 pub use stiction_framework as framework;
 
 pub mod inputs;
+pub mod outfile;
 pub mod pipeline;
 pub mod reference;
 pub mod results;

@@ -449,10 +449,15 @@ impl Study {
             Some(dir) => {
                 let width = self.runs().saturating_sub(1).to_string().len().max(4);
                 let path = dir.join(format!("run-{run:0width$}.csv"));
-                let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                let mut csv = stiction_framework::CsvSink::new(io::BufWriter::new(file)).with_step(step);
+                // Whole or not at all, never over a device or link (crate::outfile); the rows
+                // of a failed run are kept as those of `stiction run`.
+                let mut file = crate::outfile::OutFile::create(&path)?;
+                let mut csv = stiction_framework::CsvSink::new(io::BufWriter::new(&mut file)).with_step(step);
                 let mut tee = Tee(&mut acc, &mut csv);
-                sim.run_until(&plan, &mut tee, &mut |_| {}, &stiction_framework::cancel::requested)
+                let r = sim.run_until(&plan, &mut tee, &mut |_| {}, &stiction_framework::cancel::requested);
+                drop(csv);
+                file.commit()?;
+                r
             }
             None => sim.run_until(&plan, &mut acc, &mut |_| {}, &stiction_framework::cancel::requested),
         };

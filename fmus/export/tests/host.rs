@@ -2483,7 +2483,6 @@ fn fmi3_me_fmu_state_round_trip_is_exact() {
     assert_eq!(live(), 0);
 }
 
-
 /// Offsets in a serialized state (the sealed envelope's 28-byte header, then the model hash,
 /// the phase, the time, the value count, the values).
 const PHASE_AT: usize = 36;

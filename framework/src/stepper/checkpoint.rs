@@ -40,7 +40,6 @@ pub const MAGIC: &[u8; 16] = b"stiction-state\n\0";
 /// The version of the format this build writes and reads.
 pub const VERSION: u32 = 1;
 
-
 /// What identifies the system a state belongs to.
 #[derive(Debug, PartialEq)]
 struct Fingerprint {

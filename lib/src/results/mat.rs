@@ -67,8 +67,13 @@ fn too_big(what: &str) -> io::Error {
 impl MatSink {
     /// Create (truncate) `path`; `columns` describe the signals after `time`.
     pub fn create(path: &Path, columns: Vec<ColumnInfo>) -> io::Result<MatSink> {
-        let out = BufWriter::new(File::create(path)?);
-        Ok(MatSink {
+        Ok(MatSink::new(crate::outfile::in_place(path)?, columns))
+    }
+
+    /// Write into `file` (opened for it, empty); `columns` describe the signals after `time`.
+    pub fn new(file: File, columns: Vec<ColumnInfo>) -> MatSink {
+        let out = BufWriter::new(file);
+        MatSink {
             out,
             columns,
             data2_at: 0,
@@ -77,7 +82,7 @@ impl MatSink {
             last_time: 0.0,
             data1_at: 0,
             write_through: false,
-        })
+        }
     }
 }
 

@@ -97,11 +97,11 @@ pub fn open_with_units(
     if format == Format::Stdout {
         return Ok(Box::new(csv(CsvSink::new(Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>))));
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
+    // Streamed in place (crate::outfile: rows survive whatever ends the process), never
+    // through a directory or a symbolic link.
+    let file = crate::outfile::in_place(path)?;
     Ok(match format {
-        Format::Mat => Box::new(mat::MatSink::create(path, columns)?),
-        _ => Box::new(csv(CsvSink::new(Box::new(BufWriter::new(std::fs::File::create(path)?))))),
+        Format::Mat => Box::new(mat::MatSink::new(file, columns)),
+        _ => Box::new(csv(CsvSink::new(Box::new(BufWriter::new(file))))),
     })
 }
