@@ -342,6 +342,12 @@ fn finish_run(
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
+            // A call cut short by the signal (an isolated FMU's child killed): the signal ended
+            // the run, the failure is how.
+            if let Some((sig, code)) = interrupt::received() {
+                eprintln!("{file}: interrupted by {sig} while running: {e}; the complete rows so far are in {shown}");
+                return Err(Failure::Interrupted(code));
+            }
             let note = format!("{file}: rows up to the failure are in {shown}");
             return Err(Failure::from(e.in_file(file)).context(note));
         }

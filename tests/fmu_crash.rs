@@ -281,6 +281,51 @@ fn an_isolated_crash_or_hang_ends_the_run_with_exit_1_and_a_message() {
     }
 }
 
+/// `"isolation": "process"` with a long `call_timeout` (8 s): SIGINT or SIGTERM while the
+/// child hangs in doStep ends the run within 1 s of the signal (the child is killed, not
+/// waited for until the timeout), with 130 / 143, the phase named, the five rows kept and
+/// nothing left in TMPDIR. (Before: 6.5 s after the signal, when call_timeout ran out.)
+#[test]
+fn a_signal_ends_an_isolated_hang_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = typed_mass::build(dir.path(), 2);
+    for (sig, code) in [("INT", 130), ("TERM", 143)] {
+        let tmp = fresh_tmp(dir.path(), &format!("iso-sig-{sig}"));
+        let iso = json!({"isolation": "process", "call_timeout": 8});
+        let path = dir.path().join(format!("iso-sig-{sig}.json"));
+        std::fs::write(&path, network(&fmu, 4.0, Some(iso), "cs", 1.0).to_string()).unwrap();
+        let csv = dir.path().join(format!("iso-sig-{sig}.csv"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+            .args(["run", path.to_str().unwrap(), "-o", csv.to_str().unwrap(), "--quiet"])
+            .env("TMPDIR", &tmp)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The rows of an isolated run are buffered (no foreign code in this process): the
+        // hang at 0.05 s is reached well within 2 s.
+        std::thread::sleep(Duration::from_secs(2));
+        assert!(child.try_wait().unwrap().is_none(), "the run should wait on the hanging child");
+        let sent = Instant::now();
+        assert!(Command::new("kill").args([format!("-{sig}"), child.id().to_string()]).status().unwrap().success());
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(30), "SIG{sig} did not end the isolated run");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = sent.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{sig}: {err}");
+        assert!(took < Duration::from_secs(1), "SIG{sig}: the run ended {took:?} after the signal");
+        assert!(err.contains(&format!("interrupted by SIG{sig}")) && err.contains("running"), "SIG{sig}: {err}");
+        println!("SIG{sig}: ended {took:?} after the signal, exit {code}: {}", err.trim());
+        assert_five_rows(&std::fs::read_to_string(&csv).unwrap(), &format!("isolated hang, SIG{sig}"));
+        assert_empty(&tmp, &format!("isolated hang, SIG{sig}"));
+    }
+}
+
 /// The same system in process and isolated gives the same CSV, byte for byte: Co-Simulation
 /// and Model Exchange, FMI 2.0 and 3.0 (every call of the instance goes through the child).
 #[test]

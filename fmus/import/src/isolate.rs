@@ -305,25 +305,51 @@ fn signal_name(sig: i32) -> String {
     format!("signal {sig} ({name})")
 }
 
-/// Wait until `fd` is readable or `deadline` passes (false: the time is up).
-fn readable(fd: i32, deadline: Instant) -> bool {
+/// How a wait for the child's answer ended.
+#[derive(PartialEq)]
+enum Wait {
+    Ready,
+    /// The call timeout ran out.
+    TimedOut,
+    /// A stop was requested (SIGINT/SIGTERM, stiction_framework::cancel) and the child did
+    /// not answer within [`CANCEL_GRACE`] of it.
+    Interrupted,
+}
+
+/// How long a child still gets to answer once a stop is requested: a call that is merely
+/// slow ends normally, a hung one is killed, well within the second a signal may take.
+const CANCEL_GRACE: Duration = Duration::from_millis(400);
+
+/// Wait until `fd` is readable, the deadline passes, or a stop request's grace runs out
+/// (the stop request is polled every 50 ms).
+fn readable(fd: i32, deadline: Instant) -> Wait {
+    let mut cancelled_by: Option<Instant> = None;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        let now = Instant::now();
+        if cancelled_by.is_none() && stiction_framework::cancel::requested() {
+            cancelled_by = Some(now + CANCEL_GRACE);
+        }
+        let until = cancelled_by.map_or(deadline, |c| c.min(deadline));
+        let left = until.saturating_duration_since(now).min(Duration::from_millis(50));
+        let ms = left.as_millis() as i32;
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd for the duration of the call.
         let r = unsafe { libc::poll(&mut p, 1, ms) };
         if r > 0 {
-            return true;
-        }
-        if r == 0 && Instant::now() >= deadline {
-            return false;
+            return Wait::Ready;
         }
         if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             // Not a wait that can go on: the read that follows reports the pipe's state.
-            return true;
+            return Wait::Ready;
         }
-        // EINTR (a signal to this process) or a wake-up before the deadline: wait again.
+        let now = Instant::now();
+        if now >= deadline {
+            return Wait::TimedOut;
+        }
+        if cancelled_by.is_some_and(|c| now >= c) {
+            return Wait::Interrupted;
+        }
+        // EINTR (a signal to this process), a slice of the wait over: wait again.
     }
 }
 
@@ -482,12 +508,19 @@ impl Child {
 
     fn read_exact(&mut self, mut buf: &mut [u8], deadline: Instant) -> Result<(), Lost> {
         while !buf.is_empty() {
-            if !readable(self.from.as_raw_fd(), deadline) {
-                self.kill();
-                return Err(Lost::Gone(format!(
-                    "the FMU did not answer within {} s (call_timeout); its process was killed",
-                    self.timeout.as_secs_f64()
-                )));
+            match readable(self.from.as_raw_fd(), deadline) {
+                Wait::Ready => {}
+                Wait::TimedOut => {
+                    self.kill();
+                    return Err(Lost::Gone(format!(
+                        "the FMU did not answer within {} s (call_timeout); its process was killed",
+                        self.timeout.as_secs_f64()
+                    )));
+                }
+                Wait::Interrupted => {
+                    self.kill();
+                    return Err(Lost::Gone("interrupted: the FMU's process was still in the call and was killed".into()));
+                }
             }
             match self.from.read(buf) {
                 Ok(0) => return Err(Lost::Gone(self.reap())),
