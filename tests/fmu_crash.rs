@@ -326,6 +326,79 @@ fn a_signal_ends_an_isolated_hang_within_a_second() {
     }
 }
 
+/// A child that hangs in instantiate (the fixture's instance named `hang_in_instantiate…`)
+/// with `call_timeout` 2 s: the run ends with exit 1 naming the timeout within the timeout
+/// + 10 % of the call (measured from the start of the whole command, which also loads the
+/// FMU: ≤ 2 s + 10 % + 1 s). Before: 4 s.
+#[test]
+fn a_hang_in_instantiate_ends_within_the_call_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        let tmp = fresh_tmp(dir.path(), &format!("hang-inst-{fmi}"));
+        let iso = json!({"isolation": "process", "call_timeout": 2});
+        let mut system = network(&fmu, 0.0, Some(iso), "cs", 1.0);
+        let mass = system["components"].as_object_mut().unwrap().remove("mass").unwrap();
+        system["components"]["hang_in_instantiate"] = mass;
+        system["connections"] = json!([{"from": "push.body", "to": "hang_in_instantiate.port"}]);
+        system["output"] = json!({"interval": 0.01});
+        let path = dir.path().join(format!("hang-inst-{fmi}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stiction"))
+            .args(["run", path.to_str().unwrap(), "-o", "-", "--quiet"])
+            .env("TMPDIR", &tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The process's own end (standard error may stay open a little longer in the reaper).
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = started.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_ne!(status.code(), Some(0), "FMI {fmi}: {err}");
+        assert!(
+            err.contains("did not answer within 2 s (call_timeout)") && err.contains("Instantiate"),
+            "FMI {fmi}: {err}"
+        );
+        assert!(took < Duration::from_millis(3200), "FMI {fmi}: ended {took:?} after the start: {err}");
+        println!("FMI {fmi}: a hang in instantiate ended the command after {took:?}");
+        assert_empty(&tmp, &format!("hang in instantiate, FMI {fmi}"));
+    }
+}
+
+/// An FMU that returns a non-finite output (TypedMass with crash_how 5: a NaN position from
+/// the step that passes 0.05 s): the run fails at that step naming the variable, in process
+/// and isolated, FMI 2 and 3, and no row holds a non-finite value: the five rows before are
+/// the file. (Before: a row with NaN at 0.05 s, the failure reported at 0.06 s.)
+#[test]
+fn a_non_finite_output_ends_the_run_at_the_step_that_produced_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for fmi in [2, 3] {
+        let fmu = typed_mass::build(dir.path(), fmi);
+        for iso in [None, Some(json!({"isolation": "process"}))] {
+            let what = format!("FMI {fmi}, {}", if iso.is_some() { "isolated" } else { "in process" });
+            let tmp = fresh_tmp(dir.path(), &format!("nan-{fmi}-{}", iso.is_some()));
+            let name = format!("nan-{fmi}-{}", iso.is_some());
+            let (out, csv) = run(dir.path(), &name, &network(&fmu, 5.0, iso, "cs", 1.0), &tmp);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+            for part in ["simulation failed at t = 0.05 s in component 'mass'", "'x' = NaN, which is not finite"] {
+                assert!(err.contains(part), "{what}: no {part:?} in: {err}");
+            }
+            assert!(!csv.to_lowercase().contains("nan") && !csv.contains("inf"), "{what}: {csv}");
+            assert_five_rows(&csv, &what);
+            assert_empty(&tmp, &what);
+        }
+    }
+}
+
 /// The same system in process and isolated gives the same CSV, byte for byte: Co-Simulation
 /// and Model Exchange, FMI 2.0 and 3.0 (every call of the instance goes through the child).
 #[test]

@@ -564,8 +564,7 @@ fn plots_tables_and_results_never_replace_a_node_that_is_not_a_file() {
     // --save-runs onto a file that is not a directory.
     let file = dir.path().join("plain");
     std::fs::write(&file, "x").unwrap();
-    let o =
-        cli(&["sweep", sys, "--vary", "stack.m1=1,2", "-o", "-", "--quiet", "--save-runs", file.to_str().unwrap()]);
+    let o = cli(&["sweep", sys, "--vary", "stack.m1=1,2", "-o", "-", "--quiet", "--save-runs", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
     // A device takes the streamed rows in place and stays a device.
     let o = cli(&["run", sys, "-o", "/dev/null", "--quiet"]);

@@ -1185,7 +1185,7 @@ impl System {
         // One pass over the text when the file is well formed and its solver comes first;
         // otherwise (and for every error) the two-pass loader below.
         if let Some(system) = stream::load(text, file, base, registry) {
-            return Ok(system);
+            return system;
         }
         // The one-pass loader gives up on a stop request too: no second pass then.
         crate::cancel::check()?;

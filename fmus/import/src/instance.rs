@@ -129,14 +129,28 @@ impl Instance {
     /// Get variables of mixed types, one call per type (`Local::get_mixed`).
     pub fn get_mixed(&mut self, vrs: &[u32], kinds: &[VarKind], out: &mut [f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Get*", "fmi3Get*");
-        call!(self, l => l.get_mixed(vrs, kinds, out), c => c.get_mixed(f, vrs, kinds, out))
+        call!(self, l => l.get_mixed(vrs, kinds, out), c => c.get_mixed(f, vrs, kinds, out))?;
+        self.finite(f, vrs, out)
+    }
+
+    /// A value read from the FMU that is not finite (NaN, ±inf) is its failure, at the call
+    /// that read it: it never reaches a port, a signal or a results row.
+    fn finite(&self, function: &str, vrs: &[u32], values: &[f64]) -> Result<(), FmiError> {
+        match values.iter().position(|x| !x.is_finite()) {
+            None => Ok(()),
+            Some(k) => {
+                let name = vrs.get(k).map(|vr| self.names_of(&[*vr])).unwrap_or_default();
+                Err(self.error(function, format!("returned {name} = {}, which is not finite", values[k])))
+            }
+        }
     }
 
     /// Get variables of mixed types by a plan made once (`Local::get_planned`; in a child
     /// process, as [`get_mixed`](Self::get_mixed)).
     pub fn get_planned(&mut self, plan: &mut crate::binary::MixedPlan, out: &mut [f64]) -> Result<(), FmiError> {
         let f = self.me_name("fmi2Get*", "fmi3Get*");
-        call!(self, l => l.get_planned(plan, out), c => c.get_mixed(f, plan.vrs(), plan.kinds(), out))
+        call!(self, l => l.get_planned(plan, out), c => c.get_mixed(f, plan.vrs(), plan.kinds(), out))?;
+        self.finite(f, plan.vrs(), out)
     }
 
     /// Set variables of mixed types, each value checked against its type first

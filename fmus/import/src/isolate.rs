@@ -519,7 +519,9 @@ impl Child {
                 }
                 Wait::Interrupted => {
                     self.kill();
-                    return Err(Lost::Gone("interrupted: the FMU's process was still in the call and was killed".into()));
+                    return Err(Lost::Gone(
+                        "interrupted: the FMU's process was still in the call and was killed".into(),
+                    ));
                 }
             }
             match self.from.read(buf) {

@@ -45,12 +45,29 @@ enum Value<'a> {
 type Made = Result<(NewNode, &'static str)>;
 
 /// Load `text` in one pass, or `None` to have the two-pass loader do it (see the module).
-pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<System> {
+pub(super) fn load(text: &str, file: &Path, base: &Path, registry: &Registry) -> Option<Result<System>> {
+    let failed = std::sync::Mutex::new(None);
+    let loaded = load_once(text, file, base, registry, &failed);
+    // A component whose building failed at a cost (an FMU's process that ended or did not
+    // answer within its call timeout) is not built again by the two-pass loader.
+    match failed.into_inner().ok().flatten() {
+        Some(e) => Some(Err(e)),
+        None => loaded.map(Ok),
+    }
+}
+
+fn load_once(
+    text: &str,
+    file: &Path,
+    base: &Path,
+    registry: &Registry,
+    failed: &std::sync::Mutex<Option<Error>>,
+) -> Option<System> {
     let mut state = State::default();
     let wires = Wires::default();
     let text_end = text.as_ptr() as usize + text.len();
     let outside = rayon::current_thread_index().is_none();
-    let top = Top { registry, base, wires: &wires, text_end, outside, state: &mut state };
+    let top = Top { registry, base, wires: &wires, failed, text_end, outside, state: &mut state };
     let de = &mut serde_json::Deserializer::from_str(text);
     let pipelined = rayon::current_num_threads() > 1 && outside;
     let read = if pipelined {
@@ -143,6 +160,8 @@ struct Top<'r, 's> {
     registry: &'r Registry,
     base: &'r Path,
     wires: &'r Wires,
+    /// The first component error not worth repeating (an [`Error::Simulation`] at load).
+    failed: &'r std::sync::Mutex<Option<Error>>,
     /// The address just past the text (to estimate how many components it holds).
     text_end: usize,
     /// Whether the load was called from outside a rayon pool (as the two-pass loader
@@ -184,7 +203,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
         f.write_str("a system object")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
-        let Top { registry, base, wires, text_end, outside, state } = self.top;
+        let Top { registry, base, wires, failed, text_end, outside, state } = self.top;
         while let Some(Name(key)) = m.next_key()? {
             let k = KEYS.iter().position(|k| *k == key).ok_or_else(give_up)?;
             if std::mem::replace(&mut state.seen[k], true) {
@@ -203,6 +222,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                         registry,
                         base,
                         wires,
+                        failed,
                         stop_time: solver.stop_time,
                         serial,
                         scope: self.scope,
@@ -238,6 +258,7 @@ struct ComponentsSeed<'r, 'c, 'sc> {
     registry: &'r Registry,
     base: &'r Path,
     wires: &'r Wires,
+    failed: &'r std::sync::Mutex<Option<Error>>,
     stop_time: f64,
     serial: bool,
     scope: Option<&'c rayon::Scope<'sc>>,
@@ -257,7 +278,8 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
         f.write_str("a map")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
-        let (registry, base, stop_time, wires) = (self.registry, self.base, self.stop_time, self.wires);
+        let (registry, base, stop_time, wires, failed) =
+            (self.registry, self.base, self.stop_time, self.wires, self.failed);
         let build = move |(name, value): Read<'de>| -> Made {
             let path = concat(&["components.", &name]);
             check_name(&name, &path)?;
@@ -270,7 +292,17 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 },
                 Value::Tree(_) => return Err(Error::invalid(path, "expected an object")),
             };
-            build_object(&name, path, &map, registry, base, stop_time, wires)
+            let made = build_object(&name, path, &map, registry, base, stop_time, wires);
+            if let Err(Error::Simulation { time, component, message }) = &made {
+                if let Ok(mut f) = failed.lock() {
+                    f.get_or_insert_with(|| Error::Simulation {
+                        time: *time,
+                        component: component.clone(),
+                        message: message.clone(),
+                    });
+                }
+            }
+            made
         };
         let mut made: Vec<Vec<Made>> = Vec::new();
         // With jobs of the scope, each chunk is added to this network as soon as it is
