@@ -29,9 +29,17 @@ pub const SIGINT_EXIT: u8 = 130;
 /// The exit code of a command stopped by SIGTERM: 128 + 15.
 pub const SIGTERM_EXIT: u8 = 143;
 
-/// How long a command with an FMU's code in the process has to end after the first signal
-/// before it is ended as by a second one.
-pub const GRACE: Duration = Duration::from_secs(2);
+/// How long a command has to end by itself after the first signal, where it cannot poll
+/// often enough to be sure to (an FMU's code in the process, or a phase whose longest piece
+/// of work — a JSON parse, a compile, an archive written — is not cut into polled pieces),
+/// before it is ended as by a second signal: the whole stays within the second a signal may
+/// take.
+pub const GRACE: Duration = Duration::from_millis(600);
+
+/// Phases that poll the stop request at every step or run and keep what they computed when
+/// they stop (a run's rows, a sweep's table): not ended by force unless an FMU's code is in
+/// the process.
+const COOPERATIVE: [&str; 2] = ["running", "sweeping"];
 
 struct Flags {
     int: Arc<AtomicBool>,
@@ -62,16 +70,29 @@ pub fn install() {
                     let (count, code) =
                         if sig == SIGINT { (&mut ints, SIGINT_EXIT) } else { (&mut terms, SIGTERM_EXIT) };
                     *count += 1;
+                    let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
                     if *count >= 2 {
+                        eprintln!("stiction: a second {name} while {}: ending now", current_phase());
                         end_now(code);
                     }
-                    if *count == 1 && stiction_fmi_import::foreign_code_loaded() {
+                    if *count == 1 {
                         let _ = std::thread::Builder::new().name("grace".into()).spawn(move || {
                             std::thread::sleep(GRACE);
+                            let phase = current_phase();
+                            let foreign = stiction_fmi_import::foreign_code_loaded();
+                            if COOPERATIVE.contains(&phase) && !foreign {
+                                return;
+                            }
+                            let inside = if foreign { " (inside an FMU's code?)" } else { "" };
+                            let kept = if phase == "running" {
+                                "the output holds the whole rows written so far"
+                            } else {
+                                "no partial file is left"
+                            };
                             eprintln!(
-                                "stiction: still running {} s after the signal (inside an FMU's code?): ending now; \
-                                 the output holds the whole rows written so far",
-                                GRACE.as_secs()
+                                "stiction: interrupted by {name}, still {phase} {} s after the signal{inside}: ending \
+                                 now; {kept}",
+                                GRACE.as_secs_f64()
                             );
                             end_now(code);
                         });
@@ -87,6 +108,7 @@ pub fn install() {
 /// destructor or atexit handler runs while another thread may be inside an FMU's code.
 fn end_now(code: u8) -> ! {
     stiction_fmi_schema::archive::remove_all();
+    stiction_fmi_schema::write::remove_partials();
     signal_hook::low_level::exit(i32::from(code))
 }
 

@@ -223,7 +223,7 @@ fn a_hang_in_process_shows_every_row_and_sigkill_leaves_no_directory() {
 }
 
 /// In stiction's process, a hang and then SIGTERM: the call never returns to a poll point,
-/// so the process ends itself interrupt::GRACE (2 s) after the signal, with 143, the five
+/// so the process ends itself interrupt::GRACE (0.6 s) after the signal, with 143, the five
 /// whole rows and no directory left.
 #[test]
 fn a_hang_in_process_ends_after_sigterm_with_whole_rows() {
@@ -247,7 +247,7 @@ fn a_hang_in_process_ends_after_sigterm_with_whole_rows() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(143), "{err}");
-    assert!(err.contains("still running 2 s after the signal"), "{err}");
+    assert!(err.contains("still running 0.6 s after the signal"), "{err}");
     assert_five_rows(&std::fs::read_to_string(&csv).unwrap(), "hang, SIGTERM");
     assert_empty(&tmp, "hang, SIGTERM");
 }

@@ -425,12 +425,32 @@ pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let partial_name = format!(".{name}.{}.partial", std::process::id());
     let partial = dir.map_or_else(|| std::path::PathBuf::from(&partial_name), |d| d.join(&partial_name));
+    partials(|p| p.push(partial.clone()));
     let written = write_zip(&partial, entries)
         .and_then(|()| std::fs::rename(&partial, out).map_err(|e| format!("{}: {e}", out.display())));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);
     }
+    partials(|p| p.retain(|x| *x != partial));
     written.map_err(|e| e.replace(&partial.display().to_string(), &out.display().to_string()))
+}
+
+/// The temporary files of archives being written (removed by [`remove_partials`]).
+fn partials(f: impl FnOnce(&mut Vec<std::path::PathBuf>)) {
+    static PARTIALS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    if let Ok(mut p) = PARTIALS.lock() {
+        f(&mut p);
+    }
+}
+
+/// Remove the temporary file of every archive this process is writing: for a process that
+/// ends at once (a second signal) while another thread writes one.
+pub fn remove_partials() {
+    partials(|p| {
+        for x in p.drain(..) {
+            let _ = std::fs::remove_file(x);
+        }
+    });
 }
 
 /// The zip of `entries` written to `path`.
