@@ -715,3 +715,61 @@ fn regression_expressions_from_the_issue() {
     let e = TimeFunction::expression(&format!("{}t{}", "(".repeat(500), ")".repeat(500))).unwrap_err();
     assert!(e.contains("nested"), "{e}");
 }
+
+/// Seeds at the edges of every size and duration a file or a command may ask for: each is
+/// refused at load (exit 2) naming its JSON path or option, at once, never an internal error
+/// or an allocation that takes the machine (`--samples 1e11` aborted the process with an
+/// out-of-memory error; a grid of 10⁵ × 10⁵ values the same). `call_timeout` has its seeds
+/// in tests/fmu_crash.rs (`isolation_keys_are_checked`: 1e300, 1e-9, −1).
+#[test]
+fn sizes_and_durations_at_their_edges_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let karnopp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("examples/karnopp_fig4.json")).unwrap()).unwrap();
+    let fmus: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("examples/fmu_only_gear_contact.json")).unwrap())
+            .unwrap();
+    let stiction = env!("CARGO_BIN_EXE_stiction");
+    let check = |v: &serde_json::Value, says: &str| {
+        let path = dir.path().join("edge.json");
+        std::fs::write(&path, v.to_string()).unwrap();
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(stiction).args(["check", path.to_str().unwrap()]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says) && !err.contains("internal error"), "no {says:?} in {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{says}: {:?}", t.elapsed());
+    };
+    for n in [json!(0), json!(100_001), json!(1u64 << 62), json!(-1), json!(1e300), json!(2.5)] {
+        let mut v = karnopp.clone();
+        v["solver"]["loop"] = json!({"max_iterations": n});
+        check(&v, "solver.loop.max_iterations");
+        let mut v = fmus.clone();
+        v["master"]["loop"] = json!({"max_iterations": n});
+        check(&v, "master.loop.max_iterations");
+    }
+    for t in [json!(0), json!(-1e-10), json!("1e-10")] {
+        let mut v = karnopp.clone();
+        v["solver"]["loop"] = json!({"tolerance": t});
+        check(&v, "solver.loop.tolerance");
+    }
+    let system = root.join("examples/karnopp_fig4.json");
+    for (args, says) in [
+        (vec!["--vary", "stack.m1=uniform(1,2)", "--samples", "100000000000"], "--samples 100000000000"),
+        (vec!["--vary", "stack.m1=1:2:100000", "--vary", "stack.m2=1:2:100000"], "more than 10000000 runs"),
+        (vec!["--vary", "stack.m1=1:2:100000000000"], "count '100000000000'"),
+        (vec!["--vary", "stack.m1=uniform(1,2)", "--samples", "0"], "--samples must be at least 1"),
+    ] {
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(stiction)
+            .args(["sweep", system.to_str().unwrap(), "-o", "-", "--quiet"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: no {says:?} in {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{args:?}: {:?}", t.elapsed());
+    }
+}

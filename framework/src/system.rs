@@ -38,8 +38,8 @@ mod limits;
 mod stream;
 pub use json::{Json, Object};
 pub use limits::{
-    check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_NAME_LEN,
-    MAX_SYSTEM_BYTES, THREADS_PER_CORE,
+    check_name, check_step_count, check_step_keys, check_threads, max_threads, read_system_file, MAX_LOOP_ITERATIONS,
+    MAX_NAME_LEN, MAX_SYSTEM_BYTES, THREADS_PER_CORE,
 };
 
 /// The top level of a system file, borrowing from the file's text.
@@ -1061,8 +1061,11 @@ fn check_solver(s: &SolverSpec, output: &OutputSpec) -> Result<f64> {
                 return Err(Error::invalid("solver.loop.tolerance", format!("expected a positive number, got {t}")));
             }
         }
-        if l.max_iterations == Some(0) {
-            return Err(Error::invalid("solver.loop.max_iterations", "expected a whole number >= 1, got 0"));
+        if let Some(n) = l.max_iterations.filter(|n| !(1..=MAX_LOOP_ITERATIONS).contains(n)) {
+            return Err(Error::invalid(
+                "solver.loop.max_iterations",
+                format!("expected a whole number from 1 to {MAX_LOOP_ITERATIONS}, got {n}"),
+            ));
         }
     }
     for (i, name) in s.order.iter().enumerate() {

@@ -187,12 +187,10 @@ fn parse_values(name: &str, spec: &str, arg: &str) -> Result<Values, StudyError>
             return Err(bad("expected start:stop:count".into()));
         }
         let (a, b) = (num(parts[0])?, num(parts[1])?);
-        let n: usize = parts[2]
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| bad(format!("count '{}' must be a whole number ≥ 1", parts[2].trim())))?;
+        let n: usize =
+            parts[2].trim().parse().ok().filter(|&n| (1..=MAX_RUNS).contains(&n)).ok_or_else(|| {
+                bad(format!("count '{}' must be a whole number from 1 to {MAX_RUNS}", parts[2].trim()))
+            })?;
         let v = if n == 1 { vec![a] } else { (0..n).map(|i| a + (b - a) * i as f64 / (n - 1) as f64).collect() };
         return Ok(Values::List(v));
     }
@@ -201,6 +199,10 @@ fn parse_values(name: &str, spec: &str, arg: &str) -> Result<Values, StudyError>
     }
     Ok(Values::List(spec.split(',').map(num).collect::<Result<_, _>>()?))
 }
+
+/// The most runs a study takes (`--samples`, a grid's product): each run keeps a row in
+/// memory, and more would not end in a working day anyway.
+pub const MAX_RUNS: usize = 10_000_000;
 
 /// SplitMix64's finaliser: a bijective 64-bit mix (Steele, Lea & Flood 2014).
 fn mix(mut z: u64) -> u64 {
@@ -250,6 +252,19 @@ impl Study {
         }
         if samples == Some(0) {
             return Err(StudyError("--samples must be at least 1".into()));
+        }
+        if let Some(n) = samples.filter(|&n| n > MAX_RUNS) {
+            return Err(StudyError(format!("--samples {n}: a study has at most {MAX_RUNS} runs")));
+        }
+        let grid = vs.iter().try_fold(1usize, |acc, v: &Vary| match &v.values {
+            Values::List(l) => acc.checked_mul(l.len()).filter(|&n| n <= MAX_RUNS),
+            _ => Some(acc),
+        });
+        if samples.is_none() && grid.is_none() {
+            return Err(StudyError(format!(
+                "--vary: the grid of {} parameters has more than {MAX_RUNS} runs (a study has at most {MAX_RUNS})",
+                vs.len()
+            )));
         }
         let mut outs: Vec<Output> = Vec::new();
         for arg in outputs {

@@ -308,6 +308,13 @@ pub fn translate(v: &Value, default_name: &str, base: &Path) -> Result<Translati
         only_keys(l, "master.loop", &["tolerance", "max_iterations"])?;
         tolerance = positive(l, "master.loop", "tolerance")?.unwrap_or(tolerance);
         max_iterations = count(l, "master.loop", "max_iterations")?.unwrap_or(max_iterations);
+        let most = stiction_framework::system::MAX_LOOP_ITERATIONS;
+        if max_iterations > most {
+            return Err(Error::invalid(
+                "master.loop.max_iterations",
+                format!("expected a whole number from 1 to {most}, got {max_iterations}"),
+            ));
+        }
     }
     // fmus
     let fmus = object(top.get("fmus").ok_or_else(|| Error::invalid("fmus", "missing"))?, "fmus")?;

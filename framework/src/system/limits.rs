@@ -13,6 +13,11 @@ pub const MAX_SYSTEM_BYTES: u64 = 256 << 20;
 /// Longest component name or output label accepted, in characters.
 pub const MAX_NAME_LEN: usize = 256;
 
+/// The most iterations of an algebraic loop per step (`solver.loop.max_iterations`,
+/// `master.loop.max_iterations`): each is an exchange with every block of the loop, and a
+/// loop that has not converged by then will not.
+pub const MAX_LOOP_ITERATIONS: usize = 100_000;
+
 /// Worker threads accepted per available core (`--threads`, `solver.threads`): more than
 /// this only adds switching, and a huge count would spawn threads until the machine stalls.
 pub const THREADS_PER_CORE: usize = 4;
