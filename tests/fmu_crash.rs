@@ -18,6 +18,8 @@ mod typed_mass;
 #[path = "fixtures/pi_controller/mod.rs"]
 mod pi_controller;
 
+mod common;
+
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -307,16 +309,7 @@ fn a_signal_ends_an_isolated_hang_within_a_second() {
         assert!(child.try_wait().unwrap().is_none(), "the run should wait on the hanging child");
         let sent = Instant::now();
         assert!(Command::new("kill").args([format!("-{sig}"), child.id().to_string()]).status().unwrap().success());
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(sent.elapsed() < Duration::from_secs(30), "SIG{sig} did not end the isolated run");
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let took = sent.elapsed();
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        let (status, took, err) = common::wait_exit(&mut child, sent, Duration::from_secs(30), &format!("SIG{sig}"));
         assert_eq!(status.code(), Some(code), "SIG{sig}: {err}");
         assert!(took < Duration::from_secs(1), "SIG{sig}: the run ended {took:?} after the signal");
         assert!(err.contains(&format!("interrupted by SIG{sig}")) && err.contains("running"), "SIG{sig}: {err}");
@@ -352,16 +345,8 @@ fn a_hang_in_instantiate_ends_within_the_call_timeout() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // The process's own end (standard error may stay open a little longer in the reaper).
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let took = started.elapsed();
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        let (status, took, err) =
+            common::wait_exit(&mut child, started, Duration::from_secs(60), "hang in instantiate");
         assert_ne!(status.code(), Some(0), "FMI {fmi}: {err}");
         assert!(
             err.contains("did not answer within 2 s (call_timeout)") && err.contains("Instantiate"),

@@ -658,16 +658,7 @@ fn a_signal_ends_a_long_export_within_a_second_and_the_second_one_says_so() {
             std::thread::sleep(Duration::from_millis(50));
             signal(&child);
         }
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(sent.elapsed() < Duration::from_secs(30), "the export went on after SIGINT");
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let took = sent.elapsed();
-        let mut err = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let (status, took, err) = wait_exit(&mut child, sent, Duration::from_secs(30), "export after SIGINT");
         (status.code(), took, err)
     };
     for delay in [300, 1500, 3000] {

@@ -16,7 +16,7 @@ mod pi_controller;
 mod pi_me;
 
 mod common;
-use common::{cli, install_fmu};
+use common::{cli, install_fmu, omsimulator, read_csv};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,31 +35,6 @@ fn install_example_fmus() {
     }
     install_fmu("PIController.fmu", pi_controller::build);
     install_fmu("PIControllerME.fmu", pi_me::build);
-}
-
-fn omsimulator() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("STICTION_OMSIMULATOR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/omsimulator/bin/OMSimulator")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
-}
-
-/// (header, rows) of a CSV file; quoted names unquoted, `name [unit]` cut to the name.
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .unwrap_or_default()
-        .split(',')
-        .map(|h| h.trim().trim_matches('"').split(" [").next().unwrap_or_default().to_string())
-        .collect();
-    let rows = lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect())
-        .collect();
-    (header, rows)
 }
 
 /// The largest relative difference |a − b| / |a| between OMSimulator's rows and `stiction

@@ -9,18 +9,10 @@
 mod pi_controller;
 
 mod common;
-use common::{cli, example, install_fmu};
+use common::{cli, example, install_fmu, omsimulator, read_csv};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn omsimulator() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("STICTION_OMSIMULATOR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/omsimulator/bin/OMSimulator")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
-}
 
 /// target/fmu/StictionGear.fmu and StictionFriction.fmu, where the FMU-only example finds them.
 fn element_fmus() -> (PathBuf, PathBuf) {
@@ -47,23 +39,6 @@ fn run_csv(system: &Path, out: &Path, extra: &[&str]) -> String {
     args.extend_from_slice(extra);
     ok(&args);
     std::fs::read_to_string(out).unwrap()
-}
-
-/// (header, rows) of a CSV file, quotes and `[unit]` removed from the names.
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .unwrap_or_default()
-        .split(',')
-        .map(|h| h.trim().trim_matches('"').split(" [").next().unwrap_or_default().to_string())
-        .collect();
-    let rows = lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect())
-        .collect();
-    (header, rows)
 }
 
 /// Run `ssp` in OMSimulator's plain command; the largest relative difference between its

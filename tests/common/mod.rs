@@ -300,3 +300,62 @@ pub fn install_fmu(name: &str, build: impl FnOnce(&Path) -> PathBuf) -> PathBuf 
     std::fs::rename(&tmp, &dest).expect("rename the built FMU");
     dest
 }
+
+/// Wait for `child` to end (at most `limit` from `since`, else kill it and fail naming
+/// `what`); its exit status, the time from `since` to its end (the process's own end: its
+/// standard error may stay open a little longer in the reaper) and its standard error.
+#[allow(dead_code)]
+pub fn wait_exit(
+    child: &mut std::process::Child,
+    since: std::time::Instant,
+    limit: std::time::Duration,
+    what: &str,
+) -> (std::process::ExitStatus, std::time::Duration, String) {
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        if since.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running {limit:?} later");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let took = since.elapsed();
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    (status, took, err)
+}
+
+/// OMSimulator: `$STICTION_OMSIMULATOR`, else `../shared/tools/omsimulator` beside the
+/// repository (None where neither is: the tests that need it skip, saying so).
+#[allow(dead_code)]
+pub fn omsimulator() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("STICTION_OMSIMULATOR").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/omsimulator/bin/OMSimulator")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
+
+/// (header, rows) of a CSV file (stiction's or OMSimulator's): quoted names unquoted,
+/// `name [unit]` cut to the name, a cell that is not a number NaN.
+#[allow(dead_code)]
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(|h| h.trim().trim_matches('"').split(" [").next().unwrap_or_default().to_string())
+        .collect();
+    let rows = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').map(|x| x.trim().parse::<f64>().unwrap_or(f64::NAN)).collect())
+        .collect();
+    (header, rows)
+}
