@@ -90,8 +90,8 @@ pub fn install() {
                                 "no partial file is left"
                             };
                             eprintln!(
-                                "stiction: interrupted by {name}, still {phase} {} s after the signal{inside}: ending \
-                                 now; {kept}",
+                                "stiction: interrupted by {name} while {phase}, still {phase} {} s after the \
+                                 signal{inside}: ending now; {kept}",
                                 GRACE.as_secs_f64()
                             );
                             end_now(code);
