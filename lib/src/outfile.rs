@@ -1,7 +1,7 @@
 //! Where stiction writes what a user asked for (`-o`, `--plot`, `--save-state`, sweep and
 //! study tables, `--save-runs`): never over something that is not a file of its own.
 //!
-//! Whole files ([`OutFile`], [`write`]) are written beside their target under a temporary
+//! Whole files ([`OutFile`], [`write()`]) are written beside their target under a temporary
 //! name and renamed onto it once complete, so the target is never half written; the rename
 //! is allowed only onto a new name or a regular file ([`replaceable`]): a device, FIFO,
 //! socket, directory or symbolic link would be replaced by the rename itself (`/dev/null`
