@@ -14,77 +14,10 @@
 //! `/dev/null` are what the user asked for there; `-` is standard output).
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
-pub use stiction_fmi_schema::write::replaceable;
-
-/// A whole file being written under a temporary name beside `target`; [`commit`] renames it
-/// onto the target, dropping it uncommitted removes it.
-///
-/// [`commit`]: OutFile::commit
-pub struct OutFile {
-    target: PathBuf,
-    partial: PathBuf,
-    file: Option<File>,
-}
-
-impl OutFile {
-    /// Check `target` ([`replaceable`]), create its directory, and open the temporary file
-    /// (`.NAME.PID.partial.EXT`: the same extension, for writers that choose the format by it).
-    pub fn create(target: &Path) -> Result<OutFile, String> {
-        replaceable(target)?;
-        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
-        if let Some(dir) = dir {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
-        }
-        let stem = target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
-        let name = format!(".{stem}.{}.partial{ext}", std::process::id());
-        let partial = dir.map_or_else(|| PathBuf::from(&name), |d| d.join(&name));
-        let file = File::create(&partial).map_err(|e| format!("{}: {e}", target.display()))?;
-        Ok(OutFile { target: target.to_path_buf(), partial, file: Some(file) })
-    }
-
-    /// The temporary file, for writers that take a path (the plot backends).
-    pub fn partial_path(&self) -> &Path {
-        &self.partial
-    }
-
-    /// Flush, close and rename onto the target; errors name the target.
-    pub fn commit(mut self) -> Result<(), String> {
-        let name = self.target.display().to_string();
-        if let Some(mut f) = self.file.take() {
-            f.flush().map_err(|e| format!("{name}: {e}"))?;
-        }
-        std::fs::rename(&self.partial, &self.target).map_err(|e| format!("{name}: {e}"))?;
-        self.partial = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for OutFile {
-    fn drop(&mut self) {
-        if !self.partial.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.partial);
-        }
-    }
-}
-
-impl Write for OutFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.as_mut().map_or(Ok(0), |f| f.write(buf))
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), |f| f.flush())
-    }
-}
-
-impl Seek for OutFile {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.file.as_mut().map_or(Ok(0), |f| f.seek(pos))
-    }
-}
+pub use stiction_fmi_schema::write::{replaceable, OutFile};
 
 /// `bytes` written to `target` whole or not at all ([`OutFile`]).
 pub fn write(target: &Path, bytes: &[u8]) -> Result<(), String> {

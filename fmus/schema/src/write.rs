@@ -413,29 +413,105 @@ pub fn replaceable(path: &Path) -> Result<(), String> {
     }
 }
 
-/// Write the .fmu zip (deflated entries) to `out`, creating its directory. Errors name `out`.
-/// The zip is written beside `out` under a temporary name and renamed onto it once complete,
-/// so that `out` is never a partial archive (a failed write, a signal, a crash).
+/// Write the .fmu zip (deflated entries) to `out`, creating its directory, through an
+/// [`OutFile`]: `out` is never a partial archive (a failed write, a signal, a crash). Errors
+/// name `out`.
 pub fn write_fmu(out: &Path, entries: &[Entry]) -> Result<(), String> {
-    replaceable(out)?;
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    use std::io::Write as _;
+    let mut file = OutFile::create(out)?;
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    {
+        let mut zip = zip::ZipWriter::new(std::io::BufWriter::new(&mut file));
+        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        for e in entries {
+            let o = if e.executable { opts.unix_permissions(0o755) } else { opts };
+            zip.start_file(e.name.as_str(), o).map_err(|err| fail(&err))?;
+            zip.write_all(&e.data).map_err(|err| fail(&err))?;
+        }
+        zip.finish().map_err(|err| fail(&err))?.flush().map_err(|err| fail(&err))?;
     }
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let partial_name = format!(".{name}.{}.partial", std::process::id());
-    let partial = dir.map_or_else(|| std::path::PathBuf::from(&partial_name), |d| d.join(&partial_name));
-    partials(|p| p.push(partial.clone()));
-    let written = write_zip(&partial, entries)
-        .and_then(|()| std::fs::rename(&partial, out).map_err(|e| format!("{}: {e}", out.display())));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    partials(|p| p.retain(|x| *x != partial));
-    written.map_err(|e| e.replace(&partial.display().to_string(), &out.display().to_string()))
+    file.commit()
 }
 
-/// The temporary files of archives being written (removed by [`remove_partials`]).
+/// A whole file being written under a temporary name beside `target`; [`commit`] renames it
+/// onto the target, dropping it uncommitted removes it, and [`remove_partials`] removes it
+/// for a process that ends at once (a second signal) while another thread writes it.
+///
+/// [`commit`]: OutFile::commit
+pub struct OutFile {
+    target: std::path::PathBuf,
+    partial: std::path::PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl OutFile {
+    /// Check `target` ([`replaceable`]), create its directory, and open the temporary file
+    /// (`.NAME.PID.partial.EXT`: the same extension, for writers that choose the format by it).
+    pub fn create(target: &Path) -> Result<OutFile, String> {
+        replaceable(target)?;
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+        }
+        let stem = target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+        let name = format!(".{stem}.{}.partial{ext}", std::process::id());
+        let partial = dir.map_or_else(|| std::path::PathBuf::from(&name), |d| d.join(&name));
+        partials(|p| p.push(partial.clone()));
+        let file = match std::fs::File::create(&partial) {
+            Ok(f) => f,
+            Err(e) => {
+                partials(|p| p.retain(|x| *x != partial));
+                return Err(format!("{}: {e}", target.display()));
+            }
+        };
+        Ok(OutFile { target: target.to_path_buf(), partial, file: Some(file) })
+    }
+
+    /// The temporary file, for writers that take a path (the plot backends).
+    pub fn partial_path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// Flush, close and rename onto the target; errors name the target.
+    pub fn commit(mut self) -> Result<(), String> {
+        use std::io::Write as _;
+        let name = self.target.display().to_string();
+        if let Some(mut f) = self.file.take() {
+            f.flush().map_err(|e| format!("{name}: {e}"))?;
+        }
+        std::fs::rename(&self.partial, &self.target).map_err(|e| format!("{name}: {e}"))?;
+        let done = std::mem::take(&mut self.partial);
+        partials(|p| p.retain(|x| *x != done));
+        Ok(())
+    }
+}
+
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        if !self.partial.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.partial);
+            partials(|p| p.retain(|x| *x != self.partial));
+        }
+    }
+}
+
+impl std::io::Write for OutFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.as_mut().map_or(Ok(0), |f| f.write(buf))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+impl std::io::Seek for OutFile {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.as_mut().map_or(Ok(0), |f| f.seek(pos))
+    }
+}
+
+/// The temporary files of outputs being written (removed by [`remove_partials`]).
 fn partials(f: impl FnOnce(&mut Vec<std::path::PathBuf>)) {
     static PARTIALS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
     if let Ok(mut p) = PARTIALS.lock() {
@@ -443,7 +519,7 @@ fn partials(f: impl FnOnce(&mut Vec<std::path::PathBuf>)) {
     }
 }
 
-/// Remove the temporary file of every archive this process is writing: for a process that
+/// Remove the temporary file of every output this process is writing: for a process that
 /// ends at once (a second signal) while another thread writes one.
 pub fn remove_partials() {
     partials(|p| {
@@ -451,22 +527,6 @@ pub fn remove_partials() {
             let _ = std::fs::remove_file(x);
         }
     });
-}
-
-/// The zip of `entries` written to `path`.
-fn write_zip(path: &Path, entries: &[Entry]) -> Result<(), String> {
-    use std::io::Write;
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut zip = zip::ZipWriter::new(std::io::BufWriter::new(file));
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for e in entries {
-        let o = if e.executable { opts.unix_permissions(0o755) } else { opts };
-        zip.start_file(e.name.as_str(), o).map_err(|err| format!("{}: {err}", path.display()))?;
-        zip.write_all(&e.data).map_err(|err| format!("{}: {err}", path.display()))?;
-    }
-    let mut w = zip.finish().map_err(|e| format!("{}: {e}", path.display()))?;
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(())
 }
 
 #[cfg(all(test, feature = "read"))]
