@@ -112,8 +112,16 @@ impl FusedChain {
             let fstar = d * Vector2::new(v.x, v.y) + prm.k_contact * e;
             let lim = prm.mu * fn_;
             let nrm = fstar.norm();
-            let ft = if nrm <= lim { fstar } else { fstar * (lim / nrm) };
-            let eps = (ft - prm.k_contact * e) / d;
+            // Held (RK4): the element's continuous law within the cone, ε = v_t.
+            let vt = Vector2::new(v.x, v.y);
+            let h = prm.b_contact * vt + prm.k_contact * e;
+            let hn = h.norm();
+            let (ft, eps) = if nrm <= lim || hn <= lim {
+                (if hn <= lim { h } else { h * (lim / hn) }, vt)
+            } else {
+                let ft = fstar * (lim / nrm);
+                (ft, (ft - prm.k_contact * e) / d)
+            };
             self.rate[ne + 2 * i] = eps.x;
             self.rate[ne + 2 * i + 1] = eps.y;
             let mut sum = Vector3::zeros();

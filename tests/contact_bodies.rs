@@ -83,6 +83,13 @@ fn pinch_lift_keeps_the_object_in_every_phase_and_the_deflection_comes_back() {
     assert!((at(&rec, "pad_z", 3.0) - 0.1962).abs() < 1e-6, "the gripper lifted by 0.5 g · 0.2² = 0.0196 m twice");
 }
 
+/// Within each phase of the ride (rest, accelerating, cruising, braking) the box holds on the
+/// tray to 1e-9 m. Across the ride its position on the tray changes by the micro-slip of
+/// the front corners at the four kinks of the tray's acceleration (at 0.4 g they come within
+/// 15 % of their limit, and each kink rings them): 1.8e-8 m in the limit T → 0 (both stage
+/// forms agree there: 1.8e-8 m at T = 2e-5), 7.9e-8 m at the example's T = 5e-4 (the switch
+/// into and out of the micro-slip is not located within the step: first order). The paper's
+/// τK form of the held corners hid it at T = 5e-4 (1e-10 m) by its O(T) damping.
 #[test]
 fn conveyor_at_0_4_g_does_not_creep() {
     let rec = run_example("conveyor.json", 1);
@@ -96,7 +103,7 @@ fn conveyor_at_0_4_g_does_not_creep() {
         "conveyor 0.4 g: net position on the tray after the ride {net:e} m; tray moved {} m",
         at(&rec, "tray_x", 3.0)
     );
-    assert!(net.abs() <= 1e-8, "net creep {net}");
+    assert!(net.abs() <= 2e-7, "net creep {net}");
     // While accelerating, the friction carries 0.4 m g (each corner about a quarter).
     assert!(at(&rec, "fx", 0.8) > 0.09 * G);
 }
@@ -263,8 +270,10 @@ fn sphere_contact_pushes_along_the_line_of_centres() {
 /// `stiction check` sees both bodies' inertias through a contact: two 1 kg masses pressed
 /// together through a body_contact (K = 5.76e5 N/m, B = 0, RK4, T = 3e-3 s) are each stable
 /// against the other held still (ω T = 2.28 < 2.83) but vibrate against each other
-/// (relative mode: inertias in series 0.5 kg, ω T = 3.22): the pair is warned about, the
-/// single ports are not; at T = 2e-3 s nothing is.
+/// (relative mode: inertias in series 0.5 kg, ω T = 3.22): the two bodies, analysed together
+/// as a group held by the contact, are warned about, the single ports are not; at T = 2e-3 s
+/// nothing is (the tangential relative mode carries the τK of the paper's form, B < T K/2:
+/// ω T = 2.15 < 2.29).
 #[test]
 fn check_warns_about_a_pair_of_bodies_too_stiff_for_the_step_together() {
     let sys = |step: f64| {
@@ -285,8 +294,9 @@ fn check_warns_about_a_pair_of_bodies_too_stiff_for_the_step_together() {
         let out = cli(&["check", path.to_str().unwrap()]);
         let text = String::from_utf8_lossy(&out.stdout);
         eprintln!("T = {step}: {text}");
-        let pair =
-            text.lines().any(|l| l.contains("warning: m1 and m2: stuck-state stability of their relative motion"));
+        let pair = text.lines().any(|l| {
+            l.contains("warning: m2, m1 held by 1 contact(s) (c): stuck-state stability of the bodies together")
+        });
         assert_eq!(pair, warned, "{text}");
         assert!(
             !text.lines().any(|l| l.contains("warning: m1: stuck-state") || l.contains("warning: m2: stuck-state")),
@@ -329,16 +339,34 @@ fn stribeck_contact_breaks_away_at_mu_s_and_slides_at_mu() {
 /// (a parallel threshold of 1): five copies of the stack (80 components), 2 s.
 #[test]
 fn stacks_are_bit_identical_on_one_and_two_threads() {
+    let v = stacks(5, 2.5e-4, 2.0, 0.05);
+    let (a, b) = (run_value_parallel(&v, 1), run_value_parallel(&v, 2));
+    assert_eq!(a.labels.len(), 45);
+    same_bits(&a, &b).unwrap();
+}
+
+/// `n` copies of examples/stack.json side by side (copy i moved by 0.5·i m along y, its
+/// components named `NAME_i`), with step `step`, run for `stop` s, every box's position
+/// recorded every `interval` s (labels `BOX_i.p[k]`).
+fn stacks(n: usize, step: f64, stop: f64, interval: f64) -> Value {
     let one = load("stack.json");
     let (mut comps, mut conns, mut signals) = (serde_json::Map::new(), Vec::new(), serde_json::Map::new());
-    for copy in 0..5 {
+    for copy in 0..n {
         let rename = |s: &str| match s.split_once('.') {
             Some((c, p)) => format!("{c}_{copy}.{p}"),
             None if s == "ground" => s.to_string(),
             None => format!("{s}_{copy}"),
         };
         for (name, c) in one["components"].as_object().unwrap() {
-            comps.insert(format!("{name}_{copy}"), c.clone());
+            let mut c = c.clone();
+            if c["type"] == "rigid_body" {
+                c["init"]["p"][1] = json!(0.5 * copy as f64);
+                for k in 0..3 {
+                    let label = format!("{name}_{copy}.p[{k}]");
+                    signals.insert(label.clone(), json!(label));
+                }
+            }
+            comps.insert(format!("{name}_{copy}"), c);
         }
         for c in one["connections"].as_array().unwrap() {
             let mut c = c.clone();
@@ -347,17 +375,69 @@ fn stacks_are_bit_identical_on_one_and_two_threads() {
             }
             conns.push(c);
         }
-        for (label, sig) in one["output"]["signals"].as_object().unwrap() {
-            signals.insert(format!("{label}_{copy}"), json!(rename(sig.as_str().unwrap())));
-        }
     }
-    let v = json!({
-        "solver": {"method": "rk4", "step": 2.5e-4, "stop_time": 2.0},
-        "output": {"interval": 0.05, "signals": signals},
+    json!({
+        "solver": {"method": "rk4", "step": step, "stop_time": stop},
+        "output": {"interval": interval, "signals": signals},
         "components": comps,
         "connections": conns
-    });
-    let (a, b) = (run_value_parallel(&v, 1), run_value_parallel(&v, 2));
-    assert_eq!(a.labels.len(), 25);
-    same_bits(&a, &b).unwrap();
+    })
+}
+
+/// The largest change of any box coordinate between two samples one push period (2 s)
+/// apart, from t = 2 s on (after the first period's transient).
+fn creep_per_period(rec: &Recorder) -> f64 {
+    let mut worst = 0.0f64;
+    for k in 1..rec.rows.len().saturating_sub(1) {
+        for (a, b) in rec.rows[k].iter().zip(&rec.rows[k + 1]) {
+            worst = worst.max((b - a).abs());
+        }
+    }
+    worst
+}
+
+/// Issue 43: `stiction check` analyses each stack as one linear system (three boxes, twelve
+/// corner contacts, 18 degrees of freedom: normal, tangential and rocking), and the largest
+/// stable step it reports is the true one within 5 %: 50 stacks side by side hold exactly
+/// (≤ 1e-12 m between samples a period apart) for 20 s at that step and at 0.95 of it, and
+/// creep at 1.05 of it; at 1.2 × it `check` warns, at the step itself it does not. (Before,
+/// `check` reported 1.1e-3 s while 7e-4 s crept: one contact at a time, and the τK of the
+/// held tangential elements, which RK4 now no longer sees, limited the boxes' turning about
+/// their normal to 5.6e-4 s.)
+#[test]
+fn check_reports_the_step_at_which_50_stacks_hold_to_within_5_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |step: f64| -> String {
+        let path = dir.path().join("stacks.json");
+        std::fs::write(&path, serde_json::to_string(&stacks(50, step, 20.0, 2.0)).unwrap()).unwrap();
+        let out = cli(&["check", path.to_str().unwrap()]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = check(2e-3);
+    let limits: Vec<f64> = text
+        .lines()
+        .filter(|l| l.contains("stuck-state stability of the bodies together"))
+        .map(|l| l.rsplit("stable for T < ").next().unwrap().trim_end_matches(" s").parse::<f64>().unwrap())
+        .collect();
+    assert_eq!(limits.len(), 50, "one warning per stack at T = 2e-3:\n{text}");
+    let limit = limits[0];
+    assert!(limits.iter().all(|l| *l == limit), "{limits:?}");
+    eprintln!("check: 50 stacks stable for T < {limit:e} s");
+    // Steps that divide the push period, so that the samples meet the same phase.
+    let on_period = |t: f64| 2.0 / (2.0 / t).ceil();
+    for (factor, holds) in [(1.0, true), (0.95, true), (1.05, false)] {
+        let step = on_period(limit * factor);
+        let stop = if holds { 20.0 } else { 6.0 };
+        let rec = run_value(&stacks(50, step, stop, 2.0));
+        let creep = creep_per_period(&rec);
+        eprintln!("50 stacks at T = {step:e} s ({factor} × the limit): largest change between periods {creep:e} m");
+        if holds {
+            assert!(creep <= 1e-12, "T = {step}: creeps {creep:e} m at {factor} × the reported limit");
+        } else {
+            assert!(creep > 1e-6, "T = {step}: holds ({creep:e} m) at {factor} × the reported limit");
+        }
+    }
+    let at_limit = check(on_period(limit));
+    assert!(at_limit.contains("no warnings") && !at_limit.contains("warning:"), "check warns at its own limit:\n{at_limit}");
+    assert!(check(1.2 * limit).contains("stuck-state stability of the bodies together"), "no warning at 1.2 × the limit");
 }

@@ -302,3 +302,75 @@ fn model_d_held_slider_is_exact_and_its_energy_never_grows_under_rk4() {
         }
     }
 }
+
+/// A held element on a 1 kg body launched at v₀ = A ω from its rest position (friction far
+/// above any force of the run, so it never slips): the body swings on the element's spring
+/// K = 100 and damper B = 1 (ω = 10 rad/s, ζ = 0.05; B ≥ T K/2 at every step of the test,
+/// so the RK4 form holds with the continuous law) as x = (v₀/ω_d) e^(−ζωt) sin ω_d t.
+/// Signals `x`, `v`.
+/// - `fric_k`, `kikuuwe_c`: the element between the ground and a `mass`.
+/// - `plane_contact`, `body_contact`: a `point_mass` resting on the contact (normal spring
+///   the same K, at its static depth m g/K), launched along x: the tangential element holds.
+fn held_element(model: &str, step: f64) -> Value {
+    let solver = json!({"method": "rk4", "step": step, "stop_time": STOP});
+    let v0 = AMP * OMEGA;
+    let output = |x: &str, v: &str| json!({"interval": 0.02, "signals": {"x": x, "v": v}});
+    let g = 9.81;
+    let resting = json!({"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g],
+                         "init": {"p": [0, 0, -g / 100.0], "v": [v0, 0, 0]}});
+    match model {
+        "fric_k" | "kikuuwe_c" => json!({
+            "solver": solver, "output": output("m.q", "m.v"),
+            "components": {"m": {"type": "mass", "mass": 1.0, "init": {"v": v0}},
+                           "f": {"type": model, "K": 100.0, "B": 1.0, "F": 1e9}},
+            "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}]
+        }),
+        "plane_contact" => json!({
+            "solver": solver, "output": output("m.p[0]", "m.v[0]"),
+            "components": {"m": resting, "c": {"type": "plane_contact", "K": 100.0, "B": 1.0, "mu": 1e6}},
+            "connections": [{"from": "c.body", "to": "m"}]
+        }),
+        "body_contact" => json!({
+            "solver": solver, "output": output("m.p[0]", "m.v[0]"),
+            "components": {"m": resting, "c": {"type": "body_contact", "K": 100.0, "B": 1.0, "mu": 1e6}},
+            "connections": [{"from": "c.a", "to": "m"}, {"from": "c.b", "to": "ground"}]
+        }),
+        _ => unreachable!("{model}"),
+    }
+}
+
+/// Issue 43: the elastic presliding motion of a held I_fricK element is integrated at RK4's
+/// order: under RK4 a stage in which the element holds returns its continuous law K e + B v
+/// (components/src/friction/model_c.rs, `hold`). Order ≥ 3.8 from ω T = 0.04, 0.02, 0.01
+/// against the analytic damped swing, and an error < 1e-6 A at ω T = 0.01 (the element never
+/// slips: any slip would leave an offset). Before: orders 0.56–0.76 (fric_k, kikuuwe_c),
+/// 2.03 (a box on a tray), from the τK damping of (19b) in every stage.
+#[test]
+fn held_friction_elements_are_fourth_order_under_rk4() {
+    let zeta = 1.0 / (2.0 * (100.0f64).sqrt());
+    let wd = OMEGA * (1.0 - zeta * zeta).sqrt();
+    let exact = |t: f64| AMP * OMEGA / wd * (-zeta * OMEGA * t).exp() * (wd * t).sin();
+    let mut failed = Vec::new();
+    for model in ["fric_k", "kikuuwe_c", "plane_contact", "body_contact"] {
+        let e: Vec<f64> = [4e-3, 2e-3, 1e-3]
+            .iter()
+            .map(|&t| {
+                let rec = run_value(&held_element(model, t));
+                let x = col(&rec, "x");
+                let n = x.len() - 1;
+                assert!((rec.time[n] - STOP).abs() < 1e-9, "{model}: ends at {}", rec.time[n]);
+                rec.time.iter().zip(&x).map(|(t, x)| (x - exact(*t)).abs()).fold(0.0, f64::max) / AMP
+            })
+            .collect();
+        let orders = [(e[0] / e[1]).log2(), (e[1] / e[2]).log2()];
+        eprintln!(
+            "{model} (rk4, held): max |x − exact|/A over 10 s = {:.3e}, {:.3e}, {:.3e} at ωT = 0.04, 0.02, 0.01 \
+             → orders {:.2}, {:.2}",
+            e[0], e[1], e[2], orders[0], orders[1]
+        );
+        if orders.iter().any(|&p| p < 3.8) || e[2] >= 1e-6 {
+            failed.push(format!("{model}: orders {orders:?}, error {:e}", e[2]));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}

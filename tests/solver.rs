@@ -125,7 +125,7 @@ fn euler_reproduces_the_discrete_time_model_14_exactly() {
     let (m, k, b, fmax, h, u) = (2.0, 3e4, 30.0, 5.0, 1e-3, 4.0);
     let mut net = Network::new();
     let a = net.add_admittance("m", Box::new(Mass { mass: m, force: u, q0: 0.0, v0: 0.3 })).unwrap();
-    let f = net.add_impedance("f", Box::new(FricK { domain: Domain::Scalar, k, b, f_max: fmax })).unwrap();
+    let f = net.add_impedance("f", Box::new(FricK { domain: Domain::Scalar, k, b, f_max: fmax, form: Default::default() })).unwrap();
     net.try_connect(f, "a", Target::Ground { at: None }).unwrap();
     net.try_connect(f, "b", Target::Port { adm: a, port: "body", offset: None }).unwrap();
     let mut sim = Simulator::new(Schedule::compile(net).unwrap(), Method::Euler, h, 1).unwrap();

@@ -161,6 +161,9 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn prepare(&self, method: crate::Method, step: f64) -> Result<(), String> {
+        self.members.iter().try_for_each(|m| m.prepare(method, step))
+    }
 
     fn evaluate(
         &self,
@@ -329,6 +332,9 @@ impl<T: Impedance + Clone + 'static> ImpedanceBatch for FrameImpedanceBatch<T> {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn prepare(&self, method: crate::Method, step: f64) -> Result<(), String> {
+        self.members.iter().try_for_each(|m| m.prepare(method, step))
     }
 
     fn evaluate(

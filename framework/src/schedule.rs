@@ -841,6 +841,11 @@ impl Schedule {
         (self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| self.motion(&x[..self.nx], s)).collect()
     }
 
+    /// The state of impedance `i` within the state `x`.
+    pub fn impedance_state<'a>(&self, i: usize, x: &'a [f64]) -> &'a [f64] {
+        &x[self.imp_y[i]..self.imp_y[i + 1]]
+    }
+
     /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
     /// (its grounded ports left out).
     pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {

@@ -46,6 +46,10 @@
 //! Every radius is found in a bounded time ([`spectral_radius`]), or said to be undecided;
 //! a stop request ([`crate::cancel`]) ends the analysis with what it has found.
 
+mod groups;
+
+pub use groups::{analyse_groups, GroupFinding, GroupModel, MAX_GROUP_DOFS};
+
 use crate::component::{ContactPoint, Diagnostic, RigidInertia, StageSpring};
 use crate::method::{Method, Tableau};
 use crate::schedule::Schedule;
@@ -1066,7 +1070,13 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     // Only what a warning names is kept: the undecided and the unstable.
     let warn = |r: f64| r.is_nan() || r > STABLE_RADIUS;
     let mut port_tally = Tally::new();
-    let found = analyse_ports(sched, &att, x, method, step, warn, &mut port_tally);
+    // Bodies held by contacts are analysed as groups (groups.rs); the port and pair models
+    // of their ports, which only bound the group's modes, give no warning of their own.
+    let groups = analyse_groups(sched, x, method, step);
+    let covered: std::collections::HashSet<(usize, usize)> =
+        groups.iter().flat_map(|g| g.model.bodies.iter().map(|b| b.port)).collect();
+    let mut found = analyse_ports(sched, &att, x, method, step, warn, &mut port_tally);
+    found.retain(|f| !covered.contains(&(f.adm, f.port)));
     let adm_names = sched.admittance_names();
     let method_name = match method {
         Method::Rk4 => "rk4",
@@ -1131,7 +1141,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         )));
     }
     let mut pair_tally = Tally::new();
-    let pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
+    let mut pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
+    pairs.retain(|r| !r.ends.iter().all(|e| covered.contains(e)));
     let pair_name = |r: &PairResult| format!("{} and {}", adm_names[r.ends[0].0], adm_names[r.ends[1].0]);
     for r in &pairs {
         if r.radius.is_nan() {
@@ -1178,20 +1189,52 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             )));
         }
     }
+    let imp_names = sched.impedance_names();
+    for g in &groups {
+        let bodies: Vec<&str> = g.model.bodies.iter().map(|b| adm_names[b.port.0].as_str()).collect();
+        let contacts: Vec<&str> = g.model.contacts.iter().map(|c| imp_names[c.imp].as_str()).collect();
+        let what = format!(
+            "{} held by {} contact(s) ({})",
+            bodies.join(", "),
+            contacts.len(),
+            if contacts.len() > 6 { format!("{}, …", contacts[..6].join(", ")) } else { contacts.join(", ") }
+        );
+        match g.radius {
+            None => out.push(Diagnostic::Warning(format!(
+                "{what}: stuck-state stability of the bodies together could not be decided: the {method_name} step map at \
+                 T = {step} s overflows or its eigenvalues do not converge (extreme parameters); check the scales of its parameters"
+            ))),
+            Some(r) if !groups::is_stable(r) => out.push(Diagnostic::Warning(format!(
+                "{what}: stuck-state stability of the bodies together ({} degrees of freedom: every contact's normal, tangential \
+                 and rocking stiffness on both its bodies) — the {method_name} step map at T = {step} s has spectral radius {r:.4} > 1: \
+                 the held bodies vibrate, growing by that factor every step until the friction saturates and they creep; {}",
+                g.model.body_dofs(),
+                limit_text(g.largest_stable_step),
+            ))),
+            Some(_) => {}
+        }
+    }
     let pair_text = |ends: &PairEnds| format!("{} and {}", adm_names[ends[0].0], adm_names[ends[1].0]);
     let radii = port_tally
         .worst
         .map(|(r, j)| (r, adm_names[j].clone()))
         .into_iter()
         .chain(coupled.iter().filter_map(|f| Some((f.radius?, f.admittance.clone()))))
-        .chain(pair_tally.worst.map(|(r, ends)| (r, pair_text(&ends))));
+        .chain(pair_tally.worst.map(|(r, ends)| (r, pair_text(&ends))))
+        // Reached only without warnings: a port or pair above 1 here is one a group covers.
+        .filter(|(r, _)| *r <= STABLE_RADIUS)
+        .chain(groups.iter().filter_map(|g| {
+            let names: Vec<&str> = g.model.bodies.iter().map(|b| adm_names[b.port.0].as_str()).collect();
+            Some((g.radius?, names.join(" + ")))
+        }));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {
         if out.is_empty() {
             out.push(Diagnostic::Info(format!(
                 "stuck-state stability: {} admittance port(s) with springs checked{}{}, largest step-map radius {:.4} at {} ({method_name}, T = {step} s)",
                 port_tally.count,
                 if coupled.is_empty() { String::new() } else { format!(" and {} admittance(s) with coupled joints", coupled.len()) },
-                if pair_tally.count == 0 { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pair_tally.count) },
+                if pair_tally.count == 0 { String::new() } else { format!(", {} pair(s) of bodies joined by springs", pair_tally.count) }
+                    + &if groups.is_empty() { String::new() } else { format!(", {} group(s) of bodies held by contacts", groups.len()) },
                 worst.0,
                 worst.1
             )));

@@ -236,6 +236,10 @@ impl Simulator {
                 for (r, name) in adm.chain(imp) {
                     r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
                 }
+                // The batches' own copies of their members (framework/src/batch.rs).
+                for g in &s.imp_groups {
+                    g.batch.prepare(method, step).map_err(|m| Error::invalid("components", m))?;
+                }
                 let imp_post: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].needs_post_step()).collect();
                 Ok((events::Events::new(s, method, &x), imp_post))
             },

@@ -276,6 +276,12 @@ pub trait ImpedanceBatch: Send + Sync {
     fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool;
     /// `self` as `Any`, so that [`merge`](Self::merge) can recognise its own kind.
     fn as_any(&self) -> &dyn Any;
+    /// [`Impedance::prepare`](crate::component::Impedance::prepare) for members the batch
+    /// holds by value (its own copies), called by `Simulator::new` with the network's
+    /// components; a batch of shared components (the default) has nothing to do.
+    fn prepare(&self, _method: crate::Method, _step: f64) -> Result<(), String> {
+        Ok(())
+    }
     /// Forces and state rates of members `members` (13e)/(22). The buffers start at the
     /// first member of the range: `y` and `dy` hold their states and rates back to back,
     /// `motions` the motions of their ports and `forces` receives their forces. On failure,

@@ -23,6 +23,7 @@ use super::{plane_basis, unit_vector};
 use crate::friction::law::{DryLaw, FrictionLaw};
 use crate::friction::model_c::model_c_step;
 use crate::stability::stiffness_warnings;
+use crate::stage_form::StageForm;
 use nalgebra::Vector3;
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
@@ -104,13 +105,14 @@ impl Pair {
         va - vb
     }
 
-    /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ.
+    /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ;
+    /// `hold`: a held element returns its continuous law ([`model_c_step`]).
     #[inline]
-    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64) -> Contact {
+    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, hold: bool) -> Contact {
         let v = self.slip(a, b, g);
         let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, hold);
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
     }
@@ -225,6 +227,8 @@ pub struct BodyContact {
     pub normal: Vector3<f64>,
     pub t1: Vector3<f64>,
     pub t2: Vector3<f64>,
+    /// The method it runs under ([`StageForm::continuous_hold`]).
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -251,6 +255,12 @@ impl BodyContact {
 }
 
 impl Impedance for BodyContact {
+    /// Records the method and whether a held element returns its continuous law
+    /// ([`StageForm::set_element`]).
+    fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.form.set_element(method, step, self.pair.k, self.pair.b);
+        Ok(())
+    }
     fn layout(&self) -> Layout {
         Layout::new(2, self.pair.ports())
     }
@@ -265,7 +275,7 @@ impl Impedance for BodyContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let g = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau);
+        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.continuous_hold());
         self.pair.forces(&m[1], &g, c.f_a, force);
         dy[0] = c.rate.x;
         dy[1] = c.rate.y;
@@ -278,7 +288,7 @@ impl Impedance for BodyContact {
         let g = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.continuous_hold()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -290,10 +300,11 @@ impl Impedance for BodyContact {
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
     }
-    /// The penalty spring (23a) between the two bodies (the stability analysis sees both
-    /// bodies' inertias through it, framework/src/stability.rs).
+    /// The penalty spring (23a) between the two bodies, the held tangential element the
+    /// same K and B (τK more damping per stage under Euler, [`StageForm::continuous_hold`]);
+    /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: false })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_hold() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
@@ -325,7 +336,7 @@ fn build(p: &mut Params) -> Result<Built> {
         plane.finish()?;
     }
     let (t1, t2) = plane_basis(&normal);
-    Ok(Built::Impedance(Box::new(BodyContact { pair, radius, point, normal, t1, t2 })))
+    Ok(Built::Impedance(Box::new(BodyContact { pair, radius, point, normal, t1, t2, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -15,6 +15,7 @@
 use super::plane_basis;
 use crate::saturation::gsat2;
 use crate::stability::stiffness_warnings;
+use crate::stage_form::StageForm;
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
@@ -23,7 +24,7 @@ use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
-use wide::{f64x2, CmpLe};
+use wide::{f64x2, CmpEq, CmpLe};
 
 /// Frictional contact of a point with a fixed plane: z = `height` unless [`Tilt`] is set.
 #[derive(Clone, Debug)]
@@ -40,6 +41,8 @@ pub struct PlaneContact {
     /// Boxed: a horizontal contact, the common one, is then 40 bytes, not 112 (10⁵ of them
     /// are held twice, in the network and in their batch).
     pub tilt: Option<Box<Tilt>>,
+    /// The method it runs under ([`StageForm::continuous_hold`]).
+    pub form: StageForm,
 }
 
 /// The orientation of a plane that is not horizontal: unit normal n and the fixed
@@ -81,10 +84,9 @@ impl PlaneContact {
         }
         let depth = self.height - p.z;
         let fn_ = if depth > 0.0 { (self.k * depth - self.b * v.z).max(0.0) } else { 0.0 };
-        let d = self.b + tau * self.k;
-        let fstar = d * Vector2::new(v.x, v.y) + self.k * e;
-        let ft = gsat2(self.mu * fn_, fstar);
-        (Vector3::new(-ft.x, -ft.y, fn_), (ft - self.k * e) / d)
+        let vt = Vector2::new(v.x, v.y);
+        let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
+        (Vector3::new(-ft.x, -ft.y, fn_), eps)
     }
 
     /// (23) on the tilted plane: the same law in the basis (t₁, t₂, n).
@@ -99,10 +101,27 @@ impl PlaneContact {
     ) -> (Vector3<f64>, Vector2<f64>) {
         let depth = self.height - t.n.dot(p);
         let fn_ = if depth > 0.0 { (self.k * depth - self.b * t.n.dot(v)).max(0.0) } else { 0.0 };
+        let vt = Vector2::new(t.t1.dot(v), t.t2.dot(v));
+        let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
+        (t.n * fn_ - t.t1 * ft.x - t.t2 * ft.y, eps)
+    }
+
+    /// (23b)–(23d): the tangential force and ε for limit μ f_n, tangential velocity v_t and
+    /// state e; with [`StageForm::continuous_hold`] a held element (its continuous law
+    /// K e + B v_t within the cone, or (23b) within it) returns that law and ε = v_t
+    /// ([`model_c_step`](crate::friction::model_c_step)'s `hold`).
+    #[inline]
+    fn tangential(&self, limit: f64, vt: Vector2<f64>, e: Vector2<f64>, tau: f64) -> (Vector2<f64>, Vector2<f64>) {
         let d = self.b + tau * self.k;
-        let fstar = d * Vector2::new(t.t1.dot(v), t.t2.dot(v)) + self.k * e;
-        let ft = gsat2(self.mu * fn_, fstar);
-        (t.n * fn_ - t.t1 * ft.x - t.t2 * ft.y, (ft - self.k * e) / d)
+        let fstar = d * vt + self.k * e;
+        if self.form.continuous_hold() {
+            let h = self.b * vt + self.k * e;
+            if fstar.norm() <= limit || h.norm() <= limit {
+                return (gsat2(limit, h), vt);
+            }
+        }
+        let ft = gsat2(limit, fstar);
+        (ft, (ft - self.k * e) / d)
     }
 
     /// Penetration δ below the plane at `p`.
@@ -116,6 +135,12 @@ impl PlaneContact {
 }
 
 impl Impedance for PlaneContact {
+    /// Records the method and whether a held element returns its continuous law
+    /// ([`StageForm::set_element`]).
+    fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.form.set_element(method, step, self.k, self.b);
+        Ok(())
+    }
     fn layout(&self) -> Layout {
         Layout::new(2, vec![PortInfo::new("body", Domain::Point3)])
     }
@@ -165,9 +190,10 @@ impl Impedance for PlaneContact {
         let axis = self.tilt.as_ref().map_or(Vector3::z(), |t| t.n);
         Some(stiction_framework::AffineSwitch { axis, level: self.height, k: self.k, b: self.b })
     }
-    /// The normal penalty spring (23a) in contact (the tangential one of (23b) is the same K with the extra τK of damping, so the normal direction is the limit).
+    /// The penalty spring (23a) in contact; the held tangential element of (23b) is the
+    /// same K and B, with τK more damping per stage under Euler ([`StageForm::continuous_hold`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_hold() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
@@ -237,7 +263,15 @@ impl PointImpedance for PlaneContact {
         let q = limit / n;
         let inside = n.cmp_le(limit);
         let (tx, ty) = (inside.blend(fx, fx * q), inside.blend(fy, fy * q));
-        let (ex, ey) = (((tx - ex * k) / d).to_array(), ((ty - ey * k) / d).to_array());
+        let (rx, ry) = ((tx - ex * k) / d, (ty - ey * k) / d);
+        // Under RK4 a held lane returns its continuous law and ε = v_t (`tangential`).
+        let hold = f64x2::from([a.form.continuous_hold() as u8 as f64, b.form.continuous_hold() as u8 as f64]);
+        let (hx, hy) = (damp * vx + k * ex, damp * vy + k * ey);
+        let hn = (hx * hx + hy * hy).sqrt();
+        let (hq, hin) = (limit / hn, hn.cmp_le(limit));
+        let held = (inside | hin) & hold.cmp_eq(f64x2::splat(1.0));
+        let (tx, ty) = (held.blend(hin.blend(hx, hx * hq), tx), held.blend(hin.blend(hy, hy * hq), ty));
+        let (ex, ey) = (held.blend(vx, rx).to_array(), held.blend(vy, ry).to_array());
         let (tx, ty) = (tx.to_array(), ty.to_array());
         for (l, (f, dy)) in force.into_iter().zip(dy).enumerate() {
             f[0] = Vector3::new(-tx[l], -ty[l], fn_[l]);
@@ -261,11 +295,11 @@ fn build(p: &mut Params) -> Result<Built> {
     // The horizontal plane through [0, 0, h] keeps the arithmetic of z = h (old files, bit for bit).
     let horizontal = normal.is_none_or(|n| n == Vector3::z()) && point.is_none_or(|c| c.x == 0.0 && c.y == 0.0);
     let contact = if horizontal {
-        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None }
+        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None, form: StageForm::default() }
     } else {
         let n = normal.unwrap_or(Vector3::z());
         let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
-        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Box::new(Tilt::of(n))) }
+        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Box::new(Tilt::of(n))), form: StageForm::default() }
     };
     Ok(Built::Impedance(Box::new(contact)))
 }
@@ -323,7 +357,7 @@ mod tests {
     fn a_pair_is_two_contacts_bit_for_bit() {
         let tilt = Tilt::of(Vector3::new(0.0, -0.6, 0.8));
         let plane =
-            |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: (mu == 0.2).then(|| Box::new(tilt)) };
+            |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: (mu == 0.2).then(|| Box::new(tilt)), form: StageForm::default() };
         let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
         let cases = [
             (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),

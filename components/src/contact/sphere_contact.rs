@@ -13,6 +13,7 @@
 use super::body_contact::{pair_params, Geometry, Pair};
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
+use crate::stage_form::StageForm;
 use nalgebra::Vector3;
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
@@ -26,6 +27,8 @@ pub struct SphereContact {
     pub pair: Pair,
     pub radius_a: f64,
     pub radius_b: f64,
+    /// The method it runs under ([`StageForm::continuous_hold`]).
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -58,6 +61,12 @@ impl SphereContact {
 }
 
 impl Impedance for SphereContact {
+    /// Records the method and whether a held element returns its continuous law
+    /// ([`StageForm::set_element`]).
+    fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.form.set_element(method, step, self.pair.k, self.pair.b);
+        Ok(())
+    }
     fn layout(&self) -> Layout {
         Layout::new(3, self.pair.ports())
     }
@@ -72,7 +81,7 @@ impl Impedance for SphereContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let (g, dist) = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau);
+        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.continuous_hold());
         self.pair.forces(&m[1], &g, c.f_a, force);
         let dv = m[0].v - m[1].v;
         let ndot = if dist > 0.0 { (dv - g.n * g.n.dot(&dv)) / dist } else { Vector3::zeros() };
@@ -88,7 +97,7 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.continuous_hold()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -102,9 +111,10 @@ impl Impedance for SphereContact {
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1]).0))
     }
-    /// The penalty spring (23a) between the two bodies.
+    /// The penalty spring (23a) between the two bodies (τK more tangential damping per
+    /// stage under Euler, [`StageForm::continuous_hold`]).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: false })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_hold() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
@@ -126,7 +136,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let pair = Pair::from_params(p, Domain::Point3)?;
     let radius_a = p.nonneg("radius_a")?;
     let radius_b = p.nonneg("radius_b")?;
-    Ok(Built::Impedance(Box::new(SphereContact { pair, radius_a, radius_b })))
+    Ok(Built::Impedance(Box::new(SphereContact { pair, radius_a, radius_b, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -54,6 +54,10 @@ impl PenaltyJoint {
 }
 
 impl Impedance for PenaltyJoint {
+    /// Records the method in its joint friction ([`FricK`]'s prepare).
+    fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.friction.prepare(method, step)
+    }
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
     }
@@ -129,6 +133,7 @@ fn build(p: &mut Params) -> Result<Built> {
         k: p.positive("friction_K")?,
         b: p.positive("friction_B")?,
         f_max: p.nonneg_or("friction_F", 0.0)?,
+        form: Default::default(),
     };
     let torque = p.time_fn_or("torque", 0.0)?;
     Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque })))

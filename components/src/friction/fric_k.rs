@@ -8,6 +8,7 @@
 
 use super::law::FrictionLaw;
 use super::model_c::model_c_step;
+use crate::stage_form::StageForm;
 use crate::stability::stiffness_warnings;
 use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
@@ -26,6 +27,8 @@ pub struct FricK {
     pub b: f64,
     /// Kinetic friction level F (N or N·m), ≥ 0.
     pub f_max: f64,
+    /// The method it runs under ([`StageForm::continuous_hold`]).
+    pub form: StageForm,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -46,19 +49,25 @@ impl FricK {
     /// of (19b), and ε = v exactly while it holds (= (f − K e)/(B + τK) of (19c)).
     #[inline]
     pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau);
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, self.form.continuous_hold());
         (f.x, de.x)
     }
 
     /// (19) in 3-D with the vector saturation gsat of (15): [`model_c_step`] in 3-D.
     #[inline]
     pub fn vector(&self, v: Vector3<f64>, e: Vector3<f64>, tau: f64) -> (Vector3<f64>, Vector3<f64>) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau);
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau, self.form.continuous_hold());
         (f, de)
     }
 }
 
 impl Impedance for FricK {
+    /// Records the method and whether a held element returns its continuous law
+    /// ([`StageForm::set_element`]).
+    fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.form.set_element(method, step, self.k, self.b);
+        Ok(())
+    }
     fn layout(&self) -> Layout {
         Layout::new(dims(self.domain), two_ports(self.domain))
     }
@@ -102,9 +111,10 @@ impl Impedance for FricK {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
-    /// While it holds, (19b) is f = (B + τK) v + K e: a spring K with damping B + τK per stage.
+    /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, under Euler
+    /// (τK more damping per stage), the continuous law under RK4 ([`StageForm::continuous_hold`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_hold() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)
@@ -116,7 +126,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let k = p.positive("K")?;
     let b = p.positive("B")?;
     let f_max = p.nonneg("F")?;
-    Ok(Built::Impedance(Box::new(FricK { domain, k, b, f_max })))
+    Ok(Built::Impedance(Box::new(FricK { domain, k, b, f_max, form: StageForm::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

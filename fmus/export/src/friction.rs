@@ -157,8 +157,9 @@ fn params(v: &[f64]) -> Result<P, String> {
 }
 
 /// One evaluation of (38) with step τ (τ = 0: the Model Exchange limit): (f, ė, stuck).
+/// Co-Simulation takes implicit-Euler steps of (38), the paper's form (`hold` false).
 fn element(p: &P, speed: f64, e: f64, tau: f64) -> (f64, f64, bool) {
-    let (f, de, stuck) = model_c_step(p.k, p.b, &p.law, Vector3::new(speed, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau);
+    let (f, de, stuck) = model_c_step(p.k, p.b, &p.law, Vector3::new(speed, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, false);
     (f.x, de.x, stuck)
 }
 
