@@ -54,7 +54,8 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Run the phases of a step in parallel from this many components on (default
-        /// 4096; smaller networks run serially, as forking costs more than it saves).
+        /// 4096, a contact between bodies or another frame-port impedance counting 10;
+        /// smaller networks run serially, as forking costs more than it saves).
         /// Results are bit-identical either way.
         #[arg(long, value_name = "COMPONENTS")]
         parallel_threshold: Option<usize>,

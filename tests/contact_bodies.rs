@@ -441,3 +441,17 @@ fn check_reports_the_step_at_which_50_stacks_hold_to_within_5_percent() {
     assert!(at_limit.contains("no warnings") && !at_limit.contains("warning:"), "check warns at its own limit:\n{at_limit}");
     assert!(check(1.2 * limit).contains("stuck-state stability of the bodies together"), "no warning at 1.2 × the limit");
 }
+
+/// Issue 42: a scene of body contacts runs its phases on both threads from a few hundred
+/// contacts on (a frame-port impedance counts as ten components against the default
+/// threshold of 4096, framework/src/stepper.rs): 50 stacks (600 body contacts, 800
+/// components) do, 5 stacks (60 contacts) do not, as a chain of 800 point components would
+/// not. (Whole-process wall time, `python3 python/bench/vs_mujoco.py --speed`: 50 stacks
+/// 1.5× faster on two threads.)
+#[test]
+fn contact_scenes_use_two_threads_from_a_few_hundred_contacts() {
+    for (n, parallel) in [(50, true), (5, false)] {
+        let (sim, _) = system_value(&stacks(n, 1e-3, 0.01, 0.01)).into_simulator(2).unwrap();
+        assert_eq!(sim.is_parallel(), parallel, "{n} stacks");
+    }
+}
