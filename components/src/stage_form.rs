@@ -77,27 +77,27 @@ impl StageForm {
     }
 
     /// Record, for an impedance with an I_fricK element (19) of spring K and damper B, the
-    /// method and whether a held element returns its continuous law under it
-    /// ([`model_c_step`](crate::friction::model_c_step)'s `hold`): under RK4 where B ≥ T K/2,
-    /// never under Euler (the paper's (19) bit for bit).
+    /// method and whether the element runs its continuous law under it (τ = 0 in (19):
+    /// [`model_c_step`](crate::friction::model_c_step)'s `continuous`): under RK4 where
+    /// B ≥ T K/2, never under Euler (the paper's (19) bit for bit).
     ///
-    /// While the element holds, (19b) damps it by B + τK: τK is the implicit step's own
-    /// damping, O(T). Where the element's B is at least the τK of the half stages, the held
-    /// motion is the element's physics and the RK4 form integrates it at fourth order without
-    /// the τK, which RK4 sees as an explicit damper and which lowers its stable step (a stack
-    /// of boxes on corner contacts: 5.6e-4 s with it, 1.4e-3 s without). Where B is smaller,
-    /// the τK is the held state's only real damping: the rolling sphere of the paper's Sim I
-    /// (K = 1e7, B = 10, T = 1e-4, τK up to 1000) rolls without slip because of it, where
-    /// the continuous law with B = 10 would rebound tangentially at every touch down. There
+    /// (19) with τ is the implicit-Euler step of the element, which stays stable however
+    /// stiff the element's relaxation K/B is; its τK acts as a damper in every stage. Where
+    /// B ≥ T K/2, K T/B ≤ 2 is within RK4's stable range, and RK4 integrates the element's
+    /// continuous law at fourth order, held and sliding, without the τK, which RK4 sees as an
+    /// explicit damper that lowers its stable step (a stack of boxes on corner contacts:
+    /// 5.6e-4 s with it, 1.4e-3 s without). Where B is smaller, the continuous law is too
+    /// stiff for RK4 and the τK is the held state's only real damping: the rolling sphere of
+    /// the paper's Sim I (K = 1e7, B = 10, T = 1e-4) rolls without slip because of it. There
     /// the paper's form stays.
     pub fn set_element(&self, method: Method, step: f64, k: f64, b: f64) {
         self.set(method);
         self.set_held_continuous(b >= 0.5 * step * k);
     }
 
-    /// Whether a held I_fricK element returns its continuous law ([`set_element`](Self::set_element)).
+    /// Whether an I_fricK element runs its continuous law ([`set_element`](Self::set_element)).
     #[inline]
-    pub fn continuous_hold(&self) -> bool {
+    pub fn continuous_law(&self) -> bool {
         self.held_continuous()
     }
 

@@ -106,13 +106,13 @@ impl Pair {
     }
 
     /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ;
-    /// `hold`: a held element returns its continuous law ([`model_c_step`]).
+    /// `continuous`: the element's continuous law, τ = 0 ([`model_c_step`]).
     #[inline]
-    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, hold: bool) -> Contact {
+    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, continuous: bool) -> Contact {
         let v = self.slip(a, b, g);
         let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, hold);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, continuous);
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
     }
@@ -227,7 +227,7 @@ pub struct BodyContact {
     pub normal: Vector3<f64>,
     pub t1: Vector3<f64>,
     pub t2: Vector3<f64>,
-    /// The method it runs under ([`StageForm::continuous_hold`]).
+    /// The method it runs under ([`StageForm::continuous_law`]).
     pub form: StageForm,
 }
 
@@ -275,7 +275,7 @@ impl Impedance for BodyContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let g = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.continuous_hold());
+        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.continuous_law());
         self.pair.forces(&m[1], &g, c.f_a, force);
         dy[0] = c.rate.x;
         dy[1] = c.rate.y;
@@ -288,7 +288,7 @@ impl Impedance for BodyContact {
         let g = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.continuous_hold()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.continuous_law()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -301,10 +301,10 @@ impl Impedance for BodyContact {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
-    /// same K and B (τK more damping per stage under Euler, [`StageForm::continuous_hold`]);
+    /// same K and B (τK more damping per stage under Euler, [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_hold() })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.

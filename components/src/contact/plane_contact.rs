@@ -13,7 +13,6 @@
 //! (v_t = (v_x, v_y), δ = h − p_z), so files without `normal` and `point` keep their bits.
 
 use super::plane_basis;
-use crate::saturation::gsat2;
 use crate::stability::stiffness_warnings;
 use crate::stage_form::StageForm;
 use nalgebra::{Vector2, Vector3};
@@ -41,7 +40,7 @@ pub struct PlaneContact {
     /// Boxed: a horizontal contact, the common one, is then 40 bytes, not 112 (10⁵ of them
     /// are held twice, in the network and in their batch).
     pub tilt: Option<Box<Tilt>>,
-    /// The method it runs under ([`StageForm::continuous_hold`]).
+    /// The method it runs under ([`StageForm::continuous_law`]).
     pub form: StageForm,
 }
 
@@ -107,20 +106,19 @@ impl PlaneContact {
     }
 
     /// (23b)–(23d): the tangential force and ε for limit μ f_n, tangential velocity v_t and
-    /// state e; with [`StageForm::continuous_hold`] a held element (its continuous law
-    /// K e + B v_t within the cone, or (23b) within it) returns that law and ε = v_t
-    /// ([`model_c_step`](crate::friction::model_c_step)'s `hold`).
+    /// state e; with [`StageForm::continuous_law`] the element's continuous law (τ = 0) and
+    /// ε = v_t exactly while it holds ([`model_c_step`](crate::friction::model_c_step)'s
+    /// `continuous`).
     #[inline]
     fn tangential(&self, limit: f64, vt: Vector2<f64>, e: Vector2<f64>, tau: f64) -> (Vector2<f64>, Vector2<f64>) {
-        let d = self.b + tau * self.k;
+        let continuous = self.form.continuous_law();
+        let d = if continuous { self.b } else { self.b + tau * self.k };
         let fstar = d * vt + self.k * e;
-        if self.form.continuous_hold() {
-            let h = self.b * vt + self.k * e;
-            if fstar.norm() <= limit || h.norm() <= limit {
-                return (gsat2(limit, h), vt);
-            }
+        let n = fstar.norm();
+        let ft = if n <= limit { fstar } else { fstar * (limit / n) };
+        if continuous && n <= limit {
+            return (ft, vt);
         }
-        let ft = gsat2(limit, fstar);
         (ft, (ft - self.k * e) / d)
     }
 
@@ -191,9 +189,9 @@ impl Impedance for PlaneContact {
         Some(stiction_framework::AffineSwitch { axis, level: self.height, k: self.k, b: self.b })
     }
     /// The penalty spring (23a) in contact; the held tangential element of (23b) is the
-    /// same K and B, with τK more damping per stage under Euler ([`StageForm::continuous_hold`]).
+    /// same K and B, with τK more damping per stage under Euler ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_hold() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
@@ -253,7 +251,10 @@ impl PointImpedance for PlaneContact {
         let fn_ = [normal(a, &m[0][0]), normal(b, &m[1][0])];
         let lane = |g: fn(&Self) -> f64| f64x2::from([g(a), g(b)]);
         let (k, damp, mu) = (lane(|c| c.k), lane(|c| c.b), lane(|c| c.mu));
-        let d = damp + f64x2::splat(tau) * k;
+        // Lanes with the continuous law (τ = 0; `tangential`).
+        let flag = |c: &Self| if c.form.continuous_law() { 1.0 } else { 0.0 };
+        let continuous = f64x2::from([flag(a), flag(b)]).cmp_eq(f64x2::splat(1.0));
+        let d = continuous.blend(damp, damp + f64x2::splat(tau) * k);
         let (ex, ey) = (f64x2::from([y[0][0], y[1][0]]), f64x2::from([y[0][1], y[1][1]]));
         let (vx, vy) = (f64x2::from([m[0][0].v.x, m[1][0].v.x]), f64x2::from([m[0][0].v.y, m[1][0].v.y]));
         let (fx, fy) = (vx * d + ex * k, vy * d + ey * k);
@@ -263,15 +264,9 @@ impl PointImpedance for PlaneContact {
         let q = limit / n;
         let inside = n.cmp_le(limit);
         let (tx, ty) = (inside.blend(fx, fx * q), inside.blend(fy, fy * q));
-        let (rx, ry) = ((tx - ex * k) / d, (ty - ey * k) / d);
-        // Under RK4 a held lane returns its continuous law and ε = v_t (`tangential`).
-        let hold = f64x2::from([a.form.continuous_hold() as u8 as f64, b.form.continuous_hold() as u8 as f64]);
-        let (hx, hy) = (damp * vx + k * ex, damp * vy + k * ey);
-        let hn = (hx * hx + hy * hy).sqrt();
-        let (hq, hin) = (limit / hn, hn.cmp_le(limit));
-        let held = (inside | hin) & hold.cmp_eq(f64x2::splat(1.0));
-        let (tx, ty) = (held.blend(hin.blend(hx, hx * hq), tx), held.blend(hin.blend(hy, hy * hq), ty));
-        let (ex, ey) = (held.blend(vx, rx).to_array(), held.blend(vy, ry).to_array());
+        let held = inside & continuous;
+        let (ex, ey) =
+            (held.blend(vx, (tx - ex * k) / d).to_array(), held.blend(vy, (ty - ey * k) / d).to_array());
         let (tx, ty) = (tx.to_array(), ty.to_array());
         for (l, (f, dy)) in force.into_iter().zip(dy).enumerate() {
             f[0] = Vector3::new(-tx[l], -ty[l], fn_[l]);

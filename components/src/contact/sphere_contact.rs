@@ -27,7 +27,7 @@ pub struct SphereContact {
     pub pair: Pair,
     pub radius_a: f64,
     pub radius_b: f64,
-    /// The method it runs under ([`StageForm::continuous_hold`]).
+    /// The method it runs under ([`StageForm::continuous_law`]).
     pub form: StageForm,
 }
 
@@ -81,7 +81,7 @@ impl Impedance for SphereContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let (g, dist) = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.continuous_hold());
+        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.continuous_law());
         self.pair.forces(&m[1], &g, c.f_a, force);
         let dv = m[0].v - m[1].v;
         let ndot = if dist > 0.0 { (dv - g.n * g.n.dot(&dv)) / dist } else { Vector3::zeros() };
@@ -97,7 +97,7 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.continuous_hold()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.continuous_law()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -112,9 +112,9 @@ impl Impedance for SphereContact {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1]).0))
     }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
-    /// stage under Euler, [`StageForm::continuous_hold`]).
+    /// stage under Euler, [`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_hold() })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.

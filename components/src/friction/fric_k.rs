@@ -27,7 +27,7 @@ pub struct FricK {
     pub b: f64,
     /// Kinetic friction level F (N or N·m), ≥ 0.
     pub f_max: f64,
-    /// The method it runs under ([`StageForm::continuous_hold`]).
+    /// The method it runs under ([`StageForm::continuous_law`]).
     pub form: StageForm,
 }
 
@@ -49,14 +49,14 @@ impl FricK {
     /// of (19b), and ε = v exactly while it holds (= (f − K e)/(B + τK) of (19c)).
     #[inline]
     pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, self.form.continuous_hold());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, self.form.continuous_law());
         (f.x, de.x)
     }
 
     /// (19) in 3-D with the vector saturation gsat of (15): [`model_c_step`] in 3-D.
     #[inline]
     pub fn vector(&self, v: Vector3<f64>, e: Vector3<f64>, tau: f64) -> (Vector3<f64>, Vector3<f64>) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau, self.form.continuous_hold());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau, self.form.continuous_law());
         (f, de)
     }
 }
@@ -112,9 +112,9 @@ impl Impedance for FricK {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, under Euler
-    /// (τK more damping per stage), the continuous law under RK4 ([`StageForm::continuous_hold`]).
+    /// (τK more damping per stage), the continuous law under RK4 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_hold() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)

@@ -32,7 +32,7 @@ pub struct ModelC {
     /// Viscosity B (N·s/m), ≥ 0.
     pub b: f64,
     pub law: FrictionLaw,
-    /// The method it runs under ([`StageForm::continuous_hold`]).
+    /// The method it runs under ([`StageForm::continuous_law`]).
     pub form: StageForm,
 }
 
@@ -51,16 +51,18 @@ const SIGNALS: &[SignalInfo] = &[
 /// = (38)'s e_new = (B e + τ y)/(B + τK)); `fric_k` calls this too (issue 14: one
 /// implementation). Other laws use Φ_Z of (25)/(46)/(55)/(57).
 ///
-/// `hold` ([`StageForm::continuous_hold`](crate::stage_form::StageForm::continuous_hold): RK4,
-/// B ≥ T K/2): the element holds where its continuous law K e + B v is within the static
-/// level or the implicit step ends stuck (Coulomb), and the force is then that continuous
-/// law (kept within the level), ė = v exactly. The τK of damping that (19b) adds while holding is the implicit-Euler
-/// step's own; where the stage *is* the step (`"method": "euler"`, the paper's algorithm)
-/// and where it is the held state's main damping (B < T K/2), `hold` is false. Inside RK4's
-/// explicit stages it is a damper of rate τK/M that lowers the stable step (one mass:
-/// ω T < 2.29 instead of 2.83; a stack of boxes on corner contacts: 5.6e-4 s instead of
-/// 1.4e-3 s) and makes the held elastic motion first order; held without it, the stages are
-/// RK4 on the element's spring–damper: fourth order.
+/// `continuous` ([`StageForm::continuous_law`](crate::stage_form::StageForm::continuous_law):
+/// RK4 with B ≥ T K/2): the element's continuous law, (19) at τ = 0 for Coulomb friction:
+/// y = gsat(F, B v + K e), ė = (y − K e)/B, and ė = v exactly while it holds. B ≥ T K/2
+/// makes its relaxation rate K/B one RK4 resolves (K T/B ≤ 2 < 2.79), so RK4 integrates
+/// the element itself: fourth order held and sliding, in 1, 2 or 3 dimensions. The τK of
+/// (19b) is the implicit-Euler step's own damping, which the paper's scheme needs where the
+/// stage *is* the step (`"method": "euler"`) and where the element is too stiff for RK4
+/// (B < T K/2); inside RK4's explicit stages it is a damper of rate τK/M that lowers the
+/// stable step (one mass: ω T < 2.29 instead of 2.83; a stack of boxes on corner contacts:
+/// 5.6e-4 s instead of 1.4e-3 s), makes the held elastic motion first order, and makes the
+/// direction of the sliding force depend on τ (2-D sliding first order). Other laws keep
+/// Φ_Z of the step and return the continuous law K e + B v while they hold.
 #[inline]
 pub fn model_c_step(
     k: f64,
@@ -69,34 +71,31 @@ pub fn model_c_step(
     v: Vector3<f64>,
     e: Vector3<f64>,
     tau: f64,
-    hold: bool,
+    continuous: bool,
 ) -> (Vector3<f64>, Vector3<f64>, bool) {
-    let d = b + tau * k;
     if let (DryLaw::Coulomb { f }, 0.0) = (&law.dry, law.d) {
+        let d = if continuous { b } else { b + tau * k };
         let x = v * d + e * k;
         let (y, stuck) = if x.y == 0.0 && x.z == 0.0 {
             (Vector3::new(sat(*f, x.x), 0.0, 0.0), x.x.abs() <= *f)
         } else {
             (gsat3(*f, x), x.norm() <= *f)
         };
-        // Held: the continuous force within the cone, or the implicit step ending stuck.
-        if hold {
-            let h = e * k + v * b;
-            if stuck || h.norm() <= *f {
-                return (held_force(k, b, *f, v, e), v, true);
-            }
+        if continuous && stuck {
+            return (y, v, true);
         }
         return (y, (y - e * k) / d, stuck);
     }
+    let d = b + tau * k;
     let vs = v + e * (k / d);
     let p = law.phi_z(1.0 / d, vs);
-    if p.stuck && hold {
+    if p.stuck && continuous {
         return (held_force(k, b, law.static_level(), v, e), v, true);
     }
     (p.y, (p.y - e * k) / d, p.stuck)
 }
 
-/// The force of a held element in the RK4 form ([`model_c_step`] with `hold`): its
+/// The force of a held element in the RK4 form ([`model_c_step`] with `continuous`): its
 /// continuous law K e + B v, within the static level `limit` (gsat of (15)).
 #[inline]
 pub fn held_force(k: f64, b: f64, limit: f64, v: Vector3<f64>, e: Vector3<f64>) -> Vector3<f64> {
@@ -131,7 +130,7 @@ impl Impedance for ModelC {
     ) -> Result<(), Fault> {
         let n = self.dims;
         let v = first(m[1].v - m[0].v, n);
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law, v, load(y, n), tau, self.form.continuous_hold());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law, v, load(y, n), tau, self.form.continuous_law());
         store(&de, dy, n);
         force[1] = Force::point(-f);
         force[0] = Force::point(f);
@@ -147,16 +146,16 @@ impl Impedance for ModelC {
             0 => p.forces[1].f[e],
             1 => p.state[e],
             2 => v[e],
-            _ => f64::from(model_c_step(self.k, self.b, &self.law, v, load(p.state, n), p.tau, self.form.continuous_hold()).2),
+            _ => f64::from(model_c_step(self.k, self.b, &self.law, v, load(p.state, n), p.tau, self.form.continuous_law()).2),
         }
     }
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
     /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, under Euler;
-    /// the continuous law under RK4 ([`StageForm::continuous_hold`]).
+    /// the continuous law under RK4 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_hold() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let mut out = Vec::new();
