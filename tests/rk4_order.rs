@@ -309,6 +309,7 @@ fn model_d_held_slider_is_exact_and_its_energy_never_grows_under_rk4() {
 /// so the RK4 form holds with the continuous law) as x = (v₀/ω_d) e^(−ζωt) sin ω_d t.
 /// Signals `x`, `v`.
 /// - `fric_k`, `kikuuwe_c`: the element between the ground and a `mass`.
+/// - `kikuuwe_b`: its internal 1 kg mass held, the `mass` on its drive port.
 /// - `plane_contact`, `body_contact`: a `point_mass` resting on the contact (normal spring
 ///   the same K, at its static depth m g/K), launched along x: the tangential element holds.
 fn held_element(model: &str, step: f64) -> Value {
@@ -324,6 +325,13 @@ fn held_element(model: &str, step: f64) -> Value {
             "components": {"m": {"type": "mass", "mass": 1.0, "init": {"v": v0}},
                            "f": {"type": model, "K": 100.0, "B": 1.0, "F": 1e9}},
             "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}]
+        }),
+        // Model B's internal mass (1 kg) held; the drive carries the swinging `mass`.
+        "kikuuwe_b" => json!({
+            "solver": solver, "output": output("m.q", "m.v"),
+            "components": {"m": {"type": "mass", "mass": 1.0, "init": {"v": v0}},
+                           "f": {"type": "kikuuwe_b", "mass": 1.0, "K": 100.0, "B": 1.0, "F": 1e9}},
+            "connections": [{"from": "f.drive", "to": "m"}]
         }),
         "plane_contact" => json!({
             "solver": solver, "output": output("m.p[0]", "m.v[0]"),
@@ -351,7 +359,7 @@ fn held_friction_elements_are_fourth_order_under_rk4() {
     let wd = OMEGA * (1.0 - zeta * zeta).sqrt();
     let exact = |t: f64| AMP * OMEGA / wd * (-zeta * OMEGA * t).exp() * (wd * t).sin();
     let mut failed = Vec::new();
-    for model in ["fric_k", "kikuuwe_c", "plane_contact", "body_contact"] {
+    for model in ["fric_k", "kikuuwe_c", "kikuuwe_b", "plane_contact", "body_contact"] {
         let e: Vec<f64> = [4e-3, 2e-3, 1e-3]
             .iter()
             .map(|&t| {

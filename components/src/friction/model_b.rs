@@ -132,9 +132,12 @@ impl Impedance for ModelB {
         let (u, e, v) = self.parts(&m[0], y);
         let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
         if self.form.is_euler() || stuck {
-            // (36): the paper's step (Euler), and every stuck stage.
+            // (36): the paper's step (Euler), and every stuck stage; with B ≥ T K/2 under RK4
+            // the drive sees the continuous law of the held element, K e + B u
+            // ([`StageForm::continuous_law`]): RK4 on its spring–damper, fourth order.
             store(&vn, &mut dy[..n], n);
             store(&((vn - v) / tau), &mut dy[n..2 * n], n);
+            let h = if stuck && self.form.continuous_law() { e * self.k + u * self.b } else { h };
             force[0] = Force::point(-h);
         } else {
             // Sliding: the continuous mechanics of the stage state, friction from the step.
@@ -146,8 +149,10 @@ impl Impedance for ModelB {
         dy[2 * n] = (if stuck { 1.0 } else { 0.0 } - y[2 * n]) / tau;
         Ok(())
     }
-    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
-        self.form.set(method);
+    /// Records the method and whether the held element presents its continuous law under
+    /// RK4 ([`StageForm::set_element`]: B ≥ T K/2).
+    fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
+        self.form.set_element(method, step, self.k, self.b);
         Ok(())
     }
     /// Under RK4 only (Euler is the paper's (36) bit for bit).
@@ -180,9 +185,10 @@ impl Impedance for ModelB {
         let v = self.reported_v(y);
         Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
     }
-    /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK per stage.
+    /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK
+    /// per stage; under RK4 with B ≥ T K/2, K e + B u ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: true })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
