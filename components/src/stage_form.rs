@@ -29,7 +29,7 @@
 //! The method is learned once in `prepare` (called by `Simulator::new`); a component that was
 //! never prepared uses the RK4 form (and the implicit form in its held elastic state).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use stiction_framework::Method;
 
 /// The method a component was prepared for: whether to return the papers' Euler form.
@@ -92,7 +92,7 @@ impl StageForm {
     /// the paper's form stays.
     pub fn set_element(&self, method: Method, step: f64, k: f64, b: f64) {
         self.set(method);
-        self.set_held_continuous(b >= 0.5 * step * k);
+        self.set_held_continuous(continuous_law(method, step, k, b));
     }
 
     /// Whether an I_fricK element runs its continuous law ([`set_element`](Self::set_element)).
@@ -111,5 +111,50 @@ impl StageForm {
         } else {
             v
         }
+    }
+}
+
+/// Whether an I_fricK element of spring K and damper B runs its continuous law under `method`
+/// and step T ([`StageForm::set_element`]): RK4 and B ≥ T K/2.
+pub fn continuous_law(method: Method, step: f64, k: f64, b: f64) -> bool {
+    method != Method::Euler && b >= 0.5 * step * k
+}
+
+/// The factor of τ in (19) for an element evaluated in packed pairs (`plane_contact`): 1
+/// for the paper's form (the default, as a [`StageForm`] never prepared), 0 for the
+/// continuous law ([`continuous_law`]), so that the damping B + (τ·factor) K is one
+/// expression for both, bit for bit (19) where the factor is 1. An f64 in an atomic, set
+/// by `prepare`.
+#[derive(Debug)]
+pub struct TauFactor(AtomicU64);
+
+impl Default for TauFactor {
+    fn default() -> Self {
+        TauFactor(AtomicU64::new(1f64.to_bits()))
+    }
+}
+
+impl Clone for TauFactor {
+    fn clone(&self) -> Self {
+        TauFactor(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl TauFactor {
+    /// Record the form ([`continuous_law`]).
+    pub fn set(&self, continuous: bool) {
+        self.0.store(if continuous { 0f64 } else { 1f64 }.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The factor: 1 or 0.
+    #[inline]
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Whether the element runs its continuous law.
+    #[inline]
+    pub fn continuous(&self) -> bool {
+        self.get() == 0.0
     }
 }

@@ -277,6 +277,12 @@ pub trait Impedance: Send + Sync {
     fn stuck_contact(&self, _motion: &[Motion]) -> Option<ContactPoint> {
         None
     }
+    /// Whether [`stuck_contact`](Self::stuck_contact) gives a contact point (a contact
+    /// between bodies): the analysis of bodies held by contacts looks at these alone, and at
+    /// nothing when there are none. `false` (the default).
+    fn is_body_contact(&self) -> bool {
+        false
+    }
     /// Facts, well-posedness and stability warnings for this element, given the effective inertia
     /// at each port (`None` for ground or unknown) and the solver step T.
     fn diagnose(&self, _port_inertia: &[Option<f64>], _step: f64) -> Vec<Diagnostic> {

@@ -308,6 +308,9 @@ impl Impedance for BodyContact {
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
+    fn is_body_contact(&self) -> bool {
+        true
+    }
     fn stuck_contact(&self, m: &[Motion]) -> Option<ContactPoint> {
         let g = self.geometry(&m[0], &m[1]);
         Some(ContactPoint { point: g.x, normal: g.n })

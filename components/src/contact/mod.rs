@@ -68,7 +68,7 @@ mod tests {
     /// where the law does not switch.
     #[test]
     fn affine_switching_is_the_switching_function_bit_for_bit() {
-        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, tilt: None, form: Default::default() };
+        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, tilt: None, tau_factor: Default::default() };
         let wall = |side: f64, axis: Vector3<f64>, w: f64| Wall {
             domain: Domain::Point3,
             axis,

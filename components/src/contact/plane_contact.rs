@@ -14,7 +14,7 @@
 
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
-use crate::stage_form::StageForm;
+use crate::stage_form::{continuous_law, TauFactor};
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
@@ -23,7 +23,7 @@ use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
-use wide::{f64x2, CmpEq, CmpLe};
+use wide::{f64x2, CmpLe};
 
 /// Frictional contact of a point with a fixed plane: z = `height` unless [`Tilt`] is set.
 #[derive(Clone, Debug)]
@@ -40,8 +40,9 @@ pub struct PlaneContact {
     /// Boxed: a horizontal contact, the common one, is then 40 bytes, not 112 (10⁵ of them
     /// are held twice, in the network and in their batch).
     pub tilt: Option<Box<Tilt>>,
-    /// The method it runs under ([`StageForm::continuous_law`]).
-    pub form: StageForm,
+    /// The factor of τ in (23b): 1, the paper's form, or 0, the continuous law under RK4
+    /// where B ≥ T K/2 ([`continuous_law`]), set by `prepare`.
+    pub tau_factor: TauFactor,
 }
 
 /// The orientation of a plane that is not horizontal: unit normal n and the fixed
@@ -106,19 +107,15 @@ impl PlaneContact {
     }
 
     /// (23b)–(23d): the tangential force and ε for limit μ f_n, tangential velocity v_t and
-    /// state e; with [`StageForm::continuous_law`] the element's continuous law (τ = 0) and
-    /// ε = v_t exactly while it holds ([`model_c_step`](crate::friction::model_c_step)'s
-    /// `continuous`).
+    /// state e, with the damping B + (τ·factor) K ([`TauFactor`]: (19)'s implicit step, or
+    /// the element's continuous law under RK4, as
+    /// [`model_c_step`](crate::friction::model_c_step)'s `continuous`).
     #[inline]
     fn tangential(&self, limit: f64, vt: Vector2<f64>, e: Vector2<f64>, tau: f64) -> (Vector2<f64>, Vector2<f64>) {
-        let continuous = self.form.continuous_law();
-        let d = if continuous { self.b } else { self.b + tau * self.k };
+        let d = self.b + tau * self.tau_factor.get() * self.k;
         let fstar = d * vt + self.k * e;
         let n = fstar.norm();
         let ft = if n <= limit { fstar } else { fstar * (limit / n) };
-        if continuous && n <= limit {
-            return (ft, vt);
-        }
         (ft, (ft - self.k * e) / d)
     }
 
@@ -133,10 +130,9 @@ impl PlaneContact {
 }
 
 impl Impedance for PlaneContact {
-    /// Records the method and whether a held element returns its continuous law
-    /// ([`StageForm::set_element`]).
+    /// Records whether the element runs its continuous law ([`continuous_law`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
-        self.form.set_element(method, step, self.k, self.b);
+        self.tau_factor.set(continuous_law(method, step, self.k, self.b));
         Ok(())
     }
     fn layout(&self) -> Layout {
@@ -189,9 +185,9 @@ impl Impedance for PlaneContact {
         Some(stiction_framework::AffineSwitch { axis, level: self.height, k: self.k, b: self.b })
     }
     /// The penalty spring (23a) in contact; the held tangential element of (23b) is the
-    /// same K and B, with τK more damping per stage under Euler ([`StageForm::continuous_law`]).
+    /// same K and B, with τK more damping per stage in the paper's form ([`TauFactor`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.tau_factor.continuous() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
@@ -251,10 +247,7 @@ impl PointImpedance for PlaneContact {
         let fn_ = [normal(a, &m[0][0]), normal(b, &m[1][0])];
         let lane = |g: fn(&Self) -> f64| f64x2::from([g(a), g(b)]);
         let (k, damp, mu) = (lane(|c| c.k), lane(|c| c.b), lane(|c| c.mu));
-        // Lanes with the continuous law (τ = 0; `tangential`).
-        let flag = |c: &Self| if c.form.continuous_law() { 1.0 } else { 0.0 };
-        let continuous = f64x2::from([flag(a), flag(b)]).cmp_eq(f64x2::splat(1.0));
-        let d = continuous.blend(damp, damp + f64x2::splat(tau) * k);
+        let d = damp + f64x2::splat(tau) * lane(|c| c.tau_factor.get()) * k;
         let (ex, ey) = (f64x2::from([y[0][0], y[1][0]]), f64x2::from([y[0][1], y[1][1]]));
         let (vx, vy) = (f64x2::from([m[0][0].v.x, m[1][0].v.x]), f64x2::from([m[0][0].v.y, m[1][0].v.y]));
         let (fx, fy) = (vx * d + ex * k, vy * d + ey * k);
@@ -264,9 +257,7 @@ impl PointImpedance for PlaneContact {
         let q = limit / n;
         let inside = n.cmp_le(limit);
         let (tx, ty) = (inside.blend(fx, fx * q), inside.blend(fy, fy * q));
-        let held = inside & continuous;
-        let (ex, ey) =
-            (held.blend(vx, (tx - ex * k) / d).to_array(), held.blend(vy, (ty - ey * k) / d).to_array());
+        let (ex, ey) = (((tx - ex * k) / d).to_array(), ((ty - ey * k) / d).to_array());
         let (tx, ty) = (tx.to_array(), ty.to_array());
         for (l, (f, dy)) in force.into_iter().zip(dy).enumerate() {
             f[0] = Vector3::new(-tx[l], -ty[l], fn_[l]);
@@ -290,11 +281,11 @@ fn build(p: &mut Params) -> Result<Built> {
     // The horizontal plane through [0, 0, h] keeps the arithmetic of z = h (old files, bit for bit).
     let horizontal = normal.is_none_or(|n| n == Vector3::z()) && point.is_none_or(|c| c.x == 0.0 && c.y == 0.0);
     let contact = if horizontal {
-        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None, form: StageForm::default() }
+        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None, tau_factor: TauFactor::default() }
     } else {
         let n = normal.unwrap_or(Vector3::z());
         let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
-        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Box::new(Tilt::of(n))), form: StageForm::default() }
+        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Box::new(Tilt::of(n))), tau_factor: TauFactor::default() }
     };
     Ok(Built::Impedance(Box::new(contact)))
 }
@@ -352,7 +343,7 @@ mod tests {
     fn a_pair_is_two_contacts_bit_for_bit() {
         let tilt = Tilt::of(Vector3::new(0.0, -0.6, 0.8));
         let plane =
-            |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: (mu == 0.2).then(|| Box::new(tilt)), form: StageForm::default() };
+            |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: (mu == 0.2).then(|| Box::new(tilt)), tau_factor: TauFactor::default() };
         let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
         let cases = [
             (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),

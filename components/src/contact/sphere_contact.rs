@@ -118,6 +118,9 @@ impl Impedance for SphereContact {
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
+    fn is_body_contact(&self) -> bool {
+        true
+    }
     fn stuck_contact(&self, m: &[Motion]) -> Option<ContactPoint> {
         let (g, _) = self.geometry(&m[0], &m[1]);
         Some(ContactPoint { point: g.x, normal: g.n })

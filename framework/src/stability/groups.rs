@@ -395,20 +395,20 @@ pub fn groups(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupModel> {
         i
     }
     let mut contacts: Vec<GroupContact> = Vec::new();
-    let mut springs: Vec<(Vec<(usize, usize)>, StageSpring)> = Vec::new();
     let t = 0.0;
-    for i in 0..sched.impedance_names().len() {
+    let n_imp = sched.impedance_names().len();
+    for i in 0..n_imp {
         if crate::cancel::requested() {
             break;
         }
         let imp = sched.impedance(i);
+        if !imp.is_body_contact() {
+            continue;
+        }
         let Some(spring) = imp.stuck_spring() else { continue };
         let ends = sched.impedance_attachments(i);
         let motions = sched.impedance_motions(i, x);
-        let Some(cp) = imp.stuck_contact(&motions) else {
-            springs.push((ends.iter().flatten().copied().collect(), spring));
-            continue;
-        };
+        let Some(cp) = imp.stuck_contact(&motions) else { continue };
         if ends.len() > 2 || ends.iter().all(Option::is_none) {
             continue;
         }
@@ -469,11 +469,19 @@ pub fn groups(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupModel> {
         let g = group_of[*first];
         group_contacts[g].push(GroupContact { ends: c.ends.map(|e| e.map(|b| local[b])), ..c });
     }
+    // The other springs on the groups' bodies (a second pass, only when there are groups).
     let mut group_held: Vec<Vec<(usize, StageSpring)>> = vec![Vec::new(); members.len()];
-    for (ports, s) in springs {
-        for p in ports {
-            if let Some(b) = index.get(&p) {
-                group_held[group_of[*b]].push((local[*b], s));
+    if !members.is_empty() {
+        for i in 0..n_imp {
+            let imp = sched.impedance(i);
+            if imp.is_body_contact() {
+                continue;
+            }
+            let Some(s) = imp.stuck_spring() else { continue };
+            for p in sched.impedance_ports(i) {
+                if let Some(b) = index.get(&p) {
+                    group_held[group_of[*b]].push((local[*b], s));
+                }
             }
         }
     }
