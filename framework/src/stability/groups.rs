@@ -497,7 +497,7 @@ pub fn groups(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupModel> {
     out
 }
 
-/// Analyse every group of [`groups`] at state `x` for `method` and step T; identical
+/// Analyse every group of bodies held by contacts at state `x` for `method` and step T; identical
 /// groups (copies of one scene) are analysed once.
 pub fn analyse_groups(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<GroupFinding> {
     let tab = method.tableau();
