@@ -218,7 +218,7 @@ impl PointImpedance for PlaneContact {
     /// (23) for two contacts at once: the normal forces lane by lane as in
     /// [`PlaneContact::contact`], the tangential element (23b)–(23d) in packed
     /// instructions (one square root, the divisions two at a time), each operation in the
-    /// order of `contact` and [`gsat2`], so bit for bit the same (tests/batch.rs).
+    /// order of `contact` and [`gsat2`](crate::saturation::gsat2), so bit for bit the same (tests/batch.rs).
     #[inline(always)]
     fn evaluate_points_pair(
         pair: [&Self; 2],
