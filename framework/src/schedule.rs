@@ -114,7 +114,7 @@ pub struct Schedule {
     pub(crate) taps: Vec<Tap>,
     /// The position offsets of the slots whose tap is [`Tap::PointPv`], in slot order, and
     /// for every slot s the number of them before s (`pv_before[s]`): a range of slots is
-    /// all `PointPv` when the count grows by its length ([`Schedule::slot_motions`]).
+    /// all `PointPv` when the count grows by its length ([`Schedule::slot_motions_from`]).
     pub(crate) pv: Vec<u32>,
     pub(crate) pv_before: Vec<u32>,
     /// For every admittance port p: how many ports q in 1..=p receive a different number
@@ -129,6 +129,12 @@ pub struct Schedule {
     pub(crate) n: usize,
     /// Zero offsets for an unused split buffer.
     pub(crate) zeros_imp: Vec<usize>,
+    /// The (admittance, port) of every port whose motion comes from `port_motion` (a rigid
+    /// body's frame), each once, and per slot its index there (`u32::MAX` for the others;
+    /// both empty when there are none): a stage gathers each frame once for all the slots
+    /// attached to it ([`Gathered`]).
+    pub(crate) frames: Vec<(u32, u32)>,
+    pub(crate) frame_of: Vec<u32>,
     /// Which admittances and impedances act on rotations ([`Schedule::rotational`]), found
     /// when first asked (result units, an FMU's model description), not at load.
     rotational: std::sync::OnceLock<(Vec<bool>, Vec<bool>)>,
@@ -273,6 +279,7 @@ impl Schedule {
             },
         );
         let zeros_imp = vec![0; imp.len() + 1];
+        let (frames, frame_of) = frame_index(&attach, &taps);
         Ok(Schedule {
             blocks,
             block_names,
@@ -302,6 +309,8 @@ impl Schedule {
             nx,
             n,
             zeros_imp,
+            frames,
+            frame_of,
             rotational: std::sync::OnceLock::new(),
         })
     }
@@ -569,6 +578,28 @@ fn group_admittances(nodes: Vec<&mut Node>) -> Result<AdmGroups> {
 
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
 /// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
+/// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
+fn frame_index(attach: &[Attach], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
+    let from_port = |(a, t): (&Attach, &Tap)| matches!((a, t), (Attach::Port { .. }, Tap::Other));
+    if !attach.iter().zip(taps).any(from_port) {
+        return (Vec::new(), Vec::new());
+    }
+    let mut seen: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+    let mut frames = Vec::new();
+    let frame_of = attach
+        .iter()
+        .zip(taps)
+        .map(|(a, t)| match (a, t) {
+            (Attach::Port { adm, port, .. }, Tap::Other) => *seen.entry((*adm as u32, *port as u32)).or_insert_with(|| {
+                frames.push((*adm as u32, *port as u32));
+                frames.len() as u32 - 1
+            }),
+            _ => u32::MAX,
+        })
+        .collect();
+    (frames, frame_of)
+}
+
 fn pv_index(taps: &[Tap]) -> (Vec<u32>, Vec<u32>) {
     let mut pv = Vec::new();
     let mut pv_before = Vec::with_capacity(taps.len() + 1);
@@ -634,6 +665,40 @@ fn phi(
     (in_off, Ok(incoming))
 }
 
+/// The motions of a stage's frames ([`Schedule::frames`]), each gathered once by
+/// [`Schedule::gather_frames`]: the slots attached to a frame read it from here (and apply
+/// their offset) instead of calling `port_motion` once per slot.
+pub(crate) struct Gathered<'a> {
+    pub(crate) sched: &'a Schedule,
+    pub(crate) frames: &'a [Motion],
+}
+
+impl SlotMotion for Gathered<'_> {
+    #[inline]
+    fn motion(&self, xa: &[f64], slot: usize) -> Motion {
+        if let (Tap::Other, Attach::Port { offset, .. }) = (&self.sched.taps[slot], &self.sched.attach[slot]) {
+            let m = self.frames[self.sched.frame_of[slot] as usize];
+            return match offset {
+                Some(o) => o.apply(&m).0,
+                None => m,
+            };
+        }
+        self.sched.motion(xa, slot)
+    }
+}
+
+impl Schedule {
+    /// The motion of every frame of [`Schedule::frames`] at the admittance states `xa`, into
+    /// `out` (cleared first).
+    pub(crate) fn gather_frames(&self, xa: &[f64], out: &mut Vec<Motion>) {
+        out.clear();
+        out.extend(self.frames.iter().map(|&(a, p)| {
+            let a = a as usize;
+            self.adm[a].port_motion(&xa[self.adm_x[a]..self.adm_x[a + 1]], p as usize)
+        }));
+    }
+}
+
 impl SlotMotion for Schedule {
     fn motion(&self, xa: &[f64], slot: usize) -> Motion {
         match self.taps[slot] {
@@ -668,18 +733,18 @@ impl Schedule {
         crate::views::sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], force)
     }
 
-    /// Ψ (13d) of the slots from `base` on at the admittance states `xa`, read on demand.
-    #[inline]
-    pub(crate) fn port_motions<'a>(&'a self, xa: &'a [f64], base: usize) -> PortMotions<'a> {
-        PortMotions::new(&self.taps, xa, base, self)
-    }
-
-    /// Ψ (13d) of the slots `slots` at the admittance states `xa`, read on demand; when
-    /// every one of them has a [`Tap::PointPv`], the view reads their offsets directly
+    /// Ψ (13d) of the slots `slots` at the admittance states `xa`, read on demand, the
+    /// `Other` slots' motions from `other` (the stage's [`Gathered`] frames); when every one
+    /// of them has a [`Tap::PointPv`], the view reads their offsets directly
     /// ([`PortMotions::point_pv`]).
     #[inline]
-    pub(crate) fn slot_motions<'a>(&'a self, xa: &'a [f64], slots: Range<usize>) -> PortMotions<'a> {
-        let m = self.port_motions(xa, slots.start);
+    pub(crate) fn slot_motions_from<'a>(
+        &'a self,
+        xa: &'a [f64],
+        slots: Range<usize>,
+        other: &'a dyn SlotMotion,
+    ) -> PortMotions<'a> {
+        let m = PortMotions::new(&self.taps, xa, slots.start, other);
         let (a, b) = (self.pv_before[slots.start], self.pv_before[slots.end]);
         if (b - a) as usize == slots.len() && !slots.is_empty() {
             m.with_pv(&self.pv[a as usize..b as usize])

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::method::{Method, Tableau};
 use crate::parallel::{split_run, Cut, Each, Splits};
 use crate::port::{Domain, Force, Layout, Motion};
-use crate::schedule::{groups_in, Schedule};
+use crate::schedule::{groups_in, Gathered, Schedule};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 
@@ -81,6 +81,8 @@ pub(crate) struct Work {
     /// Φ (13f): the total force on every admittance port, as the last probe delivered it
     /// (and a scratch for the per-component kind during a step).
     pub(crate) adm_forces: Vec<Force>,
+    /// The motions of the schedule's frames at the stage state (`Schedule::gather_frames`).
+    frames: Vec<Motion>,
 }
 
 /// Which state a stage reads.
@@ -110,6 +112,7 @@ struct Buffers<'a> {
     force: &'a mut [Vector3<f64>],
     moment: &'a mut [Vector3<f64>],
     adm_forces: &'a mut [Force],
+    frames: &'a mut Vec<Motion>,
     sched: &'a Schedule,
     split: Split,
     balance: &'a mut Balance,
@@ -255,6 +258,7 @@ impl Simulator {
                     force: vec![Vector3::zeros(); n_slots],
                     moment: vec![Vector3::zeros(); if s.has_moments { n_slots } else { 0 }],
                     adm_forces: vec![Force::ZERO; n_adm_ports],
+                    frames: Vec::with_capacity(s.frames.len()),
                 };
                 ([x.clone(), x.clone()], work)
             },
@@ -476,7 +480,7 @@ impl Simulator {
     /// The buffers of a stage that reads `input` and writes `out`.
     fn buffers(&mut self, input: Input, out: Output) -> Buffers<'_> {
         let Simulator { sched, x, xs, work, split, balance, .. } = self;
-        let Work { rate, acc, force, moment, adm_forces } = work;
+        let Work { rate, acc, force, moment, adm_forces, frames } = work;
         let [a, b] = xs;
         let (input, next): (&[f64], &mut [f64]) = match (input, out) {
             (Input::X, Output::Rate) => (&x[..], &mut rate[..]),
@@ -485,7 +489,7 @@ impl Simulator {
             (Input::Stage, Output::Stage0) => (&b[..], &mut a[..]),
             (Input::Stage, _) => (&a[..], &mut b[..]),
         };
-        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, sched, split: *split, balance }
+        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, frames, sched, split: *split, balance }
     }
 
     /// (13d)/(13e): the impedances' batches, [`CHUNK`] members at a time, gather the motions
@@ -495,9 +499,12 @@ impl Simulator {
     /// them into their states of the stage's output in place. Returns false if `combine`
     /// ends the step and a new state is not finite.
     fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
-        let Buffers { input, next, x, acc, force, moment, sched, split, balance, .. } = self.buffers(input, out);
+        let Buffers { input, next, x, acc, force, moment, frames, sched, split, balance, .. } = self.buffers(input, out);
         let nx = sched.nx;
         let (xa, xy) = input.split_at(nx);
+        // Each frame's motion once for all the slots attached to it.
+        sched.gather_frames(xa, frames);
+        let gathered = Gathered { sched, frames: &frames[..] };
         let x_y = &x[nx..];
         let (cost, work) = balance.impedances(split.timing);
         type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);
@@ -516,7 +523,7 @@ impl Simulator {
                         .batch
                         .evaluate(
                             chunk.start - group.start..chunk.end - group.start,
-                            &sched.slot_motions(xa, sa..sb),
+                            &sched.slot_motions_from(xa, sa..sb, &gathered),
                             &xy[ya - nx..yb - nx],
                             t,
                             tau,
@@ -551,7 +558,7 @@ impl Simulator {
     /// is not finite.
     fn admittances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
         let keep = matches!(out, Output::Rate);
-        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance } =
+        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance, .. } =
             self.buffers(input, out);
         let nx = sched.nx;
         let xa = &input[..nx];
