@@ -385,8 +385,9 @@ fn held_friction_elements_are_fourth_order_under_rk4() {
 
 /// The 2-D sliding case of issue 43: a 1 kg point launched along x at 1 m/s on a friction
 /// element (K = 1e5, B = 200, μ m g = 4.905 N) and pulled along y by 0.3 μ m g, so that it
-/// slides on a curved path without stopping for 0.2 s. `element`: `body_contact` or
-/// `plane_contact` with the point resting at its static depth under gravity, or
+/// slides on a curved path without stopping for 0.2 s. `element`: `body_contact`,
+/// `plane_contact` or `sphere_contact` with the point resting at its static depth under
+/// gravity, or
 /// `kikuuwe_c` with dims 2 between the ground and the point (no gravity). Signal `y`.
 fn sliding_2d(element: &str, step: f64) -> Value {
     let g = 9.81;
@@ -405,6 +406,14 @@ fn sliding_2d(element: &str, step: f64) -> Value {
             "solver": solver, "output": output,
             "components": {"m": resting, "pull": pull, "c": {"type": "plane_contact", "K": 1e5, "B": 200.0, "mu": 0.5}},
             "connections": [{"from": "c.body", "to": "m"}, {"from": "pull.body", "to": "m"}]
+        }),
+        // The point on a sphere of radius 100 m centred 100 m below it.
+        "sphere_contact" => json!({
+            "solver": solver, "output": output,
+            "components": {"m": resting, "pull": pull,
+                           "c": {"type": "sphere_contact", "K": 1e5, "B": 200.0, "mu": 0.5, "radius_a": 0.0, "radius_b": 100.0}},
+            "connections": [{"from": "c.a", "to": "m"}, {"from": "c.b", "to": "ground", "at": [0, 0, -100.0]},
+                            {"from": "pull.body", "to": "m"}]
         }),
         "kikuuwe_c" => json!({
             "solver": solver, "output": output,
@@ -438,14 +447,14 @@ fn sliding_sphere(step: f64) -> Value {
 /// elements run their continuous law (τ = 0 in (19)), whose relaxation K/B RK4 resolves:
 /// the direction of the sliding force no longer depends on the stage's τ. The observed order
 /// of y(0.2 s) from three steps (Richardson: the differences of successive halvings) is
-/// ≥ 3.8 (before: 0.98 for the point, 2.7 for the sphere).
+/// ≥ 3.8 (before: 0.98 for the point, 2.7 for the spinning sphere).
 #[test]
 fn sliding_in_two_dimensions_is_fourth_order_under_rk4() {
     let y = |v: Value| {
         let rec = run_value(&v);
         *col(&rec, "y").last().unwrap()
     };
-    let mut cases: Vec<(String, [f64; 3])> = ["body_contact", "plane_contact", "kikuuwe_c"]
+    let mut cases: Vec<(String, [f64; 3])> = ["body_contact", "plane_contact", "sphere_contact", "kikuuwe_c"]
         .iter()
         .map(|e| (e.to_string(), [4e-4, 2e-4, 1e-4].map(|t| y(sliding_2d(e, t)))))
         .collect();
