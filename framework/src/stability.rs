@@ -226,8 +226,14 @@ impl PortModel {
 }
 
 /// The largest step ≤ `step` at which `stable` holds, by halving down to a stable step and
-/// bisecting back up (`None` if even T·2⁻⁶⁰ is unstable).
+/// bisecting back up 60 times (`None` if even T·2⁻⁶⁰ is unstable).
 fn largest_stable(stable: impl Fn(f64) -> bool, step: f64) -> Option<f64> {
+    largest_stable_within(stable, step, 0.0)
+}
+
+/// [`largest_stable`], the bisection stopped once the bracket is within `precision` of
+/// its lower end (at most 60 halvings of it).
+fn largest_stable_within(stable: impl Fn(f64) -> bool, step: f64, precision: f64) -> Option<f64> {
     // On a stop request ([`crate::cancel`]) every trial answers "not stable" at once.
     let stable = |t: f64| !crate::cancel::requested() && stable(t);
     if stable(step) {
@@ -246,6 +252,9 @@ fn largest_stable(stable: impl Fn(f64) -> bool, step: f64) -> Option<f64> {
         return None;
     }
     for _ in 0..60 {
+        if hi - lo <= precision * lo {
+            break;
+        }
         let mid = 0.5 * (lo + hi);
         if stable(mid) {
             lo = mid;
@@ -254,6 +263,19 @@ fn largest_stable(stable: impl Fn(f64) -> bool, step: f64) -> Option<f64> {
         }
     }
     Some(lo)
+}
+
+/// The map x(k) → x(k+1) of one step T of `tab` for the stage rates ξ = J(τ) x of an
+/// m-dimensional state (`rate(τ)` = J(τ)), composed stage by stage as the stepper does ((13)).
+fn compose_step_map(m: usize, tab: &Tableau, step: f64, rate: impl Fn(f64) -> DMatrix<f64>) -> DMatrix<f64> {
+    let (mut acc, mut prev) = (DMatrix::zeros(m, m), DMatrix::zeros(m, m));
+    for r in 0..tab.stages() {
+        let xs = DMatrix::identity(m, m) + &prev * (tab.offset[r] * step);
+        let xi = rate(tab.tau[r] * step) * xs;
+        acc += &xi * tab.weight[r];
+        prev = xi;
+    }
+    DMatrix::identity(m, m) + acc * (step / tab.weight_sum)
 }
 
 /// Ports 0..n of one admittance coupled through its inertia matrix H (a serial robot's
@@ -313,15 +335,7 @@ impl CoupledModel {
 
     /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
     pub fn step_map(&self, tab: &Tableau, step: f64) -> DMatrix<f64> {
-        let m = 2 * self.dim();
-        let (mut acc, mut prev) = (DMatrix::zeros(m, m), DMatrix::zeros(m, m));
-        for r in 0..tab.stages() {
-            let xs = DMatrix::identity(m, m) + &prev * (tab.offset[r] * step);
-            let xi = self.rate(tab.tau[r] * step) * xs;
-            acc += &xi * tab.weight[r];
-            prev = xi;
-        }
-        DMatrix::identity(m, m) + acc * (step / tab.weight_sum)
+        compose_step_map(2 * self.dim(), tab, step, |tau| self.rate(tau))
     }
 
     /// Spectral radius of the step map ([`spectral_radius`]): `None` when it cannot be
@@ -564,14 +578,7 @@ impl PairModel {
 
     /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
     pub fn step_map(&self, tab: &Tableau, step: f64) -> DMatrix<f64> {
-        let (mut acc, mut prev) = (DMatrix::zeros(4, 4), DMatrix::zeros(4, 4));
-        for r in 0..tab.stages() {
-            let xs = DMatrix::identity(4, 4) + &prev * (tab.offset[r] * step);
-            let xi = self.rate(tab.tau[r] * step) * xs;
-            acc += &xi * tab.weight[r];
-            prev = xi;
-        }
-        DMatrix::identity(4, 4) + acc * (step / tab.weight_sum)
+        compose_step_map(4, tab, step, |tau| self.rate(tau))
     }
 
     /// Spectral radius of the step map, `None` when it cannot be decided. A free pair (no

@@ -254,16 +254,9 @@ impl GroupModel {
 
     /// The map x(k) → x(k+1) of one step T of `tab`, stage by stage as in (13).
     pub fn step_map(&self, tab: &Tableau, step: f64) -> DMatrix<f64> {
-        let m = 2 * self.dofs();
-        let (mut acc, mut prev) = (DMatrix::zeros(m, m), DMatrix::zeros(m, m));
-        for r in 0..tab.stages() {
-            let xs = DMatrix::identity(m, m) + &prev * (tab.offset[r] * step);
-            let xi = self.rate(tab.tau[r] * step) * xs;
-            acc += &xi * tab.weight[r];
-            prev = xi;
-        }
-        DMatrix::identity(m, m) + acc * (step / tab.weight_sum)
+        super::compose_step_map(2 * self.dofs(), tab, step, |tau| self.rate(tau))
     }
+
 
     /// Spectral radius of the step map, `None` when it cannot be decided.
     ///
@@ -308,33 +301,10 @@ impl GroupModel {
     /// The largest stable step ≤ `step`, to a relative precision of 1e-4: halving down to a
     /// stable step, then bisecting (`None` if even T·2⁻⁶⁰ is not proven stable).
     pub fn largest_stable_step(&self, tab: &Tableau, step: f64) -> Option<f64> {
-        let stable = |t: f64| !crate::cancel::requested() && self.stable(tab, t) == Some(true);
-        if stable(step) {
-            return Some(step);
-        }
-        let (mut lo, mut hi) = (step, step);
-        for _ in 0..60 {
-            lo *= 0.5;
-            if stable(lo) {
-                break;
-            }
-            hi = lo;
-        }
-        if !stable(lo) {
-            return None;
-        }
-        while hi - lo > STEP_PRECISION * lo {
-            let mid = 0.5 * (lo + hi);
-            if stable(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo)
+        super::largest_stable_within(|t| self.stable(tab, t) == Some(true), step, STEP_PRECISION)
     }
 
-    /// The model's matrices rounded to single precision, as a [`Memo`] key: copies of one
+    /// The model's matrices rounded to single precision, the memo key of [`analyse_groups`]: copies of one
     /// group placed elsewhere (the same bodies and contacts, positions differing in their
     /// last bits) share one analysis.
     fn key(&self) -> Vec<u32> {
