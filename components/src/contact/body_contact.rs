@@ -255,7 +255,7 @@ impl BodyContact {
 }
 
 impl Impedance for BodyContact {
-    /// Records the method and whether a held element returns its continuous law
+    /// Records the method and whether the element runs its continuous law
     /// ([`StageForm::set_element`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.pair.k, self.pair.b);
@@ -301,7 +301,7 @@ impl Impedance for BodyContact {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
-    /// same K and B (τK more damping per stage under Euler, [`StageForm::continuous_law`]);
+    /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
         Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })

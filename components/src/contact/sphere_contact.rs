@@ -61,7 +61,7 @@ impl SphereContact {
 }
 
 impl Impedance for SphereContact {
-    /// Records the method and whether a held element returns its continuous law
+    /// Records the method and whether the element runs its continuous law
     /// ([`StageForm::set_element`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.pair.k, self.pair.b);
@@ -112,7 +112,7 @@ impl Impedance for SphereContact {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1]).0))
     }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
-    /// stage under Euler, [`StageForm::continuous_law`]).
+    /// stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<StageSpring> {
         Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })
     }

@@ -62,7 +62,7 @@ impl FricK {
 }
 
 impl Impedance for FricK {
-    /// Records the method and whether a held element returns its continuous law
+    /// Records the method and whether the element runs its continuous law
     /// ([`StageForm::set_element`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.k, self.b);
@@ -111,8 +111,8 @@ impl Impedance for FricK {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
-    /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, under Euler
-    /// (τK more damping per stage), the continuous law under RK4 ([`StageForm::continuous_law`]).
+    /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form
+    /// (τK more damping per stage), the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }

@@ -108,7 +108,7 @@ pub fn held_force(k: f64, b: f64, limit: f64, v: Vector3<f64>, e: Vector3<f64>) 
 }
 
 impl Impedance for ModelC {
-    /// Records the method and whether a held element returns its continuous law
+    /// Records the method and whether the element runs its continuous law
     /// ([`StageForm::set_element`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.k, self.b);
@@ -152,8 +152,8 @@ impl Impedance for ModelC {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
-    /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, under Euler;
-    /// the continuous law under RK4 ([`StageForm::continuous_law`]).
+    /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, in the paper's form (Euler, or B < T K/2);
+    /// the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
     }
