@@ -154,12 +154,12 @@ fn states(sim: &Simulator) -> BTreeMap<String, Vec<u64>> {
     let mut off = 0;
     for j in 0..na {
         let len = s.admittance(j).layout().states;
-        out.insert(s.admittance_names()[j].clone(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
+        out.insert(s.admittance_names()[j].to_string(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
         off += len;
     }
     for i in 0..ni {
         let len = s.impedance(i).layout().states;
-        out.insert(s.impedance_names()[i].clone(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
+        out.insert(s.impedance_names()[i].to_string(), x[off..off + len].iter().map(|v| v.to_bits()).collect());
         off += len;
     }
     out
@@ -225,12 +225,12 @@ fn batches_group_impedances_by_type() {
     let s = sim.schedule();
     // point masses; contacts, springs, the drive.
     assert_eq!(s.batch_counts(), (1, 3, 50 + 50 + 49 + 1));
-    let names = s.impedance_names();
+    let names: Vec<&str> = s.impedance_names().iter().collect();
     assert!(names[..50].iter().all(|n| n.starts_with('c')), "{:?}", &names[..5]);
     assert!(names[50..99].iter().all(|n| n.starts_with('s')));
     assert_eq!(names[99], "drive");
     // Diagnostics and other listings keep the file order.
-    let order: Vec<&str> = s.impedances_in_network_order().iter().map(|&i| names[i].as_str()).collect();
+    let order: Vec<&str> = s.impedances_in_network_order().iter().map(|&i| names[i]).collect();
     assert_eq!(&order[..4], &["c0", "c1", "s1", "c2"]);
 
     // Longer chains: blocks of 1024 that alternate by type, in the order they fill up.
@@ -238,7 +238,7 @@ fn batches_group_impedances_by_type() {
     let (sim, _) = build(&text, Path::new("."), &stiction::registry(), 1);
     let s = sim.schedule();
     assert_eq!(s.batch_counts(), (1, 7, 3000 + 3000 + 2999 + 1));
-    let names = s.impedance_names();
+    let names: Vec<&str> = s.impedance_names().iter().collect();
     let kind = |r: std::ops::Range<usize>| -> char {
         let k = names[r.start].chars().next().unwrap();
         assert!(names[r.clone()].iter().all(|n| n.starts_with(k)), "mixed block {r:?}");
@@ -247,7 +247,7 @@ fn batches_group_impedances_by_type() {
     let blocks = [0..1024, 1024..2048, 2048..3072, 3072..4096, 4096..5048, 5048..5999, 5999..6000];
     let kinds: String = blocks.into_iter().map(kind).collect();
     assert_eq!(kinds, "cscscsd");
-    assert_eq!((names[0].as_str(), names[1024].as_str(), names[4096].as_str()), ("c0", "s1", "c2048"));
+    assert_eq!((names[0], names[1024], names[4096]), ("c0", "s1", "c2048"));
 }
 
 /// `steps` steps of the system `text` (named `file` in errors), serial on one thread and in
@@ -299,7 +299,7 @@ fn body_contacts_run_bit_identically_batched_plain_and_on_two_threads() {
     }});
     let text = v.to_string();
     let (sim, _) = build(&text, Path::new("."), &stiction::registry(), 1);
-    let names = sim.schedule().impedance_names();
+    let names: Vec<&str> = sim.schedule().impedance_names().iter().collect();
     let (_, imp_batches, members) = sim.schedule().batch_counts();
     // plane_contact (1200) and body_contact (1200) in typed batches, two blocks each, and
     // the pushes.

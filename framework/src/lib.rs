@@ -62,6 +62,7 @@ pub mod component;
 pub mod method;
 pub mod views;
 // The network, built and validated; compiled into a schedule.
+pub mod names;
 pub mod network;
 pub mod schedule;
 // Stepping.

@@ -11,6 +11,7 @@
 
 use crate::component::{Admittance, Block, Impedance, MAX_IMPEDANCE_PORTS};
 use crate::error::{Error, Result};
+use crate::names::Names;
 use crate::port::{Domain, Layout, Offset};
 use nalgebra::Vector3;
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -31,32 +32,21 @@ pub struct ImpedanceId(pub(crate) NodeIndex);
 /// holds them: made at load time, right after each component is built, the copy out of
 /// its `Box` leaves a hole the next component fills, where copying 10⁵ of them at compile
 /// time would leave 10⁵ holes.
+/// Its name is the network's ([`Network::name`]: one [`Names`] for all nodes).
 pub enum Node {
     Admittance {
-        name: String,
         layout: Layout,
         comp: Arc<dyn Admittance>,
     },
     Impedance {
-        name: String,
         layout: Layout,
         comp: Arc<dyn Impedance>,
     },
     /// A signal block: no ports; its inputs are set by signal connections.
     Block {
-        name: String,
         comp: Arc<dyn Block>,
     },
     Ground,
-}
-
-impl Node {
-    fn name(&self) -> &str {
-        match self {
-            Node::Admittance { name, .. } | Node::Impedance { name, .. } | Node::Block { name, .. } => name,
-            Node::Ground => "ground",
-        }
-    }
 }
 
 /// A signal connection: the signal `from` (any signal of the system, resolved when it is
@@ -93,7 +83,10 @@ pub enum Target<'a> {
 /// A component made into a node, with its name checked and its layout read, but not yet in
 /// a network: the loader makes these on worker threads and adds them in file order
 /// ([`Network::add_new`]), so the network is the same for any thread count.
-pub struct NewNode(Node);
+pub struct NewNode {
+    name: String,
+    node: Node,
+}
 
 impl NewNode {
     fn check_name(name: &str) -> Result<()> {
@@ -108,12 +101,12 @@ impl NewNode {
     pub fn admittance(name: &str, comp: Box<dyn Admittance>) -> Result<NewNode> {
         Self::check_name(name)?;
         let layout = comp.layout();
-        Ok(NewNode(Node::Admittance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+        Ok(NewNode { name: name.to_string(), node: Node::Admittance { layout, comp: Arc::from(comp) } })
     }
 
     pub fn block(name: &str, comp: Box<dyn Block>) -> Result<NewNode> {
         Self::check_name(name)?;
-        Ok(NewNode(Node::Block { name: name.to_string(), comp: Arc::from(comp) }))
+        Ok(NewNode { name: name.to_string(), node: Node::Block { comp: Arc::from(comp) } })
     }
 
     pub fn impedance(name: &str, comp: Box<dyn Impedance>) -> Result<NewNode> {
@@ -125,7 +118,7 @@ impl NewNode {
                 layout.ports.len()
             )));
         }
-        Ok(NewNode(Node::Impedance { name: name.to_string(), layout, comp: Arc::from(comp) }))
+        Ok(NewNode { name: name.to_string(), node: Node::Impedance { layout, comp: Arc::from(comp) } })
     }
 }
 
@@ -133,7 +126,9 @@ impl NewNode {
 pub struct Network {
     pub(crate) graph: Graph<Node, Link>,
     pub(crate) ground: NodeIndex,
-    /// The components by name: a table of node indices hashed by the node's own name (no
+    /// The name of every node, by node index (the ground's is "ground").
+    node_names: Names,
+    /// The components by name: a table of node indices hashed by the node's name (no
     /// second copy of the names; foldhash, seeded per process, instead of SipHash).
     names: hashbrown::HashTable<NodeIndex>,
     hasher: foldhash::fast::RandomState,
@@ -162,9 +157,12 @@ impl Network {
     pub fn with_capacity(components: usize, links: usize) -> Self {
         let mut graph = Graph::with_capacity(components + 1, links);
         let ground = graph.add_node(Node::Ground);
+        let mut node_names = Names::with_capacity(components + 1, 0);
+        node_names.push("ground");
         Network {
             graph,
             ground,
+            node_names,
             names: hashbrown::HashTable::with_capacity(components),
             hasher: Default::default(),
             adm_order: Vec::with_capacity(components),
@@ -177,7 +175,7 @@ impl Network {
     /// The node called `name`.
     fn lookup(&self, name: &str) -> Option<NodeIndex> {
         let h = self.hasher.hash_one(name);
-        self.names.find(h, |&ix| self.graph[ix].name() == name).copied()
+        self.names.find(h, |&ix| &self.node_names[ix.index()] == name).copied()
     }
 
     /// Make room for one link per impedance port (each takes exactly one).
@@ -207,17 +205,19 @@ impl Network {
     /// is taken.
     pub fn add_new(&mut self, node: NewNode) -> Result<NodeIndex> {
         // One hash and one probe of the name table: its free slot takes the new node.
-        let name = node.0.name();
-        let h = self.hasher.hash_one(name);
-        let (graph, hasher) = (&self.graph, &self.hasher);
-        let slot = match self.names.entry(h, |&i| graph[i].name() == name, |&i| hasher.hash_one(graph[i].name())) {
+        let NewNode { name, node } = node;
+        let h = self.hasher.hash_one(&*name);
+        let (names, hasher) = (&self.node_names, &self.hasher);
+        let slot = match self.names.entry(h, |&i| names[i.index()] == *name, |&i| hasher.hash_one(&names[i.index()])) {
             hashbrown::hash_table::Entry::Occupied(_) => {
                 return Err(Error::Network(format!("two components are named '{name}'")))
             }
             hashbrown::hash_table::Entry::Vacant(v) => v,
         };
-        let (adm, block) = (matches!(node.0, Node::Admittance { .. }), matches!(node.0, Node::Block { .. }));
-        let ix = self.graph.add_node(node.0);
+        let (adm, block) = (matches!(node, Node::Admittance { .. }), matches!(node, Node::Block { .. }));
+        let ix = self.graph.add_node(node);
+        debug_assert_eq!(ix.index(), self.node_names.len());
+        self.node_names.push(&name);
         slot.insert(ix);
         if adm {
             self.adm_order.push(ix);
@@ -279,7 +279,7 @@ impl Network {
     }
 
     pub(crate) fn name(&self, ix: NodeIndex) -> &str {
-        self.graph[ix].name()
+        &self.node_names[ix.index()]
     }
 
     fn existing_link(&self, imp: NodeIndex, port: usize) -> Option<EdgeIndex> {
@@ -526,8 +526,8 @@ impl Network {
     }
 
     /// The graph and its ground node, the network taken apart (for the schedule).
-    pub(crate) fn into_graph(self) -> (Graph<Node, Link>, NodeIndex) {
-        (self.graph, self.ground)
+    pub(crate) fn into_graph(self) -> (Graph<Node, Link>, NodeIndex, Names) {
+        (self.graph, self.ground, self.node_names)
     }
 
     /// The network in Graphviz DOT: admittances as ellipses, impedances as boxes, signal
@@ -543,17 +543,17 @@ impl Network {
             match &self.graph[ix] {
                 // A Model Exchange signal block (an admittance with signal inputs and no
                 // ports) is drawn as a block.
-                Node::Admittance { name, comp, layout } if layout.ports.is_empty() && !comp.inputs().is_empty() => {
-                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(name));
+                Node::Admittance { comp, layout } if layout.ports.is_empty() && !comp.inputs().is_empty() => {
+                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(self.name(ix)));
                 }
-                Node::Admittance { name, .. } => {
-                    let _ = writeln!(s, "  {} [shape=ellipse];", dot_quote(name));
+                Node::Admittance { .. } => {
+                    let _ = writeln!(s, "  {} [shape=ellipse];", dot_quote(self.name(ix)));
                 }
-                Node::Impedance { name, .. } => {
-                    let _ = writeln!(s, "  {} [shape=box];", dot_quote(name));
+                Node::Impedance { .. } => {
+                    let _ = writeln!(s, "  {} [shape=box];", dot_quote(self.name(ix)));
                 }
-                Node::Block { name, .. } => {
-                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(name));
+                Node::Block { .. } => {
+                    let _ = writeln!(s, "  {} [shape=component];", dot_quote(self.name(ix)));
                 }
                 Node::Ground => {}
             }
@@ -567,9 +567,9 @@ impl Network {
                     ground_used = true;
                     ("ground".to_string(), String::new())
                 }
-                n => {
+                _ => {
                     let l = self.layout(other).expect("admittance");
-                    (n.name().to_string(), l.ports[e.weight().adm_port].name.to_string())
+                    (self.name(other).to_string(), l.ports[e.weight().adm_port].name.to_string())
                 }
             };
             let label = format!("{iport} / {oport}");

@@ -26,6 +26,7 @@
 use crate::batch::{EachAdmittance, EachImpedance};
 use crate::component::{Admittance, Block, Impedance};
 use crate::error::{Error, Result};
+use crate::names::Names;
 use crate::network::{Network, Node};
 use crate::parallel::{join, split_run, Cut, Splits};
 use crate::port::{Domain, Force, Layout, Motion, Offset};
@@ -77,13 +78,13 @@ pub struct Schedule {
     /// The signal blocks in file order, their names, and the signal connections (the
     /// signal read, block, input, index of the connection in the file, gain) in file order.
     pub(crate) blocks: Vec<Arc<dyn Block>>,
-    pub(crate) block_names: Vec<String>,
+    pub(crate) block_names: Names,
     pub(crate) signal_links: Vec<(String, usize, usize, usize, f64)>,
     /// The signal connections to admittances' inputs (Model Exchange signal blocks), in the
     /// same form (the signal read, admittance, input, connection, gain), in file order.
     pub(crate) adm_inputs: Vec<(String, usize, usize, usize, f64)>,
     pub(crate) adm: Vec<Arc<dyn Admittance>>,
-    pub(crate) adm_names: Vec<String>,
+    pub(crate) adm_names: Names,
     /// State offsets of admittance i: `adm_x[i]..adm_x[i+1]` (into the global vector).
     pub(crate) adm_x: Vec<usize>,
     /// Port offsets of admittance i into the admittance-port force buffer.
@@ -98,7 +99,7 @@ pub struct Schedule {
     pub(crate) adm_groups: Vec<Group<dyn AdmittanceBatch>>,
 
     pub(crate) imp: Vec<Arc<dyn Impedance>>,
-    pub(crate) imp_names: Vec<String>,
+    pub(crate) imp_names: Names,
     pub(crate) imp_layouts: Vec<Layout>,
     /// Schedule index of the impedance at each network (file) position.
     pub(crate) imp_network_order: Vec<usize>,
@@ -150,7 +151,7 @@ impl Schedule {
     fn build(net: Network) -> Result<Schedule> {
         let (na, ni) = net.counts();
         let links = net.signal_links.clone();
-        let (graph, ground) = net.into_graph();
+        let (graph, ground, node_names) = net.into_graph();
         // The graph taken apart: its nodes in insertion order (so admittances and
         // impedances each in network order) and its edges, each from an impedance port.
         let (mut nodes, edges) = graph.into_nodes_edges();
@@ -160,23 +161,29 @@ impl Schedule {
         let mut is_adm = vec![false; nodes.len()];
         let mut adm_nodes = Vec::with_capacity(na);
         let mut imp_nodes = Vec::with_capacity(ni);
-        let (mut blocks, mut block_names) = (Vec::new(), Vec::new());
+        let (mut blocks, mut block_names) = (Vec::new(), Names::default());
+        // The admittances' names in network order; the impedances' node indices in network
+        // order (their names are taken in schedule order below).
+        let mut adm_names = Names::with_capacity(na, 0);
+        let mut imp_ix = Vec::with_capacity(ni);
         for (ix, node) in nodes.iter_mut().enumerate() {
             match node.weight {
                 Node::Admittance { .. } => {
                     rank[ix] = adm_nodes.len();
                     is_adm[ix] = true;
                     adm_nodes.push(&mut node.weight);
+                    adm_names.push(&node_names[ix]);
                 }
                 Node::Impedance { .. } => {
                     rank[ix] = imp_nodes.len();
                     imp_nodes.push(&mut node.weight);
+                    imp_ix.push(ix);
                 }
                 Node::Block { .. } => {
                     rank[ix] = blocks.len();
-                    if let Node::Block { name, comp } = std::mem::replace(&mut node.weight, Node::Ground) {
+                    if let Node::Block { comp } = std::mem::replace(&mut node.weight, Node::Ground) {
                         blocks.push(comp);
-                        block_names.push(name);
+                        block_names.push(&node_names[ix]);
                     }
                 }
                 Node::Ground => {}
@@ -196,8 +203,17 @@ impl Schedule {
         }
         // The impedances and the admittances are grouped independently (on two threads
         // when there are).
-        let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes));
-        let ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index } = imps;
+        let (imps, adms) = join(|| group_impedances(imp_nodes), || group_admittances(adm_nodes, &adm_names));
+        let ImpGroups { imp, imp_layouts, imp_groups, schedule_index } = imps;
+        let mut imp_names = Names::with_capacity(ni, 0);
+        let mut by_schedule = vec![0; ni];
+        for (k, &i) in schedule_index.iter().enumerate() {
+            by_schedule[i] = imp_ix[k];
+        }
+        for ix in by_schedule {
+            imp_names.push(&node_names[ix]);
+        }
+        drop((node_names, imp_ix));
         let mut imp_slots = Vec::with_capacity(ni + 1);
         imp_slots.push(0);
         for l in &imp_layouts {
@@ -222,7 +238,7 @@ impl Schedule {
             });
             return Err(crate::network::not_connected(missing.collect()));
         }
-        let AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
+        let AdmGroups { adm, adm_groups, adm_x, adm_ports, adm_port_domain, direct } = adms?;
         let nx = *adm_x.last().unwrap();
         let mut imp_y = Vec::with_capacity(ni + 1);
         imp_y.push(nx);
@@ -378,7 +394,7 @@ impl Schedule {
     }
 
     /// The signal blocks' names, in file order.
-    pub fn block_names(&self) -> &[String] {
+    pub fn block_names(&self) -> &Names {
         &self.block_names
     }
 
@@ -386,11 +402,11 @@ impl Schedule {
     pub fn signal_connections(&self) -> Vec<(String, String)> {
         let blocks = self.signal_links.iter().map(|(from, b, i, c, _)| {
             let input = self.blocks[*b].inputs().get(*i).map(|x| x.name).unwrap_or("?");
-            (*c, from.clone(), format!("{}.{input}", self.block_names[*b]))
+            (*c, from.clone(), format!("{}.{input}", &self.block_names[*b]))
         });
         let adms = self.adm_inputs.iter().map(|(from, a, i, c, _)| {
             let input = self.adm[*a].inputs().get(*i).map(|x| x.name).unwrap_or("?");
-            (*c, from.clone(), format!("{}.{input}", self.adm_names[*a]))
+            (*c, from.clone(), format!("{}.{input}", &self.adm_names[*a]))
         });
         let mut all: Vec<_> = blocks.chain(adms).collect();
         all.sort_by_key(|l| l.0);
@@ -418,7 +434,6 @@ impl Schedule {
 /// The impedances in schedule order, grouped into batches (see the module docs).
 struct ImpGroups {
     imp: Vec<Arc<dyn Impedance>>,
-    imp_names: Vec<String>,
     imp_layouts: Vec<Layout>,
     imp_groups: Vec<Group<dyn ImpedanceBatch>>,
     /// The schedule position of the impedance at each network position.
@@ -456,18 +471,16 @@ fn group_impedances(mut net_imp: Vec<&mut Node>) -> ImpGroups {
     }
     blocks.append(&mut open);
     let mut imp = Vec::with_capacity(ni);
-    let mut imp_names = Vec::with_capacity(ni);
     let mut imp_layouts = Vec::with_capacity(ni);
     let mut imp_network_index = Vec::with_capacity(ni);
     let mut imp_groups = Vec::new();
     for (batch, members) in blocks {
         let start = imp.len();
         for k in members {
-            let Node::Impedance { name, layout, comp } = std::mem::replace(&mut *net_imp[k], Node::Ground) else {
+            let Node::Impedance { layout, comp } = std::mem::replace(&mut *net_imp[k], Node::Ground) else {
                 unreachable!("each impedance once")
             };
             imp.push(comp);
-            imp_names.push(name);
             imp_layouts.push(layout);
             imp_network_index.push(k);
         }
@@ -478,13 +491,12 @@ fn group_impedances(mut net_imp: Vec<&mut Node>) -> ImpGroups {
     for (i, &k) in imp_network_index.iter().enumerate() {
         schedule_index[k] = i;
     }
-    ImpGroups { imp, imp_names, imp_layouts, imp_groups, schedule_index }
+    ImpGroups { imp, imp_layouts, imp_groups, schedule_index }
 }
 
 /// The admittances, their batches, state and port offsets, and direct state reads.
 struct AdmGroups {
     adm: Vec<Arc<dyn Admittance>>,
-    adm_names: Vec<String>,
     adm_groups: Vec<Group<dyn AdmittanceBatch>>,
     adm_x: Vec<usize>,
     adm_ports: Vec<usize>,
@@ -497,17 +509,15 @@ struct AdmGroups {
 /// Take the admittance nodes `nodes` (in network order) out of the graph, group them into
 /// runs of one batch kind (None: the per-component kind), place their states and ports,
 /// and check their direct state reads against `port_motion`.
-fn group_admittances(nodes: Vec<&mut Node>) -> Result<AdmGroups> {
+fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGroups> {
     let na = nodes.len();
     let mut adm: Vec<Arc<dyn Admittance>> = Vec::with_capacity(na);
-    let mut adm_names = Vec::with_capacity(na);
     let mut adm_layouts = Vec::with_capacity(na);
     for node in nodes {
-        let Node::Admittance { name, layout, comp } = std::mem::replace(node, Node::Ground) else {
+        let Node::Admittance { layout, comp } = std::mem::replace(node, Node::Ground) else {
             unreachable!("admittance nodes")
         };
         adm.push(comp);
-        adm_names.push(name);
         adm_layouts.push(layout);
     }
     type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
@@ -567,13 +577,13 @@ fn group_admittances(nodes: Vec<&mut Node>) -> Result<AdmGroups> {
             if d == 0 || ps.p + d > len || ps.v + d > len || a.port_motion(probe_x, port) != read {
                 return Err(Error::Network(format!(
                     "admittance '{}': port_states of port '{}' disagree with its port_motion",
-                    adm_names[j], info.name
+                    &adm_names[j], info.name
                 )));
             }
             direct[adm_ports[j] + port] = Some((adm_x[j] + ps.p, adm_x[j] + ps.v));
         }
     }
-    Ok(AdmGroups { adm, adm_names, adm_groups, adm_x, adm_ports, adm_port_domain, direct })
+    Ok(AdmGroups { adm, adm_groups, adm_x, adm_ports, adm_port_domain, direct })
 }
 
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
@@ -926,12 +936,12 @@ impl Schedule {
     }
 
     /// Names of the admittances, in schedule order.
-    pub fn admittance_names(&self) -> &[String] {
+    pub fn admittance_names(&self) -> &Names {
         &self.adm_names
     }
 
     /// Names of the impedances, in schedule order (grouped by batch, see the module docs).
-    pub fn impedance_names(&self) -> &[String] {
+    pub fn impedance_names(&self) -> &Names {
         &self.imp_names
     }
 

@@ -785,11 +785,11 @@ pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> 
     pair_results(sched, &Attached::new(sched), x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PairFinding {
-            a: (adm[r.ends[0].0].clone(), r.ends[0].1),
-            b: (adm[r.ends[1].0].clone(), r.ends[1].1),
-            impedances: r.imps.iter().map(|(i, s)| (imp[*i].clone(), *s)).collect(),
+            a: (adm[r.ends[0].0].to_string(), r.ends[0].1),
+            b: (adm[r.ends[1].0].to_string(), r.ends[1].1),
+            impedances: r.imps.iter().map(|(i, s)| (imp[*i].to_string(), *s)).collect(),
             model: r.model,
-            contact: r.contact.map(|(i, d)| (imp[i].clone(), d)),
+            contact: r.contact.map(|(i, d)| (imp[i].to_string(), d)),
             radius: r.radius,
             largest_stable_step: r.largest_stable_step,
         })
@@ -982,9 +982,9 @@ pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Po
     analyse_ports(sched, &att, x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PortFinding {
-            admittance: sched.admittance_names()[r.adm].clone(),
+            admittance: sched.admittance_names()[r.adm].to_string(),
             port: r.port,
-            impedances: att.at(r.adm, r.port).map(|a| (names[a.imp].clone(), a.spring)).collect(),
+            impedances: att.at(r.adm, r.port).map(|a| (names[a.imp].to_string(), a.spring)).collect(),
             model: r.model,
             radius: r.radius,
             largest_stable_step: r.largest_stable_step,
@@ -1014,7 +1014,7 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
         let mut impedances = Vec::new();
         att.ports(j, &mut ports);
         for &port in ports.iter().filter(|p| **p < n) {
-            let list = att.at(j, port).map(|a| (sched.impedance_names()[a.imp].clone(), a.spring));
+            let list = att.at(j, port).map(|a| (sched.impedance_names()[a.imp].to_string(), a.spring));
             let internal = adm.internal_spring(port).map(|s| ("(internal)".to_string(), s));
             for (name, s) in list.chain(internal) {
                 k[port] += s.k;
@@ -1037,7 +1037,7 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
             None => None,
         };
         out.push(CoupledFinding {
-            admittance: sched.admittance_names()[j].clone(),
+            admittance: sched.admittance_names()[j].to_string(),
             impedances,
             model,
             radius,
@@ -1094,21 +1094,21 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         out.push(Diagnostic::Warning(format!(
             "{}: stuck-state stability could not be decided: inertia {} with ΣK = {:.4e}, ΣB = {:.4e}, ΣK_implicit = {:.4e} \
              overflows the {method_name} step map at T = {step} s (extreme parameters); check the scales of its parameters",
-            adm_names[f.adm], f.model.inertia, f.model.k, f.model.b, f.model.k_implicit,
+            &adm_names[f.adm], f.model.inertia, f.model.k, f.model.b, f.model.k_implicit,
         )));
     }
     // `!f.model.stable(…)`, from the radius already computed.
     for f in found.iter().filter(|f| f.radius > STABLE_RADIUS) {
         let names: Vec<String> = att
             .at(f.adm, f.port)
-            .map(|a| format!("{} ({})", sched.impedance_names()[a.imp], spring_text(&a.spring)))
+            .map(|a| format!("{} ({})", &sched.impedance_names()[a.imp], spring_text(&a.spring)))
             .collect();
         let limit = limit_text(f.largest_stable_step);
         out.push(Diagnostic::Warning(format!(
             "{}: stuck-state stability: inertia {} with {} attached (K's add: ΣK = {:.4e}; damping ΣB + τ·ΣK_implicit = {:.4e} + τ·{:.4e} per stage{}) \
              — the {method_name} step map at T = {step} s has spectral radius {:.4} > 1: small vibrations grow by that factor every step \
              until the friction saturates; {limit}",
-            adm_names[f.adm],
+            &adm_names[f.adm],
             f.model.inertia,
             names.join(", "),
             f.model.k,
@@ -1150,7 +1150,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     let mut pair_tally = Tally::new();
     let mut pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
     pairs.retain(|r| !r.ends.iter().all(|e| covered.contains(e)));
-    let pair_name = |r: &PairResult| format!("{} and {}", adm_names[r.ends[0].0], adm_names[r.ends[1].0]);
+    let pair_name = |r: &PairResult| format!("{} and {}", &adm_names[r.ends[0].0], &adm_names[r.ends[1].0]);
     for r in &pairs {
         if r.radius.is_nan() {
             out.push(Diagnostic::Warning(format!(
@@ -1168,13 +1168,13 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
                 None => (
                     r.imps
                         .iter()
-                        .map(|(i, s)| format!("{} ({})", sched.impedance_names()[*i], spring_text(s)))
+                        .map(|(i, s)| format!("{} ({})", &sched.impedance_names()[*i], spring_text(s)))
                         .collect(),
                     "inertias",
                 ),
                 Some((i, d)) => {
                     let s = r.imps.iter().find(|(k, _)| *k == i).map(|(_, s)| spring_text(s)).unwrap_or_default();
-                    let at = format!("{} ({s}) alone, along its {}", sched.impedance_names()[i], d.name());
+                    let at = format!("{} ({s}) alone, along its {}", &sched.impedance_names()[i], d.name());
                     (vec![at], "effective inertias at the contact point (the bodies' rotation included)")
                 }
             };
@@ -1198,8 +1198,8 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     }
     let imp_names = sched.impedance_names();
     for g in &groups {
-        let bodies: Vec<&str> = g.model.bodies.iter().map(|b| adm_names[b.port.0].as_str()).collect();
-        let contacts: Vec<&str> = g.model.contacts.iter().map(|c| imp_names[c.imp].as_str()).collect();
+        let bodies: Vec<&str> = g.model.bodies.iter().map(|b| &adm_names[b.port.0]).collect();
+        let contacts: Vec<&str> = g.model.contacts.iter().map(|c| &imp_names[c.imp]).collect();
         let what = format!(
             "{} held by {} contact(s) ({})",
             bodies.join(", "),
@@ -1221,17 +1221,17 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
             Some(_) => {}
         }
     }
-    let pair_text = |ends: &PairEnds| format!("{} and {}", adm_names[ends[0].0], adm_names[ends[1].0]);
+    let pair_text = |ends: &PairEnds| format!("{} and {}", &adm_names[ends[0].0], &adm_names[ends[1].0]);
     let radii = port_tally
         .worst
-        .map(|(r, j)| (r, adm_names[j].clone()))
+        .map(|(r, j)| (r, adm_names[j].to_string()))
         .into_iter()
         .chain(coupled.iter().filter_map(|f| Some((f.radius?, f.admittance.clone()))))
         .chain(pair_tally.worst.map(|(r, ends)| (r, pair_text(&ends))))
         // Reached only without warnings: a port or pair above 1 here is one a group covers.
         .filter(|(r, _)| *r <= STABLE_RADIUS)
         .chain(groups.iter().filter_map(|g| {
-            let names: Vec<&str> = g.model.bodies.iter().map(|b| adm_names[b.port.0].as_str()).collect();
+            let names: Vec<&str> = g.model.bodies.iter().map(|b| &adm_names[b.port.0]).collect();
             Some((g.radius?, names.join(" + ")))
         }));
     if let Some(worst) = radii.max_by(|a, b| a.0.total_cmp(&b.0)) {

@@ -408,7 +408,7 @@ impl Simulator {
         }
         let fixed: Vec<&str> = (0..self.sched.blocks.len())
             .filter(|&b| !self.sched.blocks[b].variable_step())
-            .map(|b| self.sched.block_names[b].as_str())
+            .map(|b| &self.sched.block_names[b])
             .collect();
         if !fixed.is_empty() {
             return Err(Error::Invalid {
@@ -546,7 +546,7 @@ impl Simulator {
             Each(cost),
         );
         split_run(0..sched.imp.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
-            .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].clone(), message: f.0 })
+            .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].to_string(), message: f.0 })
     }
 
     /// (13f)/(13g): the admittances sum the slot forces on their ports (Φ, in the schedule's
@@ -602,7 +602,7 @@ impl Simulator {
             Each(cost),
         );
         split_run(0..sched.adm.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
-            .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].clone(), message: f.0 })
+            .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].to_string(), message: f.0 })
     }
 
     /// Error naming the first component whose state is no longer finite.
@@ -620,10 +620,10 @@ impl Simulator {
         let s = &self.sched;
         if index < s.nx {
             let j = s.adm_x.partition_point(|&o| o <= index).saturating_sub(1);
-            s.adm_names.get(j).cloned().unwrap_or_default()
+            s.adm_names.get(j).map(str::to_string).unwrap_or_default()
         } else {
             let i = s.imp_y.partition_point(|&o| o <= index).saturating_sub(1);
-            s.imp_names.get(i).cloned().unwrap_or_default()
+            s.imp_names.get(i).map(str::to_string).unwrap_or_default()
         }
     }
 

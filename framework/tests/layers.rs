@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Bottom to top; modules in one inner list are one layer and may not name each other.
 const LAYERS: &[&[&str]] = &[
-    &["error", "parallel", "sealed", "units"],
+    &["error", "names", "parallel", "sealed", "units"],
     &["cancel"],
     &["port", "signal"],
     &["method"],

@@ -50,7 +50,7 @@ pub fn input_dependencies(
     inputs: &[String],
 ) -> Vec<Option<Vec<usize>>> {
     let s = sim.schedule();
-    let blocks: BTreeSet<&str> = s.block_names().iter().map(String::as_str).collect();
+    let blocks: BTreeSet<&str> = s.block_names().iter().collect();
     let mut reads: HashMap<&str, Reads> = HashMap::new();
     let mut edges: Vec<(&str, &str)> = Vec::new();
     for (name, path) in wires {

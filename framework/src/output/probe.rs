@@ -62,9 +62,9 @@ impl Simulator {
         let (t, h) = (self.time(), self.step_size());
         self.write_signals_at_x()?;
         let Simulator { sched: s, x, work, .. } = self;
-        let fail = |name: &String, f: crate::error::Fault| Error::Simulation {
+        let fail = |name: &str, f: crate::error::Fault| Error::Simulation {
             time: t,
-            component: name.clone(),
+            component: name.to_string(),
             message: f.0,
         };
         let xa = &x[..s.nx];

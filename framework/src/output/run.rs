@@ -164,7 +164,7 @@ impl Simulator {
             if let Some((t, whole, m)) = blk.stop_request() {
                 made &= whole;
                 if first.as_ref().is_none_or(|f| t < f.0) {
-                    first = Some((t, format!("asked by component '{}': {m}", s.block_names[b])));
+                    first = Some((t, format!("asked by component '{}': {m}", &s.block_names[b])));
                 }
             }
         }

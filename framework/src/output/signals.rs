@@ -75,9 +75,9 @@ impl Simulator {
     /// Every component by name.
     fn name_index(&self) -> NameIndex {
         let s = &self.sched;
-        let adm = s.adm_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Adm(i)));
-        let imp = s.imp_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Imp(i)));
-        let blk = s.block_names.iter().enumerate().map(|(i, n)| (n.clone(), Found::Block(i)));
+        let adm = s.adm_names.iter().enumerate().map(|(i, n)| (n.to_string(), Found::Adm(i)));
+        let imp = s.imp_names.iter().enumerate().map(|(i, n)| (n.to_string(), Found::Imp(i)));
+        let blk = s.block_names.iter().enumerate().map(|(i, n)| (n.to_string(), Found::Block(i)));
         adm.chain(imp).chain(blk).collect()
     }
 
@@ -137,7 +137,7 @@ impl Simulator {
             Some(Found::Adm(i)) => (s.adm[i].signals(), (true, i), s.adm_x[i]..s.adm_x[i + 1]),
             Some(Found::Imp(i)) => (s.imp[i].signals(), (false, i), s.imp_y[i]..s.imp_y[i + 1]),
             _ => {
-                let names = s.adm_names.iter().chain(&s.imp_names).chain(&s.block_names).map(String::as_str);
+                let names = s.adm_names.iter().chain(&s.imp_names).chain(&s.block_names);
                 let hint = crate::error::suggestion(comp, names);
                 return Err(bad(format!("there is no component named '{comp}'{hint}")));
             }
@@ -295,7 +295,7 @@ impl Simulator {
         }
         for (i, name) in blocks.order.iter().enumerate() {
             if !self.sched.block_names.contains(name) {
-                let names: Vec<&str> = self.sched.block_names.iter().map(String::as_str).collect();
+                let names: Vec<&str> = self.sched.block_names.iter().collect();
                 return Err(Error::invalid(
                     format!("solver.order[{i}]"),
                     format!(
@@ -366,7 +366,7 @@ impl Simulator {
                         format!(
                             "signal '{name}' is not an output of the Model Exchange signal block '{}' (a time \
                              function or a signal connection reads outputs)",
-                            self.sched.adm_names[i]
+                            &self.sched.adm_names[i]
                         ),
                     ));
                 }
@@ -376,7 +376,7 @@ impl Simulator {
                         format!(
                             "signal '{name}' depends on the forces on '{}' or its rate, which a time function \
                              cannot read (read positions, velocities or states, or an impedance's signals)",
-                            self.sched.adm_names[i]
+                            &self.sched.adm_names[i]
                         ),
                     ));
                 }

@@ -292,9 +292,9 @@ impl Simulator {
         let path = format!("connections[{connection}]");
         self.sched.adm[a]
             .connect_input(input, wire, gain)
-            .map_err(|m| Error::invalid(&path, format!("'{}': {m}", self.sched.adm_names[a])))?;
+            .map_err(|m| Error::invalid(&path, format!("'{}': {m}", &self.sched.adm_names[a])))?;
         let to = self.sched.adm[a].inputs().get(input).map_or("?", |i| i.name);
-        let text = format!("{from} -> {}.{to}", self.sched.adm_names[a]);
+        let text = format!("{from} -> {}.{to}", &self.sched.adm_names[a]);
         self.bus.feeds.push(Feed { tap, a, input, text });
         Ok(())
     }
@@ -343,9 +343,9 @@ impl Simulator {
                         let input = s.adm[f.a].inputs().get(f.input).map_or("?", |x| x.name);
                         deps.insert(format!(
                             "{}.{} depends on {}.{input}",
-                            s.adm_names[i],
+                            &s.adm_names[i],
                             s.adm[i].signals().get(which).map_or("?", |x| x.name),
-                            s.adm_names[f.a]
+                            &s.adm_names[f.a]
                         ));
                     }
                 }
@@ -414,7 +414,7 @@ impl Simulator {
             return None;
         }
         let fixed: Vec<String> =
-            (0..s.blocks.len()).filter(|&b| !s.blocks[b].variable_step()).map(|b| s.block_names[b].clone()).collect();
+            (0..s.blocks.len()).filter(|&b| !s.blocks[b].variable_step()).map(|b| s.block_names[b].to_string()).collect();
         Some(if fixed.is_empty() { Ok(rest) } else { Err((rest, fixed)) })
     }
 
@@ -462,9 +462,9 @@ impl Simulator {
             .stages
             .iter()
             .map(|st| match *st {
-                BlockStage::One(b) => names[b].clone(),
+                BlockStage::One(b) => names[b].to_string(),
                 BlockStage::Loop(l) => {
-                    let m: Vec<&str> = self.bus.loops[l].members.iter().map(|&b| names[b].as_str()).collect();
+                    let m: Vec<&str> = self.bus.loops[l].members.iter().map(|&b| &names[b]).collect();
                     format!("[loop {}]", m.join(", "))
                 }
             })
@@ -473,7 +473,7 @@ impl Simulator {
             .signal_links
             .iter()
             .filter(|l| self.bus.cut.contains(&l.3))
-            .map(|l| link_text(l, &format!("{}.{}", names[l.1], s.blocks[l.1].inputs()[l.2].name)))
+            .map(|l| link_text(l, &format!("{}.{}", &names[l.1], s.blocks[l.1].inputs()[l.2].name)))
             .collect();
         Some((seq, cut))
     }
@@ -539,8 +539,8 @@ impl Simulator {
         }
         let mut looped = vec![false; n];
         let mut found: Vec<(BTreeSet<usize>, String)> = Vec::new();
-        let out_name = |b: usize, o: usize| format!("{}.{}", s.block_names[b], s.blocks[b].outputs()[o].name);
-        let in_name = |b: usize, i: usize| format!("{}.{}", s.block_names[b], s.blocks[b].inputs()[i].name);
+        let out_name = |b: usize, o: usize| format!("{}.{}", &s.block_names[b], s.blocks[b].outputs()[o].name);
+        let in_name = |b: usize, i: usize| format!("{}.{}", &s.block_names[b], s.blocks[b].inputs()[i].name);
         for scc in petgraph::algo::tarjan_scc(&g) {
             if !(scc.len() > 1 || g.contains_edge(scc[0], scc[0])) {
                 continue;
@@ -584,11 +584,11 @@ impl Simulator {
             let text: Vec<&str> =
                 found.iter().filter(|(m, _)| m.iter().any(|b| members.contains(b))).map(|(_, t)| t.as_str()).collect();
             let text = text.join("; ");
-            let names: Vec<&str> = members.iter().map(|&b| s.block_names[b].as_str()).collect();
+            let names: Vec<&str> = members.iter().map(|&b| &s.block_names[b]).collect();
             let stuck: Vec<&str> = members
                 .iter()
                 .filter(|&&b| !s.blocks[b].can_save_state())
-                .map(|&b| s.block_names[b].as_str())
+                .map(|&b| &s.block_names[b])
                 .collect();
             if !stuck.is_empty() {
                 return Err(Error::invalid(
@@ -704,7 +704,7 @@ impl Simulator {
         let Simulator { sched: s, bus, .. } = self;
         let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
             time: t,
-            component: s.block_names[b].clone(),
+            component: s.block_names[b].to_string(),
             message: f.0,
         };
         if !bus.options.gauss_seidel {
@@ -775,7 +775,7 @@ impl Simulator {
     fn iterate_loop(s: &crate::schedule::Schedule, bus: &mut Bus, l: usize, t: f64, h: f64) -> Result<()> {
         let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
             time: t,
-            component: s.block_names[b].clone(),
+            component: s.block_names[b].to_string(),
             message: f.0,
         };
         let lp = &bus.loops[l];
@@ -818,7 +818,7 @@ impl Simulator {
                 return Ok(());
             }
         }
-        let names: Vec<&str> = lp.members.iter().map(|&b| s.block_names[b].as_str()).collect();
+        let names: Vec<&str> = lp.members.iter().map(|&b| &s.block_names[b]).collect();
         Err(Error::Simulation {
             time: t,
             component: names.join(", "),
@@ -838,7 +838,7 @@ impl Simulator {
         let Simulator { sched: s, bus, .. } = self;
         let fail = |b: usize, f: crate::error::Fault| Error::Simulation {
             time: 0.0,
-            component: s.block_names[b].clone(),
+            component: s.block_names[b].to_string(),
             message: f.0,
         };
         let n = bus.blocks.len();
@@ -970,7 +970,7 @@ impl Simulator {
             let y = &x[ya..yb];
             s.imp[i].evaluate(&motions[..np], y, t, h, &mut forces[..np], rate).map_err(|f| Error::Simulation {
                 time: t,
-                component: s.imp_names[i].clone(),
+                component: s.imp_names[i].to_string(),
                 message: f.0,
             })?;
             let probe = Probe { t, tau: h, state: y, rate, motions: &motions[..np], forces: &forces[..np] };

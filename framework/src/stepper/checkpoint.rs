@@ -60,14 +60,14 @@ impl Fingerprint {
         let mut parts = Vec::with_capacity(s.adm.len() + s.imp.len() + s.blocks.len());
         for i in 0..s.adm.len() {
             let (st, p) = (s.adm_x[i + 1] - s.adm_x[i], s.adm_ports[i + 1] - s.adm_ports[i]);
-            parts.push((0, s.adm_names[i].clone(), st as u64, p as u64));
+            parts.push((0, s.adm_names[i].to_string(), st as u64, p as u64));
         }
         for i in 0..s.imp.len() {
             let (st, p) = (s.imp_y[i + 1] - s.imp_y[i], s.imp_slots[i + 1] - s.imp_slots[i]);
-            parts.push((1, s.imp_names[i].clone(), st as u64, p as u64));
+            parts.push((1, s.imp_names[i].to_string(), st as u64, p as u64));
         }
         for (b, name) in s.block_names.iter().enumerate() {
-            parts.push((2, name.clone(), 0, s.blocks[b].outputs().len() as u64));
+            parts.push((2, name.to_string(), 0, s.blocks[b].outputs().len() as u64));
         }
         Fingerprint {
             method: format!("{:?}", sim.method),
