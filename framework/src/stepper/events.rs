@@ -73,7 +73,8 @@ pub(crate) struct Events {
     g_lo: Vec<f64>,
     g_hi: Vec<f64>,
     /// The state at the start of the current sub-step (taken from the stepper's buffers
-    /// without a copy when the whole step has no switch).
+    /// without a copy when the whole step has no switch). Made at the first step, so that
+    /// what runs before it (`check`'s analyses) does not share the peak with it.
     x0: Vec<f64>,
     /// Work budget in sub-steps (see [`CREDIT_PER_STEP`]).
     credit: f64,
@@ -172,7 +173,7 @@ impl Events {
             g: Vec::new(),
             g_lo: Vec::new(),
             g_hi: Vec::new(),
-            x0: x.to_vec(),
+            x0: Vec::new(),
             credit: CREDIT_MAX,
             counts: EventCounts::default(),
         };
@@ -337,6 +338,9 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
         ev.eval(&sim.sched, &sim.x, t0, true, par);
     }
     // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy).
+    if ev.x0.len() != sim.x.len() {
+        ev.x0 = vec![0.0; sim.x.len()];
+    }
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
     let mut switch = ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
