@@ -35,13 +35,38 @@ use nalgebra::Vector3;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Where an impedance port takes its motion from (Ψ, (13d)).
+/// Where an impedance port takes its motion from (Ψ, (13d)), as [`Schedule::attach`] reads
+/// it from a [`Slot`].
 #[derive(Clone, Debug)]
 pub enum Attach {
     /// Fixed to the world at this position.
     Ground(Vector3<f64>),
     /// Port `port` of admittance `adm`, optionally at an offset (frame ports only).
     Port { adm: usize, port: usize, offset: Option<Offset> },
+}
+
+/// [`Slot::adm`] of a slot fixed to the world.
+const GROUND: u32 = u32::MAX;
+/// [`Slot::at`] of a slot without an offset (a port's) or position (ground's).
+const NO_OFFSET: u32 = u32::MAX;
+
+/// Where a slot is attached, in 12 bytes (a network of 10⁵ components has 10⁵ of them; the
+/// offsets are rare): port `port` of admittance `adm`, or the world where `adm` is
+/// [`GROUND`]; `at` indexes [`Schedule::offsets`] (a port's offset) or
+/// [`Schedule::ground_points`] (a grounded port's position), or is [`NO_OFFSET`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    adm: u32,
+    port: u32,
+    at: u32,
+}
+
+impl Slot {
+    /// The admittance port, (admittance, port); `None` for ground.
+    #[inline]
+    pub(crate) fn port(self) -> Option<(usize, usize)> {
+        (self.adm != GROUND).then_some((self.adm as usize, self.port as usize))
+    }
 }
 
 /// Most impedances in one group. Groups of different kinds alternate block by block in the
@@ -109,8 +134,12 @@ pub struct Schedule {
     pub(crate) imp_slots: Vec<usize>,
     /// The batches of impedances.
     pub(crate) imp_groups: Vec<Group<dyn ImpedanceBatch>>,
-    /// Attachment of every slot.
-    pub(crate) attach: Vec<Attach>,
+    /// Attachment of every slot ([`Schedule::attach`] reads one whole).
+    pub(crate) attach: Vec<Slot>,
+    /// The offsets of the slots attached at one, and the positions of the grounded slots
+    /// placed away from the origin ([`Slot::at`]).
+    pub(crate) offsets: Vec<Offset>,
+    pub(crate) ground_points: Vec<Vector3<f64>>,
     /// Fast motion read of every slot.
     pub(crate) taps: Vec<Tap>,
     /// The position offsets of the slots whose tap is [`Tap::PointPv`], in slot order, and
@@ -259,8 +288,10 @@ impl Schedule {
         let slot = |e: &u32| {
             let edge = &edges[*e as usize];
             let link = &edge.weight;
+            // `at` is set below for the slots with an offset (PENDING here).
+            let at = if link.offset.is_some() { PENDING } else { NO_OFFSET };
             if edge.target() == ground {
-                return (Attach::Ground(link.offset.map(|o| o.vector()).unwrap_or_else(Vector3::zeros)), Tap::Other);
+                return (Slot { adm: GROUND, port: 0, at }, Tap::Other);
             }
             let a = rank[edge.target().index()];
             let domain = imp_layouts[schedule_index[rank[edge.source().index()]]].ports[link.imp_port].domain;
@@ -270,8 +301,9 @@ impl Schedule {
                 (Some((sp, sv)), None, Domain::Point3) => Tap::Point { p: u32_of(sp), v: u32_of(sv) },
                 _ => Tap::Other,
             };
-            (Attach::Port { adm: a, port: link.adm_port, offset: link.offset }, tap)
+            (Slot { adm: u32_of(a), port: u32_of(link.adm_port), at }, tap)
         };
+        const PENDING: u32 = NO_OFFSET - 1;
         let (mut attach, mut taps) = (Vec::new(), Vec::new());
         if rayon::current_num_threads() > 1 {
             use rayon::prelude::*;
@@ -279,8 +311,22 @@ impl Schedule {
         } else {
             (attach, taps) = edge_of.iter().map(slot).unzip();
         }
-        if too_many.into_inner() {
+        if too_many.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(Error::Network("too many admittance states".into()));
+        }
+        let (mut offsets, mut ground_points) = (Vec::new(), Vec::new());
+        for (a, e) in attach.iter_mut().zip(&edge_of).filter(|(a, _)| a.at == PENDING) {
+            let Some(o) = edges[*e as usize].weight.offset else { unreachable!("PENDING slots have an offset") };
+            if a.adm == GROUND {
+                a.at = u32_of(ground_points.len());
+                ground_points.push(o.vector());
+            } else {
+                a.at = u32_of(offsets.len());
+                offsets.push(o);
+            }
+        }
+        if too_many.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Network("too many impedance ports".into()));
         }
         // Φ and the indices of the fast paths, while the graph's edges are freed.
         let ((pv, pv_before), (in_off, incoming, count_changes)) = join(
@@ -317,6 +363,8 @@ impl Schedule {
             imp_slots,
             imp_groups,
             attach,
+            offsets,
+            ground_points,
             taps,
             pv,
             pv_before,
@@ -358,8 +406,8 @@ impl Schedule {
                 if port.domain != Domain::Scalar {
                     continue;
                 }
-                if let Some(Attach::Port { adm, .. }) = self.attach.get(self.imp_slots[i] + p) {
-                    let (x, y) = (root(&mut parent, *adm), root(&mut parent, na + i));
+                if let Some((adm, _)) = self.attach.get(self.imp_slots[i] + p).and_then(|a| a.port()) {
+                    let (x, y) = (root(&mut parent, adm), root(&mut parent, na + i));
                     parent[x] = y;
                 }
             }
@@ -589,8 +637,8 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
 /// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
 /// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
-fn frame_index(attach: &[Attach], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
-    let from_port = |(a, t): (&Attach, &Tap)| matches!((a, t), (Attach::Port { .. }, Tap::Other));
+fn frame_index(attach: &[Slot], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
+    let from_port = |(a, t): (&Slot, &Tap)| a.adm != GROUND && matches!(t, Tap::Other);
     if !attach.iter().zip(taps).any(from_port) {
         return (Vec::new(), Vec::new());
     }
@@ -599,9 +647,9 @@ fn frame_index(attach: &[Attach], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
     let frame_of = attach
         .iter()
         .zip(taps)
-        .map(|(a, t)| match (a, t) {
-            (Attach::Port { adm, port, .. }, Tap::Other) => *seen.entry((*adm as u32, *port as u32)).or_insert_with(|| {
-                frames.push((*adm as u32, *port as u32));
+        .map(|(a, t)| match (a.adm, t) {
+            (adm, Tap::Other) if adm != GROUND => *seen.entry((adm, a.port)).or_insert_with(|| {
+                frames.push((adm, a.port));
                 frames.len() as u32 - 1
             }),
             _ => u32::MAX,
@@ -641,16 +689,13 @@ fn count_changes(in_off: &[usize]) -> Vec<u32> {
 /// Φ: the incoming slots of every admittance port, in network order of the slots
 /// (fixed), as compressed rows: the slots of every port counted, then placed.
 fn phi(
-    attach: &[Attach],
+    attach: &[Slot],
     adm_ports: &[usize],
     imp_slots: &[usize],
     schedule_index: &[usize],
 ) -> (Vec<usize>, Result<Vec<u32>>) {
     let n_adm_ports = *adm_ports.last().unwrap();
-    let port_of = |a: &Attach| match a {
-        Attach::Port { adm, port, .. } => Some(adm_ports[*adm] + port),
-        Attach::Ground(_) => None,
-    };
+    let port_of = |a: &Slot| a.port().map(|(adm, port)| adm_ports[adm] + port);
     let mut in_off = vec![0; n_adm_ports + 1];
     for gp in attach.iter().filter_map(port_of) {
         in_off[gp + 1] += 1;
@@ -686,9 +731,10 @@ pub(crate) struct Gathered<'a> {
 impl SlotMotion for Gathered<'_> {
     #[inline]
     fn motion(&self, xa: &[f64], slot: usize) -> Motion {
-        if let (Tap::Other, Attach::Port { offset, .. }) = (&self.sched.taps[slot], &self.sched.attach[slot]) {
+        let a = self.sched.attach[slot];
+        if let (Tap::Other, false) = (&self.sched.taps[slot], a.adm == GROUND) {
             let m = self.frames[self.sched.frame_of[slot] as usize];
-            return match offset {
+            return match self.sched.offsets.get(a.at as usize) {
                 Some(o) => o.apply(&m).0,
                 None => m,
             };
@@ -721,10 +767,10 @@ impl SlotMotion for Schedule {
                 Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[v], xa[v + 1], xa[v + 2]))
             }
             Tap::Scalar { p, v } => Motion::scalar(xa[p as usize], xa[v as usize]),
-            Tap::Other => match &self.attach[slot] {
-                Attach::Ground(p) => Motion::point(*p, Vector3::zeros()),
+            Tap::Other => match self.attachment(slot) {
+                Attach::Ground(p) => Motion::point(p, Vector3::zeros()),
                 Attach::Port { adm, port, offset } => {
-                    let m = self.adm[*adm].port_motion(&xa[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port);
+                    let m = self.adm[adm].port_motion(&xa[self.adm_x[adm]..self.adm_x[adm + 1]], port);
                     match offset {
                         Some(o) => o.apply(&m).0,
                         None => m,
@@ -842,7 +888,7 @@ impl Schedule {
         for &s in &self.incoming[self.in_off[gp]..self.in_off[gp + 1]] {
             let s = s as usize;
             let f = Force { f: force[s], m: moment.get(s).copied().unwrap_or_else(Vector3::zeros) };
-            let lever = match &self.attach[s] {
+            let lever = match self.attachment(s) {
                 Attach::Port { offset: Some(o), .. } => o.apply(&frame).1,
                 _ => Vector3::zeros(),
             };
@@ -891,11 +937,9 @@ impl Schedule {
     /// it has room).
     pub fn port_inertias_into(&self, i: usize, x: &[f64], out: &mut Vec<Option<f64>>) {
         out.clear();
-        out.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| match &self.attach[s] {
-            Attach::Ground(_) => None,
-            Attach::Port { adm, port, .. } => {
-                self.adm[*adm].port_inertia(&x[self.adm_x[*adm]..self.adm_x[*adm + 1]], *port)
-            }
+        out.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| {
+            let (adm, port) = self.attach[s].port()?;
+            self.adm[adm].port_inertia(&x[self.adm_x[adm]..self.adm_x[adm + 1]], port)
         }));
     }
 
@@ -903,10 +947,7 @@ impl Schedule {
     /// for ground (the stability analysis of `stiction check`).
     pub fn impedance_attachments(&self, i: usize) -> Vec<Option<(usize, usize)>> {
         (self.imp_slots[i]..self.imp_slots[i + 1])
-            .map(|s| match &self.attach[s] {
-                Attach::Ground(_) => None,
-                Attach::Port { adm, port, .. } => Some((*adm, *port)),
-            })
+            .map(|s| self.attach[s].port())
             .collect()
     }
 
@@ -921,13 +962,19 @@ impl Schedule {
         &x[self.imp_y[i]..self.imp_y[i + 1]]
     }
 
+    /// Where slot `slot` is attached ([`Slot`] read whole).
+    pub fn attachment(&self, slot: usize) -> Attach {
+        let a = self.attach[slot];
+        match a.port() {
+            None => Attach::Ground(self.ground_points.get(a.at as usize).copied().unwrap_or_else(Vector3::zeros)),
+            Some((adm, port)) => Attach::Port { adm, port, offset: self.offsets.get(a.at as usize).copied() },
+        }
+    }
+
     /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
     /// (its grounded ports left out).
     pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.attach[self.imp_slots[i]..self.imp_slots[i + 1]].iter().filter_map(|a| match a {
-            Attach::Ground(_) => None,
-            Attach::Port { adm, port, .. } => Some((*adm, *port)),
-        })
+        self.attach[self.imp_slots[i]..self.imp_slots[i + 1]].iter().filter_map(|a| a.port())
     }
 
     /// The state slice of admittance j within the full state vector `x`.
