@@ -84,8 +84,37 @@ pub enum Target<'a> {
 /// a network: the loader makes these on worker threads and adds them in file order
 /// ([`Network::add_new`]), so the network is the same for any thread count.
 pub struct NewNode {
-    name: String,
+    name: NodeName,
     node: Node,
+}
+
+/// A node's name on its way into the network: inline up to 22 bytes. The loader's workers
+/// make 10⁵ nodes and the adding thread copies their names into [`Names`]; a `String` each
+/// would be 10⁵ small blocks freed there, which glibc consolidates at every large free.
+enum NodeName {
+    Inline(u8, [u8; 22]),
+    Heap(Box<str>),
+}
+
+impl NodeName {
+    fn new(s: &str) -> NodeName {
+        let mut b = [0u8; 22];
+        match b.get_mut(..s.len()) {
+            Some(head) => {
+                head.copy_from_slice(s.as_bytes());
+                NodeName::Inline(s.len() as u8, b)
+            }
+            None => NodeName::Heap(s.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // The bytes of a whole &str, so always UTF-8.
+            NodeName::Inline(n, b) => std::str::from_utf8(&b[..*n as usize]).unwrap_or_default(),
+            NodeName::Heap(s) => s,
+        }
+    }
 }
 
 impl NewNode {
@@ -101,12 +130,12 @@ impl NewNode {
     pub fn admittance(name: &str, comp: Box<dyn Admittance>) -> Result<NewNode> {
         Self::check_name(name)?;
         let layout = comp.layout();
-        Ok(NewNode { name: name.to_string(), node: Node::Admittance { layout, comp: Arc::from(comp) } })
+        Ok(NewNode { name: NodeName::new(name), node: Node::Admittance { layout, comp: Arc::from(comp) } })
     }
 
     pub fn block(name: &str, comp: Box<dyn Block>) -> Result<NewNode> {
         Self::check_name(name)?;
-        Ok(NewNode { name: name.to_string(), node: Node::Block { comp: Arc::from(comp) } })
+        Ok(NewNode { name: NodeName::new(name), node: Node::Block { comp: Arc::from(comp) } })
     }
 
     pub fn impedance(name: &str, comp: Box<dyn Impedance>) -> Result<NewNode> {
@@ -118,7 +147,7 @@ impl NewNode {
                 layout.ports.len()
             )));
         }
-        Ok(NewNode { name: name.to_string(), node: Node::Impedance { layout, comp: Arc::from(comp) } })
+        Ok(NewNode { name: NodeName::new(name), node: Node::Impedance { layout, comp: Arc::from(comp) } })
     }
 }
 
@@ -206,9 +235,10 @@ impl Network {
     pub fn add_new(&mut self, node: NewNode) -> Result<NodeIndex> {
         // One hash and one probe of the name table: its free slot takes the new node.
         let NewNode { name, node } = node;
-        let h = self.hasher.hash_one(&*name);
+        let name = name.as_str();
+        let h = self.hasher.hash_one(name);
         let (names, hasher) = (&self.node_names, &self.hasher);
-        let slot = match self.names.entry(h, |&i| names[i.index()] == *name, |&i| hasher.hash_one(&names[i.index()])) {
+        let slot = match self.names.entry(h, |&i| &names[i.index()] == name, |&i| hasher.hash_one(&names[i.index()])) {
             hashbrown::hash_table::Entry::Occupied(_) => {
                 return Err(Error::Network(format!("two components are named '{name}'")))
             }
@@ -217,7 +247,7 @@ impl Network {
         let (adm, block) = (matches!(node, Node::Admittance { .. }), matches!(node, Node::Block { .. }));
         let ix = self.graph.add_node(node);
         debug_assert_eq!(ix.index(), self.node_names.len());
-        self.node_names.push(&name);
+        self.node_names.push(name);
         slot.insert(ix);
         if adm {
             self.adm_order.push(ix);
@@ -661,4 +691,18 @@ pub fn dot_quote(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeName;
+
+    #[test]
+    fn node_names_read_back_inline_and_on_the_heap() {
+        for s in ["", "m0", "é".repeat(11).as_str(), "x".repeat(22).as_str(), "y".repeat(23).as_str(), "ü".repeat(40).as_str()] {
+            let n = NodeName::new(s);
+            assert_eq!(n.as_str(), s);
+            assert_eq!(matches!(n, NodeName::Inline(..)), s.len() <= 22, "{s}");
+        }
+    }
 }
