@@ -944,6 +944,12 @@ impl Schedule {
     }
 
     /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
+    /// for ground, in port order.
+    pub fn impedance_attachments_iter(&self, i: usize) -> impl Iterator<Item = Option<(usize, usize)>> + '_ {
+        self.attach[self.imp_slots[i]..self.imp_slots[i + 1]].iter().map(|a| a.port())
+    }
+
+    /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
     /// for ground (the stability analysis of `stiction check`).
     pub fn impedance_attachments(&self, i: usize) -> Vec<Option<(usize, usize)>> {
         (self.imp_slots[i]..self.imp_slots[i + 1])

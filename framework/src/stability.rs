@@ -635,9 +635,11 @@ impl PairModel {
 /// the relative motion of the two inertias in series (see the module doc). Every pair is
 /// counted in `tally`; the results whose radius `keep` accepts are returned, in the order of
 /// their ends.
+#[allow(clippy::too_many_arguments)]
 fn pair_results(
     sched: &Schedule,
     att: &Attached,
+    bases: &PortBases,
     x: &[f64],
     method: Method,
     step: f64,
@@ -669,7 +671,7 @@ fn pair_results(
             let ends: PairEnds = [(j, group[0].0), group[0].1];
             imps.clear();
             imps.extend(group.iter().filter_map(|&(_, _, imp)| Some((imp, att.spring(imp)?))));
-            analyse_pair(sched, att, x, method, step, ends, &imps, &mut memo, tally, &keep, &mut out);
+            analyse_pair(sched, att, bases, x, method, step, ends, &imps, &mut memo, tally, &keep, &mut out);
         }
     }
     out
@@ -680,6 +682,7 @@ fn pair_results(
 fn analyse_pair(
     sched: &Schedule,
     att: &Attached,
+    bases: &PortBases,
     x: &[f64],
     method: Method,
     step: f64,
@@ -692,13 +695,7 @@ fn analyse_pair(
 ) {
     let tab = method.tableau();
     let side = |(j, port): (usize, usize)| {
-        let adm = sched.admittance(j);
-        let m = adm.port_inertia(sched.admittance_state(j, x), port).filter(|m| m.is_finite() && *m > 0.0)?;
-        let mut own =
-            PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: adm.implicit_position(method) };
-        if let Some(s) = adm.internal_spring(port) {
-            own.add(s);
-        }
+        let mut own = bases.own(sched, j, port)?;
         for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
             own.add(a.spring);
         }
@@ -711,7 +708,9 @@ fn analyse_pair(
     }
     let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
     let mut models = vec![(None, model)];
-    models.extend(contact_models(sched, x, &ends, imps, [oa, ob]));
+    if ends.iter().any(|&(j, port)| bases.base(sched, j, port).rigid) {
+        models.extend(contact_models(sched, x, &ends, imps, [oa, ob]));
+    }
     // The largest radius (any undecided: undecided), the smallest largest stable step;
     // each distinct model analysed once ([`Memo`]).
     let (mut worst, mut radius, mut largest_stable_step) = (0, 0.0f64, Some(step));
@@ -782,7 +781,7 @@ fn contact_models(
 /// series on the joining springs.
 pub fn analyse_pairs(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PairFinding> {
     let (adm, imp) = (sched.admittance_names(), sched.impedance_names());
-    pair_results(sched, &Attached::new(sched), x, method, step, |_| true, &mut Tally::new())
+    pair_results(sched, &Attached::new(sched), &PortBases::new(sched, x, method), x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PairFinding {
             a: (adm[r.ends[0].0].to_string(), r.ends[0].1),
@@ -818,23 +817,64 @@ struct Attached {
     springs: Vec<StageSpring>,
 }
 
+/// The stuck-state spring of every impedance ([`Impedance::stuck_spring`](crate::component::Impedance::stuck_spring)), each distinct one
+/// kept once: recorded impedance by impedance by whoever walks the impedances anyway (the
+/// elements' own warnings in `system::diagnostics`), so that the analyses do not walk them
+/// again (for 10⁵ impedances each walk is 10⁵ cache misses).
+pub struct Springs {
+    /// Per impedance (schedule index), its spring's index in `springs`, or `u32::MAX`.
+    spring_of: Vec<u32>,
+    springs: Vec<StageSpring>,
+    ids: std::collections::HashMap<[u64; 3], u32, foldhash::fast::FixedState>,
+}
+
+impl Springs {
+    /// Room for the impedances of `sched`, none recorded.
+    pub fn new(sched: &Schedule) -> Springs {
+        // A system file holds at most 256 MiB (system/limits.rs), so fewer than 2³² components.
+        Springs { spring_of: vec![u32::MAX; sched.impedance_names().len()], springs: Vec::new(), ids: Default::default() }
+    }
+
+    /// Every impedance of `sched` recorded.
+    pub fn of(sched: &Schedule) -> Springs {
+        let mut s = Springs::new(sched);
+        for &imp in sched.impedances_in_network_order() {
+            s.record(imp, sched.impedance(imp).stuck_spring());
+        }
+        s
+    }
+
+    /// Record impedance `imp`'s (schedule index) stuck-state spring.
+    pub fn record(&mut self, imp: usize, spring: Option<StageSpring>) {
+        let Some(s) = spring else { return };
+        let key = |s: &StageSpring| [s.k.to_bits(), s.b.to_bits(), s.implicit as u64];
+        // Most systems have a few kinds of spring: they are searched in the list first, and
+        // the table is filled only past a few.
+        const LISTED: usize = 8;
+        let k = key(&s);
+        let springs = &mut self.springs;
+        self.spring_of[imp] = match springs.iter().take(LISTED).position(|t| key(t) == k) {
+            Some(id) => id as u32,
+            None if springs.len() < LISTED => {
+                springs.push(s);
+                springs.len() as u32 - 1
+            }
+            None => *self.ids.entry(k).or_insert_with(|| {
+                springs.push(s);
+                springs.len() as u32 - 1
+            }),
+        };
+    }
+}
+
 impl Attached {
     fn new(sched: &Schedule) -> Self {
+        Self::with(sched, Springs::of(sched))
+    }
+
+    fn with(sched: &Schedule, springs: Springs) -> Self {
         let n = sched.admittance_names().len();
-        // A system file holds at most 256 MiB (system/limits.rs), so fewer than 2³² components
-        // and ports.
-        let mut spring_of = vec![u32::MAX; sched.impedance_names().len()];
-        let mut springs = Vec::new();
-        let mut ids: std::collections::HashMap<[u64; 3], u32, foldhash::fast::FixedState> = Default::default();
-        for &imp in sched.impedances_in_network_order() {
-            if let Some(s) = sched.impedance(imp).stuck_spring() {
-                let key = [s.k.to_bits(), s.b.to_bits(), s.implicit as u64];
-                spring_of[imp] = *ids.entry(key).or_insert_with(|| {
-                    springs.push(s);
-                    springs.len() as u32 - 1
-                });
-            }
-        }
+        let Springs { spring_of, springs, .. } = springs;
         let spring_of_ref = &spring_of;
         let attachments =
             || {
@@ -897,6 +937,86 @@ impl Attached {
     }
 }
 
+/// What the analyses read of every admittance port, gathered in one pass over the
+/// admittances. A dynamic call on a component reads its memory, a cache miss each for 10⁵
+/// components; the ports' inertias are read by the elements' own warnings, the port models
+/// and both ends of every pair, so they are read once here.
+pub struct PortBases {
+    /// Per admittance port (`Schedule::adm_ports[j] + port`).
+    bases: Vec<PortBase>,
+    /// The internal springs ([`Admittance::internal_spring`](crate::component::Admittance::internal_spring)) the bases point to.
+    internal: Vec<StageSpring>,
+}
+
+/// [`PortBases`] of one port: its inertia (`has_inertia` false: none), whether its admittance
+/// has the implicit position rate, whether it is a rigid body's, and its internal spring (an
+/// index, or `u32::MAX`).
+#[derive(Clone, Copy)]
+struct PortBase {
+    inertia: f64,
+    has_inertia: bool,
+    implicit_position: bool,
+    /// Whether it is a rigid body's ([`Admittance::port_rigid_inertia`](crate::component::Admittance::port_rigid_inertia)).
+    rigid: bool,
+    internal: u32,
+}
+
+impl PortBases {
+    /// Every port of every admittance of `sched` at state `x`, under `method`.
+    pub fn new(sched: &Schedule, x: &[f64], method: Method) -> PortBases {
+        let n = sched.adm_ports.last().copied().unwrap_or(0);
+        let (mut bases, mut internal) = (Vec::with_capacity(n), Vec::new());
+        for j in 0..sched.adm.len() {
+            let (adm, xa) = (sched.admittance(j), sched.admittance_state(j, x));
+            let implicit_position = adm.implicit_position(method);
+            for port in 0..sched.adm_ports[j + 1] - sched.adm_ports[j] {
+                let inertia = adm.port_inertia(xa, port);
+                let spring = adm.internal_spring(port);
+                bases.push(PortBase {
+                    inertia: inertia.unwrap_or(0.0),
+                    has_inertia: inertia.is_some(),
+                    implicit_position,
+                    rigid: adm.port_rigid_inertia(xa, port).is_some(),
+                    internal: spring.map_or(u32::MAX, |s| {
+                        internal.push(s);
+                        internal.len() as u32 - 1
+                    }),
+                });
+            }
+        }
+        PortBases { bases, internal }
+    }
+
+    fn base(&self, sched: &Schedule, j: usize, port: usize) -> PortBase {
+        self.bases[sched.adm_ports[j] + port]
+    }
+
+    /// [`Admittance::port_inertia`](crate::component::Admittance::port_inertia) of port `port` of admittance `j`.
+    pub fn inertia(&self, sched: &Schedule, j: usize, port: usize) -> Option<f64> {
+        let b = self.base(sched, j, port);
+        b.has_inertia.then_some(b.inertia)
+    }
+
+    /// The port inertias of impedance `i`'s ports (`None`: grounded, or none), as
+    /// [`Schedule::port_inertias_into`].
+    pub fn inertias_into(&self, sched: &Schedule, i: usize, out: &mut Vec<Option<f64>>) {
+        out.clear();
+        out.extend(sched.impedance_attachments_iter(i).map(|a| a.and_then(|(j, port)| self.inertia(sched, j, port))));
+    }
+
+    /// The model of port `port` of admittance `j` on its own, with its internal spring: its
+    /// positive finite inertia, or `None`.
+    fn own(&self, sched: &Schedule, j: usize, port: usize) -> Option<PortModel> {
+        let b = self.base(sched, j, port);
+        let m = Some(b.inertia).filter(|m| b.has_inertia && m.is_finite() && *m > 0.0)?;
+        let mut own = PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: b.implicit_position };
+        if let Some(s) = self.internal.get(b.internal as usize) {
+            own.add(*s);
+        }
+        Some(own)
+    }
+}
+
 /// The inertia matrix of admittance `j` at `x`, if it couples its ports 0..n (n ≥ 2) and is
 /// finite.
 fn inertia_matrix(sched: &Schedule, j: usize, x: &[f64]) -> Option<DMatrix<f64>> {
@@ -915,9 +1035,11 @@ struct PortResult {
 
 /// Analyse every port of [`Attached`] outside an inertia matrix ([`analyse`]); every port is
 /// counted in `tally` and the results whose radius `keep` accepts are returned.
+#[allow(clippy::too_many_arguments)]
 fn analyse_ports(
     sched: &Schedule,
     att: &Attached,
+    bases: &PortBases,
     x: &[f64],
     method: Method,
     step: f64,
@@ -936,21 +1058,9 @@ fn analyse_ports(
         if ports.is_empty() {
             continue;
         }
-        let adm = sched.admittance(j);
-        let xa = sched.admittance_state(j, x);
         let coupled = inertia_matrix(sched, j, x).map_or(0, |h| h.nrows());
         for &port in ports.iter().filter(|p| **p >= coupled) {
-            let Some(inertia) = adm.port_inertia(xa, port).filter(|m| m.is_finite() && *m > 0.0) else { continue };
-            let mut model = PortModel {
-                inertia,
-                k: 0.0,
-                b: 0.0,
-                k_implicit: 0.0,
-                implicit_position: adm.implicit_position(method),
-            };
-            if let Some(s) = adm.internal_spring(port) {
-                model.add(s);
-            }
+            let Some(mut model) = bases.own(sched, j, port) else { continue };
             for a in att.at(j, port) {
                 model.add(a.spring);
             }
@@ -979,7 +1089,7 @@ fn analyse_ports(
 pub fn analyse(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<PortFinding> {
     let att = Attached::new(sched);
     let names = sched.impedance_names();
-    analyse_ports(sched, &att, x, method, step, |_| true, &mut Tally::new())
+    analyse_ports(sched, &att, &PortBases::new(sched, x, method), x, method, step, |_| true, &mut Tally::new())
         .into_iter()
         .map(|r| PortFinding {
             admittance: sched.admittance_names()[r.adm].to_string(),
@@ -1073,7 +1183,20 @@ fn limit_text(largest_stable_step: Option<f64>) -> String {
 /// `stiction check`'s findings from [`analyse`]: a warning per unstable port, naming the
 /// admittance, its impedances, ρ and the largest stable step; one summary line otherwise.
 pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<Diagnostic> {
-    let att = Attached::new(sched);
+    diagnostics_with(sched, &PortBases::new(sched, x, method), Springs::of(sched), x, method, step)
+}
+
+/// [`diagnostics`] with the ports' [`PortBases`] already gathered at `x` under `method`, and
+/// the impedances' [`Springs`] recorded.
+pub fn diagnostics_with(
+    sched: &Schedule,
+    bases: &PortBases,
+    springs: Springs,
+    x: &[f64],
+    method: Method,
+    step: f64,
+) -> Vec<Diagnostic> {
+    let att = Attached::with(sched, springs);
     // Only what a warning names is kept: the undecided and the unstable.
     let warn = |r: f64| r.is_nan() || r > STABLE_RADIUS;
     let mut port_tally = Tally::new();
@@ -1082,7 +1205,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
     let groups = analyse_groups(sched, x, method, step);
     let covered: std::collections::HashSet<(usize, usize)> =
         groups.iter().flat_map(|g| g.model.bodies.iter().map(|b| b.port)).collect();
-    let mut found = analyse_ports(sched, &att, x, method, step, warn, &mut port_tally);
+    let mut found = analyse_ports(sched, &att, bases, x, method, step, warn, &mut port_tally);
     found.retain(|f| !covered.contains(&(f.adm, f.port)));
     let adm_names = sched.admittance_names();
     let method_name = match method {
@@ -1148,7 +1271,7 @@ pub fn diagnostics(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Ve
         )));
     }
     let mut pair_tally = Tally::new();
-    let mut pairs = pair_results(sched, &att, x, method, step, warn, &mut pair_tally);
+    let mut pairs = pair_results(sched, &att, bases, x, method, step, warn, &mut pair_tally);
     pairs.retain(|r| !r.ends.iter().all(|e| covered.contains(e)));
     let pair_name = |r: &PairResult| format!("{} and {}", &adm_names[r.ends[0].0], &adm_names[r.ends[1].0]);
     for r in &pairs {

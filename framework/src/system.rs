@@ -1375,17 +1375,21 @@ pub fn diagnostics(sim: &Simulator, plan: &RunPlan) -> Vec<Diagnostic> {
             out.push(named(name, d));
         }
     }
+    let bases = crate::stability::PortBases::new(sched, sim.state(), sim.method());
+    let mut springs = crate::stability::Springs::new(sched);
     let mut inertias = Vec::new();
     for &i in sched.impedances_in_network_order() {
         if crate::cancel::requested() {
             return out;
         }
         let name = &sched.impedance_names()[i];
-        sched.port_inertias_into(i, sim.state(), &mut inertias);
-        for d in sched.impedance(i).diagnose(&inertias, sim.step_size()) {
+        bases.inertias_into(sched, i, &mut inertias);
+        let imp = sched.impedance(i);
+        springs.record(i, imp.stuck_spring());
+        for d in imp.diagnose(&inertias, sim.step_size()) {
             out.push(named(name, d));
         }
     }
-    out.extend(crate::stability::diagnostics(sched, sim.state(), sim.method(), sim.step_size()));
+    out.extend(crate::stability::diagnostics_with(sched, &bases, springs, sim.state(), sim.method(), sim.step_size()));
     out
 }
