@@ -86,7 +86,8 @@ fn load_once(
     let output = state.output.unwrap_or_default();
     let interval = check_solver(&solver, &output).ok()?;
     let (network, kinds) = match (state.network, state.made) {
-        (Some(n), _) | (None, Some(Components::Added(n))) => n,
+        (Some(n), _) => n,
+        (None, Some(Components::Added(n))) => *n,
         // No connections key: the components are added now.
         (None, Some(Components::Built(made))) => add_all(made).ok()?,
         (None, None) => return None,
@@ -113,7 +114,7 @@ enum Components {
     /// Built, a chunk per entry, in file order: to be added.
     Built(Vec<Vec<Made>>),
     /// Added to a network (a pipelined load adds each chunk as it is built).
-    Added(Connected),
+    Added(Box<Connected>),
 }
 
 /// How many components a file holds at most, judged from its first chunk `read` of them
@@ -234,7 +235,7 @@ impl<'de: 'sc, 'r: 'sc, 's, 'c, 'sc> Visitor<'de> for TopVisitor<'r, 's, 'c, 'sc
                     let (mut network, kinds) = match state.made.take().ok_or_else(give_up)? {
                         // Read while a job of the pool makes the connections.
                         Components::Added(added) => {
-                            state.network = Some(m.next_value_seed(Pipelined { added })?);
+                            state.network = Some(m.next_value_seed(Pipelined { added: *added })?);
                             continue;
                         }
                         Components::Built(made) => add_all(made).map_err(|_| give_up::<M::Error>())?,
@@ -374,7 +375,7 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
                 let last = recv_helping(&rx).ok_or_else(give_up::<M::Error>)?;
                 add_chunk(&mut added, last).map_err(|_| give_up::<M::Error>())?;
             }
-            return Ok(Components::Added(added));
+            return Ok(Components::Added(Box::new(added)));
         }
         if made.is_empty() || made.iter().flatten().any(|m| m.is_err()) {
             return Err(give_up());
