@@ -767,16 +767,22 @@ impl SlotMotion for Schedule {
                 Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[v], xa[v + 1], xa[v + 2]))
             }
             Tap::Scalar { p, v } => Motion::scalar(xa[p as usize], xa[v as usize]),
-            Tap::Other => match self.attachment(slot) {
-                Attach::Ground(p) => Motion::point(p, Vector3::zeros()),
-                Attach::Port { adm, port, offset } => {
-                    let m = self.adm[adm].port_motion(&xa[self.adm_x[adm]..self.adm_x[adm + 1]], port);
-                    match offset {
-                        Some(o) => o.apply(&m).0,
-                        None => m,
+            Tap::Other => {
+                let a = self.attach[slot];
+                match a.port() {
+                    None => Motion::point(
+                        self.ground_points.get(a.at as usize).copied().unwrap_or_else(Vector3::zeros),
+                        Vector3::zeros(),
+                    ),
+                    Some((adm, port)) => {
+                        let m = self.adm[adm].port_motion(&xa[self.adm_x[adm]..self.adm_x[adm + 1]], port);
+                        match self.offsets.get(a.at as usize) {
+                            Some(o) => o.apply(&m).0,
+                            None => m,
+                        }
                     }
                 }
-            },
+            }
         }
     }
 }
@@ -888,9 +894,10 @@ impl Schedule {
         for &s in &self.incoming[self.in_off[gp]..self.in_off[gp + 1]] {
             let s = s as usize;
             let f = Force { f: force[s], m: moment.get(s).copied().unwrap_or_else(Vector3::zeros) };
-            let lever = match self.attachment(s) {
-                Attach::Port { offset: Some(o), .. } => o.apply(&frame).1,
-                _ => Vector3::zeros(),
+            // The slots of a frame port are never grounded: `at` indexes the offsets.
+            let lever = match self.offsets.get(self.attach[s].at as usize) {
+                Some(o) => o.apply(&frame).1,
+                None => Vector3::zeros(),
             };
             sum += f.moved_by(&lever);
         }
