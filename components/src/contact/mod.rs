@@ -10,7 +10,7 @@ family! {
 }
 
 pub use body_contact::{BodyContact, ContactLaw, Pair};
-pub use plane_contact::{PlaneContact, Tilt};
+pub use plane_contact::{Horizontal, PlaneContact, PlaneKind, Tilt};
 pub use sphere_contact::SphereContact;
 pub use wall::Wall;
 
@@ -40,7 +40,7 @@ pub(crate) fn unit_vector(p: &mut Params, key: &str) -> Result<Vector3<f64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{PlaneContact, Wall};
+    use super::{Horizontal, PlaneContact, Tilt, Wall};
     use nalgebra::Vector3;
     use stiction_framework::component::Impedance;
     use stiction_framework::port::{Domain, Motion};
@@ -68,7 +68,8 @@ mod tests {
     /// where the law does not switch.
     #[test]
     fn affine_switching_is_the_switching_function_bit_for_bit() {
-        let plane = PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, tilt: None, tau_factor: Default::default() };
+        let plane =
+            PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, plane: Horizontal, tau_factor: Default::default() };
         let wall = |side: f64, axis: Vector3<f64>, w: f64| Wall {
             domain: Domain::Point3,
             axis,
@@ -78,8 +79,9 @@ mod tests {
             b: 3.0,
         };
         let skew = Vector3::new(0.48, -0.6, 0.64);
+        let tilted = PlaneContact { k: 1e5, b: 3.0, mu: 0.1, height: -1e-3, plane: Tilt::of(skew), tau_factor: Default::default() };
         let cases: Vec<Box<dyn Impedance>> =
-            vec![Box::new(plane), Box::new(wall(1.0, Vector3::x(), 0.004)), Box::new(wall(-1.0, skew, -0.002))];
+            vec![Box::new(plane), Box::new(tilted), Box::new(wall(1.0, Vector3::x(), 0.004)), Box::new(wall(-1.0, skew, -0.002))];
         for imp in &cases {
             let a = imp.affine_switching().expect("a constant point contact is affine");
             for (p, v) in motions() {

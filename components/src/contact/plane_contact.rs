@@ -25,9 +25,11 @@ use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, P
 use stiction_framework::Result;
 use wide::{f64x2, CmpLe};
 
-/// Frictional contact of a point with a fixed plane: z = `height` unless [`Tilt`] is set.
+/// Frictional contact of a point with a fixed plane: z = `height` ([`Horizontal`], the common
+/// one: 40 bytes, and two contacts at a time in packed instructions) or any plane ([`Tilt`]).
+/// A plane's kind is its type, so a batch of contacts holds one kind and does not ask.
 #[derive(Clone, Debug)]
-pub struct PlaneContact {
+pub struct PlaneContact<P = Horizontal> {
     /// Normal and tangential stiffness (N/m).
     pub k: f64,
     /// Normal and tangential viscosity (N·s/m).
@@ -36,10 +38,8 @@ pub struct PlaneContact {
     pub mu: f64,
     /// Height of the horizontal plane (m); with a tilt, n·c, the plane's level along n.
     pub height: f64,
-    /// A plane other than z = `height`: its normal and tangent basis (`None`: horizontal).
-    /// Boxed: a horizontal contact, the common one, is then 40 bytes, not 112 (10⁵ of them
-    /// are held twice, in the network and in their batch).
-    pub tilt: Option<Box<Tilt>>,
+    /// The plane's orientation: [`Horizontal`] (no data) or a [`Tilt`].
+    pub plane: P,
     /// The factor of τ in (23b): 1, the paper's form, or 0, the continuous law under RK4
     /// where B ≥ T K/2 ([`continuous_law`]), set by `prepare`.
     pub tau_factor: TauFactor,
@@ -62,6 +62,62 @@ impl Tilt {
     }
 }
 
+/// The plane z = height: n = +z, t₁ = x, t₂ = y.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Horizontal;
+
+/// The orientation of a contact's plane: its normal n and tangent basis (t₁, t₂).
+pub trait PlaneKind: Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// Whether n = +z: then (23) runs on the coordinates as written for z = h.
+    const HORIZONTAL: bool;
+    fn normal(&self) -> Vector3<f64>;
+    /// n·a.
+    fn along(&self, a: &Vector3<f64>) -> f64;
+    /// (t₁·a, t₂·a).
+    fn across(&self, a: &Vector3<f64>) -> Vector2<f64>;
+    /// The force on the body, f_n n − f_t₁ t₁ − f_t₂ t₂.
+    fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64>;
+}
+
+impl PlaneKind for Horizontal {
+    const HORIZONTAL: bool = true;
+    #[inline]
+    fn normal(&self) -> Vector3<f64> {
+        Vector3::z()
+    }
+    #[inline]
+    fn along(&self, a: &Vector3<f64>) -> f64 {
+        a.z
+    }
+    #[inline]
+    fn across(&self, a: &Vector3<f64>) -> Vector2<f64> {
+        Vector2::new(a.x, a.y)
+    }
+    #[inline]
+    fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64> {
+        Vector3::new(-ft.x, -ft.y, fn_)
+    }
+}
+
+impl PlaneKind for Tilt {
+    const HORIZONTAL: bool = false;
+    fn normal(&self) -> Vector3<f64> {
+        self.n
+    }
+    #[inline]
+    fn along(&self, a: &Vector3<f64>) -> f64 {
+        self.n.dot(a)
+    }
+    #[inline]
+    fn across(&self, a: &Vector3<f64>) -> Vector2<f64> {
+        Vector2::new(self.t1.dot(a), self.t2.dot(a))
+    }
+    #[inline]
+    fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64> {
+        self.n * fn_ - self.t1 * ft.x - self.t2 * ft.y
+    }
+}
+
 const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("f", 3, "N", "force on the body"),
     SignalInfo::new("slip_velocity", 3, "m/s", "velocity of the contact point"),
@@ -69,7 +125,7 @@ const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("e", 2, "m", "tangential element displacement"),
 ];
 
-impl PlaneContact {
+impl<P: PlaneKind> PlaneContact<P> {
     /// (23) with τ: returns the force on the body and the rate of e.
     #[inline]
     pub fn contact(
@@ -79,31 +135,11 @@ impl PlaneContact {
         e: Vector2<f64>,
         tau: f64,
     ) -> (Vector3<f64>, Vector2<f64>) {
-        if let Some(t) = &self.tilt {
-            return self.tilted(t, p, v, e, tau);
-        }
-        let depth = self.height - p.z;
-        let fn_ = if depth > 0.0 { (self.k * depth - self.b * v.z).max(0.0) } else { 0.0 };
-        let vt = Vector2::new(v.x, v.y);
+        let depth = self.height - self.plane.along(p);
+        let fn_ = if depth > 0.0 { (self.k * depth - self.b * self.plane.along(v)).max(0.0) } else { 0.0 };
+        let vt = self.plane.across(v);
         let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
-        (Vector3::new(-ft.x, -ft.y, fn_), eps)
-    }
-
-    /// (23) on the tilted plane: the same law in the basis (t₁, t₂, n).
-    #[inline]
-    fn tilted(
-        &self,
-        t: &Tilt,
-        p: &Vector3<f64>,
-        v: &Vector3<f64>,
-        e: Vector2<f64>,
-        tau: f64,
-    ) -> (Vector3<f64>, Vector2<f64>) {
-        let depth = self.height - t.n.dot(p);
-        let fn_ = if depth > 0.0 { (self.k * depth - self.b * t.n.dot(v)).max(0.0) } else { 0.0 };
-        let vt = Vector2::new(t.t1.dot(v), t.t2.dot(v));
-        let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
-        (t.n * fn_ - t.t1 * ft.x - t.t2 * ft.y, eps)
+        (self.plane.force(fn_, ft), eps)
     }
 
     /// (23b)–(23d): the tangential force and ε for limit μ f_n, tangential velocity v_t and
@@ -122,14 +158,11 @@ impl PlaneContact {
     /// Penetration δ below the plane at `p`.
     #[inline]
     fn depth(&self, p: &Vector3<f64>) -> f64 {
-        match &self.tilt {
-            None => self.height - p.z,
-            Some(t) => self.height - t.n.dot(p),
-        }
+        self.height - self.plane.along(p)
     }
 }
 
-impl Impedance for PlaneContact {
+impl<P: PlaneKind> Impedance for PlaneContact<P> {
     /// Records whether the element runs its continuous law ([`continuous_law`]).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.tau_factor.set(continuous_law(method, step, self.k, self.b));
@@ -172,16 +205,15 @@ impl Impedance for PlaneContact {
     /// pushes; continuous, zero where the contact closes (δ = 0 while approaching) and where
     /// it opens (K δ = B v_z while leaving). The stepper splits a step there (stepper/events.rs).
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
-        match &self.tilt {
-            None => {
-                let kd = self.k * (self.height - m[0].p.z);
-                Some(kd.min(kd - self.b * m[0].v.z))
-            }
-            Some(_) => self.affine_switching().map(|a| a.eval(&m[0].p, &m[0].v)),
+        if P::HORIZONTAL {
+            let kd = self.k * (self.height - m[0].p.z);
+            Some(kd.min(kd - self.b * m[0].v.z))
+        } else {
+            self.affine_switching().map(|a| a.eval(&m[0].p, &m[0].v))
         }
     }
     fn affine_switching(&self) -> Option<stiction_framework::AffineSwitch> {
-        let axis = self.tilt.as_ref().map_or(Vector3::z(), |t| t.n);
+        let axis = self.plane.normal();
         Some(stiction_framework::AffineSwitch { axis, level: self.height, k: self.k, b: self.b })
     }
     /// The penalty spring (23a) in contact; the held tangential element of (23b) is the
@@ -194,7 +226,7 @@ impl Impedance for PlaneContact {
     }
 }
 
-impl PointImpedance for PlaneContact {
+impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
     #[inline]
     fn evaluate_points(
         &self,
@@ -230,7 +262,7 @@ impl PointImpedance for PlaneContact {
         dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
         let [a, b] = pair;
-        if a.tilt.is_some() || b.tilt.is_some() {
+        if !P::HORIZONTAL {
             let [fa, fb] = force;
             let [da, db] = dy;
             a.evaluate_points(m[0], y[0], _t, tau, fa, da).map_err(|f| (0, f))?;
@@ -280,14 +312,14 @@ fn build(p: &mut Params) -> Result<Built> {
     let point = if p.has("point") { Some(p.vec3("point")?) } else { None };
     // The horizontal plane through [0, 0, h] keeps the arithmetic of z = h (old files, bit for bit).
     let horizontal = normal.is_none_or(|n| n == Vector3::z()) && point.is_none_or(|c| c.x == 0.0 && c.y == 0.0);
-    let contact = if horizontal {
-        PlaneContact { k, b, mu, height: point.map_or(height, |c| c.z), tilt: None, tau_factor: TauFactor::default() }
-    } else {
-        let n = normal.unwrap_or(Vector3::z());
-        let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
-        PlaneContact { k, b, mu, height: n.dot(&c), tilt: Some(Box::new(Tilt::of(n))), tau_factor: TauFactor::default() }
-    };
-    Ok(Built::Impedance(Box::new(contact)))
+    let tau_factor = TauFactor::default();
+    if horizontal {
+        let height = point.map_or(height, |c| c.z);
+        return Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height, plane: Horizontal, tau_factor })));
+    }
+    let n = normal.unwrap_or(Vector3::z());
+    let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
+    Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height: n.dot(&c), plane: Tilt::of(n), tau_factor })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
@@ -336,30 +368,15 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
-    /// Two contacts at once give what one at a time gives, bit for bit: free, sticking,
-    /// sliding, pulling away (no normal force), at rest with no friction force at all, and
-    /// a tilted plane (μ = 0.2 here) next to a horizontal one.
-    #[test]
-    fn a_pair_is_two_contacts_bit_for_bit() {
-        let tilt = Tilt::of(Vector3::new(0.0, -0.6, 0.8));
-        let plane =
-            |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, tilt: (mu == 0.2).then(|| Box::new(tilt)), tau_factor: TauFactor::default() };
-        let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
-        let cases = [
-            (plane(0.5), at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),
-            (plane(0.5), at([0.0, 0.0, -9.81e-5], [1e-7, -2e-7, 0.0]), [1e-6, 0.0]),
-            (plane(0.5), at([0.3, 0.1, -9.81e-5], [0.5, -0.25, 1e-3]), [3e-5, -1e-5]),
-            (plane(0.2), at([0.0, 0.0, -1e-4], [0.0, 0.0, 20.0]), [1e-5, 1e-5]),
-            (plane(0.0), at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, -0.0]),
-            (plane(0.5), at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, 0.0]),
-        ];
-        for (a, ma, ya) in &cases {
-            for (b, mb, yb) in &cases {
-                let one = |c: &PlaneContact, m: &PointMotion, y: &[f64; 2]| {
-                    let (mut f, mut dy) = ([Vector3::zeros()], [0.0; 2]);
-                    c.evaluate_points(&[*m], y, 0.0, 5e-5, &mut f, &mut dy).expect("contact");
-                    (f[0].map(f64::to_bits), dy.map(f64::to_bits))
-                };
+    /// Each pair of `cases` evaluated at once gives what one at a time gives, bit for bit.
+    fn pairs_are_two_contacts<P: PlaneKind>(cases: &[(PlaneContact<P>, PointMotion, [f64; 2])]) {
+        let one = |c: &PlaneContact<P>, m: &PointMotion, y: &[f64; 2]| {
+            let (mut f, mut dy) = ([Vector3::zeros()], [0.0; 2]);
+            c.evaluate_points(&[*m], y, 0.0, 5e-5, &mut f, &mut dy).expect("contact");
+            (f[0].map(f64::to_bits), dy.map(f64::to_bits))
+        };
+        for (a, ma, ya) in cases {
+            for (b, mb, yb) in cases {
                 let (mut fa, mut fb, mut da, mut db) = ([Vector3::zeros()], [Vector3::zeros()], [0.0; 2], [0.0; 2]);
                 let (m, y) = ([&[*ma][..], &[*mb][..]], [&ya[..], &yb[..]]);
                 PlaneContact::evaluate_points_pair([a, b], m, y, 0.0, 5e-5, [&mut fa, &mut fb], [&mut da, &mut db])
@@ -369,5 +386,27 @@ mod tests {
                 assert_eq!(pair, (one(a, ma, ya), one(b, mb, yb)), "{ma:?} {ya:?} with {mb:?} {yb:?}");
             }
         }
+    }
+
+    /// Two contacts at once give what one at a time gives, bit for bit: free, sticking,
+    /// sliding, pulling away (no normal force), at rest with no friction force at all; on the
+    /// horizontal plane (the packed kernel) and on a tilted one (one at a time).
+    #[test]
+    fn a_pair_is_two_contacts_bit_for_bit() {
+        let tau_factor = TauFactor::default;
+        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: Horizontal, tau_factor: tau_factor() };
+        let tilt = Tilt::of(Vector3::new(0.0, -0.6, 0.8));
+        let tilted = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: tilt, tau_factor: tau_factor() };
+        let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
+        let motions = [
+            (0.5, at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),
+            (0.5, at([0.0, 0.0, -9.81e-5], [1e-7, -2e-7, 0.0]), [1e-6, 0.0]),
+            (0.5, at([0.3, 0.1, -9.81e-5], [0.5, -0.25, 1e-3]), [3e-5, -1e-5]),
+            (0.2, at([0.0, 0.0, -1e-4], [0.0, 0.0, 20.0]), [1e-5, 1e-5]),
+            (0.0, at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, -0.0]),
+            (0.5, at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, 0.0]),
+        ];
+        pairs_are_two_contacts(&motions.map(|(mu, m, y)| (plane(mu), m, y)));
+        pairs_are_two_contacts(&motions.map(|(mu, m, y)| (tilted(mu), m, y)));
     }
 }
