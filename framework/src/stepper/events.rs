@@ -180,19 +180,20 @@ impl Events {
         for imp in 0..sched.imp.len() {
             let slots = (sched.imp_slots[imp], sched.imp_slots[imp + 1]);
             let tap = if slots.1 > slots.0 { sched.taps[slots.0] } else { Tap::Other };
-            if switching(sched, imp, x, 0.0).is_none() {
-                continue;
-            }
             let pv = match tap {
                 Tap::PointPv { p } => Some((p as usize, p as usize + 3)),
                 Tap::Point { p, v } => Some((p as usize, v as usize)),
                 _ => None,
             };
+            // An affine switching function read straight from the state is the member's
+            // `switching`, bit for bit (components/src/contact tests): the member is not
+            // evaluated here (10⁵ plane contacts).
             match (sched.imp[imp].affine_switching(), pv) {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
                     Some(m) => ev.aligned.push(m),
                     None => ev.affine.push(Affine { a, p, v }),
                 },
+                _ if switching(sched, imp, x, 0.0).is_none() => {}
                 _ => ev.general.push(General { imp, slots, y: (sched.imp_y[imp], sched.imp_y[imp + 1]) }),
             }
         }
