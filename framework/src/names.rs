@@ -25,6 +25,7 @@ impl Names {
         self.ends.push(end);
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.ends.len()
     }
@@ -34,6 +35,7 @@ impl Names {
     }
 
     /// Name `i`, if there is one.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&str> {
         let end = *self.ends.get(i)? as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
@@ -41,6 +43,7 @@ impl Names {
     }
 
     /// The names in order.
+    #[inline]
     pub fn iter(&self) -> Iter<'_> {
         Iter { names: self, next: 0 }
     }
@@ -59,6 +62,7 @@ impl Index<usize> for Names {
     type Output = str;
 
     /// Name `i`; panics past the end, as a slice does.
+    #[inline]
     fn index(&self, i: usize) -> &str {
         match self.get(i) {
             Some(s) => s,
@@ -77,6 +81,7 @@ pub struct Iter<'a> {
 impl<'a> Iterator for Iter<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
         let s = self.names.get(self.next)?;
         self.next += 1;
