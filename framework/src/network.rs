@@ -32,7 +32,7 @@ pub struct ImpedanceId(pub(crate) NodeIndex);
 /// holds them: made at load time, right after each component is built, the copy out of
 /// its `Box` leaves a hole the next component fills, where copying 10⁵ of them at compile
 /// time would leave 10⁵ holes.
-/// Its name is the network's ([`Network::name`]: one [`Names`] for all nodes).
+/// Its name is the network's (`Network::name`: one [`Names`] for all nodes).
 pub enum Node {
     Admittance {
         layout: Layout,

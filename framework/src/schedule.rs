@@ -35,8 +35,8 @@ use nalgebra::Vector3;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Where an impedance port takes its motion from (Ψ, (13d)), as [`Schedule::attach`] reads
-/// it from a [`Slot`].
+/// Where an impedance port takes its motion from (Ψ, (13d)), as [`Schedule::attachment`]
+/// reads it from the schedule's 12-byte slot record.
 #[derive(Clone, Debug)]
 pub enum Attach {
     /// Fixed to the world at this position.
@@ -975,7 +975,7 @@ impl Schedule {
         &x[self.imp_y[i]..self.imp_y[i + 1]]
     }
 
-    /// Where slot `slot` is attached ([`Slot`] read whole).
+    /// Where slot `slot` is attached (its 12-byte record read whole).
     pub fn attachment(&self, slot: usize) -> Attach {
         let a = self.attach[slot];
         match a.port() {
