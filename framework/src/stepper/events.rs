@@ -29,7 +29,8 @@ use crate::component::{AffineSwitch, MAX_IMPEDANCE_PORTS};
 use crate::error::Result;
 use crate::method::Method;
 use crate::port::Motion;
-use crate::schedule::Schedule;
+use crate::schedule::{Gathered, Schedule};
+use crate::views::SlotMotion;
 use crate::views::Tap;
 use nalgebra::Vector3;
 
@@ -76,6 +77,8 @@ pub(crate) struct Events {
     /// without a copy when the whole step has no switch). Made at the first step, so that
     /// what runs before it (`check`'s analyses) does not share the peak with it.
     x0: Vec<f64>,
+    /// The motions of the schedule's frames at the state last checked (`Schedule::gather_frames`).
+    frames: Vec<Motion>,
     /// Work budget in sub-steps (see [`CREDIT_PER_STEP`]).
     credit: f64,
     /// Switches located, trial sub-steps taken, switches left unlocated (budget or
@@ -174,6 +177,7 @@ impl Events {
             g_lo: Vec::new(),
             g_hi: Vec::new(),
             x0: Vec::new(),
+            frames: Vec::new(),
             credit: CREDIT_MAX,
             counts: EventCounts::default(),
         };
@@ -249,6 +253,12 @@ impl Events {
     /// the rayon pool (each g on its own: the same values for any number of threads).
     fn eval(&mut self, sched: &Schedule, x: &[f64], t: f64, into_g0: bool, parallel: bool) -> bool {
         let xa = &x[..sched.nx];
+        // The general members read their ports through the frames, each body's motion
+        // gathered once (as the stepper's impedance phase does: the same values).
+        if !self.general.is_empty() {
+            sched.gather_frames(xa, &mut self.frames);
+        }
+        let gathered = Gathered { sched, frames: &self.frames };
         let (out, g0): (&mut [f64], &[f64]) = if into_g0 { (&mut self.g0, &[]) } else { (&mut self.g, &self.g0) };
         let (na, nb) = (self.aligned.len(), self.aligned.len() + self.affine.len());
         let (out_a, rest) = out.split_at_mut(na);
@@ -260,7 +270,7 @@ impl Events {
             let &General { imp, slots: (sa, sb), y } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
             for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
-                *m = sched.motion(xa, slot);
+                *m = gathered.motion(xa, slot);
             }
             sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
         };
