@@ -767,22 +767,16 @@ impl SlotMotion for Schedule {
                 Motion::point(Vector3::new(xa[p], xa[p + 1], xa[p + 2]), Vector3::new(xa[v], xa[v + 1], xa[v + 2]))
             }
             Tap::Scalar { p, v } => Motion::scalar(xa[p as usize], xa[v as usize]),
-            Tap::Other => {
-                let a = self.attach[slot];
-                match a.port() {
-                    None => Motion::point(
-                        self.ground_points.get(a.at as usize).copied().unwrap_or_else(Vector3::zeros),
-                        Vector3::zeros(),
-                    ),
-                    Some((adm, port)) => {
-                        let m = self.adm[adm].port_motion(&xa[self.adm_x[adm]..self.adm_x[adm + 1]], port);
-                        match self.offsets.get(a.at as usize) {
-                            Some(o) => o.apply(&m).0,
-                            None => m,
-                        }
+            Tap::Other => match self.attachment(slot) {
+                Attach::Ground(p) => Motion::point(p, Vector3::zeros()),
+                Attach::Port { adm, port, offset } => {
+                    let m = self.adm[adm].port_motion(&xa[self.adm_x[adm]..self.adm_x[adm + 1]], port);
+                    match offset {
+                        Some(o) => o.apply(&m).0,
+                        None => m,
                     }
                 }
-            }
+            },
         }
     }
 }
@@ -933,23 +927,6 @@ impl Schedule {
         x
     }
 
-    /// Effective inertia at every port of impedance `i` (None for ground / unknown).
-    pub fn port_inertias(&self, i: usize, x: &[f64]) -> Vec<Option<f64>> {
-        let mut out = Vec::new();
-        self.port_inertias_into(i, x, &mut out);
-        out
-    }
-
-    /// [`port_inertias`](Self::port_inertias) into `out` (cleared first; no allocation once
-    /// it has room).
-    pub fn port_inertias_into(&self, i: usize, x: &[f64], out: &mut Vec<Option<f64>>) {
-        out.clear();
-        out.extend((self.imp_slots[i]..self.imp_slots[i + 1]).map(|s| {
-            let (adm, port) = self.attach[s].port()?;
-            self.adm[adm].port_inertia(&x[self.adm_x[adm]..self.adm_x[adm + 1]], port)
-        }));
-    }
-
     /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
     /// for ground, in port order.
     pub fn impedance_attachments_iter(&self, i: usize) -> impl Iterator<Item = Option<(usize, usize)>> + '_ {
@@ -959,9 +936,7 @@ impl Schedule {
     /// Where each port of impedance `i` is attached: `Some((admittance, port))`, or `None`
     /// for ground (the stability analysis of `stiction check`).
     pub fn impedance_attachments(&self, i: usize) -> Vec<Option<(usize, usize)>> {
-        (self.imp_slots[i]..self.imp_slots[i + 1])
-            .map(|s| self.attach[s].port())
-            .collect()
+        self.impedance_attachments_iter(i).collect()
     }
 
     /// The motions Ψ of the ports of impedance `i` at the state `x` (offsets applied; a

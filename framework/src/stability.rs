@@ -997,8 +997,8 @@ impl PortBases {
         b.has_inertia.then_some(b.inertia)
     }
 
-    /// The port inertias of impedance `i`'s ports (`None`: grounded, or none), as
-    /// [`Schedule::port_inertias_into`].
+    /// The inertias ([`Admittance::port_inertia`](crate::component::Admittance::port_inertia))
+    /// at impedance `i`'s ports, in port order (`None`: grounded, or none), into `out`.
     pub fn inertias_into(&self, sched: &Schedule, i: usize, out: &mut Vec<Option<f64>>) {
         out.clear();
         out.extend(sched.impedance_attachments_iter(i).map(|a| a.and_then(|(j, port)| self.inertia(sched, j, port))));

@@ -67,9 +67,9 @@ impl Simulator {
             return ix.get(comp).copied();
         }
         let s = &self.sched;
-        (s.adm_names.iter().position(|n| n == comp).map(Found::Adm))
-            .or_else(|| s.imp_names.iter().position(|n| n == comp).map(Found::Imp))
-            .or_else(|| s.block_names.iter().position(|n| n == comp).map(Found::Block))
+        (s.adm_names.position(comp).map(Found::Adm))
+            .or_else(|| s.imp_names.position(comp).map(Found::Imp))
+            .or_else(|| s.block_names.position(comp).map(Found::Block))
     }
 
     /// Every component by name.
@@ -173,17 +173,17 @@ impl Simulator {
         if !name.contains('[') {
             if let Some((comp, sig)) = name.split_once('.') {
                 let s = &self.sched;
-                let signals = if let Some(i) = s.adm_names.iter().position(|n| n == comp) {
+                let signals = if let Some(i) = s.adm_names.position(comp) {
                     Some(s.adm[i].signals())
                 } else {
-                    s.imp_names.iter().position(|n| n == comp).map(|i| s.imp[i].signals())
+                    s.imp_names.position(comp).map(|i| s.imp[i].signals())
                 };
                 let len = signals.and_then(|l| l.iter().find(|x| x.name == sig).map(|x| x.len)).unwrap_or(1);
                 if len > 1 && sig != "state" {
                     return (0..len).map(|e| Ok((format!("[{e}]"), self.resolve(&format!("{name}[{e}]"))?))).collect();
                 }
                 // A block's array variable (its elements are signals `sig[0]`, `sig[1]`, …).
-                if let Some(b) = s.block_names.iter().position(|n| n == comp) {
+                if let Some(b) = s.block_names.position(comp) {
                     let blk = &s.blocks[b];
                     let all: Vec<crate::SignalInfo> =
                         blk.outputs().into_iter().chain(blk.inputs()).chain(blk.observables()).collect();

@@ -675,7 +675,7 @@ impl Simulator {
     /// The block output a signal name reads, if it is one.
     fn block_output(&self, name: &str) -> Option<(usize, usize)> {
         let (comp, out) = name.split_once('.')?;
-        let b = self.sched.block_names.iter().position(|n| n == comp)?;
+        let b = self.sched.block_names.position(comp)?;
         let o = self.sched.blocks[b].outputs().iter().position(|x| x.name == out)?;
         Some((b, o))
     }
