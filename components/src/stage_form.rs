@@ -158,3 +158,34 @@ impl TauFactor {
         self.get() == 0.0
     }
 }
+
+/// The [`TauFactor`]s of a batch of elements (`PointImpedance::Shared` of `plane_contact`):
+/// one form for every member, found once when the batch is prepared, so that the packed
+/// kernel does not read and multiply each member's factor; or `Each` (the default, also for
+/// a batch never prepared): read member by member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BatchForm {
+    #[default]
+    Each,
+    /// Every factor is 1: (19)'s damping B + τK.
+    Paper,
+    /// Every factor is 0: the continuous law's B.
+    Continuous,
+}
+
+impl BatchForm {
+    /// The form shared by all of `factors`.
+    pub fn of<'a>(mut factors: impl Iterator<Item = &'a TauFactor>) -> BatchForm {
+        let Some(first) = factors.next().map(TauFactor::get) else { return BatchForm::Each };
+        if !factors.all(|f| f.get() == first) {
+            return BatchForm::Each;
+        }
+        if first == 0.0 {
+            BatchForm::Continuous
+        } else if first == 1.0 {
+            BatchForm::Paper
+        } else {
+            BatchForm::Each
+        }
+    }
+}

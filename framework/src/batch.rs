@@ -78,18 +78,32 @@ pub trait PointImpedance: Impedance + Clone + 'static {
         dy: &mut [f64],
     ) -> Result<(), Fault>;
 
+    /// What all members of a batch have in common, found once when the batch is prepared
+    /// ([`shared`](Self::shared), after each member's `prepare`) and handed to
+    /// [`evaluate_points_pair`](Self::evaluate_points_pair), so that the pair kernel need
+    /// not read it member by member (`plane_contact`: one stage form for all). Its
+    /// `default` must mean "nothing shared": a batch never prepared, or merged since, has it.
+    type Shared: Copy + Default + Send + Sync + 'static;
+
+    /// What `members` (all prepared) share.
+    fn shared(_members: &[Self]) -> Self::Shared {
+        Self::Shared::default()
+    }
+
     /// Whether the batch loop evaluates members two at a time
     /// ([`evaluate_points_pair`](Self::evaluate_points_pair)).
     const PAIRS: bool = false;
 
     /// `evaluate_points` of two members at once, with the same results bit for bit: a
     /// type whose physics runs lane by lane overrides it (and sets [`PAIRS`](Self::PAIRS))
-    /// so that two members share each packed instruction (a square root, a division). On
+    /// so that two members share each packed instruction (a square root, a division).
+    /// `shared`: what the batch's members have in common ([`Shared`](Self::Shared)). On
     /// failure, the lane (0 or 1) that failed. The default evaluates one after the other.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn evaluate_points_pair(
         pair: [&Self; 2],
+        _shared: Self::Shared,
         motion: [&[PointMotion]; 2],
         y: [&[f64]; 2],
         t: f64,
@@ -130,10 +144,12 @@ pub fn evaluate_via_points<T: PointImpedance>(
 
 /// The batch of a [`PointImpedance`] type: its members' parameters in one vector, each
 /// member with the same number of ports and states.
-pub struct PointImpedanceBatch<T> {
+pub struct PointImpedanceBatch<T: PointImpedance> {
     members: Vec<T>,
     ports: usize,
     states: usize,
+    /// What the members share ([`PointImpedance::shared`]), found at `prepare`.
+    shared: std::sync::Mutex<T::Shared>,
 }
 
 impl<T: PointImpedance> PointImpedanceBatch<T> {
@@ -143,7 +159,13 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         if l.ports.iter().any(|p| p.domain == Domain::Frame) || l.ports.len() > MAX_IMPEDANCE_PORTS {
             return None;
         }
-        Some(Box::new(PointImpedanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states }))
+        let shared = Default::default();
+        Some(Box::new(PointImpedanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states, shared }))
+    }
+
+    /// What the members share, as `prepare` found it (nothing while a lock was poisoned).
+    fn shared(&self) -> T::Shared {
+        self.shared.lock().map(|s| *s).unwrap_or_default()
     }
 }
 
@@ -152,6 +174,7 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         match other.as_any().downcast_ref::<Self>() {
             Some(o) if o.ports == self.ports && o.states == self.states => {
                 self.members.extend_from_slice(&o.members);
+                self.shared = Default::default();
                 true
             }
             _ => false,
@@ -162,7 +185,11 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         self
     }
     fn prepare(&self, method: crate::Method, step: f64) -> Result<(), String> {
-        self.members.iter().try_for_each(|m| m.prepare(method, step))
+        self.members.iter().try_for_each(|m| m.prepare(method, step))?;
+        if let Ok(mut s) = self.shared.lock() {
+            *s = T::shared(&self.members);
+        }
+        Ok(())
     }
 
     fn evaluate(
@@ -227,10 +254,11 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         };
         if T::PAIRS {
             // Members two at a time; an odd last one alone.
+            let shared = self.shared();
             let pair = |j: usize, c: &[T], f: &mut [Vector3<f64>], y: &[f64], dy: &mut [f64]| {
                 let ((f0, f1), (y0, y1), (d0, d1)) = (f.split_at_mut(P), y.split_at(ny), dy.split_at_mut(ny));
                 let m = [motion(2 * j), motion(2 * j + 1)];
-                T::evaluate_points_pair([&c[0], &c[1]], [&m[0], &m[1]], [y0, y1], t, tau, [f0, f1], [d0, d1])
+                T::evaluate_points_pair([&c[0], &c[1]], shared, [&m[0], &m[1]], [y0, y1], t, tau, [f0, f1], [d0, d1])
                     .map_err(|(l, e)| (members.start + 2 * j + l, e))
             };
             let mut pairs = force.chunks_exact_mut(2 * P);

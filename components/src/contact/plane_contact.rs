@@ -14,7 +14,7 @@
 
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
-use crate::stage_form::{continuous_law, TauFactor};
+use crate::stage_form::{continuous_law, BatchForm, TauFactor};
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
@@ -227,6 +227,13 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
 }
 
 impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
+    /// The stage form of the whole batch, where all members share it.
+    type Shared = BatchForm;
+
+    fn shared(members: &[Self]) -> BatchForm {
+        BatchForm::of(members.iter().map(|c| &c.tau_factor))
+    }
+
     #[inline]
     fn evaluate_points(
         &self,
@@ -254,6 +261,7 @@ impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
     #[inline(always)]
     fn evaluate_points_pair(
         pair: [&Self; 2],
+        form: BatchForm,
         m: [&[PointMotion]; 2],
         y: [&[f64]; 2],
         _t: f64,
@@ -279,7 +287,13 @@ impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
         let fn_ = [normal(a, &m[0][0]), normal(b, &m[1][0])];
         let lane = |g: fn(&Self) -> f64| f64x2::from([g(a), g(b)]);
         let (k, damp, mu) = (lane(|c| c.k), lane(|c| c.b), lane(|c| c.mu));
-        let d = damp + f64x2::splat(tau) * lane(|c| c.tau_factor.get()) * k;
+        // B + (τ·factor) K, with the factor of the whole batch where it has one (τ·1 = τ
+        // and B + (τ·0)·K = B exactly, so the same bits as member by member).
+        let d = match form {
+            BatchForm::Continuous => damp,
+            BatchForm::Paper => damp + f64x2::splat(tau) * k,
+            BatchForm::Each => damp + f64x2::splat(tau) * lane(|c| c.tau_factor.get()) * k,
+        };
         let (ex, ey) = (f64x2::from([y[0][0], y[1][0]]), f64x2::from([y[0][1], y[1][1]]));
         let (vx, vy) = (f64x2::from([m[0][0].v.x, m[1][0].v.x]), f64x2::from([m[0][0].v.y, m[1][0].v.y]));
         let (fx, fy) = (vx * d + ex * k, vy * d + ey * k);
@@ -368,8 +382,10 @@ pub fn register(r: &mut Registry) {
 mod tests {
     use super::*;
 
-    /// Each pair of `cases` evaluated at once gives what one at a time gives, bit for bit.
+    /// Each pair of `cases` evaluated at once gives what one at a time gives, bit for bit,
+    /// with the batch's form as `PointImpedance::shared` finds it for them.
     fn pairs_are_two_contacts<P: PlaneKind>(cases: &[(PlaneContact<P>, PointMotion, [f64; 2])]) {
+        let form = BatchForm::of(cases.iter().map(|(c, _, _)| &c.tau_factor));
         let one = |c: &PlaneContact<P>, m: &PointMotion, y: &[f64; 2]| {
             let (mut f, mut dy) = ([Vector3::zeros()], [0.0; 2]);
             c.evaluate_points(&[*m], y, 0.0, 5e-5, &mut f, &mut dy).expect("contact");
@@ -379,7 +395,7 @@ mod tests {
             for (b, mb, yb) in cases {
                 let (mut fa, mut fb, mut da, mut db) = ([Vector3::zeros()], [Vector3::zeros()], [0.0; 2], [0.0; 2]);
                 let (m, y) = ([&[*ma][..], &[*mb][..]], [&ya[..], &yb[..]]);
-                PlaneContact::evaluate_points_pair([a, b], m, y, 0.0, 5e-5, [&mut fa, &mut fb], [&mut da, &mut db])
+                PlaneContact::evaluate_points_pair([a, b], form, m, y, 0.0, 5e-5, [&mut fa, &mut fb], [&mut da, &mut db])
                     .expect("pair");
                 let pair =
                     ((fa[0].map(f64::to_bits), da.map(f64::to_bits)), (fb[0].map(f64::to_bits), db.map(f64::to_bits)));
@@ -406,7 +422,19 @@ mod tests {
             (0.0, at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, -0.0]),
             (0.5, at([0.0, 0.0, -1e-4], [0.0, 0.0, 0.0]), [0.0, 0.0]),
         ];
-        pairs_are_two_contacts(&motions.map(|(mu, m, y)| (plane(mu), m, y)));
-        pairs_are_two_contacts(&motions.map(|(mu, m, y)| (tilted(mu), m, y)));
+        // The paper's form (the default), the continuous law, and the two mixed.
+        let forms = [(BatchForm::Paper, [false; 6]), (BatchForm::Continuous, [true; 6])];
+        let mixed = (BatchForm::Each, [true, false, false, true, true, false]);
+        for (form, continuous) in forms.into_iter().chain([mixed]) {
+            let flat: Vec<_> = motions.iter().map(|&(mu, m, y)| (plane(mu), m, y)).collect();
+            let tilt: Vec<_> = motions.iter().map(|&(mu, m, y)| (tilted(mu), m, y)).collect();
+            for (i, &c) in continuous.iter().enumerate() {
+                flat[i].0.tau_factor.set(c);
+                tilt[i].0.tau_factor.set(c);
+            }
+            assert_eq!(BatchForm::of(flat.iter().map(|(c, _, _)| &c.tau_factor)), form);
+            pairs_are_two_contacts(&flat);
+            pairs_are_two_contacts(&tilt);
+        }
     }
 }

@@ -91,6 +91,8 @@ impl Impedance for SpringDamper {
 }
 
 impl PointImpedance for SpringDamper {
+    type Shared = ();
+
     #[inline]
     fn evaluate_points(
         &self,
@@ -117,6 +119,7 @@ impl PointImpedance for SpringDamper {
     #[inline(always)]
     fn evaluate_points_pair(
         pair: [&Self; 2],
+        _shared: (),
         m: [&[PointMotion]; 2],
         _y: [&[f64]; 2],
         t: f64,
@@ -223,6 +226,7 @@ mod tests {
                 b.evaluate_points(mb, &[], 0.0, 1e-4, &mut fb, &mut []).expect("spring");
                 SpringDamper::evaluate_points_pair(
                     [a, b],
+                    (),
                     [ma, mb],
                     [&[], &[]],
                     0.0,

@@ -80,6 +80,8 @@ impl Impedance for ForceSource {
 }
 
 impl PointImpedance for ForceSource {
+    type Shared = ();
+
     #[inline]
     fn evaluate_points(
         &self,

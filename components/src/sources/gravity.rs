@@ -49,6 +49,8 @@ impl Impedance for Gravity {
 }
 
 impl PointImpedance for Gravity {
+    type Shared = ();
+
     #[inline]
     fn evaluate_points(
         &self,
