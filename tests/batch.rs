@@ -95,6 +95,9 @@ impl Impedance for PlainImpedance {
     fn switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
         self.0.switching(motion, y, t)
     }
+    fn slip_switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
+        self.0.slip_switching(motion, y, t)
+    }
     fn needs_post_step(&self) -> bool {
         self.0.needs_post_step()
     }

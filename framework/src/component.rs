@@ -335,6 +335,16 @@ pub trait Impedance: Send + Sync {
     fn switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         None
     }
+    /// The switching function of a friction element between holding and sliding (> 0:
+    /// holding), where its force law has a kink: an I_fricK element run as its continuous
+    /// law (B v + K e saturated at F: the force is continuous across the switch, its
+    /// derivative is not). The stepper locates it within a step as it does
+    /// [`switching`](Self::switching), so that no RK4 stage straddles a stick–slip switch.
+    /// `None` (the default): no such kink, or a form whose switch moves with the stage
+    /// step τ (the papers' (19), whose damping is B + τK).
+    fn slip_switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
+        None
+    }
     /// The same switching function when it is affine in the motion of port 0, constant in
     /// time and state-free ([`AffineSwitch`]): the stepper then checks it straight from the
     /// state vector, without gathering a port motion. Must agree with

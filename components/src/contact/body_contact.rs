@@ -21,7 +21,7 @@
 
 use super::{plane_basis, unit_vector};
 use crate::friction::law::{DryLaw, FrictionLaw};
-use crate::friction::model_c::model_c_step;
+use crate::friction::model_c::{model_c_step, slip_switch};
 use crate::stability::stiffness_warnings;
 use crate::stage_form::StageForm;
 use nalgebra::Vector3;
@@ -149,6 +149,20 @@ impl Pair {
     pub fn switching(&self, a: &Motion, b: &Motion, g: &Geometry) -> f64 {
         let kd = self.k * g.depth;
         kd.min(kd - self.b * g.n.dot(&self.slip(a, b, g)))
+    }
+
+    /// The stick–slip switch of the tangential element under its continuous law
+    /// ([`slip_switch`] at the normal force of [`law`](Self::law)): > 0 while it holds.
+    /// `None` in the paper's form (`continuous` false) and under a Stribeck law.
+    #[inline]
+    pub fn slip_switching(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> Option<f64> {
+        if !continuous {
+            return None;
+        }
+        let v = self.slip(a, b, g);
+        let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
+        let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
+        slip_switch(self.k, self.b, &self.friction(normal), vt, e)
     }
 
     /// The ports a and b.
@@ -299,6 +313,10 @@ impl Impedance for BodyContact {
     }
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
+    }
+    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
+        let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
+        self.pair.slip_switching(&m[0], &m[1], &g, e, self.form.continuous_law())
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);

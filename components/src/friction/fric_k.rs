@@ -7,7 +7,7 @@
 //! friction without drift. Scalar (joint) and 3-D (point) forms.
 
 use super::law::FrictionLaw;
-use super::model_c::model_c_step;
+use super::model_c::{model_c_step, slip_switch};
 use crate::stage_form::StageForm;
 use crate::stability::stiffness_warnings;
 use crate::two_port::{dims, domain_param, two_ports};
@@ -97,6 +97,18 @@ impl Impedance for FricK {
             }
         }
         Ok(())
+    }
+    /// The stick–slip switch of the continuous law ([`slip_switch`]), under RK4 where B ≥ T K/2.
+    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
+        if !self.form.continuous_law() {
+            return None;
+        }
+        let v = m[1].v - m[0].v;
+        let (v, e) = match self.domain {
+            Domain::Scalar => (Vector3::new(v.x, 0.0, 0.0), Vector3::new(y[0], 0.0, 0.0)),
+            _ => (v, Vector3::new(y[0], y[1], y[2])),
+        };
+        slip_switch(self.k, self.b, &self.law(), v, e)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| SignalInfo { len: dims(self.domain), ..*s }).collect()

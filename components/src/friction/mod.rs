@@ -25,5 +25,5 @@ pub use law::{DryLaw, FrictionLaw, PhiZ};
 pub use lugre::LuGre;
 pub use model_a::ModelA;
 pub use model_b::ModelB;
-pub use model_c::{model_c_step, ModelC};
+pub use model_c::{model_c_step, slip_switch, ModelC};
 pub use model_d::ModelD;

@@ -95,6 +95,19 @@ pub fn model_c_step(
     (p.y, (p.y - e * k) / d, p.stuck)
 }
 
+/// The stick–slip switch of [`model_c_step`]'s continuous law: g = F − ‖B v + K e‖, > 0
+/// exactly while the element holds (the test of `model_c_step` at τ = 0, the same
+/// expressions), for Coulomb friction without a viscous part. Across g = 0 the element's
+/// force gsat(F, B v + K e) and rate are continuous with a kink, which the stepper locates
+/// (`Impedance::slip_switching`). `None` for other laws (their holding test is Φ_Z's at
+/// the stage step).
+#[inline]
+pub fn slip_switch(k: f64, b: f64, law: &FrictionLaw, v: Vector3<f64>, e: Vector3<f64>) -> Option<f64> {
+    let (DryLaw::Coulomb { f }, 0.0) = (&law.dry, law.d) else { return None };
+    let x = v * b + e * k;
+    Some(f - if x.y == 0.0 && x.z == 0.0 { x.x.abs() } else { x.norm() })
+}
+
 /// The force of a held element in the RK4 form ([`model_c_step`] with `continuous`): its
 /// continuous law K e + B v, within the static level `limit` (gsat of (15)).
 #[inline]
@@ -135,6 +148,12 @@ impl Impedance for ModelC {
         force[1] = Force::point(-f);
         force[0] = Force::point(f);
         Ok(())
+    }
+    /// The stick–slip switch of the continuous law ([`slip_switch`]), under RK4 where B ≥ T K/2.
+    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
+        let n = self.dims;
+        let held = self.form.continuous_law();
+        held.then(|| slip_switch(self.k, self.b, &self.law, first(m[1].v - m[0].v, n), load(y, n))).flatten()
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()

@@ -151,12 +151,15 @@ impl Aligned {
 }
 
 /// A member whose switching function is read through its port motions: schedule index,
-/// slot range, state range.
+/// slot range, state range; `slip`: the impedance's stick–slip switch
+/// ([`Impedance::slip_switching`](crate::component::Impedance::slip_switching)), else its
+/// contact switch.
 #[derive(Clone, Copy)]
 struct General {
     imp: usize,
     slots: (usize, usize),
     y: (usize, usize),
+    slip: bool,
 }
 
 impl Events {
@@ -192,13 +195,17 @@ impl Events {
             // An affine switching function read straight from the state is the member's
             // `switching`, bit for bit (components/src/contact tests): the member is not
             // evaluated here (10⁵ plane contacts).
+            let y = (sched.imp_y[imp], sched.imp_y[imp + 1]);
             match (sched.imp[imp].affine_switching(), pv) {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
                     Some(m) => ev.aligned.push(m),
                     None => ev.affine.push(Affine { a, p, v }),
                 },
-                _ if switching(sched, imp, x, 0.0).is_none() => {}
-                _ => ev.general.push(General { imp, slots, y: (sched.imp_y[imp], sched.imp_y[imp + 1]) }),
+                _ if switching(sched, imp, x, 0.0, false).is_none() => {}
+                _ => ev.general.push(General { imp, slots, y, slip: false }),
+            }
+            if switching(sched, imp, x, 0.0, true).is_some() {
+                ev.general.push(General { imp, slots, y, slip: true });
             }
         }
         let n = ev.aligned.len() + ev.affine.len() + ev.general.len();
@@ -267,12 +274,13 @@ impl Events {
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
         let general = |m: &General| {
-            let &General { imp, slots: (sa, sb), y } = m;
+            let &General { imp, slots: (sa, sb), y, slip } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
             for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
                 *m = gathered.motion(xa, slot);
             }
-            sched.imp[imp].switching(&motions[..sb - sa], &x[y.0..y.1], t).unwrap_or(0.0)
+            let (c, m, y) = (&sched.imp[imp], &motions[..sb - sa], &x[y.0..y.1]);
+            if slip { c.slip_switching(m, y, t) } else { c.switching(m, y, t) }.unwrap_or(0.0)
         };
         // In parallel too: on multibody-10k (6544 contacts on rigid bodies' corners, read
         // through their port motions) this check on one thread took 5.7 % of a 2-thread step.
@@ -317,15 +325,20 @@ fn check_serial<M>(out: &mut [f64], members: &[M], g0: &[f64], mut g: impl FnMut
     any
 }
 
-/// The switching function of impedance `i` at state `x` and time `t` (for
-/// [`Simulator::contact_sides`]).
-fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64) -> Option<f64> {
+/// The contact switching function of impedance `i` at state `x` and time `t` (for
+/// [`Simulator::contact_sides`]), or with `slip` its stick–slip one.
+fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64, slip: bool) -> Option<f64> {
     let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
     let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
     for (slot, m) in (sa..sb).zip(m.iter_mut()) {
         *m = sched.motion(&x[..sched.nx], slot);
     }
-    sched.imp[i].switching(&m[..(sb - sa).min(MAX_IMPEDANCE_PORTS)], &x[sched.imp_y[i]..sched.imp_y[i + 1]], t)
+    let (c, m, y) = (&sched.imp[i], &m[..(sb - sa).min(MAX_IMPEDANCE_PORTS)], &x[sched.imp_y[i]..sched.imp_y[i + 1]]);
+    if slip {
+        c.slip_switching(m, y, t)
+    } else {
+        c.switching(m, y, t)
+    }
 }
 
 /// One step of `sim` with its switches located (module doc).
@@ -465,7 +478,7 @@ impl Simulator {
     /// tell the steps in which a contact opens or closes from the others.
     pub fn contact_sides(&self) -> Vec<bool> {
         let (s, t) = (&self.sched, self.time());
-        (0..s.imp.len()).filter_map(|i| switching(s, i, &self.x, t)).map(|g| g > 0.0).collect()
+        (0..s.imp.len()).filter_map(|i| switching(s, i, &self.x, t, false)).map(|g| g > 0.0).collect()
     }
 }
 
