@@ -336,7 +336,7 @@ pub trait Impedance: Send + Sync {
         None
     }
     /// The switching function of a friction element between holding and sliding (> 0:
-    /// holding), where its force law has a kink: an I_fricK element run as its continuous
+    /// holding; e.g. F² − ‖B v + K e‖², in N²), where its force law has a kink: an I_fricK element run as its continuous
     /// law (B v + K e saturated at F: the force is continuous across the switch, its
     /// derivative is not). The stepper locates it within a step as it does
     /// [`switching`](Self::switching), so that no RK4 stage straddles a stick–slip switch.
@@ -350,6 +350,13 @@ pub trait Impedance: Send + Sync {
     /// state vector, without gathering a port motion. Must agree with
     /// [`switching`](Self::switching) bit for bit. `None` (the default): use `switching`.
     fn affine_switching(&self) -> Option<AffineSwitch> {
+        None
+    }
+    /// The same stick–slip switching function as [`slip_switching`](Self::slip_switching)
+    /// in closed form ([`AffineSlip`]: port 0 a point port, the element's deflection in
+    /// states 0 and 1), so that the stepper reads it straight from the state vector. Must
+    /// agree with `slip_switching` bit for bit. `None` (the default): use `slip_switching`.
+    fn affine_slip_switching(&self) -> Option<AffineSlip> {
         None
     }
 }
@@ -375,6 +382,33 @@ impl AffineSwitch {
     pub fn eval(&self, p: &Vector3<f64>, v: &Vector3<f64>) -> f64 {
         let kd = self.k * (self.level - self.axis.dot(p));
         kd.min(kd + self.b * -self.axis.dot(v))
+    }
+}
+
+/// A friction contact's stick–slip switching function in closed form: the penalty law of
+/// `normal` ([`AffineSwitch`]) gives f_n = max(0, K d + B ḋ) while d > 0 (else 0), the
+/// tangential velocity is (t₁·v, t₂·v), the element's deflection e = (y₀, y₁), and
+/// g = (μ f_n)² − ‖B (t₁·v, t₂·v) + K e‖²: > 0 while the element's continuous law holds
+/// ((23b) at τ = 0), squared as `slip_switch` of the components (no square root).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AffineSlip {
+    pub normal: AffineSwitch,
+    pub t1: Vector3<f64>,
+    pub t2: Vector3<f64>,
+    /// Friction coefficient μ.
+    pub mu: f64,
+}
+
+impl AffineSlip {
+    /// g at position `p`, velocity `v` of port 0 and deflection `e` (see the type's doc).
+    #[inline]
+    pub fn eval(&self, p: &Vector3<f64>, v: &Vector3<f64>, e: [f64; 2]) -> f64 {
+        let AffineSwitch { axis, level, k, b } = self.normal;
+        let depth = level - axis.dot(p);
+        let fn_ = if depth > 0.0 { (k * depth - b * axis.dot(v)).max(0.0) } else { 0.0 };
+        let (x, y) = (b * self.t1.dot(v) + k * e[0], b * self.t2.dot(v) + k * e[1]);
+        let limit = self.mu * fn_;
+        limit * limit - (x * x + y * y)
     }
 }
 

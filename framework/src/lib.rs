@@ -76,7 +76,7 @@ pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
-    Admittance, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
+    Admittance, AffineSlip, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
     StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};

@@ -77,6 +77,8 @@ pub trait PlaneKind: Clone + std::fmt::Debug + Send + Sync + 'static {
     fn across(&self, a: &Vector3<f64>) -> Vector2<f64>;
     /// The force on the body, f_n n − f_t₁ t₁ − f_t₂ t₂.
     fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64>;
+    /// t₁ and t₂.
+    fn tangents(&self) -> (Vector3<f64>, Vector3<f64>);
 }
 
 impl PlaneKind for Horizontal {
@@ -97,6 +99,9 @@ impl PlaneKind for Horizontal {
     fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64> {
         Vector3::new(-ft.x, -ft.y, fn_)
     }
+    fn tangents(&self) -> (Vector3<f64>, Vector3<f64>) {
+        (Vector3::x(), Vector3::y())
+    }
 }
 
 impl PlaneKind for Tilt {
@@ -115,6 +120,9 @@ impl PlaneKind for Tilt {
     #[inline]
     fn force(&self, fn_: f64, ft: Vector2<f64>) -> Vector3<f64> {
         self.n * fn_ - self.t1 * ft.x - self.t2 * ft.y
+    }
+    fn tangents(&self) -> (Vector3<f64>, Vector3<f64>) {
+        (self.t1, self.t2)
     }
 }
 
@@ -211,6 +219,17 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
         } else {
             self.affine_switching().map(|a| a.eval(&m[0].p, &m[0].v))
         }
+    }
+    /// The stick–slip switch of the tangential element (23b) under its continuous law
+    /// ([`slip_switch`](crate::friction::slip_switch)'s test): (μ f_n)² − ‖B v_t + K e‖², > 0
+    /// while it holds; `None` in the paper's form.
+    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
+        self.affine_slip_switching().map(|a| a.eval(&m[0].p, &m[0].v, [y[0], y[1]]))
+    }
+    fn affine_slip_switching(&self) -> Option<stiction_framework::AffineSlip> {
+        let normal = self.affine_switching()?;
+        let (t1, t2) = self.plane.tangents();
+        self.tau_factor.continuous().then_some(stiction_framework::AffineSlip { normal, t1, t2, mu: self.mu })
     }
     fn affine_switching(&self) -> Option<stiction_framework::AffineSwitch> {
         let axis = self.plane.normal();

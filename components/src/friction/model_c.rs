@@ -95,17 +95,18 @@ pub fn model_c_step(
     (p.y, (p.y - e * k) / d, p.stuck)
 }
 
-/// The stick–slip switch of [`model_c_step`]'s continuous law: g = F − ‖B v + K e‖, > 0
-/// exactly while the element holds (the test of `model_c_step` at τ = 0, the same
-/// expressions), for Coulomb friction without a viscous part. Across g = 0 the element's
-/// force gsat(F, B v + K e) and rate are continuous with a kink, which the stepper locates
-/// (`Impedance::slip_switching`). `None` for other laws (their holding test is Φ_Z's at
-/// the stage step).
+/// The stick–slip switch of [`model_c_step`]'s continuous law: g = F² − ‖B v + K e‖²,
+/// > 0 exactly while the element holds (the test ‖B v + K e‖ ≤ F of `model_c_step` at
+/// τ = 0, squared: no square root per element and step, and g = (F − ‖x‖)(F + ‖x‖) has a
+/// simple zero at the switch). Across g = 0 the element's force gsat(F, B v + K e) and
+/// rate are continuous with a kink, which the stepper locates
+/// (`Impedance::slip_switching`). For Coulomb friction without a viscous part; `None` for
+/// other laws (their holding test is Φ_Z's at the stage step).
 #[inline]
 pub fn slip_switch(k: f64, b: f64, law: &FrictionLaw, v: Vector3<f64>, e: Vector3<f64>) -> Option<f64> {
     let (DryLaw::Coulomb { f }, 0.0) = (&law.dry, law.d) else { return None };
     let x = v * b + e * k;
-    Some(f - if x.y == 0.0 && x.z == 0.0 { x.x.abs() } else { x.norm() })
+    Some(f * f - x.norm_squared())
 }
 
 /// The force of a held element in the RK4 form ([`model_c_step`] with `continuous`): its

@@ -25,7 +25,7 @@
 //! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
 
 use super::Simulator;
-use crate::component::{AffineSwitch, MAX_IMPEDANCE_PORTS};
+use crate::component::{AffineSlip, AffineSwitch, MAX_IMPEDANCE_PORTS};
 use crate::error::Result;
 use crate::method::Method;
 use crate::port::Motion;
@@ -62,9 +62,11 @@ const G_TOLERANCE: f64 = 1e-12;
 /// The impedances with a switching function and the buffers of a located step.
 pub(crate) struct Events {
     /// The members whose switching function is read straight from the state (those on a
-    /// coordinate axis first), then the others; g, g0, g_lo and g_hi list them in this order.
+    /// coordinate axis first), the stick–slip members read so, then the others; g, g0, g_lo
+    /// and g_hi list them in this order.
     aligned: Vec<Aligned>,
     affine: Vec<Affine>,
+    slips: Vec<AlignedSlip>,
     general: Vec<General>,
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
@@ -150,6 +152,38 @@ impl Aligned {
     }
 }
 
+/// A stick–slip member whose [`AffineSlip`] has its normal along +z and its tangents along
+/// +x, +y (a horizontal `plane_contact`), read straight from the state: position `x[p..p + 3]`,
+/// velocity `x[v..v + 3]`, deflection `x[e..e + 2]`. Equal to `AffineSlip::eval` bit for bit.
+#[derive(Clone, Copy)]
+struct AlignedSlip {
+    level: f64,
+    k: f64,
+    b: f64,
+    mu: f64,
+    p: usize,
+    v: usize,
+    e: usize,
+}
+
+impl AlignedSlip {
+    fn of(a: &AffineSlip, p: usize, v: usize, e: usize) -> Option<AlignedSlip> {
+        let aligned = a.normal.axis == Vector3::z() && a.t1 == Vector3::x() && a.t2 == Vector3::y();
+        let AffineSwitch { level, k, b, .. } = a.normal;
+        aligned.then_some(AlignedSlip { level, k, b, mu: a.mu, p, v, e })
+    }
+
+    #[inline]
+    fn g(&self, xa: &[f64], y: &[f64]) -> f64 {
+        let (v, e) = (&xa[self.v..self.v + 3], &y[self.e..self.e + 2]);
+        let depth = self.level - xa[self.p + 2];
+        let fn_ = if depth > 0.0 { (self.k * depth - self.b * v[2]).max(0.0) } else { 0.0 };
+        let (x, y) = (self.b * v[0] + self.k * e[0], self.b * v[1] + self.k * e[1]);
+        let limit = self.mu * fn_;
+        limit * limit - (x * x + y * y)
+    }
+}
+
 /// A member whose switching function is read through its port motions: schedule index,
 /// slot range, state range; `slip`: the impedance's stick–slip switch
 /// ([`Impedance::slip_switching`](crate::component::Impedance::slip_switching)), else its
@@ -173,6 +207,7 @@ impl Events {
         let mut ev = Events {
             aligned: Vec::new(),
             affine: Vec::new(),
+            slips: Vec::new(),
             general: Vec::new(),
             g0: Vec::new(),
             at_k: None,
@@ -204,16 +239,32 @@ impl Events {
                 _ if switching(sched, imp, x, 0.0, false).is_none() => {}
                 _ => ev.general.push(General { imp, slots, y, slip: false }),
             }
-            if switching(sched, imp, x, 0.0, true).is_some() {
-                ev.general.push(General { imp, slots, y, slip: true });
+            let slip = switching(sched, imp, x, 0.0, true).is_some();
+            match (slip, sched.imp[imp].affine_slip_switching(), pv) {
+                (false, ..) => {}
+                (true, Some(a), Some((p, v))) if y.1 >= y.0 + 2 => match AlignedSlip::of(&a, p, v, y.0) {
+                    Some(m) => ev.slips.push(m),
+                    None => ev.general.push(General { imp, slots, y, slip }),
+                },
+                _ => ev.general.push(General { imp, slots, y, slip }),
             }
         }
-        let n = ev.aligned.len() + ev.affine.len() + ev.general.len();
+        let n = ev.aligned.len() + ev.affine.len() + ev.slips.len() + ev.general.len();
         if n == 0 || !rewindable {
             return None;
         }
         (ev.g0, ev.g, ev.g_lo, ev.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         Some(Box::new(ev))
+    }
+
+    /// Keep only the contact switches (`"events": "contacts"`); `false` if none is left.
+    pub(crate) fn contacts_only(&mut self) -> bool {
+        self.slips.clear();
+        self.general.retain(|m| !m.slip);
+        let n = self.aligned.len() + self.affine.len() + self.general.len();
+        (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        self.at_k = None;
+        n > 0
     }
 
     /// The state was changed from outside: g at x(k) is computed again.
@@ -268,11 +319,14 @@ impl Events {
         let gathered = Gathered { sched, frames: &self.frames };
         let (out, g0): (&mut [f64], &[f64]) = if into_g0 { (&mut self.g0, &[]) } else { (&mut self.g, &self.g0) };
         let (na, nb) = (self.aligned.len(), self.aligned.len() + self.affine.len());
+        let nc = nb + self.slips.len();
         let (out_a, rest) = out.split_at_mut(na);
-        let (out_b, out_g) = rest.split_at_mut(nb - na);
+        let (out_b, rest) = rest.split_at_mut(nb - na);
+        let (out_c, out_g) = rest.split_at_mut(nc - nb);
         let part = |r: std::ops::Range<usize>| if g0.is_empty() { g0 } else { &g0[r] };
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
+        any |= check(out_c, &self.slips, part(nb..nc), parallel, |m| m.g(xa, x));
         let general = |m: &General| {
             let &General { imp, slots: (sa, sb), y, slip } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
@@ -284,7 +338,7 @@ impl Events {
         };
         // In parallel too: on multibody-10k (6544 contacts on rigid bodies' corners, read
         // through their port motions) this check on one thread took 5.7 % of a 2-thread step.
-        any | check(out_g, &self.general, part(nb..g0.len().max(nb)), parallel, general)
+        any | check(out_g, &self.general, part(nc..g0.len().max(nc)), parallel, general)
     }
 }
 
@@ -467,6 +521,20 @@ fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64) -> f64 {
 }
 
 impl Simulator {
+    /// Which switches the steps locate (`"solver": {"events": ...}`; all by default).
+    pub fn locate(&mut self, which: crate::system::Switches) {
+        use crate::system::Switches;
+        match which {
+            Switches::All => {}
+            Switches::None => self.events = None,
+            Switches::Contacts => {
+                if self.events.as_mut().is_some_and(|ev| !ev.contacts_only()) {
+                    self.events = None;
+                }
+            }
+        }
+    }
+
     /// What the located steps did so far (`None` when the network locates no switches:
     /// not RK4, no contact with a switching function, or an imported FMU).
     pub fn contact_events(&self) -> Option<EventCounts> {
