@@ -88,4 +88,4 @@ pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
 pub use stepper::bus::{BlockOptions, When};
-pub use stepper::{EventCounts, Simulator};
+pub use stepper::{EventCounts, Simulator, Switches};

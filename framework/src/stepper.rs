@@ -39,7 +39,7 @@ mod codec;
 mod events;
 use balance::{Balance, Clock};
 pub use checkpoint::{MAGIC as STATE_MAGIC, VERSION as STATE_VERSION};
-pub use events::EventCounts;
+pub use events::{EventCounts, Switches};
 
 /// A running simulation: the compiled schedule and its buffers.
 pub struct Simulator {

@@ -21,6 +21,7 @@ use crate::schedule::Schedule;
 use crate::signal::{TimeFunction, WireUse, Wires};
 use crate::stepper::bus::BlockOptions;
 use crate::stepper::Simulator;
+pub use crate::stepper::Switches;
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
 use serde::de::IgnoredAny;
@@ -288,18 +289,6 @@ pub struct SolverSpec {
     pub events: Switches,
 }
 
-/// `"solver": {"events": ...}`: the switches an RK4 step locates within itself and splits
-/// at (framework/src/stepper/events.rs): `"all"` (the default: contacts opening and closing,
-/// friction elements sticking and slipping), `"contacts"` (contacts only), or `"none"`
-/// (every step taken whole, as the papers' scheme does).
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Switches {
-    #[default]
-    All,
-    Contacts,
-    None,
-}
 
 /// `"solver": {"loop": {...}}`: how an algebraic loop between signal blocks is iterated.
 #[derive(Clone, Copy, Debug, Deserialize)]

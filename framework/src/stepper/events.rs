@@ -96,6 +96,19 @@ pub(crate) struct Saved {
     g0: Vec<f64>,
 }
 
+/// `"solver": {"events": ...}`: the switches an RK4 step locates within itself and splits
+/// at (framework/src/stepper/events.rs): `"all"` (the default: contacts opening and closing,
+/// friction elements sticking and slipping), `"contacts"` (contacts only), or `"none"`
+/// (every step taken whole, as the papers' scheme does).
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Switches {
+    #[default]
+    All,
+    Contacts,
+    None,
+}
+
 /// What the located steps did so far ([`Simulator::contact_events`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventCounts {
@@ -522,8 +535,7 @@ fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64) -> f64 {
 
 impl Simulator {
     /// Which switches the steps locate (`"solver": {"events": ...}`; all by default).
-    pub fn locate(&mut self, which: crate::system::Switches) {
-        use crate::system::Switches;
+    pub fn locate(&mut self, which: Switches) {
         match which {
             Switches::All => {}
             Switches::None => self.events = None,
