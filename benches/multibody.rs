@@ -109,6 +109,9 @@ impl Impedance for Each {
     fn slip_switching(&self, motion: &[Motion], y: &[f64], t: f64) -> Option<f64> {
         self.0.slip_switching(motion, y, t)
     }
+    fn switchings(&self, motion: &[Motion], y: &[f64], t: f64) -> [Option<f64>; 2] {
+        self.0.switchings(motion, y, t)
+    }
     fn needs_post_step(&self) -> bool {
         self.0.needs_post_step()
     }

@@ -345,6 +345,11 @@ pub trait Impedance: Send + Sync {
     fn slip_switching(&self, _motion: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         None
     }
+    /// [`switching`](Self::switching) and [`slip_switching`](Self::slip_switching) at once,
+    /// the same values: a component whose two share work (a contact's geometry) overrides it.
+    fn switchings(&self, motion: &[Motion], y: &[f64], t: f64) -> [Option<f64>; 2] {
+        [self.switching(motion, y, t), self.slip_switching(motion, y, t)]
+    }
     /// The same switching function when it is affine in the motion of port 0, constant in
     /// time and state-free ([`AffineSwitch`]): the stepper then checks it straight from the
     /// state vector, without gathering a port motion. Must agree with

@@ -156,13 +156,22 @@ impl Pair {
     /// `None` in the paper's form (`continuous` false) and under a Stribeck law.
     #[inline]
     pub fn slip_switching(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> Option<f64> {
-        if !continuous {
-            return None;
-        }
+        self.switchings(a, b, g, e, continuous)[1]
+    }
+
+    /// [`switching`](Self::switching) and [`slip_switching`](Self::slip_switching) at once
+    /// (the relative velocity computed once), the same values.
+    #[inline]
+    pub fn switchings(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> [Option<f64>; 2] {
         let v = self.slip(a, b, g);
-        let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
+        let (kd, vn) = (self.k * g.depth, g.n.dot(&v));
+        let contact = kd.min(kd - self.b * vn);
+        if !continuous {
+            return [Some(contact), None];
+        }
+        let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * vn).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        slip_switch(self.k, self.b, &self.friction(normal), vt, e)
+        [Some(contact), slip_switch(self.k, self.b, &self.friction(normal), vt, e)]
     }
 
     /// The ports a and b.
@@ -317,6 +326,10 @@ impl Impedance for BodyContact {
     fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
         let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
         self.pair.slip_switching(&m[0], &m[1], &g, e, self.form.continuous_law())
+    }
+    fn switchings(&self, m: &[Motion], y: &[f64], _t: f64) -> [Option<f64>; 2] {
+        let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
+        self.pair.switchings(&m[0], &m[1], &g, e, self.form.continuous_law())
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);

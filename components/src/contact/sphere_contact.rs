@@ -115,6 +115,10 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&m[0], &m[1]);
         self.pair.slip_switching(&m[0], &m[1], &g, Self::local(&g, y), self.form.continuous_law())
     }
+    fn switchings(&self, m: &[Motion], y: &[f64], _t: f64) -> [Option<f64>; 2] {
+        let (g, _) = self.geometry(&m[0], &m[1]);
+        self.pair.switchings(&m[0], &m[1], &g, Self::local(&g, y), self.form.continuous_law())
+    }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
     /// stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<StageSpring> {

@@ -166,48 +166,59 @@ impl Aligned {
 }
 
 /// A stick–slip member whose [`AffineSlip`] has its normal along +z and its tangents along
-/// +x, +y (a horizontal `plane_contact`), read straight from the state: position `x[p..p + 3]`,
-/// velocity `x[v..v + 3]`, deflection `x[e..e + 2]`. Equal to `AffineSlip::eval` bit for bit.
+/// +x, +y (a horizontal `plane_contact`), read straight from the state: its normal law is
+/// that of the [`Aligned`] member `normal` (position and velocity along z at its `p`, `v`;
+/// along x and y at `v − 2`, `v − 1`), its deflection `x[e..e + 2]`. 16 bytes a member (10⁵
+/// plane contacts). Equal to `AffineSlip::eval` bit for bit.
 #[derive(Clone, Copy)]
 struct AlignedSlip {
-    level: f64,
-    k: f64,
-    b: f64,
     mu: f64,
-    p: usize,
-    v: usize,
-    e: usize,
+    normal: u32,
+    e: u32,
 }
 
 impl AlignedSlip {
-    fn of(a: &AffineSlip, p: usize, v: usize, e: usize) -> Option<AlignedSlip> {
-        let aligned = a.normal.axis == Vector3::z() && a.t1 == Vector3::x() && a.t2 == Vector3::y();
-        let AffineSwitch { level, k, b, .. } = a.normal;
-        aligned.then_some(AlignedSlip { level, k, b, mu: a.mu, p, v, e })
+    /// The member for `a` whose contact switch is `aligned[normal]`, if `a` is horizontal and
+    /// that member reads the same port along z.
+    fn of(a: &AffineSlip, aligned: &[Aligned], normal: usize, p: usize, v: usize, e: usize) -> Option<AlignedSlip> {
+        let horizontal = a.normal.axis == Vector3::z() && a.t1 == Vector3::x() && a.t2 == Vector3::y();
+        let n = aligned.get(normal)?;
+        let same = (n.p, n.v, n.level, n.k, n.b) == (p + 2, v + 2, a.normal.level, a.normal.k, a.normal.b);
+        let (normal, e) = (u32::try_from(normal).ok()?, u32::try_from(e).ok()?);
+        (horizontal && same).then_some(AlignedSlip { mu: a.mu, normal, e })
     }
 
     #[inline]
-    fn g(&self, xa: &[f64], y: &[f64]) -> f64 {
-        let (v, e) = (&xa[self.v..self.v + 3], &y[self.e..self.e + 2]);
-        let depth = self.level - xa[self.p + 2];
-        let fn_ = if depth > 0.0 { (self.k * depth - self.b * v[2]).max(0.0) } else { 0.0 };
-        let (x, y) = (self.b * v[0] + self.k * e[0], self.b * v[1] + self.k * e[1]);
+    fn g(&self, aligned: &[Aligned], x: &[f64]) -> f64 {
+        let n = &aligned[self.normal as usize];
+        let e = self.e as usize;
+        let (e, v) = (&x[e..e + 2], &x[n.v - 2..n.v + 1]);
+        let depth = n.level - x[n.p];
+        let fn_ = if depth > 0.0 { (n.k * depth - n.b * v[2]).max(0.0) } else { 0.0 };
+        let (tx, ty) = (n.b * v[0] + n.k * e[0], n.b * v[1] + n.k * e[1]);
         let limit = self.mu * fn_;
-        limit * limit - (x * x + y * y)
+        limit * limit - (tx * tx + ty * ty)
     }
 }
 
-/// A member whose switching function is read through its port motions: schedule index,
-/// slot range, state range; `slip`: the impedance's stick–slip switch
-/// ([`Impedance::slip_switching`](crate::component::Impedance::slip_switching)), else its
-/// contact switch.
+/// A member whose switching functions are read through its port motions: schedule index,
+/// slot range, state range, and which of its two it has: the contact switch
+/// ([`Impedance::switching`](crate::component::Impedance::switching)) and the stick–slip
+/// switch ([`Impedance::slip_switching`](crate::component::Impedance::slip_switching)),
+/// read together ([`Impedance::switchings`](crate::component::Impedance::switchings)). Each
+/// general member has a place for both in g (the contact's, then after all of them the
+/// slip's); one it does not have reads [`ABSENT`].
 #[derive(Clone, Copy)]
 struct General {
     imp: usize,
     slots: (usize, usize),
     y: (usize, usize),
+    contact: bool,
     slip: bool,
 }
+
+/// The g of a switch a general member does not have: a side that never changes.
+const ABSENT: f64 = 1.0;
 
 impl Events {
     /// `None` unless the method is RK4, some impedance has a switching function at the
@@ -244,25 +255,32 @@ impl Events {
             // `switching`, bit for bit (components/src/contact tests): the member is not
             // evaluated here (10⁵ plane contacts).
             let y = (sched.imp_y[imp], sched.imp_y[imp + 1]);
+            let [contact, slip] = switchings(sched, imp, x, 0.0).map(|g| g.is_some());
+            let mut general = General { imp, slots, y, contact: false, slip: false };
+            let mut normal = usize::MAX;
             match (sched.imp[imp].affine_switching(), pv) {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
-                    Some(m) => ev.aligned.push(m),
+                    Some(m) => {
+                        normal = ev.aligned.len();
+                        ev.aligned.push(m);
+                    }
                     None => ev.affine.push(Affine { a, p, v }),
                 },
-                _ if switching(sched, imp, x, 0.0, false).is_none() => {}
-                _ => ev.general.push(General { imp, slots, y, slip: false }),
+                _ => general.contact = contact,
             }
-            let slip = switching(sched, imp, x, 0.0, true).is_some();
             match (slip, sched.imp[imp].affine_slip_switching(), pv) {
                 (false, ..) => {}
-                (true, Some(a), Some((p, v))) if y.1 >= y.0 + 2 => match AlignedSlip::of(&a, p, v, y.0) {
+                (true, Some(a), Some((p, v))) if y.1 >= y.0 + 2 => match AlignedSlip::of(&a, &ev.aligned, normal, p, v, y.0) {
                     Some(m) => ev.slips.push(m),
-                    None => ev.general.push(General { imp, slots, y, slip }),
+                    None => general.slip = true,
                 },
-                _ => ev.general.push(General { imp, slots, y, slip }),
+                _ => general.slip = true,
+            }
+            if general.contact || general.slip {
+                ev.general.push(general);
             }
         }
-        let n = ev.aligned.len() + ev.affine.len() + ev.slips.len() + ev.general.len();
+        let n = ev.aligned.len() + ev.affine.len() + ev.slips.len() + 2 * ev.general.len();
         if n == 0 || !rewindable {
             return None;
         }
@@ -273,11 +291,14 @@ impl Events {
     /// Keep only the contact switches (`"events": "contacts"`); `false` if none is left.
     pub(crate) fn contacts_only(&mut self) -> bool {
         self.slips.clear();
-        self.general.retain(|m| !m.slip);
-        let n = self.aligned.len() + self.affine.len() + self.general.len();
+        self.general.retain(|m| m.contact);
+        for m in &mut self.general {
+            m.slip = false;
+        }
+        let n = self.aligned.len() + self.affine.len() + 2 * self.general.len();
         (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         self.at_k = None;
-        n > 0
+        self.aligned.len() + self.affine.len() + self.general.len() > 0
     }
 
     /// The state was changed from outside: g at x(k) is computed again.
@@ -339,19 +360,24 @@ impl Events {
         let part = |r: std::ops::Range<usize>| if g0.is_empty() { g0 } else { &g0[r] };
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
-        any |= check(out_c, &self.slips, part(nb..nc), parallel, |m| m.g(xa, x));
+        let aligned = &self.aligned;
+        any |= check(out_c, &self.slips, part(nb..nc), parallel, |m| m.g(aligned, x));
         let general = |m: &General| {
-            let &General { imp, slots: (sa, sb), y, slip } = m;
+            let &General { imp, slots: (sa, sb), y, contact, slip } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
             for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
                 *m = gathered.motion(xa, slot);
             }
-            let (c, m, y) = (&sched.imp[imp], &motions[..sb - sa], &x[y.0..y.1]);
-            if slip { c.slip_switching(m, y, t) } else { c.switching(m, y, t) }.unwrap_or(0.0)
+            let [c, s] = sched.imp[imp].switchings(&motions[..sb - sa], &x[y.0..y.1], t);
+            let pick = |has: bool, g: Option<f64>| if has { g.unwrap_or(0.0) } else { ABSENT };
+            (pick(contact, c), pick(slip, s))
         };
         // In parallel too: on multibody-10k (6544 contacts on rigid bodies' corners, read
         // through their port motions) this check on one thread took 5.7 % of a 2-thread step.
-        any | check(out_g, &self.general, part(nc..g0.len().max(nc)), parallel, general)
+        let ng = self.general.len();
+        let (out_gc, out_gs) = out_g.split_at_mut(ng);
+        let (g0c, g0s) = if g0.is_empty() { (g0, g0) } else { g0[nc..].split_at(ng) };
+        any | check_pairs(out_gc, out_gs, &self.general, g0c, g0s, parallel, general)
     }
 }
 
@@ -374,6 +400,46 @@ fn check<M: Sync>(out: &mut [f64], members: &[M], g0: &[f64], parallel: bool, g:
         .reduce(|| false, |a, b| a | b)
 }
 
+/// [`check`] for members with two switching functions each: the first into `out_a`, the
+/// second into `out_b` (g0 likewise).
+#[allow(clippy::too_many_arguments)]
+fn check_pairs<M: Sync>(
+    out_a: &mut [f64],
+    out_b: &mut [f64],
+    members: &[M],
+    g0_a: &[f64],
+    g0_b: &[f64],
+    parallel: bool,
+    g: impl Fn(&M) -> (f64, f64) + Sync,
+) -> bool {
+    let serial = |oa: &mut [f64], ob: &mut [f64], ms: &[M], ga: &[f64], gb: &[f64]| {
+        let mut any = false;
+        for (k, m) in ms.iter().enumerate() {
+            let (a, b) = g(m);
+            if !ga.is_empty() {
+                any |= ((a > 0.0) != (ga[k] > 0.0)) | ((b > 0.0) != (gb[k] > 0.0));
+            }
+            (oa[k], ob[k]) = (a, b);
+        }
+        any
+    };
+    if !(parallel && members.len() > PARALLEL_CHUNK) {
+        return serial(out_a, out_b, members, g0_a, g0_b);
+    }
+    use rayon::prelude::*;
+    out_a
+        .par_chunks_mut(PARALLEL_CHUNK)
+        .zip(out_b.par_chunks_mut(PARALLEL_CHUNK))
+        .zip(members.par_chunks(PARALLEL_CHUNK))
+        .enumerate()
+        .map(|(c, ((oa, ob), m))| {
+            let r = c * PARALLEL_CHUNK..c * PARALLEL_CHUNK + oa.len();
+            let (ga, gb) = if g0_a.is_empty() { (g0_a, g0_b) } else { (&g0_a[r.clone()], &g0_b[r]) };
+            serial(oa, ob, m, ga, gb)
+        })
+        .reduce(|| false, |a, b| a | b)
+}
+
 /// [`check`] on this thread.
 #[inline]
 fn check_serial<M>(out: &mut [f64], members: &[M], g0: &[f64], mut g: impl FnMut(&M) -> f64) -> bool {
@@ -392,20 +458,16 @@ fn check_serial<M>(out: &mut [f64], members: &[M], g0: &[f64], mut g: impl FnMut
     any
 }
 
-/// The contact switching function of impedance `i` at state `x` and time `t` (for
-/// [`Simulator::contact_sides`]), or with `slip` its stick–slip one.
-fn switching(sched: &Schedule, i: usize, x: &[f64], t: f64, slip: bool) -> Option<f64> {
+/// The contact and stick–slip switching functions of impedance `i` at state `x` and time
+/// `t` ([`Impedance::switchings`](crate::component::Impedance::switchings)).
+fn switchings(sched: &Schedule, i: usize, x: &[f64], t: f64) -> [Option<f64>; 2] {
     let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
     let mut m = [Motion::REST; MAX_IMPEDANCE_PORTS];
     for (slot, m) in (sa..sb).zip(m.iter_mut()) {
         *m = sched.motion(&x[..sched.nx], slot);
     }
-    let (c, m, y) = (&sched.imp[i], &m[..(sb - sa).min(MAX_IMPEDANCE_PORTS)], &x[sched.imp_y[i]..sched.imp_y[i + 1]]);
-    if slip {
-        c.slip_switching(m, y, t)
-    } else {
-        c.switching(m, y, t)
-    }
+    let (m, y) = (&m[..(sb - sa).min(MAX_IMPEDANCE_PORTS)], &x[sched.imp_y[i]..sched.imp_y[i + 1]]);
+    sched.imp[i].switchings(m, y, t)
 }
 
 /// One step of `sim` with its switches located (module doc).
@@ -558,7 +620,7 @@ impl Simulator {
     /// tell the steps in which a contact opens or closes from the others.
     pub fn contact_sides(&self) -> Vec<bool> {
         let (s, t) = (&self.sched, self.time());
-        (0..s.imp.len()).filter_map(|i| switching(s, i, &self.x, t, false)).map(|g| g > 0.0).collect()
+        (0..s.imp.len()).filter_map(|i| switchings(s, i, &self.x, t)[0]).map(|g| g > 0.0).collect()
     }
 }
 
@@ -591,5 +653,34 @@ mod tests {
         let skewed = AffineSwitch { axis: Vector3::new(0.6, 0.0, 0.8), level: 0.0, k: 1.0, b: 1.0 };
         let negative = AffineSwitch { axis: -Vector3::z(), level: 0.0, k: 1.0, b: 1.0 };
         assert!(Aligned::of(&skewed, 0, 3).is_none() && Aligned::of(&negative, 0, 3).is_none());
+    }
+
+    /// A horizontal stick–slip member gives the same g as [`AffineSlip::eval`], bit for bit,
+    /// penetrating or not, pushing or pulling away, holding or sliding, at values of either
+    /// sign (zeros included); a tilted plane or a member on another port is not aligned.
+    #[test]
+    fn aligned_slip_is_the_affine_slip_bit_for_bit() {
+        let normal = AffineSwitch { axis: Vector3::z(), level: 0.01, k: 1e5, b: 200.0 };
+        let a = AffineSlip { normal, t1: Vector3::x(), t2: Vector3::y(), mu: 0.5 };
+        let aligned = [Aligned::of(&normal, 0, 3).expect("aligned")];
+        let m = AlignedSlip::of(&a, &aligned, 0, 0, 3, 6).expect("horizontal");
+        let values = [-2.5e-4, -1.0, -0.0, 0.0, 3.0e-5, 0.7, 1.0e3, 1e-2];
+        let mut sides = [0; 2];
+        for (i, &z) in values.iter().enumerate() {
+            for (j, &vz) in values.iter().enumerate() {
+                for &e in &values {
+                    let (p, v) = (Vector3::new(values[(i + 1) % 8], values[(j + 2) % 8], z), Vector3::new(values[(i + j) % 8], -e, vz));
+                    let x = [p.x, p.y, p.z, v.x, v.y, v.z, 1e-3 * e, -1e-4 * values[(i + 3) % 8]];
+                    let g = a.eval(&p, &v, [x[6], x[7]]);
+                    assert_eq!(m.g(&aligned, &x).to_bits(), g.to_bits(), "p {p:?}, v {v:?}, e {:?}", &x[6..]);
+                    sides[usize::from(g > 0.0)] += 1;
+                }
+            }
+        }
+        assert!(sides[0] > 0 && sides[1] > 0, "both sides: {sides:?}");
+        let tilted = AffineSlip { t1: Vector3::new(0.8, 0.0, -0.6), ..a };
+        assert!(AlignedSlip::of(&tilted, &aligned, 0, 0, 3, 6).is_none());
+        assert!(AlignedSlip::of(&a, &aligned, 0, 6, 9, 12).is_none(), "another port");
+        assert!(AlignedSlip::of(&a, &aligned, 1, 0, 3, 6).is_none(), "no contact member");
     }
 }
