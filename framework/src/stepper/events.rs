@@ -14,6 +14,18 @@
 //! (|R(iωh)| < 1 for ωh < 2√2), so a bounce cannot gain energy but through the 1e-9·T tail.
 //! Steps without a switch are unchanged bit for bit; the sample times stay kT.
 //!
+//! Stick–slip switches (issue 43) are located the same way: a friction element run as its
+//! continuous law (B ≥ T K/2 under RK4: f = gsat(F, B v + K e)) has a force that is
+//! continuous where it starts or stops slipping but whose derivative is not, so a step
+//! straddling the switch is second order at best. Such an impedance declares a second
+//! switching function ([`Impedance::slip_switching`], g = F² − ‖B v + K e‖², > 0 while
+//! it holds) and each switch is split off like a contact's: a pushed body through three
+//! stick–slip switches and the sphere on the cart through its slide → roll switch keep
+//! order 3.9 (tests/rk4_order.rs). A general member's two functions are read together
+//! ([`Impedance::switchings`]: a contact's geometry once); horizontal plane contacts' are
+//! read straight from the state. `"solver": {"events": "contacts"}` keeps the contact
+//! switches only, `"none"` steps over every switch ([`Switches`]).
+//!
 //! Only under RK4 (Euler reproduces the papers' discrete algorithms) and only when every
 //! component is [rewindable](Impedance::rewindable) (an imported FMU is not). The work is
 //! budgeted ([`CREDIT_PER_STEP`]): a few contacts have every switch located (the rolling
@@ -22,6 +34,8 @@
 //! stepped over as before (counted in [`EventCounts::unlocated`]).
 //!
 //! [`Impedance::switching`]: crate::component::Impedance::switching
+//! [`Impedance::slip_switching`]: crate::component::Impedance::slip_switching
+//! [`Impedance::switchings`]: crate::component::Impedance::switchings
 //! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
 
 use super::Simulator;
