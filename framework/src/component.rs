@@ -360,7 +360,9 @@ pub trait Impedance: Send + Sync {
     /// The same stick–slip switching function as [`slip_switching`](Self::slip_switching)
     /// in closed form ([`AffineSlip`]: port 0 a point port, the element's deflection in
     /// states 0 and 1), so that the stepper reads it straight from the state vector. Must
-    /// agree with `slip_switching` bit for bit. `None` (the default): use `slip_switching`.
+    /// agree with `slip_switching` bit for bit. `None` (the default): use `slip_switching`;
+    /// but a component with an [`affine_switching`](Self::affine_switching) is not asked for
+    /// `slip_switching` (it is not evaluated at load): it gives its stick–slip switch here.
     fn affine_slip_switching(&self) -> Option<AffineSlip> {
         None
     }

@@ -86,7 +86,8 @@ pub(crate) struct Events {
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
     at_k: Option<u64>,
-    /// g at the end of a trial, at the bracket's ends.
+    /// g at the end of a trial, at the bracket's ends (these two made at the first located
+    /// switch, as `x0`).
     g: Vec<f64>,
     g_lo: Vec<f64>,
     g_hi: Vec<f64>,
@@ -269,14 +270,21 @@ impl Events {
                 _ => None,
             };
             // An affine switching function read straight from the state is the member's
-            // `switching`, bit for bit (components/src/contact tests): the member is not
-            // evaluated here (10⁵ plane contacts).
+            // `switching`, bit for bit (components/src/contact tests), and a member with one
+            // gives its stick–slip switch in closed form too if it has one
+            // (`affine_slip_switching`): such a member is not evaluated here (10⁵ plane
+            // contacts).
             let y = (sched.imp_y[imp], sched.imp_y[imp + 1]);
-            let [contact, slip] = switchings(sched, imp, x, 0.0).map(|g| g.is_some());
+            let c = &sched.imp[imp];
+            let (affine, affine_slip) = (c.affine_switching(), c.affine_slip_switching());
+            let [contact, slip] = match affine {
+                Some(_) => [true, affine_slip.is_some()],
+                None => switchings(sched, imp, x, 0.0).map(|g| g.is_some()),
+            };
             let mut general = General { imp, slots, y, contact: false, slip: false };
-            let slip_affine = if slip && y.1 >= y.0 + 2 { sched.imp[imp].affine_slip_switching() } else { None };
+            let slip_affine = if slip && y.1 >= y.0 + 2 { affine_slip } else { None };
             let mut slip_read = false;
-            match (sched.imp[imp].affine_switching(), pv) {
+            match (affine, pv) {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
                     Some(m) => match slip_affine.and_then(|s| AlignedBoth::of(&s, m, p, v, y.0)) {
                         Some(b) => {
@@ -298,7 +306,7 @@ impl Events {
         if n == 0 || !rewindable {
             return None;
         }
-        (ev.g0, ev.g, ev.g_lo, ev.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        (ev.g0, ev.g) = (vec![0.0; n], vec![0.0; n]);
         Some(Box::new(ev))
     }
 
@@ -310,7 +318,7 @@ impl Events {
             m.slip = false;
         }
         let n = self.aligned.len() + self.affine.len() + 2 * self.general.len();
-        (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], Vec::new(), Vec::new());
         self.at_k = None;
         n > 0
     }
@@ -526,6 +534,9 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
         let rest = step - done;
         // Bracket (lo, hi] of sub-step lengths: no switch by lo, a switch by hi.
         let (mut lo, mut hi) = (0.0, rest);
+        if ev.g_lo.len() != ev.g0.len() {
+            (ev.g_lo, ev.g_hi) = (vec![0.0; ev.g0.len()], vec![0.0; ev.g0.len()]);
+        }
         ev.g_lo.copy_from_slice(&ev.g0);
         ev.g_hi.copy_from_slice(&ev.g);
         let scale = changed(ev).fold(0.0f64, |m, j| m.max(ev.g0[j].abs()).max(ev.g[j].abs()));
