@@ -336,9 +336,9 @@ pub trait Impedance: Send + Sync {
         None
     }
     /// The switching function of a friction element between holding and sliding (> 0:
-    /// holding; e.g. F² − ‖B v + K e‖², in N²), where its force law has a kink: an I_fricK element run as its continuous
-    /// law (B v + K e saturated at F: the force is continuous across the switch, its
-    /// derivative is not). The stepper locates it within a step as it does
+    /// holding; e.g. F² − ‖B v + K e‖², in N²), where its force law has a kink: an I_fricK
+    /// element run as its continuous law (B v + K e saturated at F: the force is continuous
+    /// across the switch, its derivative is not). The stepper locates it within a step as it does
     /// [`switching`](Self::switching), so that no RK4 stage straddles a stick–slip switch.
     /// `None` (the default): no such kink, or a form whose switch moves with the stage
     /// step τ (the papers' (19), whose damping is B + τK).
