@@ -467,6 +467,19 @@ fn sliding_in_two_dimensions_is_fourth_order_under_rk4() {
     }
 }
 
+/// examples/sphere_on_cart.json run to `stop` with one output row there, at a step given to
+/// the returned function.
+fn sphere_on_cart(stop: f64) -> impl Fn(f64) -> Value {
+    let text = std::fs::read_to_string(example("sphere_on_cart.json")).expect("the example");
+    move |step: f64| {
+        let mut v: Value = serde_json::from_str(&text).expect("JSON");
+        v["solver"]["step"] = json!(step);
+        v["solver"]["stop_time"] = json!(stop);
+        v["output"]["interval"] = json!(stop);
+        v
+    }
+}
+
 /// Issue 43: a contact between two rigid bodies in 3-D (examples/sphere_on_cart.json: a
 /// spinning sphere sliding on a cart that the friction drags along, body_contact with
 /// K = 1e5, B = 50, μ = 0.2) is fourth order while it slides: the sphere's velocity, its
@@ -475,13 +488,9 @@ fn sliding_in_two_dimensions_is_fourth_order_under_rk4() {
 /// `stick_slip_switches_keep_fourth_order_under_rk4`.)
 #[test]
 fn a_sphere_sliding_on_a_moving_cart_is_fourth_order_under_rk4() {
-    let text = std::fs::read_to_string(example("sphere_on_cart.json")).expect("the example");
+    let system = sphere_on_cart(0.05);
     let at = |step: f64| {
-        let mut v: Value = serde_json::from_str(&text).expect("JSON");
-        v["solver"]["step"] = json!(step);
-        v["solver"]["stop_time"] = json!(0.05);
-        v["output"]["interval"] = json!(0.05);
-        let rec = run_value(&v);
+        let rec = run_value(&system(step));
         ["sphere_vx", "spin_y", "slip_x"].map(|s| *col(&rec, s).last().expect("a row"))
     };
     let v = [1e-4, 5e-5, 2.5e-5].map(at);
@@ -574,15 +583,7 @@ fn stick_slip_switches_keep_fourth_order_under_rk4() {
         assert!(located >= 3, "{element}: {located} switches located");
         check(element, orders(|t| pushed(element, t, "all"), [1e-3, 5e-4, 2.5e-4], &["x", "v"]));
     }
-    let text = std::fs::read_to_string(example("sphere_on_cart.json")).expect("the example");
-    let sphere = |step: f64| {
-        let mut v: Value = serde_json::from_str(&text).expect("JSON");
-        v["solver"]["step"] = json!(step);
-        v["solver"]["stop_time"] = json!(0.1);
-        v["output"]["interval"] = json!(0.1);
-        v
-    };
-    let found = orders(sphere, [1e-4, 5e-5, 2.5e-5], &["sphere_vx", "spin_y", "slip_x"]);
+    let found = orders(sphere_on_cart(0.1), [1e-4, 5e-5, 2.5e-5], &["sphere_vx", "spin_y", "slip_x"]);
     // Rolling at 0.1 s: the slip is the element's elastic deflection rate only.
     assert!(found[2].1[2].abs() < 1e-6, "slip {}", found[2].1[2]);
     check("sphere_on_cart", found);

@@ -151,16 +151,10 @@ impl Pair {
         kd.min(kd - self.b * g.n.dot(&self.slip(a, b, g)))
     }
 
-    /// The stick–slip switch of the tangential element under its continuous law
-    /// ([`slip_switch`] at the normal force of [`law`](Self::law)): > 0 while it holds.
-    /// `None` in the paper's form (`continuous` false) and under a Stribeck law.
-    #[inline]
-    pub fn slip_switching(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> Option<f64> {
-        self.switchings(a, b, g, e, continuous)[1]
-    }
-
-    /// [`switching`](Self::switching) and [`slip_switching`](Self::slip_switching) at once
-    /// (the relative velocity computed once), the same values.
+    /// [`switching`](Self::switching) and the stick–slip switch of the tangential element
+    /// under its continuous law ([`slip_switch`] at the normal force of [`law`](Self::law),
+    /// > 0 while it holds; `None` in the paper's form, `continuous` false, and under a
+    /// Stribeck law), the relative velocity computed once.
     #[inline]
     pub fn switchings(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> [Option<f64>; 2] {
         let v = self.slip(a, b, g);
@@ -323,9 +317,8 @@ impl Impedance for BodyContact {
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1])))
     }
-    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
-        let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
-        self.pair.slip_switching(&m[0], &m[1], &g, e, self.form.continuous_law())
+    fn slip_switching(&self, m: &[Motion], y: &[f64], t: f64) -> Option<f64> {
+        self.switchings(m, y, t)[1]
     }
     fn switchings(&self, m: &[Motion], y: &[f64], _t: f64) -> [Option<f64>; 2] {
         let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));

@@ -111,9 +111,8 @@ impl Impedance for SphereContact {
     fn switching(&self, m: &[Motion], _y: &[f64], _t: f64) -> Option<f64> {
         Some(self.pair.switching(&m[0], &m[1], &self.geometry(&m[0], &m[1]).0))
     }
-    fn slip_switching(&self, m: &[Motion], y: &[f64], _t: f64) -> Option<f64> {
-        let (g, _) = self.geometry(&m[0], &m[1]);
-        self.pair.slip_switching(&m[0], &m[1], &g, Self::local(&g, y), self.form.continuous_law())
+    fn slip_switching(&self, m: &[Motion], y: &[f64], t: f64) -> Option<f64> {
+        self.switchings(m, y, t)[1]
     }
     fn switchings(&self, m: &[Motion], y: &[f64], _t: f64) -> [Option<f64>; 2] {
         let (g, _) = self.geometry(&m[0], &m[1]);
