@@ -54,6 +54,15 @@ impl Admittance for PlainAdmittance {
     fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         self.0.port_inertia(x, port)
     }
+    fn has_breaks(&self) -> bool {
+        self.0.has_breaks()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        self.0.next_break(t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.0.set_window(t0, t1)
+    }
 }
 
 /// An impedance without a batch.
@@ -106,6 +115,15 @@ impl Impedance for PlainImpedance {
     }
     fn post_step(&self, y: &mut [f64]) {
         self.0.post_step(y)
+    }
+    fn has_breaks(&self) -> bool {
+        self.0.has_breaks()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        self.0.next_break(t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.0.set_window(t0, t1)
     }
 }
 

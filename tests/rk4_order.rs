@@ -593,3 +593,53 @@ fn stick_slip_switches_keep_fourth_order_under_rk4() {
     assert!(stepped[0].0 < 3.0, "fric_k stepped over: order {}", stepped[0].0);
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A mass on a spring (ω = 10 rad/s) driven by a force table whose rows fall between the
+/// steps, and pushed back to rest: x and v at 1.5 s.
+fn kinked_force(step: f64) -> Value {
+    json!({
+        "solver": {"method": "rk4", "step": step, "stop_time": 1.5},
+        "output": {"interval": 1.5, "signals": {"x": "m.q", "v": "m.v"}},
+        "components": {
+            "m": {"type": "kikuuwe_a", "mass": 1.0, "F": 0.0},
+            "s": {"type": "spring_damper", "K": 100.0},
+            "f": {"type": "force_source", "force": {"table": [[0.0, 0.0], [0.3037, 1.0], [0.6119, -0.5], [1.0021, 0.2]]}}
+        },
+        "connections": [{"from": "s.a", "to": "ground"}, {"from": "s.b", "to": "m"}, {"from": "f", "to": "m"}]
+    })
+}
+
+/// Inputs with kinks (a table's rows, a piecewise `until`) inside a step cost RK4 its order
+/// unless the step ends a sub-step there and its stages read the input's piece of that
+/// sub-step, also where the last stages look past its end (`Admittance::next_break`,
+/// `TimeFunction::eval_on`): the kinked force on a mass–spring, T = 1e-2 / 5e-3 / 2.5e-3;
+/// examples/conveyor.json (a velocity table whose kinks start and end the tray's
+/// acceleration, the box stuck on four corner contacts) at 1.2 s, T = 1e-3 / 5e-4 /
+/// 2.5e-4. Read across the kinks (the build before), the conveyor was of order 1.0 / 2.0.
+#[test]
+fn inputs_with_kinks_keep_fourth_order_under_rk4() {
+    let mut failed = Vec::new();
+    let conveyor = {
+        let text = std::fs::read_to_string(example("conveyor.json")).expect("the example");
+        move |step: f64| {
+            let mut v: Value = serde_json::from_str(&text).expect("JSON");
+            v["solver"]["step"] = json!(step);
+            v["solver"]["stop_time"] = json!(1.2);
+            v["output"]["interval"] = json!(1.2);
+            v
+        }
+    };
+    let runs = [
+        ("force table", orders(kinked_force, [1e-2, 5e-3, 2.5e-3], &["x", "v"])),
+        ("conveyor", orders(conveyor, [1e-3, 5e-4, 2.5e-4], &["x"])),
+    ];
+    for (what, found) in runs {
+        for (k, (order, v)) in found.iter().enumerate() {
+            eprintln!("{what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
+            if *order < 3.8 {
+                failed.push(format!("{what}[{k}]: order {order}"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}

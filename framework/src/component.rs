@@ -114,6 +114,24 @@ pub trait Admittance: Send + Sync {
     fn derivative(&self, x: &[f64], forces: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault>;
     /// Called on x(k+1) after each full step (e.g. renormalise a quaternion).
     fn post_step(&self, _x: &mut [f64]) {}
+    /// Whether an input of the component has breaks ([`next_break`](Self::next_break)):
+    /// asked once by `Simulator::new`.
+    fn has_breaks(&self) -> bool {
+        false
+    }
+    /// The first time in the open interval (`t0`, `t1`) at which an input of the component
+    /// is not smooth (a table's row, a piecewise `until`:
+    /// [`TimeFunction::next_break`](crate::signal::TimeFunction::next_break)). Under RK4 a
+    /// step ends a sub-step there, so that its stages integrate smooth inputs (order 4).
+    fn next_break(&self, _t0: f64, _t1: f64) -> Option<f64> {
+        None
+    }
+    /// The (sub-)step [`t0`, `t1`] whose stages come next, told under RK4 to a component
+    /// that [has breaks](Self::has_breaks): its stages read their inputs from the piece that
+    /// holds inside it ([`TimeFunction::eval_on`](crate::signal::TimeFunction::eval_on)),
+    /// also where they look past `t1`. After the span: NaN (a probe reads the functions' own
+    /// values).
+    fn set_window(&self, _t0: f64, _t1: f64) {}
     /// Called once by [`Simulator::new`](crate::Simulator::new), before any evaluation, with
     /// the method and the step T. A component whose behaviour depends on them (an imported
     /// FMU with its own communication step, stiction-fmi-import) checks and records them here.
@@ -254,6 +272,17 @@ pub trait Impedance: Send + Sync {
     fn prepare(&self, _method: Method, _step: f64) -> Result<(), String> {
         Ok(())
     }
+    /// As [`Admittance::has_breaks`].
+    fn has_breaks(&self) -> bool {
+        false
+    }
+    /// As [`Admittance::next_break`]: a force table's row, a piecewise `until`.
+    fn next_break(&self, _t0: f64, _t1: f64) -> Option<f64> {
+        None
+    }
+    /// As [`Admittance::set_window`] (a batch's copies of the component see it too: keep
+    /// it in a shared [`Window`](crate::signal::Window)).
+    fn set_window(&self, _t0: f64, _t1: f64) {}
     /// Signals this component offers.
     fn signals(&self) -> Vec<SignalInfo> {
         Vec::new()

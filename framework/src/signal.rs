@@ -82,6 +82,44 @@ impl Wires {
     }
 }
 
+/// The (sub-)step whose stages a component's time functions are read in, as the stepper
+/// tells it ([`Admittance::set_window`](crate::component::Admittance::set_window)): its
+/// midpoint, f64 bits in an atomic shared by the component's copies (a batch's too); NaN
+/// until told (Euler, or no breaks). Not a state: told again before every span.
+#[derive(Clone, Debug)]
+pub struct Window(Arc<AtomicU64>);
+
+impl Default for Window {
+    fn default() -> Self {
+        Window(Arc::new(AtomicU64::new(f64::NAN.to_bits())))
+    }
+}
+
+impl Window {
+    /// The stages to come belong to the sub-step [`t0`, `t1`] (NaN: to none; the
+    /// functions' own values).
+    pub fn set(&self, t0: f64, t1: f64) {
+        self.0.store((0.5 * (t0 + t1)).to_bits(), Ordering::Relaxed);
+    }
+    /// `f` at `t`, from the piece that holds inside the window
+    /// ([`TimeFunction::eval_on`]); [`TimeFunction::eval`] before one is told.
+    #[inline]
+    pub fn eval(&self, f: &TimeFunction, t: f64) -> f64 {
+        let mid = f64::from_bits(self.0.load(Ordering::Relaxed));
+        if mid.is_nan() {
+            f.eval(t)
+        } else {
+            f.eval_on(t, mid)
+        }
+    }
+}
+
+/// The first [break](TimeFunction::next_break) of any of `fs` in (`t0`, `t1`): a
+/// component's `next_break` (with t0, t1 = ∓∞ its `has_breaks`).
+pub fn next_break_of<'a>(fs: impl IntoIterator<Item = &'a TimeFunction>, t0: f64, t1: f64) -> Option<f64> {
+    fs.into_iter().filter_map(|f| f.next_break(t0, t1)).reduce(f64::min)
+}
+
 /// A scalar function of time.
 #[derive(Clone, Debug)]
 pub enum TimeFunction {
@@ -125,6 +163,61 @@ impl TimeFunction {
                 last.eval(t)
             }
             TimeFunction::Table { t: ts, v } => interpolate(ts, v, t),
+        }
+    }
+
+    /// The first time in the open interval (`lo`, `hi`) at which the function may be not
+    /// smooth: a table row's time or a piecewise `until` (kinks and jumps of the forms this
+    /// module defines; an expression's own kinks, as of `abs`, are not known). RK4 keeps its
+    /// order only over smooth inputs: the stepper ends a sub-step there.
+    pub fn next_break(&self, lo: f64, hi: f64) -> Option<f64> {
+        match self {
+            TimeFunction::Table { t, .. } => t.get(t.partition_point(|&x| x <= lo)).copied().filter(|&x| x < hi),
+            TimeFunction::Piecewise { pieces, last } => {
+                let mut from = f64::NEG_INFINITY;
+                let all = pieces.iter().map(|(u, f)| (*u, f)).chain(std::iter::once((f64::INFINITY, &**last)));
+                for (until, f) in all {
+                    if until > lo {
+                        // The piece holds on [from, until): its own breaks there, then its end.
+                        if let Some(x) = f.next_break(lo.max(from), hi.min(until)) {
+                            return Some(x);
+                        }
+                        return Some(until).filter(|&u| u < hi);
+                    }
+                    from = until;
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The value at `t` of the smooth piece that holds at `mid`, continued past that piece's
+    /// ends (a table's segment as its straight line). A sub-step that ends at a
+    /// [break](Self::next_break) reads its input so: its last RK4 stages look past its end
+    /// (the stage size τ), and at the break itself the side it came from holds. Bit for bit
+    /// [`eval`](Self::eval) where `t` and `mid` lie in the same piece (inside a table's
+    /// segment).
+    pub fn eval_on(&self, t: f64, mid: f64) -> f64 {
+        match self {
+            TimeFunction::Table { t: ts, v } => {
+                let n = ts.len();
+                if mid <= ts[0] || mid >= ts[n - 1] {
+                    return if mid <= ts[0] { v[0] } else { v[n - 1] };
+                }
+                let i = ts.partition_point(|&x| x <= mid); // ts[i-1] <= mid < ts[i]
+                let (t0, t1, v0, v1) = (ts[i - 1], ts[i], v[i - 1], v[i]);
+                v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+            }
+            TimeFunction::Piecewise { pieces, last } => {
+                for (until, f) in pieces {
+                    if mid < *until {
+                        return f.eval_on(t, mid);
+                    }
+                }
+                last.eval_on(t, mid)
+            }
+            _ => self.eval(t),
         }
     }
 
@@ -429,6 +522,46 @@ mod tests {
         assert_eq!(f.eval(0.5), 1.0);
         assert_eq!(f.eval(2.0), 2.0);
         assert_eq!(f.eval(9.0), 2.0);
+    }
+
+    /// Breaks are a table's rows and a piecewise `until` (with its pieces' own breaks inside
+    /// them), strictly inside the interval; `eval_on` continues the piece that holds at its
+    /// midpoint and is `eval` bit for bit inside that piece.
+    #[test]
+    fn breaks_and_pieces() {
+        let base = Path::new(".");
+        let tab = TimeFunction::from_json(&serde_json::json!({"table": [[0, 0], [1, 2], [3, 2]]}), "x", base).unwrap();
+        assert_eq!(tab.next_break(f64::NEG_INFINITY, 0.5), Some(0.0));
+        assert_eq!(tab.next_break(0.0, 5.0), Some(1.0));
+        assert_eq!(tab.next_break(0.0, 1.0), None, "open interval");
+        assert_eq!(tab.next_break(1.0, 3.5), Some(3.0));
+        assert_eq!(tab.next_break(3.0, 9.0), None);
+        // The first segment continued past its end (2 t), the last held (2), before the table 0.
+        assert_eq!(tab.eval_on(1.5, 0.9), 3.0);
+        assert_eq!(tab.eval_on(1.5, 1.1), 2.0);
+        assert_eq!(tab.eval_on(-1.0, 0.5), -2.0);
+        assert_eq!(tab.eval_on(0.5, -0.1), 0.0);
+        for t in [0.1, 0.37, 0.999] {
+            assert_eq!(tab.eval_on(t, 0.5).to_bits(), tab.eval(t).to_bits());
+        }
+        let pw = serde_json::json!({"piecewise": [
+            {"until": 1, "value": "t"},
+            {"until": 4, "value": {"table": [[2, 0], [3, 1]]}},
+            {"value": 7}]});
+        let f = TimeFunction::from_json(&pw, "x", base).unwrap();
+        assert_eq!(f.next_break(0.0, 0.9), None);
+        assert_eq!(f.next_break(0.0, 9.0), Some(1.0));
+        assert_eq!(f.next_break(1.0, 9.0), Some(2.0), "the table's row inside its piece");
+        assert_eq!(f.next_break(2.5, 9.0), Some(3.0));
+        assert_eq!(f.next_break(3.0, 9.0), Some(4.0));
+        assert_eq!(f.next_break(4.0, 9.0), None);
+        // At the jump t = 4: the piece of the window's side.
+        assert_eq!(f.eval(4.0), 7.0);
+        assert_eq!(f.eval_on(4.0, 3.9), 1.0);
+        assert_eq!(f.eval_on(1.5, 0.5), 1.5, "the first piece continued");
+        let e = TimeFunction::from_json(&serde_json::json!("abs(t - 1)"), "x", base).unwrap();
+        assert_eq!(e.next_break(0.0, 2.0), None, "an expression's kinks are not known");
+        assert_eq!(e.eval_on(0.5, 1.5), 0.5);
     }
 
     #[test]

@@ -62,10 +62,37 @@ pub struct Simulator {
     pub(crate) events: Option<Box<events::Events>>,
     /// The impedances whose `post_step` runs after each step (model B under RK4).
     imp_post: Vec<usize>,
+    /// The admittances and impedances whose inputs have breaks (RK4 only): sub-steps end
+    /// there.
+    breaks: Vec<Breaking>,
+    /// The state a span split at a break started from (kept for `swap_previous`).
+    keep: Vec<f64>,
     /// Where parallel phases are cut (stepper/balance.rs).
     balance: Balance,
     /// The signals time functions read, written before the stages (stepper/bus.rs).
     pub(crate) bus: bus::Bus,
+}
+
+/// A component whose inputs have breaks ([`Admittance::next_break`]).
+#[derive(Clone, Copy, Debug)]
+enum Breaking {
+    Adm(usize),
+    Imp(usize),
+}
+
+impl Breaking {
+    fn next_break(self, s: &Schedule, t0: f64, t1: f64) -> Option<f64> {
+        match self {
+            Breaking::Adm(i) => s.adm[i].next_break(t0, t1),
+            Breaking::Imp(i) => s.imp[i].next_break(t0, t1),
+        }
+    }
+    fn set_window(self, s: &Schedule, t0: f64, t1: f64) {
+        match self {
+            Breaking::Adm(i) => s.adm[i].set_window(t0, t1),
+            Breaking::Imp(i) => s.imp[i].set_window(t0, t1),
+        }
+    }
 }
 
 /// The buffers of a stage besides the stage state.
@@ -221,6 +248,10 @@ const FRAME_WEIGHT: usize = 10;
 /// serially even with several threads, because forking costs more than it saves.
 pub const PARALLEL_THRESHOLD: usize = 4096;
 
+/// A break of an input closer than this fraction of a span to either of its ends does not
+/// split it (no sub-step shorter than 1e-6 of a step, where τ would cancel digits).
+const BREAK_TOLERANCE: f64 = 1e-6;
+
 impl Simulator {
     /// Prepare to integrate `sched` with `method` and step `step` (> 0). `threads` is the
     /// number of rayon threads the caller will run it on (1 = strictly serial).
@@ -249,7 +280,13 @@ impl Simulator {
                     g.batch.prepare(method, step).map_err(|m| Error::invalid("components", m))?;
                 }
                 let imp_post: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].needs_post_step()).collect();
-                Ok((events::Events::new(s, method, &x), imp_post))
+                let breaks = match method {
+                    Method::Euler => Vec::new(),
+                    _ => (s.adm.iter().enumerate().filter(|(_, c)| c.has_breaks()).map(|(i, _)| Breaking::Adm(i)))
+                        .chain(s.imp.iter().enumerate().filter(|(_, c)| c.has_breaks()).map(|(i, _)| Breaking::Imp(i)))
+                        .collect(),
+                };
+                Ok((events::Events::new(s, method, &x), imp_post, breaks))
             },
             || {
                 let work = Work {
@@ -263,7 +300,7 @@ impl Simulator {
                 ([x.clone(), x.clone()], work)
             },
         );
-        let (events, imp_post) = ready?;
+        let (events, imp_post, breaks) = ready?;
         let mut sim = Simulator {
             method,
             step,
@@ -277,6 +314,8 @@ impl Simulator {
             sched,
             events,
             imp_post,
+            breaks,
+            keep: Vec::new(),
             balance: Balance::default(),
             bus: bus::Bus::default(),
         };
@@ -436,7 +475,47 @@ impl Simulator {
 
     /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
     /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (stepper/events.rs).
+    /// Under RK4 a span ends a sub-step at each break of an admittance's inputs inside it
+    /// (a table's row, a piecewise `until`; [`Admittance::next_break`]), and tells those
+    /// admittances each sub-step's window: RK4's stages then integrate smooth inputs only
+    /// (fourth order through a velocity table's kink). As for any span, the buffer
+    /// [`swap_previous`](Self::swap_previous) hands over holds the state it started from.
     pub(crate) fn span(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
+        if self.breaks.is_empty() {
+            return self.stages(t0, h, count);
+        }
+        let (end, near) = (t0 + h, BREAK_TOLERANCE * h);
+        let mut from = t0;
+        loop {
+            let s = &self.sched;
+            let next = self.breaks.iter().filter_map(|b| b.next_break(s, from + near, end - near)).reduce(f64::min);
+            let to = next.unwrap_or(end);
+            for b in &self.breaks {
+                b.set_window(s, from, to);
+            }
+            self.stages(from, to - from, count && next.is_none())?;
+            let last = self.method.tableau().stages() - 1;
+            match next {
+                Some(_) if from == t0 => {
+                    self.keep.clear();
+                    self.keep.extend_from_slice(&self.xs[last % 2]);
+                }
+                None if from != t0 => std::mem::swap(&mut self.keep, &mut self.xs[last % 2]),
+                _ => {}
+            }
+            if next.is_none() {
+                // Outside a span (a probe, the signals at x(k)) the functions' own values.
+                for b in &self.breaks {
+                    b.set_window(&self.sched, f64::NAN, f64::NAN);
+                }
+                return Ok(());
+            }
+            from = to;
+        }
+    }
+
+    /// [`span`](Self::span) without breaks: the stages of the method's tableau.
+    fn stages(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
         let tab: &Tableau = self.method.tableau();
         let last = tab.stages() - 1;
         for r in 0..=last {

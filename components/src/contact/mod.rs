@@ -77,6 +77,7 @@ mod tests {
             position: TimeFunction::Constant(w),
             k: 1e5,
             b: 3.0,
+            window: Default::default(),
         };
         let skew = Vector3::new(0.48, -0.6, 0.64);
         let tilted = PlaneContact { k: 1e5, b: 3.0, mu: 0.1, height: -1e-3, plane: Tilt::of(skew), tau_factor: Default::default() };

@@ -8,7 +8,7 @@
 use nalgebra::Vector3;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
-use stiction_framework::signal::TimeFunction;
+use stiction_framework::signal::{TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
@@ -25,6 +25,8 @@ pub struct Wall {
     pub position: TimeFunction,
     pub k: f64,
     pub b: f64,
+    /// The sub-step the stages belong to (RK4 with a table or piecewise position).
+    pub window: Window,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -38,7 +40,7 @@ impl Wall {
     /// (normal force, penetration) for the body motion at time t.
     #[inline]
     pub fn contact(&self, m: &Motion, t: f64) -> (f64, f64) {
-        let w = self.position.eval(t);
+        let w = self.window.eval(&self.position, t);
         let d = self.side * (w - self.axis.dot(&m.p));
         if d <= 0.0 {
             return (0.0, 0.0);
@@ -51,6 +53,15 @@ impl Wall {
 impl Impedance for Wall {
     fn layout(&self) -> Layout {
         Layout::new(0, vec![PortInfo::new("body", self.domain)])
+    }
+    fn has_breaks(&self) -> bool {
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        self.position.next_break(t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.window.set(t0, t1);
     }
     #[inline]
     fn evaluate(
@@ -137,7 +148,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let position = p.time_fn_or("position", 0.0)?;
     let k = p.positive("K")?;
     let b = p.nonneg_or("B", 0.0)?;
-    Ok(Built::Impedance(Box::new(Wall { domain, axis, side, position, k, b })))
+    Ok(Built::Impedance(Box::new(Wall { domain, axis, side, position, k, b, window: Window::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

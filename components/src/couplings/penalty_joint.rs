@@ -14,7 +14,7 @@ use crate::friction::fric_k::FricK;
 use nalgebra::{UnitQuaternion, Vector3};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
-use stiction_framework::signal::TimeFunction;
+use stiction_framework::signal::{TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
@@ -34,6 +34,8 @@ pub struct PenaltyJoint {
     pub friction: FricK,
     /// Actuator torque about the axis, applied to b (reaction on a).
     pub torque: TimeFunction,
+    /// The sub-step the stages belong to (RK4 with a table or piecewise torque).
+    pub window: Window,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -61,6 +63,15 @@ impl Impedance for PenaltyJoint {
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
     }
+    fn has_breaks(&self) -> bool {
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        self.torque.next_break(t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.window.set(t0, t1);
+    }
     fn evaluate(
         &self,
         m: &[Motion],
@@ -78,7 +89,7 @@ impl Impedance for PenaltyJoint {
         let w_axis = w.dot(&za);
         let (fric, eps) = self.friction.scalar(w_axis, y[0], tau);
         dy[0] = eps;
-        let mb = self.k_rot * zb.cross(&za) - self.b_rot * (w - w_axis * za) + (self.torque.eval(t) - fric) * za;
+        let mb = self.k_rot * zb.cross(&za) - self.b_rot * (w - w_axis * za) + (self.window.eval(&self.torque, t) - fric) * za;
         force[1] = Force::wrench(fb, mb);
         force[0] = Force::wrench(-fb, -mb);
         Ok(())
@@ -136,7 +147,7 @@ fn build(p: &mut Params) -> Result<Built> {
         form: Default::default(),
     };
     let torque = p.time_fn_or("torque", 0.0)?;
-    Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque })))
+    Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque, window: Window::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

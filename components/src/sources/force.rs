@@ -1,11 +1,13 @@
 //! Force and torque sources: an impedance with no state that applies a prescribed
-//! function of time u(t) to one port (the stage time t = kT + T_{r−1} of (28b)).
+//! function of time u(t) to one port (the stage time t = kT + T_{r−1} of (28b)). Under RK4
+//! a table's rows and a piecewise `until` end a sub-step, and u is read from the piece of
+//! the sub-step (as for `velocity_source`: fourth order through the kinks).
 
 use nalgebra::Vector3;
 use stiction_framework::batch::{ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion};
 use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
-use stiction_framework::signal::TimeFunction;
+use stiction_framework::signal::{next_break_of, TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
 
@@ -15,6 +17,9 @@ pub struct ForceSource {
     pub domain: Domain,
     pub force: [TimeFunction; 3],
     pub moment: [TimeFunction; 3],
+    /// The sub-step the stages belong to (RK4 with a table or piecewise input): u is read
+    /// from the piece that holds inside it.
+    pub window: Window,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -26,17 +31,16 @@ impl ForceSource {
     /// A scalar force or torque u(t).
     pub fn scalar(f: TimeFunction) -> Self {
         let z = || TimeFunction::Constant(0.0);
-        ForceSource { domain: Domain::Scalar, force: [f, z(), z()], moment: [z(), z(), z()] }
+        ForceSource { domain: Domain::Scalar, force: [f, z(), z()], moment: [z(), z(), z()], window: Window::default() }
     }
 
     /// The force at time t.
     #[inline]
     pub fn at(&self, t: f64) -> Force {
-        let f = Vector3::new(self.force[0].eval(t), self.force[1].eval(t), self.force[2].eval(t));
+        let u = |f: &TimeFunction| self.window.eval(f, t);
+        let f = Vector3::new(u(&self.force[0]), u(&self.force[1]), u(&self.force[2]));
         match self.domain {
-            Domain::Frame => {
-                Force::wrench(f, Vector3::new(self.moment[0].eval(t), self.moment[1].eval(t), self.moment[2].eval(t)))
-            }
+            Domain::Frame => Force::wrench(f, Vector3::new(u(&self.moment[0]), u(&self.moment[1]), u(&self.moment[2]))),
             _ => Force::point(f),
         }
     }
@@ -58,6 +62,15 @@ impl Impedance for ForceSource {
     ) -> Result<(), Fault> {
         force[0] = self.at(t);
         Ok(())
+    }
+    fn has_breaks(&self) -> bool {
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        next_break_of(self.force.iter().chain(&self.moment), t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.window.set(t0, t1);
     }
     /// Scalar and point sources run in typed batches (frame sources, with a moment, do not).
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
@@ -112,7 +125,7 @@ fn build(p: &mut Params) -> Result<Built> {
         if domain == Domain::Point3 && p.has("moment") {
             return Err(p.err("moment", "only frame sources apply a moment"));
         }
-        ForceSource { domain, force, moment }
+        ForceSource { domain, force, moment, window: Window::default() }
     };
     Ok(Built::Impedance(Box::new(src)))
 }

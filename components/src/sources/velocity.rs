@@ -7,13 +7,19 @@
 //! (q(k) = q(k−1) + T u(kT), the papers' form) and q̇ = u(t) under RK4, whose stages then
 //! integrate u with Simpson's rule (fourth order; a ramp or cubic exactly) instead of
 //! drifting by ¾·u̇·T² per step ([`StageForm`], docs/explanation/friction.md).
+//!
+//! A table or piecewise u has breaks (kinks, jumps). Under RK4 the step ends a sub-step at
+//! each ([`Admittance::next_break`]) and tells the source the sub-step it is in
+//! ([`Window`]): u(t) and the look-ahead u(t + τ) of the last stages, which reaches past the
+//! sub-step's end, are read from the piece that holds inside it. Read across the kink they
+//! cost the run its order (the conveyor example: 1–2, now 4.6; docs/explanation/modular-rk4.md).
 
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
-use stiction_framework::signal::TimeFunction;
+use stiction_framework::signal::{next_break_of, TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Error, Method, Result};
 
@@ -25,6 +31,9 @@ pub struct VelocitySource {
     pub q0: Vector3<f64>,
     /// Euler (paper) or RK4 position rate, set by `prepare`.
     pub form: StageForm,
+    /// The midpoint of the sub-step whose stages come next (RK4 with a table or piecewise
+    /// velocity; NaN before the stepper tells one): u is read from the piece holding there.
+    pub window: Window,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -34,10 +43,12 @@ const SIGNALS: &[SignalInfo] = &[
 ];
 
 impl VelocitySource {
+    /// u(t); within a sub-step the stepper bounded by the velocity's breaks, from the
+    /// piece that holds inside it ([`TimeFunction::eval_on`]).
     fn u(&self, t: f64) -> Vector3<f64> {
         let mut v = Vector3::zeros();
         for (i, f) in self.velocity.iter().enumerate() {
-            v[i] = f.eval(t);
+            v[i] = self.window.eval(f, t);
         }
         v
     }
@@ -73,6 +84,15 @@ impl Admittance for VelocitySource {
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         Ok(())
+    }
+    fn has_breaks(&self) -> bool {
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        next_break_of(&self.velocity, t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.window.set(t0, t1);
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| SignalInfo { len: self.dims, ..*s }).collect()
@@ -112,7 +132,7 @@ fn build(p: &mut Params) -> Result<Built> {
         q0 = vec_n_or_zero(&mut init, "q", dims)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0, form: StageForm::default() })))
+    Ok(Built::Admittance(Box::new(VelocitySource { dims, velocity, q0, form: StageForm::default(), window: Window::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
