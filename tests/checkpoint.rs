@@ -74,6 +74,9 @@ fn contact_events_continue_bit_for_bit() {
     assert!(sim.contact_events().is_some(), "the example locates contact switches");
     split_equals_whole(&example("rolling_sphere.json"), "0.4567", &[]);
     split_equals_whole(&example("two_link_penalty.json"), "3.3", &[]);
+    // Stick–slip switches and sub-steps ended at a velocity table's rows (the tray's
+    // acceleration starts at 0.5 s and ends at 1.0 s).
+    split_equals_whole(&example("conveyor.json"), "0.7", &[]);
 }
 
 #[test]
@@ -239,6 +242,25 @@ fn a_state_of_another_system_or_a_damaged_file_is_refused_clearly() {
     let (code, e) = resume("model_d_fig14.json", &["--set", "solver.step=0.0005"]);
     assert_eq!(code, Some(2), "{e}");
     assert!(e.contains("step 0.001 s, this system has method Euler and step 0.0005 s"), "{e}");
+    // Saved with the stick–slip switches stepped over, resumed locating them: the message
+    // names the setting that continues it.
+    let fric_k = example("two_link_fricK.json");
+    run_csv(
+        &fric_k,
+        &dir.path().join("a.csv"),
+        &["--set", "solver.stop_time=0.1", "--set", "solver.events=contacts", "--save-state", s],
+    );
+    let (code, e) = resume("two_link_fricK.json", &[]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(e.contains("no switch located within a step in the saved state, 4 switching functions"), "{e}");
+    assert!(e.contains("--set solver.events=contacts"), "{e}");
+    let (code, e) = resume("two_link_fricK.json", &["--set", "solver.events=contacts"]);
+    assert_eq!(code, Some(0), "{e}");
+    run_csv(
+        &example("model_d_fig14.json"),
+        &dir.path().join("a.csv"),
+        &["--set", "solver.stop_time=0.1", "--save-state", s],
+    );
     // A flipped bit, a cut file, not a state at all.
     let good = std::fs::read(&state).unwrap();
     let mut flipped = good.clone();

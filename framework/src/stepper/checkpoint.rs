@@ -140,7 +140,16 @@ impl Fingerprint {
             ));
         }
         if saved.events != self.events {
-            return Some("the contact events differ (another network or method)".into());
+            let show = |n: u64| match n {
+                u64::MAX => "no switch located within a step".to_string(),
+                n => format!("{n} switching functions located within a step"),
+            };
+            return Some(format!(
+                "{} in the saved state, {} here (another network or method, or another \"solver\": \
+                 {{\"events\": ...}} setting: a state saved with --set solver.events=contacts continues with it)",
+                show(saved.events),
+                show(self.events)
+            ));
         }
         None
     }
