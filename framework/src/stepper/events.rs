@@ -9,7 +9,11 @@
 //! differs from that at x(k), the switching instant t* is located (Illinois regula falsi on
 //! the sub-step length, each trial a sub-step of the same method from x(k)) to 1e-9·T, and
 //! the step is split there: x(k) → x(t*) → x(k+1), each sub-step on one side of the switch
-//! (up to [`MAX_SWITCHES`] switches per step). Each sub-step then integrates a smooth law:
+//! (up to [`MAX_SWITCHES`] switches per step). The sub-step before the switch ends at the
+//! bracket's lower end, so that all its stages, the last included, are on its own side, and
+//! a sub-step of at most 1e-9·T crosses it: where the force jumps (a contact closing, the
+//! damper's B·|δ̇| at once) a sub-step ending past the switch took T/6 of the jump into its
+//! last stage (first order through every landing). Each sub-step then integrates a smooth law:
 //! free flight exactly (constant gravity), contact with RK4's own dissipation
 //! (|R(iωh)| < 1 for ωh < 2√2), so a bounce cannot gain energy but through the 1e-9·T tail.
 //! Steps without a switch are unchanged bit for bit; the sample times stay kT.
@@ -65,6 +69,9 @@ const CREDIT_MAX: f64 = 1024.0;
 
 /// Members per parallel part of the switching check.
 const PARALLEL_CHUNK: usize = 1024;
+
+/// Extra sub-steps of 1e-9 T that carry a located switch's end past it, at most.
+const MAX_CROSSINGS: usize = 3;
 
 /// Trials per located switch at most (Illinois converges in a handful).
 const MAX_TRIALS: usize = 60;
@@ -566,14 +573,35 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
                 kept = 1;
             }
         }
-        // The sub-step to just past the switch, then the rest of the step from there.
+        // The sub-step to just before the switch (all its stages on the side it started
+        // on), across it (at most 1e-9 T), then the rest of the step from there. A search
+        // ended by |g| at `hi` has the switch within about G_TOLERANCE of hi: the sub-step
+        // before it ends 1e-9 T short of hi.
+        lo = lo.max(hi - TOLERANCE * step);
         sim.x.copy_from_slice(&ev.x0);
-        sim.span(t0 + done, hi, false)?;
+        if lo > 0.0 {
+            sim.span(t0 + done, lo, false)?;
+        }
+        sim.span(t0 + done + lo, hi - lo, false)?;
         done += hi;
+        // Where |g| at hi was tiny, rounding can leave the end of these two sub-steps on the
+        // side they started from: cross on by sub-steps of 1e-9 T until it is past (else the
+        // switch would be inside the rest of the step, unseen).
+        let mut past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+        for _ in 0..MAX_CROSSINGS {
+            if past || step - done <= TOLERANCE * step {
+                break;
+            }
+            let h = TOLERANCE * step;
+            sim.span(t0 + done, h, false)?;
+            done += h;
+            past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+        }
         (ev.credit, ev.counts.located) = (ev.credit - 2.0, ev.counts.located + 1);
-        ev.g0.copy_from_slice(&ev.g_hi);
+        // g at the new sub-step's start.
+        std::mem::swap(&mut ev.g0, &mut ev.g);
         if step - done <= TOLERANCE * step {
-            ev.g.copy_from_slice(&ev.g_hi);
+            ev.g.copy_from_slice(&ev.g0);
             return finish(sim, ev, k);
         }
         ev.x0.copy_from_slice(&sim.x);
