@@ -63,6 +63,15 @@ impl Admittance for PlainAdmittance {
     fn set_window(&self, t0: f64, t1: f64) {
         self.0.set_window(t0, t1)
     }
+    fn at_break(&self, x: &mut [f64]) {
+        self.0.at_break(x)
+    }
+    fn state_switches(&self) -> usize {
+        self.0.state_switches()
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        self.0.state_switchings(x, g)
+    }
 }
 
 /// An impedance without a batch.

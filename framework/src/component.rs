@@ -114,6 +114,17 @@ pub trait Admittance: Send + Sync {
     fn derivative(&self, x: &[f64], forces: &[Force], t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault>;
     /// Called on x(k+1) after each full step (e.g. renormalise a quaternion).
     fn post_step(&self, _x: &mut [f64]) {}
+    /// How many [state switching functions](Self::state_switchings) the component has
+    /// (asked once by `Simulator::new`; 0 by default).
+    fn state_switches(&self) -> usize {
+        0
+    }
+    /// Switching functions of the component's own state `x` into `g` (`state_switches()`
+    /// of them): each changes sign where the component's rates or port motion jump (a
+    /// Karnopp band edge, where the velocity jumps between 0 and ±DV). Under RK4 the stepper
+    /// locates a sign change within the step and splits the step there, as an impedance's
+    /// [`switching`](Impedance::switching) (framework/src/stepper/events.rs).
+    fn state_switchings(&self, _x: &[f64], _g: &mut [f64]) {}
     /// Whether an input of the component has breaks ([`next_break`](Self::next_break)):
     /// asked once by `Simulator::new`.
     fn has_breaks(&self) -> bool {
@@ -132,6 +143,10 @@ pub trait Admittance: Send + Sync {
     /// also where they look past `t1`. After the span: NaN (a probe reads the functions' own
     /// values).
     fn set_window(&self, _t0: f64, _t1: f64) {}
+    /// Called, after [`set_window`](Self::set_window), on the component's state at the start
+    /// of a sub-step that begins at a break of its inputs: a state that tracks an input (a
+    /// velocity source's velocity) takes the input's value on the new side of a jump.
+    fn at_break(&self, _x: &mut [f64]) {}
     /// Called once by [`Simulator::new`](crate::Simulator::new), before any evaluation, with
     /// the method and the step T. A component whose behaviour depends on them (an imported
     /// FMU with its own communication step, stiction-fmi-import) checks and records them here.

@@ -84,14 +84,15 @@ impl Wires {
 
 /// The (sub-)step whose stages a component's time functions are read in, as the stepper
 /// tells it ([`Admittance::set_window`](crate::component::Admittance::set_window)): its
-/// midpoint, f64 bits in an atomic shared by the component's copies (a batch's too); NaN
-/// until told (Euler, or no breaks). Not a state: told again before every span.
+/// ends, f64 bits in atomics shared by the component's copies (a batch's too); NaN until
+/// told (Euler, or no breaks) and after a span. Not a state: told again before every span.
 #[derive(Clone, Debug)]
-pub struct Window(Arc<AtomicU64>);
+pub struct Window(Arc<[AtomicU64; 2]>);
 
 impl Default for Window {
     fn default() -> Self {
-        Window(Arc::new(AtomicU64::new(f64::NAN.to_bits())))
+        let nan = f64::NAN.to_bits();
+        Window(Arc::new([AtomicU64::new(nan), AtomicU64::new(nan)]))
     }
 }
 
@@ -99,13 +100,18 @@ impl Window {
     /// The stages to come belong to the sub-step [`t0`, `t1`] (NaN: to none; the
     /// functions' own values).
     pub fn set(&self, t0: f64, t1: f64) {
-        self.0.store((0.5 * (t0 + t1)).to_bits(), Ordering::Relaxed);
+        self.0[0].store(t0.to_bits(), Ordering::Relaxed);
+        self.0[1].store(t1.to_bits(), Ordering::Relaxed);
+    }
+    /// The sub-step's start (NaN when none).
+    pub fn start(&self) -> f64 {
+        f64::from_bits(self.0[0].load(Ordering::Relaxed))
     }
     /// `f` at `t`, from the piece that holds inside the window
     /// ([`TimeFunction::eval_on`]); [`TimeFunction::eval`] before one is told.
     #[inline]
     pub fn eval(&self, f: &TimeFunction, t: f64) -> f64 {
-        let mid = f64::from_bits(self.0.load(Ordering::Relaxed));
+        let mid = 0.5 * (self.start() + f64::from_bits(self.0[1].load(Ordering::Relaxed)));
         if mid.is_nan() {
             f.eval(t)
         } else {

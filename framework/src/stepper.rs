@@ -493,6 +493,15 @@ impl Simulator {
             for b in &self.breaks {
                 b.set_window(s, from, to);
             }
+            // A state that tracks an input starts a sub-step at its break on the new side.
+            for &b in &self.breaks {
+                if let Breaking::Adm(i) = b {
+                    if from != t0 || b.next_break(&self.sched, from - near, from + near).is_some() {
+                        let (x0, x1) = (self.sched.adm_x[i], self.sched.adm_x[i + 1]);
+                        self.sched.adm[i].at_break(&mut self.x[x0..x1]);
+                    }
+                }
+            }
             self.stages(from, to - from, count && next.is_none())?;
             let last = self.method.tableau().stages() - 1;
             match next {

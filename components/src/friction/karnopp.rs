@@ -146,6 +146,14 @@ impl Admittance for KarnoppMass {
     fn layout(&self) -> Layout {
         Layout::new(2, vec![scalar("body")])
     }
+    /// The momentum band's edge (4)–(5): g = |P| − m DV, > 0 outside it (the velocity
+    /// jumps between 0 and ±DV there).
+    fn state_switches(&self) -> usize {
+        1
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        g[0] = x[1].abs() - self.mass * self.contact.dv;
+    }
     fn init(&self, x: &mut [f64]) {
         x[0] = self.q0;
         x[1] = self.mass * self.v0;
@@ -303,6 +311,15 @@ impl Admittance for KarnoppPair {
     fn layout(&self) -> Layout {
         two_mass_layout()
     }
+    /// The relative band's edge: g = |μ Vr| − μ DV (relative momentum), > 0 while the
+    /// masses slip on each other.
+    fn state_switches(&self) -> usize {
+        1
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        let t = self.two;
+        g[0] = t.rel_momentum(x[2], x[3]).abs() - t.reduced() * self.contact.dv;
+    }
     fn init(&self, x: &mut [f64]) {
         two_mass_init(&self.two, &self.init, x);
     }
@@ -445,6 +462,20 @@ impl KarnoppStack {
 impl Admittance for KarnoppStack {
     fn layout(&self) -> Layout {
         two_mass_layout()
+    }
+    /// The band edges of [`velocities`](Self::velocities): the relative band between the
+    /// masses, and the ground band of both masses together (|P1 + P2| − (m1 + m2) DV, while
+    /// they stick to each other) and of m2 alone (|P2| − m2 DV, while m1 slips on it); each
+    /// > 0 outside its band. Which ground band applies changes with the first; each function
+    /// is continuous in the state.
+    fn state_switches(&self) -> usize {
+        3
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        let (t, (p1, p2)) = (self.two, (x[2], x[3]));
+        g[0] = t.rel_momentum(p1, p2).abs() - t.reduced() * self.upper.dv;
+        g[1] = (p1 + p2).abs() - t.total() * self.lower.dv;
+        g[2] = p2.abs() - t.m2 * self.lower.dv;
     }
     fn init(&self, x: &mut [f64]) {
         two_mass_init(&self.two, &self.init, x);

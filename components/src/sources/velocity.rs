@@ -11,8 +11,10 @@
 //! A table or piecewise u has breaks (kinks, jumps). Under RK4 the step ends a sub-step at
 //! each ([`Admittance::next_break`]) and tells the source the sub-step it is in
 //! ([`Window`]): u(t) and the look-ahead u(t + τ) of the last stages, which reaches past the
-//! sub-step's end, are read from the piece that holds inside it. Read across the kink they
-//! cost the run its order (the conveyor example: 1–2, now 4.6; docs/explanation/modular-rk4.md).
+//! sub-step's end, are read from the piece that holds inside it, and at a jump the velocity
+//! state starts the sub-step after it on the new side ([`Admittance::at_break`]). Read across
+//! the kink they cost the run its order (the conveyor example: 1–2, now 4.6;
+//! docs/explanation/modular-rk4.md).
 
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
@@ -93,6 +95,12 @@ impl Admittance for VelocitySource {
     }
     fn set_window(&self, t0: f64, t1: f64) {
         self.window.set(t0, t1);
+    }
+    /// The velocity state takes u at the sub-step's start on its own side of the break.
+    fn at_break(&self, x: &mut [f64]) {
+        let n = self.dims;
+        let t0 = self.window.start();
+        store(&self.u(t0), &mut x[n..], n);
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| SignalInfo { len: self.dims, ..*s }).collect()

@@ -27,7 +27,9 @@
 //! stick–slip switches and the sphere on the cart through its slide → roll switch keep
 //! order 3.9 (tests/rk4_order.rs). A general member's two functions are read together
 //! ([`Impedance::switchings`]: a contact's geometry once); horizontal plane contacts' are
-//! read straight from the state. `"solver": {"events": "contacts"}` keeps the contact
+//! read straight from the state. An admittance may declare switching functions of its own
+//! state where its rates or port velocity jump ([`Admittance::state_switchings`]: Karnopp's
+//! band edges), located the same way. `"solver": {"events": "contacts"}` keeps the contact
 //! switches only, `"none"` steps over every switch ([`Switches`]).
 //!
 //! Only under RK4 (Euler reproduces the papers' discrete algorithms) and only when every
@@ -41,6 +43,7 @@
 //! [`Impedance::slip_switching`]: crate::component::Impedance::slip_switching
 //! [`Impedance::switchings`]: crate::component::Impedance::switchings
 //! [`Impedance::rewindable`]: crate::component::Impedance::rewindable
+//! [`Admittance::state_switchings`]: crate::component::Admittance::state_switchings
 
 use super::Simulator;
 use crate::component::{AffineSlip, AffineSwitch, MAX_IMPEDANCE_PORTS};
@@ -90,6 +93,9 @@ pub(crate) struct Events {
     affine: Vec<Affine>,
     both: Vec<AlignedBoth>,
     general: Vec<General>,
+    /// The admittances with switching functions of their own state, after all the above
+    /// in g (`Admittance::state_switchings`).
+    states: Vec<StateMember>,
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
     at_k: Option<u64>,
@@ -121,7 +127,8 @@ pub(crate) struct Saved {
 
 /// `"solver": {"events": ...}`: the switches an RK4 step locates within itself and splits
 /// at (framework/src/stepper/events.rs): `"all"` (the default: contacts opening and closing,
-/// friction elements sticking and slipping), `"contacts"` (contacts only), or `"none"`
+/// friction elements sticking and slipping, Karnopp's band edges), `"contacts"` (contacts
+/// only), or `"none"`
 /// (every step taken whole, as the papers' scheme does).
 #[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -242,6 +249,16 @@ struct General {
     slip: bool,
 }
 
+/// An admittance whose switching functions are read from its own state: schedule index,
+/// state range, and where its `n` functions start in the admittances' part of g.
+#[derive(Clone, Copy)]
+struct StateMember {
+    adm: usize,
+    x: (usize, usize),
+    at: usize,
+    n: usize,
+}
+
 /// The g of a switch a general member does not have: a side that never changes.
 const ABSENT: f64 = 1.0;
 
@@ -258,6 +275,7 @@ impl Events {
             affine: Vec::new(),
             both: Vec::new(),
             general: Vec::new(),
+            states: Vec::new(),
             g0: Vec::new(),
             at_k: None,
             g: Vec::new(),
@@ -309,7 +327,15 @@ impl Events {
                 ev.general.push(general);
             }
         }
-        let n = ev.aligned.len() + ev.affine.len() + 2 * ev.both.len() + 2 * ev.general.len();
+        let mut at = 0;
+        for (adm, c) in sched.adm.iter().enumerate() {
+            let n = c.state_switches();
+            if n > 0 {
+                ev.states.push(StateMember { adm, x: (sched.adm_x[adm], sched.adm_x[adm + 1]), at, n });
+                at += n;
+            }
+        }
+        let n = ev.aligned.len() + ev.affine.len() + 2 * ev.both.len() + 2 * ev.general.len() + at;
         if n == 0 || !rewindable {
             return None;
         }
@@ -324,6 +350,7 @@ impl Events {
         for m in &mut self.general {
             m.slip = false;
         }
+        self.states.clear();
         let n = self.aligned.len() + self.affine.len() + 2 * self.general.len();
         (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], Vec::new(), Vec::new());
         self.at_k = None;
@@ -407,8 +434,19 @@ impl Events {
         // In parallel too: on multibody-10k (6544 contacts on rigid bodies' corners, read
         // through their port motions) this check on one thread took 5.7 % of a 2-thread step.
         let (out_gc, out_gs) = out_g.split_at_mut(ng);
-        let (g0c, g0s) = if g0.is_empty() { (g0, g0) } else { g0[nc..].split_at(ng) };
-        any | check_pairs(out_gc, out_gs, &self.general, g0c, g0s, parallel, general)
+        let (out_gs, out_s) = out_gs.split_at_mut(ng);
+        let (g0c, g0s) = if g0.is_empty() { (g0, g0) } else { g0[nc..nc + 2 * ng].split_at(ng) };
+        any |= check_pairs(out_gc, out_gs, &self.general, g0c, g0s, parallel, general);
+        // The admittances' own switches (few: on this thread).
+        for m in &self.states {
+            let out = &mut out_s[m.at..m.at + m.n];
+            sched.adm[m.adm].state_switchings(&x[m.x.0..m.x.1], out);
+            if !g0.is_empty() {
+                let g0 = &g0[nc + 2 * ng + m.at..][..m.n];
+                any |= out.iter().zip(g0).any(|(&g, &g0)| (g > 0.0) != (g0 > 0.0));
+            }
+        }
+        any
     }
 }
 
