@@ -475,9 +475,9 @@ impl Simulator {
 
     /// The stages of one step of size `h` from time `t0` on x(k) (x(k+1) replaces it);
     /// `count`: the step ends at (k+1)T (k advances), else it is a sub-step (stepper/events.rs).
-    /// Under RK4 a span ends a sub-step at each break of an admittance's inputs inside it
+    /// Under RK4 a span ends a sub-step at each break of a component's inputs inside it
     /// (a table's row, a piecewise `until`; [`Admittance::next_break`]), and tells those
-    /// admittances each sub-step's window: RK4's stages then integrate smooth inputs only
+    /// components each sub-step's window: RK4's stages then integrate smooth inputs only
     /// (fourth order through a velocity table's kink). As for any span, the buffer
     /// [`swap_previous`](Self::swap_previous) hands over holds the state it started from.
     pub(crate) fn span(&mut self, t0: f64, h: f64, count: bool) -> Result<()> {
