@@ -357,6 +357,21 @@ impl Events {
         n > 0
     }
 
+    /// Whether a switch in the bracket (sides differing between g0 and g_hi) is a jump of
+    /// a force or rate rather than a kink: a contact closing (g from ≤ 0 to > 0: the
+    /// damper's B·|δ̇| at once), or an admittance's own switch (a band edge). Contact
+    /// openings and stick–slip switches are kinks.
+    fn jumps(&self) -> bool {
+        let nb = self.aligned.len() + self.affine.len();
+        let (nh, ng) = (self.both.len(), self.general.len());
+        let nc = nb + 2 * nh;
+        let contact = |j: usize| j < nb + nh || (nc..nc + ng).contains(&j);
+        (0..self.g0.len()).any(|j| {
+            let (a, b) = (self.g0[j] > 0.0, self.g_hi[j] > 0.0);
+            a != b && (j >= nc + 2 * ng || (contact(j) && b))
+        })
+    }
+
     /// The state was changed from outside: g at x(k) is computed again.
     pub(crate) fn forget(&mut self) {
         self.at_k = None;
@@ -611,33 +626,42 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
                 kept = 1;
             }
         }
-        // The sub-step to just before the switch (all its stages on the side it started
-        // on), across it (at most 1e-9 T), then the rest of the step from there. A search
-        // ended by |g| at `hi` has the switch within about G_TOLERANCE of hi: the sub-step
-        // before it ends 1e-9 T short of hi.
-        lo = lo.max(hi - TOLERANCE * step);
         sim.x.copy_from_slice(&ev.x0);
-        if lo > 0.0 {
-            sim.span(t0 + done, lo, false)?;
-        }
-        sim.span(t0 + done + lo, hi - lo, false)?;
-        done += hi;
-        // Where |g| at hi was tiny, rounding can leave the end of these two sub-steps on the
-        // side they started from: cross on by sub-steps of 1e-9 T until it is past (else the
-        // switch would be inside the rest of the step, unseen).
-        let mut past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
-        for _ in 0..MAX_CROSSINGS {
-            if past || step - done <= TOLERANCE * step {
-                break;
+        if ev.jumps() {
+            // A force or rate that jumps at the switch (a contact closing, a band edge): the
+            // sub-step to just before it (all its stages, the last included, on the side it
+            // started on), across it (at most 1e-9 T), then the rest of the step from there.
+            // A search ended by |g| at `hi` has the switch within about G_TOLERANCE of hi:
+            // the sub-step before it ends 1e-9 T short of hi.
+            lo = lo.max(hi - TOLERANCE * step);
+            if lo > 0.0 {
+                sim.span(t0 + done, lo, false)?;
             }
-            let h = TOLERANCE * step;
-            sim.span(t0 + done, h, false)?;
-            done += h;
-            past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+            sim.span(t0 + done + lo, hi - lo, false)?;
+            done += hi;
+            // Where |g| at hi was tiny, rounding can leave the end of these two sub-steps on
+            // the side they started from: cross on by sub-steps of 1e-9 T until it is past
+            // (else the switch would be inside the rest of the step, unseen).
+            let mut past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+            for _ in 0..MAX_CROSSINGS {
+                if past || step - done <= TOLERANCE * step {
+                    break;
+                }
+                let h = TOLERANCE * step;
+                sim.span(t0 + done, h, false)?;
+                done += h;
+                past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+            }
+            // g at the new sub-step's start.
+            std::mem::swap(&mut ev.g0, &mut ev.g);
+        } else {
+            // A kink (the force continuous: a contact opening, a stick–slip switch): the
+            // sub-step to just past it, the trial at `hi` again, and its g.
+            sim.span(t0 + done, hi, false)?;
+            done += hi;
+            ev.g0.copy_from_slice(&ev.g_hi);
         }
         (ev.credit, ev.counts.located) = (ev.credit - 2.0, ev.counts.located + 1);
-        // g at the new sub-step's start.
-        std::mem::swap(&mut ev.g0, &mut ev.g);
         if step - done <= TOLERANCE * step {
             ev.g.copy_from_slice(&ev.g0);
             return finish(sim, ev, k);
