@@ -54,9 +54,6 @@ impl Admittance for PlainAdmittance {
     fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         self.0.port_inertia(x, port)
     }
-    fn has_breaks(&self) -> bool {
-        self.0.has_breaks()
-    }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         self.0.next_break(t0, t1)
     }
@@ -124,9 +121,6 @@ impl Impedance for PlainImpedance {
     }
     fn post_step(&self, y: &mut [f64]) {
         self.0.post_step(y)
-    }
-    fn has_breaks(&self) -> bool {
-        self.0.has_breaks()
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         self.0.next_break(t0, t1)

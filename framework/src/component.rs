@@ -125,10 +125,10 @@ pub trait Admittance: Send + Sync {
     /// locates a sign change within the step and splits the step there, as an impedance's
     /// [`switching`](Impedance::switching) (framework/src/stepper/events.rs).
     fn state_switchings(&self, _x: &[f64], _g: &mut [f64]) {}
-    /// Whether an input of the component has breaks ([`next_break`](Self::next_break)):
-    /// asked once by `Simulator::new`.
+    /// Whether an input of the component has breaks ([`next_break`](Self::next_break) over
+    /// all time): asked once by `Simulator::new`.
     fn has_breaks(&self) -> bool {
-        false
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
     }
     /// The first time in the open interval (`t0`, `t1`) at which an input of the component
     /// is not smooth (a table's row, a piecewise `until`:
@@ -289,7 +289,7 @@ pub trait Impedance: Send + Sync {
     }
     /// As [`Admittance::has_breaks`].
     fn has_breaks(&self) -> bool {
-        false
+        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
     }
     /// As [`Admittance::next_break`]: a force table's row, a piecewise `until`.
     fn next_break(&self, _t0: f64, _t1: f64) -> Option<f64> {

@@ -160,14 +160,7 @@ impl TimeFunction {
             TimeFunction::Expression { expr, wires, .. } if wires.is_empty() => expr.eval(t),
             TimeFunction::Expression { expr, wires, .. } => expr.eval_with(t, |i| wires[i].get()),
             TimeFunction::Signal { wire, .. } => wire.get(),
-            TimeFunction::Piecewise { pieces, last } => {
-                for (until, f) in pieces {
-                    if t < *until {
-                        return f.eval(t);
-                    }
-                }
-                last.eval(t)
-            }
+            TimeFunction::Piecewise { pieces, last } => piece_at(pieces, last, t).eval(t),
             TimeFunction::Table { t: ts, v } => interpolate(ts, v, t),
         }
     }
@@ -206,23 +199,8 @@ impl TimeFunction {
     /// segment).
     pub fn eval_on(&self, t: f64, mid: f64) -> f64 {
         match self {
-            TimeFunction::Table { t: ts, v } => {
-                let n = ts.len();
-                if mid <= ts[0] || mid >= ts[n - 1] {
-                    return if mid <= ts[0] { v[0] } else { v[n - 1] };
-                }
-                let i = ts.partition_point(|&x| x <= mid); // ts[i-1] <= mid < ts[i]
-                let (t0, t1, v0, v1) = (ts[i - 1], ts[i], v[i - 1], v[i]);
-                v0 + (v1 - v0) * (t - t0) / (t1 - t0)
-            }
-            TimeFunction::Piecewise { pieces, last } => {
-                for (until, f) in pieces {
-                    if mid < *until {
-                        return f.eval_on(t, mid);
-                    }
-                }
-                last.eval_on(t, mid)
-            }
+            TimeFunction::Table { t: ts, v } => on_segment(ts, v, mid, t),
+            TimeFunction::Piecewise { pieces, last } => piece_at(pieces, last, mid).eval_on(t, mid),
             _ => self.eval(t),
         }
     }
@@ -416,16 +394,27 @@ fn shorten(text: &str) -> String {
 
 /// Linear interpolation in a table sorted by time; constant outside it.
 fn interpolate(ts: &[f64], vs: &[f64], t: f64) -> f64 {
-    if t <= ts[0] {
+    on_segment(ts, vs, t, t)
+}
+
+/// The table's value at `t` on the segment (its straight line) that holds at `at`; held
+/// constant before and after the table. [`interpolate`] is `at = t`.
+fn on_segment(ts: &[f64], vs: &[f64], at: f64, t: f64) -> f64 {
+    if at <= ts[0] {
         return vs[0];
     }
     let n = ts.len();
-    if t >= ts[n - 1] {
+    if at >= ts[n - 1] {
         return vs[n - 1];
     }
-    let i = ts.partition_point(|&x| x <= t); // ts[i-1] <= t < ts[i]
+    let i = ts.partition_point(|&x| x <= at); // ts[i-1] <= at < ts[i]
     let (t0, t1, v0, v1) = (ts[i - 1], ts[i], vs[i - 1], vs[i]);
     v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+}
+
+/// The piece of a piecewise function that holds at `t`: the first whose `until` is greater.
+fn piece_at<'a>(pieces: &'a [(f64, TimeFunction)], last: &'a TimeFunction, t: f64) -> &'a TimeFunction {
+    pieces.iter().find(|(until, _)| t < *until).map_or(last, |(_, f)| f)
 }
 
 fn check_table(t: &[f64], v: &[f64], path: &str) -> Result<()> {

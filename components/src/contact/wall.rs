@@ -54,9 +54,6 @@ impl Impedance for Wall {
     fn layout(&self) -> Layout {
         Layout::new(0, vec![PortInfo::new("body", self.domain)])
     }
-    fn has_breaks(&self) -> bool {
-        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
-    }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         self.position.next_break(t0, t1)
     }

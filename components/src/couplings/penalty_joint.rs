@@ -63,9 +63,6 @@ impl Impedance for PenaltyJoint {
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
     }
-    fn has_breaks(&self) -> bool {
-        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
-    }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         self.torque.next_break(t0, t1)
     }

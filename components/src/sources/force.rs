@@ -63,9 +63,6 @@ impl Impedance for ForceSource {
         force[0] = self.at(t);
         Ok(())
     }
-    fn has_breaks(&self) -> bool {
-        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
-    }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(self.force.iter().chain(&self.moment), t0, t1)
     }

@@ -33,8 +33,8 @@ pub struct VelocitySource {
     pub q0: Vector3<f64>,
     /// Euler (paper) or RK4 position rate, set by `prepare`.
     pub form: StageForm,
-    /// The midpoint of the sub-step whose stages come next (RK4 with a table or piecewise
-    /// velocity; NaN before the stepper tells one): u is read from the piece holding there.
+    /// The sub-step whose stages come next (RK4 with a table or piecewise velocity; none
+    /// before the stepper tells one): u is read from the piece that holds inside it.
     pub window: Window,
 }
 
@@ -86,9 +86,6 @@ impl Admittance for VelocitySource {
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         Ok(())
-    }
-    fn has_breaks(&self) -> bool {
-        self.next_break(f64::NEG_INFINITY, f64::INFINITY).is_some()
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(&self.velocity, t0, t1)
