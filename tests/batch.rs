@@ -69,6 +69,15 @@ impl Admittance for PlainAdmittance {
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         self.0.state_switchings(x, g)
     }
+    fn force_switches(&self) -> usize {
+        self.0.force_switches()
+    }
+    fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
+        self.0.force_switchings(x, f, g)
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        self.0.lock_sides(x)
+    }
 }
 
 /// An impedance without a batch.

@@ -102,6 +102,33 @@ pub struct Probe<'a> {
     pub forces: &'a [Force],
 }
 
+/// The sides of a component's state switches while the stepper locks them
+/// ([`Admittance::lock_sides`]): a code of the component's choosing, in an atomic shared by
+/// its copies (a batch's too); none while unlocked. Not a state: set and cleared within a
+/// step.
+#[derive(Clone, Debug)]
+pub struct Sides(std::sync::Arc<std::sync::atomic::AtomicU8>);
+
+impl Default for Sides {
+    fn default() -> Self {
+        Sides(std::sync::Arc::new(std::sync::atomic::AtomicU8::new(Sides::NONE)))
+    }
+}
+
+impl Sides {
+    const NONE: u8 = u8::MAX;
+    /// Lock to `code` (< 255), or unlock (`None`).
+    pub fn set(&self, code: Option<u8>) {
+        self.0.store(code.unwrap_or(Self::NONE), std::sync::atomic::Ordering::Relaxed);
+    }
+    /// The locked code, `None` while unlocked.
+    #[inline]
+    pub fn get(&self) -> Option<u8> {
+        let c = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        (c != Self::NONE).then_some(c)
+    }
+}
+
 /// Force in, motion out: ẋ = A(x, û, t; τ)  (6), generalised with τ as in (21).
 pub trait Admittance: Send + Sync {
     /// State size and ports.
@@ -125,6 +152,26 @@ pub trait Admittance: Send + Sync {
     /// locates a sign change within the step and splits the step there, as an impedance's
     /// [`switching`](Impedance::switching) (framework/src/stepper/events.rs).
     fn state_switchings(&self, _x: &[f64], _g: &mut [f64]) {}
+    /// How many [force switching functions](Self::force_switchings) the component has
+    /// (asked once by `Simulator::new`; 0 by default).
+    fn force_switches(&self) -> usize {
+        0
+    }
+    /// Switching functions of the state `x` and the total forces `forces` on the ports (Φ
+    /// at that state, every impedance on them evaluated with τ = T) into `g`
+    /// (`force_switches()` of them): each changes sign where the rates have a kink that
+    /// depends on the load (a Karnopp sticking force reaching its breakaway level FH).
+    /// Located within the step like [`state_switchings`](Self::state_switchings), as kinks:
+    /// the sub-step ends just past them.
+    fn force_switchings(&self, _x: &[f64], _forces: &[Force], _g: &mut [f64]) {}
+    /// Discontinuity locking of the state switches: with `Some(x)`, until called with
+    /// `None`, the component evaluates its rates, port motions and switching functions on
+    /// the side of each [state switch](Self::state_switchings) where `x` is, also at
+    /// states past it (keep the side in a shared [`Sides`]). The stepper locks the sides at
+    /// the start of the trial sub-steps that search a switch where the rates jump: a trial's
+    /// end state is then a smooth function of its length, and the switch is found where the
+    /// solution reaches it, not where one stage's state first does.
+    fn lock_sides(&self, _x: Option<&[f64]>) {}
     /// Whether an input of the component has breaks ([`next_break`](Self::next_break) over
     /// all time): asked once by `Simulator::new`.
     fn has_breaks(&self) -> bool {

@@ -24,7 +24,7 @@
 use super::law::{law_params, FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo, Sides};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -56,6 +56,14 @@ impl Contact {
     #[inline]
     fn stick_force(&self, needed: f64) -> f64 {
         needed.clamp(-self.fh, self.fh)
+    }
+
+    /// The breakaway switch of a stuck contact: g = FH − |needed|, > 0 while the sticking
+    /// force holds; the rates have a kink where it reaches ±FH. [`SLIPPING`] where the
+    /// contact is not stuck.
+    #[inline]
+    fn holds(&self, needed: Option<f64>) -> f64 {
+        needed.map_or(SLIPPING, |n| self.fh - n.abs())
     }
 
     fn diagnose(&self, mass: f64, step: f64, what: &str) -> Vec<Diagnostic> {
@@ -93,6 +101,9 @@ macro_rules! contact_params {
     }};
 }
 
+/// The breakaway switching function of a contact that slips: a side that does not change.
+const SLIPPING: f64 = 1.0;
+
 fn scalar(n: &'static str) -> PortInfo {
     PortInfo::new(n, Domain::Scalar)
 }
@@ -109,6 +120,8 @@ pub struct KarnoppMass {
     pub force: f64,
     pub q0: f64,
     pub v0: f64,
+    /// The band's side while the stepper locks it (1 stuck, 0 slipping).
+    sides: Sides,
 }
 
 const MASS_SIGNALS: &[SignalInfo] = &[
@@ -123,7 +136,7 @@ impl KarnoppMass {
     /// Velocity from momentum, (2) modified by (4)–(5).
     #[inline]
     pub fn velocity(&self, p: f64) -> f64 {
-        if p.abs() < self.mass * self.contact.dv {
+        if self.sides.get().map_or(p.abs() < self.mass * self.contact.dv, |c| c == 1) {
             0.0
         } else {
             p / self.mass
@@ -153,6 +166,18 @@ impl Admittance for KarnoppMass {
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         g[0] = x[1].abs() - self.mass * self.contact.dv;
+    }
+    /// Breakaway inside the band: FH − |G| ([`Contact::holds`]).
+    fn force_switches(&self) -> usize {
+        1
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        self.sides.set(None);
+        self.sides.set(x.map(|x| u8::from(self.velocity(x[1]) == 0.0)));
+    }
+    fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
+        let stuck = self.velocity(x[1]) == 0.0;
+        g[0] = self.contact.holds(stuck.then(|| f[0].value() + self.force));
     }
     fn init(&self, x: &mut [f64]) {
         x[0] = self.q0;
@@ -202,7 +227,7 @@ fn build_mass(p: &mut Params) -> Result<Built> {
         v0 = init.f64_or("v", 0.0)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(KarnoppMass { mass, contact, force, q0, v0 })))
+    Ok(Built::Admittance(Box::new(KarnoppMass { mass, contact, force, q0, v0, sides: Sides::default() })))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -251,6 +276,8 @@ pub struct KarnoppPair {
     two: Two,
     pub contact: Contact,
     init: [f64; 4],
+    /// The relative band's side while the stepper locks it (1 stuck, 0 slipping).
+    sides: Sides,
 }
 
 const PAIR_SIGNALS: &[SignalInfo] = &[
@@ -266,7 +293,8 @@ impl KarnoppPair {
     /// (V1, V2, stuck) from the momenta.
     pub fn velocities(&self, p1: f64, p2: f64) -> (f64, f64, bool) {
         let t = self.two;
-        if t.rel_momentum(p1, p2).abs() < t.reduced() * self.contact.dv {
+        let stuck = || t.rel_momentum(p1, p2).abs() < t.reduced() * self.contact.dv;
+        if self.sides.get().map_or_else(stuck, |c| c == 1) {
             let v = (p1 + p2) / t.total();
             (v, v, true)
         } else {
@@ -320,6 +348,18 @@ impl Admittance for KarnoppPair {
         let t = self.two;
         g[0] = t.rel_momentum(x[2], x[3]).abs() - t.reduced() * self.contact.dv;
     }
+    /// Breakaway while stuck: FH − |(11)| ([`Contact::holds`]).
+    fn force_switches(&self) -> usize {
+        1
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        self.sides.set(None);
+        self.sides.set(x.map(|x| u8::from(self.velocities(x[2], x[3]).2)));
+    }
+    fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
+        let stuck = self.velocities(x[2], x[3]).2;
+        g[0] = self.contact.holds(stuck.then(|| self.two.relative_stick(f[0].value(), f[1].value())));
+    }
     fn init(&self, x: &mut [f64]) {
         two_mass_init(&self.two, &self.init, x);
     }
@@ -368,7 +408,7 @@ fn build_pair(p: &mut Params) -> Result<Built> {
     let two = Two { m1: p.positive("m1")?, m2: p.positive("m2")? };
     let contact = Contact::read(p)?;
     let init = read_two_init(p)?;
-    Ok(Built::Admittance(Box::new(KarnoppPair { two, contact, init })))
+    Ok(Built::Admittance(Box::new(KarnoppPair { two, contact, init, sides: Sides::default() })))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -396,6 +436,8 @@ pub struct KarnoppStack {
     /// Contact between m2 and the ground (Ff).
     pub lower: Contact,
     init: [f64; 4],
+    /// The case while the stepper locks it (`Case as u8`).
+    sides: Sides,
 }
 
 const STACK_SIGNALS: &[SignalInfo] = &[
@@ -418,6 +460,14 @@ impl KarnoppStack {
     /// ground band |P| < m DV_lower (m = m1 + m2 when m1 rides on m2).
     pub fn velocities(&self, p1: f64, p2: f64) -> (f64, f64, Case) {
         let t = self.two;
+        if let Some(c) = self.sides.get() {
+            return match c {
+                0 => (0.0, 0.0, Case::BothStick),
+                1 => (p1 / t.m1, 0.0, Case::UpperSlips),
+                2 => ((p1 + p2) / t.total(), (p1 + p2) / t.total(), Case::LowerSlips),
+                _ => (p1 / t.m1, p2 / t.m2, Case::BothSlip),
+            };
+        }
         let upper_stuck = t.rel_momentum(p1, p2).abs() < t.reduced() * self.upper.dv;
         if upper_stuck {
             let ptot = p1 + p2;
@@ -436,25 +486,32 @@ impl KarnoppStack {
 
     /// (Fr, Ff) of Fig. 5 for momenta and external forces g1, g2: (15)–(21).
     pub fn friction(&self, p1: f64, p2: f64, g1: f64, g2: f64) -> (f64, f64) {
+        self.friction_and_needed(p1, p2, g1, g2).0
+    }
+
+    /// (Fr, Ff) as [`friction`](Self::friction), and the sticking forces the stuck contacts
+    /// need before they are limited to ±FH (upper, lower; `None` where a contact slips).
+    fn friction_and_needed(&self, p1: f64, p2: f64, g1: f64, g2: f64) -> ((f64, f64), (Option<f64>, Option<f64>)) {
         let (v1, v2, case) = self.velocities(p1, p2);
         match case {
             Case::BothStick => {
                 // (15), (16): Fr holds m1, Ff holds m2 under g2 and the reaction of Fr.
                 let fr = self.upper.stick_force(g1);
-                (fr, self.lower.stick_force(g2 + fr))
+                ((fr, self.lower.stick_force(g2 + fr)), (Some(g1), Some(g2 + fr)))
             }
             Case::UpperSlips => {
                 // (17), (18).
                 let fr = self.upper.law.phi(v1 - v2);
-                (fr, self.lower.stick_force(g2 + fr))
+                ((fr, self.lower.stick_force(g2 + fr)), (None, Some(g2 + fr)))
             }
             Case::LowerSlips => {
                 // (19), (21).
                 let ff = self.lower.law.phi(v2);
                 let t = self.two;
-                (self.upper.stick_force((t.m2 * g1 - t.m1 * (g2 - ff)) / t.total()), ff)
+                let needed = (t.m2 * g1 - t.m1 * (g2 - ff)) / t.total();
+                ((self.upper.stick_force(needed), ff), (Some(needed), None))
             }
-            Case::BothSlip => (self.upper.law.phi(v1 - v2), self.lower.law.phi(v2)),
+            Case::BothSlip => ((self.upper.law.phi(v1 - v2), self.lower.law.phi(v2)), (None, None)),
         }
     }
 }
@@ -476,6 +533,20 @@ impl Admittance for KarnoppStack {
         g[0] = t.rel_momentum(p1, p2).abs() - t.reduced() * self.upper.dv;
         g[1] = (p1 + p2).abs() - t.total() * self.lower.dv;
         g[2] = p2.abs() - t.m2 * self.lower.dv;
+    }
+    /// Breakaway of each stuck contact, upper and lower ([`Contact::holds`] of the
+    /// sticking forces (15)–(21) need).
+    fn force_switches(&self) -> usize {
+        2
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        self.sides.set(None);
+        self.sides.set(x.map(|x| self.velocities(x[2], x[3]).2 as u8));
+    }
+    fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
+        let (_, (upper, lower)) = self.friction_and_needed(x[2], x[3], f[0].value(), f[1].value());
+        g[0] = self.upper.holds(upper);
+        g[1] = self.lower.holds(lower);
     }
     fn init(&self, x: &mut [f64]) {
         two_mass_init(&self.two, &self.init, x);
@@ -539,7 +610,7 @@ fn build_stack(p: &mut Params) -> Result<Built> {
     let upper = contact("upper")?;
     let lower = contact("lower")?;
     let init = read_two_init(p)?;
-    Ok(Built::Admittance(Box::new(KarnoppStack { two, upper, lower, init })))
+    Ok(Built::Admittance(Box::new(KarnoppStack { two, upper, lower, init, sides: Sides::default() })))
 }
 
 // ---------------------------------------------------------------------------------------

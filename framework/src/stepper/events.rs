@@ -49,7 +49,7 @@ use super::Simulator;
 use crate::component::{AffineSlip, AffineSwitch, MAX_IMPEDANCE_PORTS};
 use crate::error::Result;
 use crate::method::Method;
-use crate::port::Motion;
+use crate::port::{Force, Motion};
 use crate::schedule::{Gathered, Schedule};
 use crate::views::SlotMotion;
 use crate::views::Tap;
@@ -96,6 +96,12 @@ pub(crate) struct Events {
     /// The admittances with switching functions of their own state, after all the above
     /// in g (`Admittance::state_switchings`).
     states: Vec<StateMember>,
+    /// The admittances with switching functions of their state and port forces, after the
+    /// state members in g (`Admittance::force_switchings`), and the buffers they use.
+    forces: Vec<ForceMember>,
+    force_work: ForceWork,
+    /// τ of the impedances evaluated for the force members: T.
+    tau: f64,
     /// g of each member at the start of the (sub-)step; `at_k`: the step they belong to.
     g0: Vec<f64>,
     at_k: Option<u64>,
@@ -259,6 +265,29 @@ struct StateMember {
     n: usize,
 }
 
+/// An admittance whose switching functions read its port forces as well
+/// ([`Admittance::force_switchings`](crate::component::Admittance::force_switchings)):
+/// schedule index, state range, where its `n` functions start after the state members',
+/// and the impedances on its ports (evaluated at the state to sum its Φ).
+struct ForceMember {
+    adm: usize,
+    x: (usize, usize),
+    at: usize,
+    n: usize,
+    imps: Vec<usize>,
+}
+
+/// The buffers of the force members' Φ: the slot forces and moments of the impedances on
+/// their ports (every slot of the schedule, made only when there is a force member), an
+/// impedance's rates (discarded), the ports' forces.
+#[derive(Default)]
+struct ForceWork {
+    force: Vec<Vector3<f64>>,
+    moment: Vec<Vector3<f64>>,
+    rates: Vec<f64>,
+    phi: Vec<Force>,
+}
+
 /// The g of a switch a general member does not have: a side that never changes.
 const ABSENT: f64 = 1.0;
 
@@ -276,6 +305,9 @@ impl Events {
             both: Vec::new(),
             general: Vec::new(),
             states: Vec::new(),
+            forces: Vec::new(),
+            force_work: ForceWork::default(),
+            tau: 0.0,
             g0: Vec::new(),
             at_k: None,
             g: Vec::new(),
@@ -335,6 +367,24 @@ impl Events {
                 at += n;
             }
         }
+        for (adm, c) in sched.adm.iter().enumerate() {
+            let n = c.force_switches();
+            if n > 0 {
+                let ports = sched.adm_ports[adm]..sched.adm_ports[adm + 1];
+                let slots = ports.flat_map(|gp| sched.incoming[sched.in_off[gp]..sched.in_off[gp + 1]].iter());
+                let mut imps: Vec<usize> =
+                    slots.map(|&s| sched.imp_slots.partition_point(|&o| o <= s as usize) - 1).collect();
+                imps.sort_unstable();
+                imps.dedup();
+                ev.forces.push(ForceMember { adm, x: (sched.adm_x[adm], sched.adm_x[adm + 1]), at, n, imps });
+                at += n;
+            }
+        }
+        if !ev.forces.is_empty() {
+            let slots = *sched.imp_slots.last().unwrap_or(&0);
+            let w = &mut ev.force_work;
+            (w.force, w.moment) = (vec![Vector3::zeros(); slots], vec![Vector3::zeros(); slots]);
+        }
         let n = ev.aligned.len() + ev.affine.len() + 2 * ev.both.len() + 2 * ev.general.len() + at;
         if n == 0 || !rewindable {
             return None;
@@ -351,6 +401,7 @@ impl Events {
             m.slip = false;
         }
         self.states.clear();
+        self.forces.clear();
         let n = self.aligned.len() + self.affine.len() + 2 * self.general.len();
         (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], Vec::new(), Vec::new());
         self.at_k = None;
@@ -366,9 +417,10 @@ impl Events {
         let (nh, ng) = (self.both.len(), self.general.len());
         let nc = nb + 2 * nh;
         let contact = |j: usize| j < nb + nh || (nc..nc + ng).contains(&j);
+        let states = nc + 2 * ng..nc + 2 * ng + self.states.last().map_or(0, |m| m.at + m.n);
         (0..self.g0.len()).any(|j| {
             let (a, b) = (self.g0[j] > 0.0, self.g_hi[j] > 0.0);
-            a != b && (j >= nc + 2 * ng || (contact(j) && b))
+            a != b && (states.contains(&j) || (contact(j) && b))
         })
     }
 
@@ -418,7 +470,7 @@ impl Events {
         let xa = &x[..sched.nx];
         // The general members read their ports through the frames, each body's motion
         // gathered once (as the stepper's impedance phase does: the same values).
-        if !self.general.is_empty() {
+        if !self.general.is_empty() || !self.forces.is_empty() {
             sched.gather_frames(xa, &mut self.frames);
         }
         let gathered = Gathered { sched, frames: &self.frames };
@@ -456,6 +508,38 @@ impl Events {
         for m in &self.states {
             let out = &mut out_s[m.at..m.at + m.n];
             sched.adm[m.adm].state_switchings(&x[m.x.0..m.x.1], out);
+            if !g0.is_empty() {
+                let g0 = &g0[nc + 2 * ng + m.at..][..m.n];
+                any |= out.iter().zip(g0).any(|(&g, &g0)| (g > 0.0) != (g0 > 0.0));
+            }
+        }
+        // The admittances' switches that read their port forces: Φ at this state from the
+        // impedances on their ports (few: on this thread).
+        let w = &mut self.force_work;
+        for m in &self.forces {
+            for &i in &m.imps {
+                let (sa, sb) = (sched.imp_slots[i], sched.imp_slots[i + 1]);
+                let np = (sb - sa).min(MAX_IMPEDANCE_PORTS);
+                let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+                for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
+                    *m = gathered.motion(xa, slot);
+                }
+                let mut f = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+                let y = &x[sched.imp_y[i]..sched.imp_y[i + 1]];
+                w.rates.resize(y.len(), 0.0);
+                // A fault here is met (and reported) by the stepper's own evaluation.
+                if sched.imp[i].evaluate(&motions[..np], y, t, self.tau, &mut f[..np], &mut w.rates).is_err() {
+                    f = [Force::ZERO; MAX_IMPEDANCE_PORTS];
+                }
+                for (p, f) in f[..np].iter().enumerate() {
+                    (w.force[sa + p], w.moment[sa + p]) = (f.f, f.m);
+                }
+            }
+            let ports = sched.adm_ports[m.adm + 1] - sched.adm_ports[m.adm];
+            w.phi.clear();
+            w.phi.extend((0..ports).map(|p| sched.sum_port(xa, &w.force, &w.moment, m.adm, p)));
+            let out = &mut out_s[m.at..m.at + m.n];
+            sched.adm[m.adm].force_switchings(&x[m.x.0..m.x.1], &w.phi, out);
             if !g0.is_empty() {
                 let g0 = &g0[nc + 2 * ng + m.at..][..m.n];
                 any |= out.iter().zip(g0).any(|(&g, &g0)| (g > 0.0) != (g0 > 0.0));
@@ -571,13 +655,20 @@ pub(crate) fn step_located_by(sim: &mut Simulator, step: f64) -> Result<()> {
 
 fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
     let (t0, k, par) = (sim.time(), sim.k, sim.is_parallel());
+    ev.tau = sim.step_size();
     if ev.at_k != Some(k) {
         ev.eval(&sim.sched, &sim.x, t0, true, par);
     }
-    // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy).
+    // The whole step first; x(k) is kept in ev.x0 (a buffer swap, no copy). Every
+    // (sub-)step runs with the admittances' sides locked where it starts, until the switch
+    // is crossed: a stage past a band edge does not take the other side's rates, so the end
+    // state is smooth in the step's length and shows the switch where the solution
+    // reaches it.
     if ev.x0.len() != sim.x.len() {
         ev.x0 = vec![0.0; sim.x.len()];
     }
+    let locked = Locked::new(&sim.sched, &ev.states);
+    locked.at(&ev.states, &sim.x);
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
     let mut switch = ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
@@ -637,6 +728,7 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
             if lo > 0.0 {
                 sim.span(t0 + done, lo, false)?;
             }
+            locked.release();
             sim.span(t0 + done + lo, hi - lo, false)?;
             done += hi;
             // Where |g| at hi was tiny, rounding can leave the end of these two sub-steps on
@@ -657,6 +749,7 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
         } else {
             // A kink (the force continuous: a contact opening, a stick–slip switch): the
             // sub-step to just past it, the trial at `hi` again, and its g.
+            locked.release();
             sim.span(t0 + done, hi, false)?;
             done += hi;
             ev.g0.copy_from_slice(&ev.g_hi);
@@ -667,15 +760,54 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
             return finish(sim, ev, k);
         }
         ev.x0.copy_from_slice(&sim.x);
+        locked.at(&ev.states, &ev.x0);
         sim.span(t0 + done, step - done, false)?;
         switch = ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
     }
     // More switches than MAX_SWITCHES, or no credit left: the rest of the step is taken
-    // whole (as it already was by the last span).
+    // whole (as it already was by the last span, but unlocked: past the switch a stage
+    // takes the rates of the side it is on).
     if switch {
         ev.counts.unlocated += 1;
+        if !locked.0.is_empty() {
+            locked.release();
+            sim.x.copy_from_slice(&ev.x0);
+            sim.span(t0 + done, step - done, false)?;
+            ev.eval(&sim.sched, &sim.x, t0 + step, false, par);
+        }
     }
     finish(sim, ev, k)
+}
+
+/// Discontinuity locking of the admittances with state switches
+/// ([`Admittance::lock_sides`](crate::component::Admittance::lock_sides)): their sides are
+/// locked by [`at`](Self::at) and released by [`release`](Self::release) or when this is
+/// dropped (also on an error's early return).
+struct Locked(Vec<std::sync::Arc<dyn crate::component::Admittance>>);
+
+impl Locked {
+    fn new(sched: &Schedule, states: &[StateMember]) -> Locked {
+        Locked(states.iter().map(|m| sched.adm[m.adm].clone()).collect())
+    }
+
+    /// Lock each at its sides in the state `x`.
+    fn at(&self, states: &[StateMember], x: &[f64]) {
+        for (a, m) in self.0.iter().zip(states) {
+            a.lock_sides(Some(&x[m.x.0..m.x.1]));
+        }
+    }
+
+    fn release(&self) {
+        for a in &self.0 {
+            a.lock_sides(None);
+        }
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        self.release();
+    }
 }
 
 /// The members whose side at `ev.g` differs from that at `ev.g0`.
