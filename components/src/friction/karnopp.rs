@@ -167,7 +167,7 @@ impl Admittance for KarnoppMass {
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         g[0] = x[1].abs() - self.mass * self.contact.dv;
     }
-    /// Breakaway inside the band: FH − |G| ([`Contact::holds`]).
+    /// Breakaway inside the band: FH − |G| (`Contact::holds`).
     fn force_switches(&self) -> usize {
         1
     }
@@ -348,7 +348,7 @@ impl Admittance for KarnoppPair {
         let t = self.two;
         g[0] = t.rel_momentum(x[2], x[3]).abs() - t.reduced() * self.contact.dv;
     }
-    /// Breakaway while stuck: FH − |(11)| ([`Contact::holds`]).
+    /// Breakaway while stuck: FH − |(11)| (`Contact::holds`).
     fn force_switches(&self) -> usize {
         1
     }
@@ -534,7 +534,7 @@ impl Admittance for KarnoppStack {
         g[1] = (p1 + p2).abs() - t.total() * self.lower.dv;
         g[2] = p2.abs() - t.m2 * self.lower.dv;
     }
-    /// Breakaway of each stuck contact, upper and lower ([`Contact::holds`] of the
+    /// Breakaway of each stuck contact, upper and lower (`Contact::holds` of the
     /// sticking forces (15)–(21) need).
     fn force_switches(&self) -> usize {
         2
