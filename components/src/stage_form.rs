@@ -30,6 +30,8 @@
 //! never prepared uses the RK4 form (and the implicit form in its held elastic state).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use stiction_framework::stability::PortModel;
 use stiction_framework::Method;
 
 /// The method a component was prepared for: whether to return the papers' Euler form.
@@ -38,17 +40,28 @@ pub struct StageForm {
     euler: AtomicBool,
     /// RK4, and the held elastic state is resolved: stuck stages return the continuous rates.
     held: AtomicBool,
+    /// An I_fricK element in the paper's form (B < T K/2) whose held spring RK4 resolves with
+    /// the inertias on its ports ([`set_held_frequency`](Self::set_held_frequency)): it
+    /// holds by (19b) and returns the continuous rates while it holds. Shared with the
+    /// component's copies (a batch's), which the stepper does not tell.
+    held_rates: Arc<AtomicBool>,
 }
 
 impl Clone for StageForm {
     fn clone(&self) -> Self {
-        StageForm { euler: AtomicBool::new(self.is_euler()), held: AtomicBool::new(self.held_continuous()) }
+        StageForm {
+            euler: AtomicBool::new(self.is_euler()),
+            held: AtomicBool::new(self.held_continuous()),
+            held_rates: Arc::clone(&self.held_rates),
+        }
     }
 }
 
 impl PartialEq for StageForm {
     fn eq(&self, other: &Self) -> bool {
-        self.is_euler() == other.is_euler() && self.held_continuous() == other.held_continuous()
+        self.is_euler() == other.is_euler()
+            && self.held_continuous() == other.held_continuous()
+            && self.held_rates_only() == other.held_rates_only()
     }
 }
 
@@ -101,6 +114,47 @@ impl StageForm {
         self.held_continuous()
     }
 
+    /// For an I_fricK element of spring K and damper B in the paper's form under RK4 (B <
+    /// T K/2): told by the stepper a bound ω̄² on the squared frequency of its held spring
+    /// with the inertias on its ports (`Impedance::held_frequency`), record whether RK4
+    /// resolves it: the step map of RK4 on a mass K/ω̄² held by K and B stable at twice the
+    /// step (model D's margin). Then the element still holds by (19b), whose τK keeps the
+    /// stiff slip relaxation K/B implicit, but a stage in which it holds returns the
+    /// continuous law K e + B v and ė = v: the elastic presliding motion at fourth order.
+    /// Where ω̄ is not known (a port on a rigid body, whose rotation lowers the inertia at the
+    /// contact) or RK4 would not resolve it, (19b) stays.
+    pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) {
+        let on = resolves_held(method, step, k, b, omega2) && !self.continuous_law();
+        self.held_rates.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the element holds by (19b) and returns the continuous rates while it holds
+    /// ([`set_held_frequency`](Self::set_held_frequency)).
+    #[inline]
+    pub fn held_rates_only(&self) -> bool {
+        self.held_rates.load(Ordering::Relaxed)
+    }
+
+    /// The form [`model_c_step`](crate::friction::model_c_step) integrates the element in.
+    #[inline]
+    pub fn element(&self) -> ElementForm {
+        if self.continuous_law() {
+            ElementForm::Continuous
+        } else if self.held_rates_only() {
+            ElementForm::HeldRates
+        } else {
+            ElementForm::Paper
+        }
+    }
+
+    /// Whether a held stage returns the continuous rates: the continuous law, or
+    /// [`held_rates_only`](Self::held_rates_only). The stuck spring `stiction check` sees is
+    /// then K and B without τK.
+    #[inline]
+    pub fn held_rates(&self) -> bool {
+        self.continuous_law() || self.held_rates_only()
+    }
+
     /// The position rate for stage velocity `v` and new velocity `v_new` = v + τ·ξ_v of the
     /// implicit step: `v_new` under Euler (the paper's q(k) = q(k−1) + T v(k)) and in a stage
     /// that ends `stuck`, else `v`.
@@ -112,6 +166,29 @@ impl StageForm {
             v
         }
     }
+}
+
+/// Whether RK4 resolves a held element of spring K and damper B whose held system has the
+/// squared frequencies at most `omega2` ([`StageForm::set_held_frequency`]): the step map
+/// of `method` on a mass K/ω̄² held by K and B stable at twice the step; never under Euler.
+pub fn resolves_held(method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) -> bool {
+    method != Method::Euler
+        && omega2.is_some_and(|w2| {
+            let held = PortModel { inertia: k / w2, k, b, k_implicit: 0.0, implicit_position: false };
+            w2 > 0.0 && held.stable(method.tableau(), 2.0 * step)
+        })
+}
+
+/// How an I_fricK element (19) is integrated ([`StageForm::element`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElementForm {
+    /// (19) with the stage's τ: the paper's algorithm (Euler), and RK4 where B < T K/2.
+    Paper,
+    /// (19) with τ decides whether it holds; a held stage returns the continuous law K e +
+    /// B v and ė = v ([`StageForm::set_held_frequency`]).
+    HeldRates,
+    /// The continuous law, τ = 0 (RK4 where B ≥ T K/2).
+    Continuous,
 }
 
 /// Whether an I_fricK element of spring K and damper B runs its continuous law under `method`

@@ -362,6 +362,16 @@ pub trait Impedance: Send + Sync {
     fn stuck_spring(&self) -> Option<StageSpring> {
         None
     }
+    /// Called once by `Simulator::new` under RK4, after [`prepare`](Self::prepare), on an
+    /// impedance whose [stuck spring](Self::stuck_spring) adds τK per stage: a bound ω̄² on
+    /// the squared angular frequency of its held spring with the inertias on its ports
+    /// (Σ K/M over its ports of the stuck springs on each, M the port's
+    /// [`Admittance::port_inertia`]), `None` where a port's inertia is unknown or not a
+    /// mass: a frame port (the body's rotation lowers it at the contact point), a port of an
+    /// admittance with several (a robot's joints, coupled through its inertia matrix). Where RK4
+    /// resolves that spring the element may return the continuous held rates (fourth order
+    /// while it holds) and then reports its stuck spring without τK.
+    fn held_frequency(&self, _method: Method, _step: f64, _omega2: Option<f64>) {}
     /// For a contact between two bodies: its contact point and normal at the port motions
     /// `motion` ([`ContactPoint`]), so that the stability analysis sees the bodies' rotational
     /// inertias there. `None` (the default): the stuck spring acts on the ports' translation.

@@ -252,6 +252,44 @@ pub const PARALLEL_THRESHOLD: usize = 4096;
 /// split it (no sub-step shorter than 1e-6 of a step, where τ would cancel digits).
 const BREAK_TOLERANCE: f64 = 1e-6;
 
+/// [`Impedance::held_frequency`](crate::component::Impedance::held_frequency) for every
+/// impedance whose stuck spring adds τK per stage: the Gershgorin bound Σ_ports (Σ K of the
+/// stuck springs on the port)/M of the held system's squared frequencies, at the initial
+/// state `x`, where every port is an admittance's only port and of a scalar or point domain
+/// (a mass, a point mass); `None` elsewhere (nothing is computed where no stuck spring adds
+/// τK).
+fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
+    if !s.imp.iter().any(|c| c.stuck_spring().is_some_and(|k| k.implicit)) {
+        return;
+    }
+    let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
+    for (i, c) in s.imp.iter().enumerate() {
+        if let Some(spring) = c.stuck_spring() {
+            for (adm, port) in s.impedance_ports(i) {
+                k_on[s.adm_ports[adm] + port] += spring.k;
+            }
+        }
+    }
+    for (i, c) in s.imp.iter().enumerate() {
+        if !c.stuck_spring().is_some_and(|k| k.implicit) {
+            continue;
+        }
+        let omega2 = s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {
+            let gp = s.adm_ports[adm] + port;
+            // A mass only where the port is the admittance's only one (a robot's joints are
+            // coupled through its inertia matrix: H_ii is no bound there).
+            let single = s.adm_ports[adm + 1] - s.adm_ports[adm] == 1;
+            let mass = match s.adm_port_domain[gp] {
+                Domain::Frame => None,
+                _ if !single => None,
+                _ => s.adm[adm].port_inertia(&x[s.adm_x[adm]..s.adm_x[adm + 1]], port),
+            };
+            mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
+        });
+        c.held_frequency(method, step, omega2);
+    }
+}
+
 impl Simulator {
     /// Prepare to integrate `sched` with `method` and step `step` (> 0). `threads` is the
     /// number of rayon threads the caller will run it on (1 = strictly serial).
@@ -278,6 +316,9 @@ impl Simulator {
                 // The batches' own copies of their members (framework/src/batch.rs).
                 for g in &s.imp_groups {
                     g.batch.prepare(method, step).map_err(|m| Error::invalid("components", m))?;
+                }
+                if method != Method::Euler {
+                    tell_held_frequencies(s, &x, method, step);
                 }
                 let imp_post: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].needs_post_step()).collect();
                 let breaks = match method {

@@ -23,7 +23,7 @@ use super::{plane_basis, unit_vector};
 use crate::friction::law::{DryLaw, FrictionLaw};
 use crate::friction::model_c::{model_c_step, slip_switch};
 use crate::stability::stiffness_warnings;
-use crate::stage_form::StageForm;
+use crate::stage_form::{ElementForm, StageForm};
 use nalgebra::Vector3;
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
@@ -108,11 +108,11 @@ impl Pair {
     /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ;
     /// `continuous`: the element's continuous law, τ = 0 ([`model_c_step`]).
     #[inline]
-    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, continuous: bool) -> Contact {
+    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, form: ElementForm) -> Contact {
         let v = self.slip(a, b, g);
         let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, continuous);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, form);
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
     }
@@ -292,7 +292,7 @@ impl Impedance for BodyContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let g = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.continuous_law());
+        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.element());
         self.pair.forces(&m[1], &g, c.f_a, force);
         dy[0] = c.rate.x;
         dy[1] = c.rate.y;
@@ -305,7 +305,7 @@ impl Impedance for BodyContact {
         let g = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.continuous_law()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.element()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -324,11 +324,16 @@ impl Impedance for BodyContact {
         let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
         self.pair.switchings(&m[0], &m[1], &g, e, self.form.continuous_law())
     }
+    /// Whether RK4 resolves the held spring with the inertias on the ports
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2);
+    }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.

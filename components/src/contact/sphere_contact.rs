@@ -81,7 +81,7 @@ impl Impedance for SphereContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let (g, dist) = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.continuous_law());
+        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.element());
         self.pair.forces(&m[1], &g, c.f_a, force);
         let dv = m[0].v - m[1].v;
         let ndot = if dist > 0.0 { (dv - g.n * g.n.dot(&dv)) / dist } else { Vector3::zeros() };
@@ -97,7 +97,7 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.continuous_law()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.element()).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -118,10 +118,15 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&m[0], &m[1]);
         self.pair.switchings(&m[0], &m[1], &g, Self::local(&g, y), self.form.continuous_law())
     }
+    /// Whether RK4 resolves the held spring with the inertias on the ports
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2);
+    }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
     /// stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.continuous_law() })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.

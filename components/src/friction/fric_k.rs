@@ -49,14 +49,14 @@ impl FricK {
     /// of (19b), and ε = v exactly while it holds (= (f − K e)/(B + τK) of (19c)).
     #[inline]
     pub fn scalar(&self, v: f64, e: f64, tau: f64) -> (f64, f64) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, self.form.continuous_law());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), Vector3::new(v, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, self.form.element());
         (f.x, de.x)
     }
 
     /// (19) in 3-D with the vector saturation gsat of (15): [`model_c_step`] in 3-D.
     #[inline]
     pub fn vector(&self, v: Vector3<f64>, e: Vector3<f64>, tau: f64) -> (Vector3<f64>, Vector3<f64>) {
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau, self.form.continuous_law());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law(), v, e, tau, self.form.element());
         (f, de)
     }
 }
@@ -123,10 +123,15 @@ impl Impedance for FricK {
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
+    /// Whether RK4 resolves the held spring with the inertias on the ports
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form
     /// (τK more damping per stage), the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)

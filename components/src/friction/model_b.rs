@@ -137,7 +137,7 @@ impl Impedance for ModelB {
             // ([`StageForm::continuous_law`]): RK4 on its spring–damper, fourth order.
             store(&vn, &mut dy[..n], n);
             store(&((vn - v) / tau), &mut dy[n..2 * n], n);
-            let h = if stuck && self.form.continuous_law() { e * self.k + u * self.b } else { h };
+            let h = if stuck && self.form.held_rates() { e * self.k + u * self.b } else { h };
             force[0] = Force::point(-h);
         } else {
             // Sliding: the continuous mechanics of the stage state, friction from the step.
@@ -185,10 +185,15 @@ impl Impedance for ModelB {
         let v = self.reported_v(y);
         Some(0.5 * self.mass * v.norm_squared() + 0.5 * self.k * e.norm_squared())
     }
+    /// Whether RK4 resolves the held spring with the inertias on the ports
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    }
     /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK
     /// per stage; under RK4 with B ≥ T K/2, K e + B u ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);

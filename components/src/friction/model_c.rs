@@ -14,7 +14,7 @@
 use super::law::{DryLaw, FrictionLaw, LAW_PARAMS};
 use crate::saturation::{gsat3, sat};
 use crate::doc_table::table;
-use crate::stage_form::StageForm;
+use crate::stage_form::{ElementForm, StageForm};
 use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -71,8 +71,9 @@ pub fn model_c_step(
     v: Vector3<f64>,
     e: Vector3<f64>,
     tau: f64,
-    continuous: bool,
+    form: ElementForm,
 ) -> (Vector3<f64>, Vector3<f64>, bool) {
+    let continuous = form == ElementForm::Continuous;
     if let (DryLaw::Coulomb { f }, 0.0) = (&law.dry, law.d) {
         let d = if continuous { b } else { b + tau * k };
         let x = v * d + e * k;
@@ -84,12 +85,15 @@ pub fn model_c_step(
         if continuous && stuck {
             return (y, v, true);
         }
+        if stuck && form == ElementForm::HeldRates {
+            return (held_force(k, b, *f, v, e), v, true);
+        }
         return (y, (y - e * k) / d, stuck);
     }
     let d = b + tau * k;
     let vs = v + e * (k / d);
     let p = law.phi_z(1.0 / d, vs);
-    if p.stuck && continuous {
+    if p.stuck && form != ElementForm::Paper {
         return (held_force(k, b, law.static_level(), v, e), v, true);
     }
     (p.y, (p.y - e * k) / d, p.stuck)
@@ -144,7 +148,7 @@ impl Impedance for ModelC {
     ) -> Result<(), Fault> {
         let n = self.dims;
         let v = first(m[1].v - m[0].v, n);
-        let (f, de, _) = model_c_step(self.k, self.b, &self.law, v, load(y, n), tau, self.form.continuous_law());
+        let (f, de, _) = model_c_step(self.k, self.b, &self.law, v, load(y, n), tau, self.form.element());
         store(&de, dy, n);
         force[1] = Force::point(-f);
         force[0] = Force::point(f);
@@ -166,16 +170,21 @@ impl Impedance for ModelC {
             0 => p.forces[1].f[e],
             1 => p.state[e],
             2 => v[e],
-            _ => f64::from(model_c_step(self.k, self.b, &self.law, v, load(p.state, n), p.tau, self.form.continuous_law()).2),
+            _ => f64::from(model_c_step(self.k, self.b, &self.law, v, load(p.state, n), p.tau, self.form.element()).2),
         }
     }
     fn energy(&self, _m: &[Motion], y: &[f64]) -> Option<f64> {
         Some(0.5 * self.k * y.iter().map(|e| e * e).sum::<f64>())
     }
+    /// Whether RK4 resolves the held spring with the inertias on the ports
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    }
     /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, in the paper's form (Euler, or B < T K/2);
     /// the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.continuous_law() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let mut out = Vec::new();

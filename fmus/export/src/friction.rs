@@ -17,6 +17,7 @@ use crate::model::{substeps, Check, Interface, Model, ModelInfo, Role, VarType, 
 use nalgebra::Vector3;
 use stiction_components::friction::law::{DryLaw, FrictionLaw};
 use stiction_components::friction::model_c::model_c_step;
+use stiction_components::stage_form::ElementForm;
 
 /// Value references (rows of `VARIABLES`).
 pub mod vr {
@@ -159,7 +160,7 @@ fn params(v: &[f64]) -> Result<P, String> {
 /// One evaluation of (38) with step τ (τ = 0: the Model Exchange limit): (f, ė, stuck).
 /// Co-Simulation takes implicit-Euler steps of (38), the paper's form (`hold` false).
 fn element(p: &P, speed: f64, e: f64, tau: f64) -> (f64, f64, bool) {
-    let (f, de, stuck) = model_c_step(p.k, p.b, &p.law, Vector3::new(speed, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, false);
+    let (f, de, stuck) = model_c_step(p.k, p.b, &p.law, Vector3::new(speed, 0.0, 0.0), Vector3::new(e, 0.0, 0.0), tau, ElementForm::Paper);
     (f.x, de.x, stuck)
 }
 
