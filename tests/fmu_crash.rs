@@ -321,7 +321,7 @@ fn a_signal_ends_an_isolated_hang_within_a_second() {
 
 /// A child that hangs in instantiate (the fixture's instance named `hang_in_instantiate…`)
 /// with `call_timeout` 2 s: the run ends with exit 1 naming the timeout within the timeout
-/// + 10 % of the call (measured from the start of the whole command, which also loads the
+/// plus 10 % of the call (measured from the start of the whole command, which also loads the
 /// FMU: ≤ 2 s + 10 % + 1 s). Before: 4 s.
 #[test]
 fn a_hang_in_instantiate_ends_within_the_call_timeout() {

@@ -152,8 +152,8 @@ impl Pair {
     }
 
     /// [`switching`](Self::switching) and the stick–slip switch of the tangential element
-    /// under its continuous law ([`slip_switch`] at the normal force of [`law`](Self::law),
-    /// > 0 while it holds; `None` in the paper's form, `continuous` false, and under a
+    /// under its continuous law ([`slip_switch`] at the normal force of [`law`](Self::law):
+    /// positive while it holds; `None` in the paper's form, `continuous` false, and under a
     /// Stribeck law), the relative velocity computed once.
     #[inline]
     pub fn switchings(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, continuous: bool) -> [Option<f64>; 2] {

@@ -523,7 +523,7 @@ impl Admittance for KarnoppStack {
     /// The band edges of [`velocities`](Self::velocities): the relative band between the
     /// masses, and the ground band of both masses together (|P1 + P2| − (m1 + m2) DV, while
     /// they stick to each other) and of m2 alone (|P2| − m2 DV, while m1 slips on it); each
-    /// > 0 outside its band. Which ground band applies changes with the first; each function
+    /// positive outside its band. Which ground band applies changes with the first; each function
     /// is continuous in the state.
     fn state_switches(&self) -> usize {
         3

@@ -100,7 +100,7 @@ pub fn model_c_step(
 }
 
 /// The stick–slip switch of [`model_c_step`]'s continuous law: g = F² − ‖B v + K e‖²,
-/// > 0 exactly while the element holds (the test ‖B v + K e‖ ≤ F of `model_c_step` at
+/// positive exactly while the element holds (the test ‖B v + K e‖ ≤ F of `model_c_step` at
 /// τ = 0, squared: no square root per element and step, and g = (F − ‖x‖)(F + ‖x‖) has a
 /// simple zero at the switch). Across g = 0 the element's force gsat(F, B v + K e) and
 /// rate are continuous with a kink, which the stepper locates
