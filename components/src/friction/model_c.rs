@@ -51,8 +51,10 @@ const SIGNALS: &[SignalInfo] = &[
 /// = (38)'s e_new = (B e + τ y)/(B + τK)); `fric_k` calls this too (issue 14: one
 /// implementation). Other laws use Φ_Z of (25)/(46)/(55)/(57).
 ///
-/// `continuous` ([`StageForm::continuous_law`](crate::stage_form::StageForm::continuous_law):
-/// RK4 with B ≥ T K/2): the element's continuous law, (19) at τ = 0 for Coulomb friction:
+/// `form` ([`StageForm::element`](crate::stage_form::StageForm::element)): `Paper`, (19) as
+/// written; `HeldRates` (RK4, B < T K/2, the held spring resolved on the masses it holds),
+/// (19) decides whether it holds, and a held stage returns K e + B v and ė = v; `Continuous`
+/// (RK4 with B ≥ T K/2): the element's continuous law, (19) at τ = 0 for Coulomb friction:
 /// y = gsat(F, B v + K e), ė = (y − K e)/B, and ė = v exactly while it holds. B ≥ T K/2
 /// makes its relaxation rate K/B one RK4 resolves (K T/B ≤ 2 < 2.79), so RK4 integrates
 /// the element itself: fourth order held and sliding, in 1, 2 or 3 dimensions. The τK of
