@@ -115,7 +115,7 @@ impl StageForm {
     }
 
     /// For an I_fricK element of spring K and damper B in the paper's form under RK4 (B <
-    /// T K/2): told by the stepper a bound ω̄² on the squared frequency of its held spring
+    /// T K/2): told by the stepper an estimate ω̄² of the squared frequency of its held spring
     /// with the inertias on its ports (`Impedance::held_frequency`), record whether RK4
     /// resolves it: the step map of RK4 on a mass K/ω̄² held by K and B stable at twice the
     /// step (model D's margin). Then the element still holds by (19b), whose τK keeps the

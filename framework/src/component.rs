@@ -363,7 +363,7 @@ pub trait Impedance: Send + Sync {
         None
     }
     /// Called once by `Simulator::new` under RK4, after [`prepare`](Self::prepare), on an
-    /// impedance whose [stuck spring](Self::stuck_spring) adds τK per stage: a bound ω̄² on
+    /// impedance whose [stuck spring](Self::stuck_spring) adds τK per stage: an estimate ω̄² of
     /// the squared angular frequency of its held spring with the inertias on its ports
     /// (Σ K/M over its ports of the stuck springs on each, M the port's
     /// [`Admittance::port_inertia`]), `None` where a port's inertia is unknown or not a

@@ -253,8 +253,10 @@ pub const PARALLEL_THRESHOLD: usize = 4096;
 const BREAK_TOLERANCE: f64 = 1e-6;
 
 /// [`Impedance::held_frequency`](crate::component::Impedance::held_frequency) for every
-/// impedance whose stuck spring adds τK per stage: the Gershgorin bound Σ_ports (Σ K of the
-/// stuck springs on the port)/M of the held system's squared frequencies, at the initial
+/// impedance whose stuck spring adds τK per stage: the estimate Σ_ports (Σ K of the
+/// stuck springs on the port)/M of the held system's largest squared frequency (exact for
+/// one element between a mass and ground or two masses, Gershgorin's row sums along a
+/// chain; the components keep a margin of twice the step on it), at the initial
 /// state `x`, where every port is an admittance's only port and of a scalar or point domain
 /// (a mass, a point mass); `None` elsewhere (nothing is computed where no stuck spring adds
 /// τK).
