@@ -30,7 +30,6 @@
 //! never prepared uses the RK4 form (and the implicit form in its held elastic state).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use stiction_framework::stability::PortModel;
 use stiction_framework::Method;
 
@@ -42,9 +41,8 @@ pub struct StageForm {
     held: AtomicBool,
     /// An I_fricK element in the paper's form (B < T K/2) whose held spring RK4 resolves with
     /// the inertias on its ports ([`set_held_frequency`](Self::set_held_frequency)): it
-    /// holds by (19b) and returns the continuous rates while it holds. Shared with the
-    /// component's copies (a batch's), which the stepper does not tell.
-    held_rates: Arc<AtomicBool>,
+    /// holds by (19b) and returns the continuous rates while it holds.
+    held_rates: AtomicBool,
 }
 
 impl Clone for StageForm {
@@ -52,7 +50,7 @@ impl Clone for StageForm {
         StageForm {
             euler: AtomicBool::new(self.is_euler()),
             held: AtomicBool::new(self.held_continuous()),
-            held_rates: Arc::clone(&self.held_rates),
+            held_rates: AtomicBool::new(self.held_rates_only()),
         }
     }
 }
@@ -205,6 +203,9 @@ pub fn continuous_law(method: Method, step: f64, k: f64, b: f64) -> bool {
 #[derive(Debug)]
 pub struct TauFactor(AtomicU64);
 
+/// The bit of [`TauFactor`] that records held rates.
+const HELD_RATES: u64 = 1;
+
 impl Default for TauFactor {
     fn default() -> Self {
         TauFactor(AtomicU64::new(1f64.to_bits()))
@@ -226,7 +227,23 @@ impl TauFactor {
     /// The factor: 1 or 0.
     #[inline]
     pub fn get(&self) -> f64 {
-        f64::from_bits(self.0.load(Ordering::Relaxed))
+        f64::from_bits(self.0.load(Ordering::Relaxed) & !HELD_RATES)
+    }
+
+    /// With factor 1 (the paper's form), record whether the element returns its continuous
+    /// law while it holds ([`StageForm::set_held_frequency`]'s `held rates`), in the
+    /// factor's last mantissa bit, which [`get`](Self::get) masks off (no field of its own:
+    /// 10⁵ contacts and their batch's copies).
+    pub fn set_held_rates(&self, on: bool) {
+        let factor = self.0.load(Ordering::Relaxed) & !HELD_RATES;
+        let on = on && f64::from_bits(factor) == 1.0;
+        self.0.store(factor | if on { HELD_RATES } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// Whether the element holds by (19b) and returns its continuous law while it holds.
+    #[inline]
+    pub fn held_rates(&self) -> bool {
+        self.0.load(Ordering::Relaxed) & HELD_RATES != 0
     }
 
     /// Whether the element runs its continuous law.

@@ -289,6 +289,11 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
         });
         c.held_frequency(method, step, omega2);
+        // The batches' own copies of their members.
+        let g = s.imp_groups.partition_point(|g| g.start <= i);
+        if let Some(g) = g.checked_sub(1).and_then(|g| s.imp_groups.get(g)).filter(|g| i < g.end) {
+            g.batch.held_frequency(i - g.start, method, step, omega2);
+        }
     }
 }
 

@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn affine_switching_is_the_switching_function_bit_for_bit() {
         let plane =
-            PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, plane: Horizontal, tau_factor: Default::default(), held_rates: Default::default() };
+            PlaneContact { k: 1e7, b: 10.0, mu: 0.1, height: 1e-3, plane: Horizontal, tau_factor: Default::default() };
         let wall = |side: f64, axis: Vector3<f64>, w: f64| Wall {
             domain: Domain::Point3,
             axis,
@@ -80,7 +80,7 @@ mod tests {
             window: Default::default(),
         };
         let skew = Vector3::new(0.48, -0.6, 0.64);
-        let tilted = PlaneContact { k: 1e5, b: 3.0, mu: 0.1, height: -1e-3, plane: Tilt::of(skew), tau_factor: Default::default(), held_rates: Default::default() };
+        let tilted = PlaneContact { k: 1e5, b: 3.0, mu: 0.1, height: -1e-3, plane: Tilt::of(skew), tau_factor: Default::default() };
         let cases: Vec<Box<dyn Impedance>> =
             vec![Box::new(plane), Box::new(tilted), Box::new(wall(1.0, Vector3::x(), 0.004)), Box::new(wall(-1.0, skew, -0.002))];
         for imp in &cases {

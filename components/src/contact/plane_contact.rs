@@ -15,8 +15,6 @@
 use super::plane_basis;
 use crate::stability::stiffness_warnings;
 use crate::stage_form::{continuous_law, resolves_held, BatchForm, TauFactor};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
@@ -45,10 +43,6 @@ pub struct PlaneContact<P = Horizontal> {
     /// The factor of τ in (23b): 1, the paper's form, or 0, the continuous law under RK4
     /// where B ≥ T K/2 ([`continuous_law`]), set by `prepare`.
     pub tau_factor: TauFactor,
-    /// In the paper's form, RK4 resolves the held element with the inertia on the port
-    /// (`Impedance::held_frequency`): it holds by (23b) with τ and, while it holds, returns
-    /// the continuous law K e + B v_t and ė = v_t. Shared with the batch's copies.
-    pub held_rates: Arc<AtomicBool>,
 }
 
 /// The orientation of a plane that is not horizontal: unit normal n and the fixed
@@ -165,7 +159,7 @@ impl<P: PlaneKind> PlaneContact<P> {
         let d = self.b + tau * self.tau_factor.get() * self.k;
         let fstar = d * vt + self.k * e;
         let n = fstar.norm();
-        if n <= limit && self.held_rates.load(Ordering::Relaxed) {
+        if n <= limit && self.tau_factor.held_rates() {
             let held = self.b * vt + self.k * e;
             let h = held.norm();
             return (if h <= limit { held } else { held * (limit / h) }, vt);
@@ -249,13 +243,12 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
     /// The penalty spring (23a) in contact; the held tangential element of (23b) is the
     /// same K and B, with τK more damping per stage in the paper's form ([`TauFactor`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        let implicit = !self.tau_factor.continuous() && !self.held_rates.load(Ordering::Relaxed);
+        let implicit = !self.tau_factor.continuous() && !self.tau_factor.held_rates();
         Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit })
     }
     /// In the paper's form, whether RK4 resolves the held element ([`resolves_held`]).
     fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
-        let on = !self.tau_factor.continuous() && resolves_held(method, step, self.k, self.b, omega2);
-        self.held_rates.store(on, Ordering::Relaxed);
+        self.tau_factor.set_held_rates(resolves_held(method, step, self.k, self.b, omega2));
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
@@ -306,7 +299,7 @@ impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
         dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
         let [a, b] = pair;
-        let held = |c: &Self| c.held_rates.load(Ordering::Relaxed);
+        let held = |c: &Self| c.tau_factor.held_rates();
         if !P::HORIZONTAL || (form != BatchForm::Continuous && (held(a) || held(b))) {
             let [fa, fb] = force;
             let [da, db] = dy;
@@ -366,11 +359,11 @@ fn build(p: &mut Params) -> Result<Built> {
     let tau_factor = TauFactor::default();
     if horizontal {
         let height = point.map_or(height, |c| c.z);
-        return Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height, plane: Horizontal, tau_factor, held_rates: Arc::default() })));
+        return Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height, plane: Horizontal, tau_factor })));
     }
     let n = normal.unwrap_or(Vector3::z());
     let c = point.unwrap_or(Vector3::new(0.0, 0.0, height));
-    Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height: n.dot(&c), plane: Tilt::of(n), tau_factor, held_rates: Arc::default() })))
+    Ok(Built::Impedance(Box::new(PlaneContact { k, b, mu, height: n.dot(&c), plane: Tilt::of(n), tau_factor })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
@@ -447,9 +440,9 @@ mod tests {
     #[test]
     fn a_pair_is_two_contacts_bit_for_bit() {
         let tau_factor = TauFactor::default;
-        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: Horizontal, tau_factor: tau_factor(), held_rates: Default::default() };
+        let plane = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: Horizontal, tau_factor: tau_factor() };
         let tilt = Tilt::of(Vector3::new(0.0, -0.6, 0.8));
-        let tilted = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: tilt, tau_factor: tau_factor(), held_rates: Default::default() };
+        let tilted = |mu: f64| PlaneContact { k: 1e5, b: 100.0, mu, height: 0.0, plane: tilt, tau_factor: tau_factor() };
         let at = |p: [f64; 3], v: [f64; 3]| PointMotion { p: Vector3::from(p), v: Vector3::from(v) };
         let motions = [
             (0.5, at([0.0, 0.0, 0.01], [1.0, 0.0, -1.0]), [0.0, 0.0]),
