@@ -118,6 +118,18 @@ impl Impedance for Each {
     fn post_step(&self, y: &mut [f64]) {
         self.0.post_step(y)
     }
+    fn stuck_spring(&self) -> Option<stiction::framework::StageSpring> {
+        self.0.stuck_spring()
+    }
+    fn held_frequency(&self, method: Method, step: f64, omega2: Option<f64>) {
+        self.0.held_frequency(method, step, omega2)
+    }
+    fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
+        self.0.next_break(t0, t1)
+    }
+    fn set_window(&self, t0: f64, t1: f64) {
+        self.0.set_window(t0, t1)
+    }
 }
 
 /// `body_contact` built as usual, wrapped in [`Each`].
