@@ -104,6 +104,8 @@ impl StageForm {
     pub fn set_element(&self, method: Method, step: f64, k: f64, b: f64) {
         self.set(method);
         self.set_held_continuous(continuous_law(method, step, k, b));
+        // Told again by the stepper after `prepare` where it applies (never under Euler).
+        self.held_rates.store(false, Ordering::Relaxed);
     }
 
     /// Whether an I_fricK element runs its continuous law ([`set_element`](Self::set_element)).
@@ -281,5 +283,49 @@ impl BatchForm {
         } else {
             BatchForm::Each
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Held rates only where RK4 resolves the held spring with the margin of 2T, never under
+    /// Euler, and a component prepared again (another method or step) starts from the
+    /// paper's form until the stepper tells it again.
+    #[test]
+    fn held_rates_follow_the_method_and_the_margin() {
+        let (k, b) = (100.0, 0.01);
+        let form = StageForm::default();
+        form.set_element(Method::Rk4, 1e-3, k, b);
+        assert_eq!(form.element(), ElementForm::Paper);
+        // ω̄² = K/M with M = 1 kg: ω T = 0.01.
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k));
+        assert_eq!(form.element(), ElementForm::HeldRates);
+        assert!(form.held_rates() && form.clone().held_rates_only());
+        // ω T = 1.5 at T = 1e-3: stable at T, not at 2T.
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(2.25e6));
+        assert_eq!(form.element(), ElementForm::Paper);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, None);
+        assert_eq!(form.element(), ElementForm::Paper);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k));
+        form.set_element(Method::Euler, 1e-3, k, b);
+        assert_eq!(form.element(), ElementForm::Paper, "prepared again under Euler");
+        form.set_held_frequency(Method::Euler, 1e-3, k, b, Some(k));
+        assert_eq!(form.element(), ElementForm::Paper, "never under Euler");
+        // B ≥ T K/2: the continuous law, whatever the stepper tells.
+        form.set_element(Method::Rk4, 1e-3, k, 1.0);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, 1.0, Some(k));
+        assert_eq!(form.element(), ElementForm::Continuous);
+
+        let factor = TauFactor::default();
+        factor.set(false);
+        factor.set_held_rates(true);
+        assert!(factor.held_rates() && factor.get() == 1.0 && !factor.continuous());
+        factor.set(false);
+        assert!(!factor.held_rates(), "prepared again");
+        factor.set(true);
+        factor.set_held_rates(true);
+        assert!(!factor.held_rates() && factor.get() == 0.0, "not with the continuous law");
     }
 }
