@@ -78,6 +78,9 @@ impl Admittance for PlainAdmittance {
     fn lock_sides(&self, x: Option<&[f64]>) {
         self.0.lock_sides(x)
     }
+    fn on_switch(&self, which: usize, x: &mut [f64]) {
+        self.0.on_switch(which, x)
+    }
 }
 
 /// An impedance without a batch.

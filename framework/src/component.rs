@@ -152,6 +152,13 @@ pub trait Admittance: Send + Sync {
     /// locates a sign change within the step and splits the step there, as an impedance's
     /// [`switching`](Impedance::switching) (framework/src/stepper/events.rs).
     fn state_switchings(&self, _x: &[f64], _g: &mut [f64]) {}
+    /// Called by the stepper with the state `x` right after it crossed the located state
+    /// switch `which` (an index into [`state_switchings`](Self::state_switchings)): move `x`
+    /// onto the switch's surface, on the side it is now on. The crossing is within 1e-9 T of
+    /// the surface; where the motion after it depends on that distance ill-conditionedly (a
+    /// Karnopp mass held just inside its band leaves it a time ∝ √distance after its
+    /// breakaway) this removes it. Nothing by default.
+    fn on_switch(&self, _which: usize, _x: &mut [f64]) {}
     /// How many [force switching functions](Self::force_switchings) the component has
     /// (asked once by `Simulator::new`; 0 by default).
     fn force_switches(&self) -> usize {

@@ -101,6 +101,41 @@ macro_rules! contact_params {
     }};
 }
 
+/// The switching function of a momentum band |p| < `half`: |p| − `half`, positive exactly
+/// where the velocity leaves the band, |p| ≥ `half`, as the components test it (the stepper
+/// takes g > 0 as one side and g ≤ 0 as the other, and a − b is 0 only where a = b: on the
+/// edge itself 0 becomes the least positive number). Else a state located exactly on the
+/// edge would be on the band's side for the stepper and outside it for the component.
+#[inline]
+fn band_edge(p: f64, half: f64) -> f64 {
+    let g = p.abs() - half;
+    if g == 0.0 {
+        f64::MIN_POSITIVE
+    } else {
+        g
+    }
+}
+
+/// `p` moved onto the edge of its band |p| < `half` ([`band_edge`]), on the side it is on:
+/// ±`half` outside, the largest magnitude below it inside (`Admittance::on_switch`).
+#[inline]
+fn onto_edge(p: f64, half: f64) -> f64 {
+    let edge = if band_edge(p, half) > 0.0 { half } else { f64::from_bits(half.to_bits() - 1) };
+    edge.copysign(p)
+}
+
+/// Momenta (p1, p2) whose relative momentum (m2 p1 − m1 p2)/(m1 + m2) is moved onto the
+/// edge of its band |·| < `half` on the side it is on, their sum kept (to rounding); `None`
+/// if rounding would change the side (then the state is left as it is).
+fn relative_onto_edge(two: &Two, p1: f64, p2: f64, half: f64) -> Option<(f64, f64)> {
+    let rel = two.rel_momentum(p1, p2);
+    let sum = p1 + p2;
+    let q1 = onto_edge(rel, half) + two.m1 * sum / two.total();
+    let q2 = sum - q1;
+    let same = (band_edge(two.rel_momentum(q1, q2), half) > 0.0) == (band_edge(rel, half) > 0.0);
+    same.then_some((q1, q2))
+}
+
 /// The breakaway switching function of a contact that slips: a side that does not change.
 const SLIPPING: f64 = 1.0;
 
@@ -165,7 +200,7 @@ impl Admittance for KarnoppMass {
         1
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
-        g[0] = x[1].abs() - self.mass * self.contact.dv;
+        g[0] = band_edge(x[1], self.mass * self.contact.dv);
     }
     /// Breakaway inside the band: FH − |G| (`Contact::holds`).
     fn force_switches(&self) -> usize {
@@ -174,6 +209,11 @@ impl Admittance for KarnoppMass {
     fn lock_sides(&self, x: Option<&[f64]>) {
         self.sides.set(None);
         self.sides.set(x.map(|x| u8::from(self.velocity(x[1]) == 0.0)));
+    }
+    /// Onto the band's edge (the momentum that entered the band stays on its edge while
+    /// held, as the exact solution does).
+    fn on_switch(&self, _which: usize, x: &mut [f64]) {
+        x[1] = onto_edge(x[1], self.mass * self.contact.dv);
     }
     fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
         let stuck = self.velocity(x[1]) == 0.0;
@@ -346,7 +386,7 @@ impl Admittance for KarnoppPair {
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         let t = self.two;
-        g[0] = t.rel_momentum(x[2], x[3]).abs() - t.reduced() * self.contact.dv;
+        g[0] = band_edge(t.rel_momentum(x[2], x[3]), t.reduced() * self.contact.dv);
     }
     /// Breakaway while stuck: FH − |(11)| (`Contact::holds`).
     fn force_switches(&self) -> usize {
@@ -355,6 +395,12 @@ impl Admittance for KarnoppPair {
     fn lock_sides(&self, x: Option<&[f64]>) {
         self.sides.set(None);
         self.sides.set(x.map(|x| u8::from(self.velocities(x[2], x[3]).2)));
+    }
+    /// The relative momentum onto its band's edge.
+    fn on_switch(&self, _which: usize, x: &mut [f64]) {
+        if let Some((p1, p2)) = relative_onto_edge(&self.two, x[2], x[3], self.two.reduced() * self.contact.dv) {
+            (x[2], x[3]) = (p1, p2);
+        }
     }
     fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
         let stuck = self.velocities(x[2], x[3]).2;
@@ -530,9 +576,9 @@ impl Admittance for KarnoppStack {
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         let (t, (p1, p2)) = (self.two, (x[2], x[3]));
-        g[0] = t.rel_momentum(p1, p2).abs() - t.reduced() * self.upper.dv;
-        g[1] = (p1 + p2).abs() - t.total() * self.lower.dv;
-        g[2] = p2.abs() - t.m2 * self.lower.dv;
+        g[0] = band_edge(t.rel_momentum(p1, p2), t.reduced() * self.upper.dv);
+        g[1] = band_edge(p1 + p2, t.total() * self.lower.dv);
+        g[2] = band_edge(p2, t.m2 * self.lower.dv);
     }
     /// Breakaway of each stuck contact, upper and lower (`Contact::holds` of the
     /// sticking forces (15)–(21) need).
@@ -542,6 +588,24 @@ impl Admittance for KarnoppStack {
     fn lock_sides(&self, x: Option<&[f64]>) {
         self.sides.set(None);
         self.sides.set(x.map(|x| self.velocities(x[2], x[3]).2 as u8));
+    }
+    /// The relative momentum, the total or m2's onto its band's edge (the total moved in
+    /// proportion to the masses, so that their relative momentum stays).
+    fn on_switch(&self, which: usize, x: &mut [f64]) {
+        let (t, (p1, p2)) = (self.two, (x[2], x[3]));
+        let moved = match which {
+            0 => relative_onto_edge(&t, p1, p2, t.reduced() * self.upper.dv),
+            1 => {
+                let half = t.total() * self.lower.dv;
+                let d = onto_edge(p1 + p2, half) - (p1 + p2);
+                let (q1, q2) = (p1 + d * t.m1 / t.total(), p2 + d * t.m2 / t.total());
+                ((band_edge(q1 + q2, half) > 0.0) == (band_edge(p1 + p2, half) > 0.0)).then_some((q1, q2))
+            }
+            _ => Some((p1, onto_edge(p2, t.m2 * self.lower.dv))),
+        };
+        if let Some((p1, p2)) = moved {
+            (x[2], x[3]) = (p1, p2);
+        }
     }
     fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
         let (_, (upper, lower)) = self.friction_and_needed(x[2], x[3], f[0].value(), f[1].value());

@@ -427,11 +427,16 @@ impl Events {
         let (nh, ng) = (self.both.len(), self.general.len());
         let nc = nb + 2 * nh;
         let contact = |j: usize| j < nb + nh || (nc..nc + ng).contains(&j);
-        let states = nc + 2 * ng..nc + 2 * ng + self.states.last().map_or(0, |m| m.at + m.n);
+        let states = self.state_base()..self.state_base() + self.states.last().map_or(0, |m| m.at + m.n);
         (0..self.g0.len()).any(|j| {
             let (a, b) = (self.g0[j] > 0.0, self.g_hi[j] > 0.0);
             a != b && (states.contains(&j) || (contact(j) && b))
         })
+    }
+
+    /// Where the admittances' switching functions start in g.
+    fn state_base(&self) -> usize {
+        self.aligned.len() + self.affine.len() + 2 * self.both.len() + 2 * self.general.len()
     }
 
     /// The state was changed from outside: g at x(k) is computed again.
@@ -707,7 +712,7 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
             if hi - lo <= TOLERANCE * step {
                 break;
             }
-            let trial = falsi(ev, lo, hi, w_lo, w_hi);
+            let trial = falsi(ev, lo, hi, w_lo, w_hi, scale);
             sim.x.copy_from_slice(&ev.x0);
             sim.span(t0 + done, trial, false)?;
             let switch = ev.eval(&sim.sched, &sim.x, t0 + done + trial, false, par);
@@ -753,6 +758,22 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
                 sim.span(t0 + done, h, false)?;
                 done += h;
                 past = ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
+            }
+            // The admittances' state switches crossed: onto their surfaces
+            // (`Admittance::on_switch`), and g there.
+            let base = ev.state_base();
+            let mut moved = false;
+            for m in &ev.states {
+                for j in 0..m.n {
+                    let at = base + m.at + j;
+                    if (ev.g0[at] > 0.0) != (ev.g[at] > 0.0) {
+                        sim.sched.adm[m.adm].on_switch(j, &mut sim.x[m.x.0..m.x.1]);
+                        moved = true;
+                    }
+                }
+            }
+            if moved {
+                ev.eval(&sim.sched, &sim.x, t0 + done, false, par);
             }
             // g at the new sub-step's start.
             std::mem::swap(&mut ev.g0, &mut ev.g);
@@ -836,12 +857,21 @@ fn finish(sim: &mut Simulator, ev: &mut Events, k: u64) -> Result<()> {
 
 /// The next trial length in (lo, hi): regula falsi on the member whose linear
 /// interpolation switches first, with the Illinois weights `w_lo`, `w_hi` on the ends
-/// (a bracket end kept twice has its g halved), kept off the ends by 1/64 of the bracket.
-fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64) -> f64 {
+/// (a bracket end kept twice has its g halved), kept off the ends by 1/64 of the bracket;
+/// members whose g stayed at its start value up to lo > 0 and is below the search's end
+/// tolerance (`G_TOLERANCE`·`scale`) are left out.
+fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64, scale: f64) -> f64 {
     let width = hi - lo;
     let mut best = f64::INFINITY;
     for ((&a, &b), &s) in ev.g_lo.iter().zip(&ev.g_hi).zip(&ev.g0) {
         if (b > 0.0) == (s > 0.0) {
+            continue;
+        }
+        // A member that stayed on its switch up to lo > 0 (g there the same as at the
+        // sub-step's start and negligible, as for the search's end: a Karnopp momentum held on
+        // its band's edge until a breakaway) says nothing of where it crosses: its
+        // interpolation would keep every trial 1/64 of the bracket from lo.
+        if lo > 0.0 && a == s && a.abs() <= G_TOLERANCE * scale {
             continue;
         }
         let (a, b) = (w_lo * a, w_hi * b);
