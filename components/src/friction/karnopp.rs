@@ -506,27 +506,26 @@ impl KarnoppStack {
     /// ground band |P| < m DV_lower (m = m1 + m2 when m1 rides on m2).
     pub fn velocities(&self, p1: f64, p2: f64) -> (f64, f64, Case) {
         let t = self.two;
-        if let Some(c) = self.sides.get() {
-            return match c {
-                0 => (0.0, 0.0, Case::BothStick),
-                1 => (p1 / t.m1, 0.0, Case::UpperSlips),
-                2 => ((p1 + p2) / t.total(), (p1 + p2) / t.total(), Case::LowerSlips),
-                _ => (p1 / t.m1, p2 / t.m2, Case::BothSlip),
-            };
-        }
-        let upper_stuck = t.rel_momentum(p1, p2).abs() < t.reduced() * self.upper.dv;
-        if upper_stuck {
-            let ptot = p1 + p2;
-            if ptot.abs() < t.total() * self.lower.dv {
-                (0.0, 0.0, Case::BothStick)
-            } else {
-                let v = ptot / t.total();
-                (v, v, Case::LowerSlips)
+        let case = match self.sides.get() {
+            Some(0) => Case::BothStick,
+            Some(1) => Case::UpperSlips,
+            Some(2) => Case::LowerSlips,
+            Some(_) => Case::BothSlip,
+            None if t.rel_momentum(p1, p2).abs() < t.reduced() * self.upper.dv => {
+                if (p1 + p2).abs() < t.total() * self.lower.dv {
+                    Case::BothStick
+                } else {
+                    Case::LowerSlips
+                }
             }
-        } else if p2.abs() < t.m2 * self.lower.dv {
-            (p1 / t.m1, 0.0, Case::UpperSlips)
-        } else {
-            (p1 / t.m1, p2 / t.m2, Case::BothSlip)
+            None if p2.abs() < t.m2 * self.lower.dv => Case::UpperSlips,
+            None => Case::BothSlip,
+        };
+        match case {
+            Case::BothStick => (0.0, 0.0, case),
+            Case::LowerSlips => ((p1 + p2) / t.total(), (p1 + p2) / t.total(), case),
+            Case::UpperSlips => (p1 / t.m1, 0.0, case),
+            Case::BothSlip => (p1 / t.m1, p2 / t.m2, case),
         }
     }
 

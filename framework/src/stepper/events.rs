@@ -105,6 +105,8 @@ pub(crate) struct Events {
     /// The admittances with switching functions of their own state, after all the above
     /// in g (`Admittance::state_switchings`).
     states: Vec<StateMember>,
+    /// The admittances of `states`, shared with the [`Locked`] guard of each located step.
+    lockable: Lockable,
     /// The admittances with switching functions of their state and port forces, after the
     /// state members in g (`Admittance::force_switchings`), and the buffers they use.
     forces: Vec<ForceMember>,
@@ -314,6 +316,7 @@ impl Events {
             both: Vec::new(),
             general: Vec::new(),
             states: Vec::new(),
+            lockable: Lockable::from([]),
             forces: Vec::new(),
             force_work: ForceWork::default(),
             tau: 0.0,
@@ -376,6 +379,7 @@ impl Events {
                 at += n;
             }
         }
+        ev.lockable = ev.states.iter().map(|m| sched.adm[m.adm].clone()).collect();
         for (adm, c) in sched.adm.iter().enumerate() {
             let n = c.force_switches();
             if n > 0 {
@@ -410,6 +414,7 @@ impl Events {
             m.slip = false;
         }
         self.states.clear();
+        self.lockable = Lockable::from([]);
         self.forces.clear();
         let n = self.aligned.len() + self.affine.len() + 2 * self.general.len();
         (self.g0, self.g, self.g_lo, self.g_hi) = (vec![0.0; n], vec![0.0; n], Vec::new(), Vec::new());
@@ -682,7 +687,7 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
     if ev.x0.len() != sim.x.len() {
         ev.x0 = vec![0.0; sim.x.len()];
     }
-    let locked = Locked::new(&sim.sched, &ev.states);
+    let locked = Locked(ev.lockable.clone());
     locked.at(&ev.states, &sim.x);
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
@@ -813,14 +818,14 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
 /// Discontinuity locking of the admittances with state switches
 /// ([`Admittance::lock_sides`](crate::component::Admittance::lock_sides)): their sides are
 /// locked by [`at`](Self::at) and released by [`release`](Self::release) or when this is
-/// dropped (also on an error's early return).
-struct Locked(Vec<std::sync::Arc<dyn crate::component::Admittance>>);
+/// dropped (also on an error's early return). It holds `Events::lockable` (one count more
+/// on it per step, no copy).
+struct Locked(Lockable);
+
+/// The admittances with state switches, in the order of `Events::states`.
+type Lockable = std::sync::Arc<[std::sync::Arc<dyn crate::component::Admittance>]>;
 
 impl Locked {
-    fn new(sched: &Schedule, states: &[StateMember]) -> Locked {
-        Locked(states.iter().map(|m| sched.adm[m.adm].clone()).collect())
-    }
-
     /// Lock each at its sides in the state `x`.
     fn at(&self, states: &[StateMember], x: &[f64]) {
         for (a, m) in self.0.iter().zip(states) {
@@ -829,7 +834,7 @@ impl Locked {
     }
 
     fn release(&self) {
-        for a in &self.0 {
+        for a in self.0.iter() {
             a.lock_sides(None);
         }
     }
