@@ -101,6 +101,8 @@ pub(crate) struct Events {
     aligned: Vec<Aligned>,
     affine: Vec<Affine>,
     both: Vec<AlignedBoth>,
+    /// The laws of `both`'s members (few: the distinct plane contacts).
+    both_laws: Vec<BothLaw>,
     general: Vec<General>,
     /// The admittances with switching functions of their own state, after all the above
     /// in g (`Admittance::state_switchings`).
@@ -213,39 +215,68 @@ impl Aligned {
 }
 
 /// A horizontal `plane_contact` with both switches read straight from the state: its
-/// contact switch (`normal`, an [`Aligned`] member along z) and its stick–slip switch, an
-/// [`AffineSlip`] with tangents +x, +y: velocity along x and y at `normal.v − 2`,
-/// `normal.v − 1`, deflection `x[e..e + 2]`. Both in one pass over the contacts (10⁵ on
-/// chain-100k). Each equal to `Aligned::g` and `AffineSlip::eval` bit for bit.
+/// contact switch (an [`Aligned`] member along z) and its stick–slip switch, an
+/// [`AffineSlip`] with tangents +x, +y. Position along z at `x[z]`, velocity at
+/// `x[v..v + 3]`, deflection at `x[e..e + 2]`, the law's constants in `laws[law]`
+/// ([`BothLaw`], shared by the contacts with the same bits): 16 bytes a member, read in one
+/// pass over the contacts (10⁵ on chain-100k). Each g equal to `Aligned::g` and
+/// `AffineSlip::eval` bit for bit.
 #[derive(Clone, Copy)]
 struct AlignedBoth {
-    normal: Aligned,
+    law: u32,
+    z: u32,
+    v: u32,
+    e: u32,
+}
+
+/// The constants of [`AlignedBoth`] members: the contact's plane height `level`, its K and
+/// B, and μ.
+#[derive(Clone, Copy, PartialEq)]
+struct BothLaw {
+    level: f64,
+    k: f64,
+    b: f64,
     mu: f64,
-    e: usize,
+}
+
+impl BothLaw {
+    /// The bits, to find equal laws.
+    fn key(&self) -> [u64; 4] {
+        [self.level, self.k, self.b, self.mu].map(f64::to_bits)
+    }
 }
 
 impl AlignedBoth {
     /// The member for the contact switch `normal` (read at port position `x[p..p + 3]`,
     /// velocity `x[v..v + 3]`) and the stick–slip switch `a` (deflection at `x[e..e + 2]`), if
-    /// `a` is horizontal with the same normal law on the same port.
-    fn of(a: &AffineSlip, normal: Aligned, p: usize, v: usize, e: usize) -> Option<AlignedBoth> {
+    /// `a` is horizontal with the same normal law on the same port, with its law; `None`
+    /// also where an index does not fit 32 bits.
+    fn of(a: &AffineSlip, normal: Aligned, p: usize, v: usize, e: usize) -> Option<(AlignedBoth, BothLaw)> {
         let horizontal = a.normal.axis == Vector3::z() && a.t1 == Vector3::x() && a.t2 == Vector3::y();
         let n = &normal;
         let same = (n.p, n.v, n.level, n.k, n.b) == (p + 2, v + 2, a.normal.level, a.normal.k, a.normal.b);
-        (horizontal && same).then_some(AlignedBoth { normal, mu: a.mu, e })
+        let index = |i: usize| u32::try_from(i).ok();
+        let member = AlignedBoth { law: 0, z: index(n.p)?, v: index(v)?, e: index(e)? };
+        let law = BothLaw { level: n.level, k: n.k, b: n.b, mu: a.mu };
+        (horizontal && same).then_some((member, law))
     }
 
-    /// (contact g, stick–slip g).
-    #[inline]
-    fn g(&self, x: &[f64]) -> (f64, f64) {
-        let n = &self.normal;
-        let (e, v) = (&x[self.e..self.e + 2], &x[n.v - 2..n.v + 1]);
-        let depth = n.level - x[n.p];
+    /// The contact switch alone (`"events": "contacts"`).
+    fn normal(&self, law: &BothLaw) -> Aligned {
+        Aligned { level: law.level, k: law.k, b: law.b, p: self.z as usize, v: self.v as usize + 2 }
+    }
+
+    /// (contact g, stick–slip g) with the member's law `n`.
+    #[inline(always)]
+    fn g(&self, n: &BothLaw, x: &[f64]) -> (f64, f64) {
+        let (z, v, e) = (self.z as usize, self.v as usize, self.e as usize);
+        let (e, v) = (&x[e..e + 2], &x[v..v + 3]);
+        let depth = n.level - x[z];
         let kd = n.k * depth;
         let contact = kd.min(kd + n.b * -v[2]);
         let fn_ = if depth > 0.0 { (kd - n.b * v[2]).max(0.0) } else { 0.0 };
         let (tx, ty) = (n.b * v[0] + n.k * e[0], n.b * v[1] + n.k * e[1]);
-        let limit = self.mu * fn_;
+        let limit = n.mu * fn_;
         (contact, limit * limit - (tx * tx + ty * ty))
     }
 }
@@ -314,6 +345,7 @@ impl Events {
             aligned: Vec::new(),
             affine: Vec::new(),
             both: Vec::new(),
+            both_laws: Vec::new(),
             general: Vec::new(),
             states: Vec::new(),
             lockable: Lockable::from([]),
@@ -330,6 +362,8 @@ impl Events {
             credit: CREDIT_MAX,
             counts: EventCounts::default(),
         };
+        // The distinct laws of the horizontal plane contacts, by their bits.
+        let mut laws = std::collections::HashMap::new();
         for imp in 0..sched.imp.len() {
             let slots = (sched.imp_slots[imp], sched.imp_slots[imp + 1]);
             let tap = if slots.1 > slots.0 { sched.taps[slots.0] } else { Tap::Other };
@@ -356,8 +390,16 @@ impl Events {
             match (affine, pv) {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
                     Some(m) => match slip_affine.and_then(|s| AlignedBoth::of(&s, m, p, v, y.0)) {
-                        Some(b) => {
-                            ev.both.push(b);
+                        Some((b, law)) => {
+                            let n = ev.both_laws.len() as u32;
+                            let law = match ev.both_laws.last() {
+                                Some(last) if last.key() == law.key() => n - 1,
+                                _ => *laws.entry(law.key()).or_insert_with(|| {
+                                    ev.both_laws.push(law);
+                                    n
+                                }),
+                            };
+                            ev.both.push(AlignedBoth { law, ..b });
                             slip_read = true;
                         }
                         None => ev.aligned.push(m),
@@ -408,7 +450,8 @@ impl Events {
 
     /// Keep only the contact switches (`"events": "contacts"`); `false` if none is left.
     pub(crate) fn contacts_only(&mut self) -> bool {
-        self.aligned.extend(self.both.drain(..).map(|b| b.normal));
+        let laws = std::mem::take(&mut self.both_laws);
+        self.aligned.extend(self.both.drain(..).map(|b| b.normal(&laws[b.law as usize])));
         self.general.retain(|m| m.contact);
         for m in &mut self.general {
             m.slip = false;
@@ -506,8 +549,8 @@ impl Events {
         let part = |r: std::ops::Range<usize>| if g0.is_empty() { g0 } else { &g0[r] };
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
-        let nc = nb + 2 * nh;
-        any |= check_pairs(out_hc, out_hs, &self.both, part(nb..nb + nh), part(nb + nh..nc), parallel, |m| m.g(x));
+        let (nc, laws) = (nb + 2 * nh, &self.both_laws);
+        any |= check_pairs(out_hc, out_hs, &self.both, part(nb..nb + nh), part(nb + nh..nc), parallel, BothG { laws, x });
         let general = |m: &General| {
             let &General { imp, slots: (sa, sb), y, contact, slip } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
@@ -598,19 +641,9 @@ fn check_pairs<M: Sync>(
     g0_a: &[f64],
     g0_b: &[f64],
     parallel: bool,
-    g: impl Fn(&M) -> (f64, f64) + Sync,
+    g: impl PairG<M>,
 ) -> bool {
-    let serial = |oa: &mut [f64], ob: &mut [f64], ms: &[M], ga: &[f64], gb: &[f64]| {
-        let mut any = false;
-        for (k, m) in ms.iter().enumerate() {
-            let (a, b) = g(m);
-            if !ga.is_empty() {
-                any |= ((a > 0.0) != (ga[k] > 0.0)) | ((b > 0.0) != (gb[k] > 0.0));
-            }
-            (oa[k], ob[k]) = (a, b);
-        }
-        any
-    };
+    let serial = |oa: &mut [f64], ob: &mut [f64], ms: &[M], ga: &[f64], gb: &[f64]| check_pairs_serial(oa, ob, ms, ga, gb, &g);
     if !(parallel && members.len() > PARALLEL_CHUNK) {
         return serial(out_a, out_b, members, g0_a, g0_b);
     }
@@ -626,6 +659,58 @@ fn check_pairs<M: Sync>(
             serial(oa, ob, m, ga, gb)
         })
         .reduce(|| false, |a, b| a | b)
+}
+
+/// [`check_pairs`] on this thread. Zipped, so that no index is checked against a length in
+/// the loop.
+#[inline(always)]
+fn check_pairs_serial<M>(
+    oa: &mut [f64],
+    ob: &mut [f64],
+    ms: &[M],
+    ga: &[f64],
+    gb: &[f64],
+    g: &impl PairG<M>,
+) -> bool {
+    let outs = ms.iter().zip(oa.iter_mut().zip(ob.iter_mut()));
+    if ga.is_empty() {
+        for (m, (oa, ob)) in outs {
+            (*oa, *ob) = g.g(m);
+        }
+        return false;
+    }
+    let mut any = false;
+    for ((m, (oa, ob)), (&a0, &b0)) in outs.zip(ga.iter().zip(gb)) {
+        let (a, b) = g.g(m);
+        any |= ((a > 0.0) != (a0 > 0.0)) | ((b > 0.0) != (b0 > 0.0));
+        (*oa, *ob) = (a, b);
+    }
+    any
+}
+
+/// The two switching functions of a member of [`check_pairs`].
+trait PairG<M>: Sync {
+    fn g(&self, m: &M) -> (f64, f64);
+}
+
+impl<M, F: Fn(&M) -> (f64, f64) + Sync> PairG<M> for F {
+    #[inline(always)]
+    fn g(&self, m: &M) -> (f64, f64) {
+        self(m)
+    }
+}
+
+/// [`AlignedBoth`] members read at state `x`, with their `laws`.
+struct BothG<'a> {
+    laws: &'a [BothLaw],
+    x: &'a [f64],
+}
+
+impl PairG<AlignedBoth> for BothG<'_> {
+    #[inline(always)]
+    fn g(&self, m: &AlignedBoth) -> (f64, f64) {
+        m.g(&self.laws[m.law as usize], self.x)
+    }
 }
 
 /// [`check`] on this thread.
@@ -958,7 +1043,7 @@ mod tests {
         let normal = AffineSwitch { axis: Vector3::z(), level: 0.01, k: 1e5, b: 200.0 };
         let a = AffineSlip { normal, t1: Vector3::x(), t2: Vector3::y(), mu: 0.5 };
         let contact = Aligned::of(&normal, 0, 3).expect("aligned");
-        let m = AlignedBoth::of(&a, contact, 0, 3, 6).expect("horizontal");
+        let (m, law) = AlignedBoth::of(&a, contact, 0, 3, 6).expect("horizontal");
         let values = [-2.5e-4, -1.0, -0.0, 0.0, 3.0e-5, 0.7, 1.0e3, 1e-2];
         let mut sides = [0; 2];
         for (i, &z) in values.iter().enumerate() {
@@ -967,7 +1052,7 @@ mod tests {
                     let (p, v) = (Vector3::new(values[(i + 1) % 8], values[(j + 2) % 8], z), Vector3::new(values[(i + j) % 8], -e, vz));
                     let x = [p.x, p.y, p.z, v.x, v.y, v.z, 1e-3 * e, -1e-4 * values[(i + 3) % 8]];
                     let g = a.eval(&p, &v, [x[6], x[7]]);
-                    let (gc, gs) = m.g(&x);
+                    let (gc, gs) = m.g(&law, &x);
                     assert_eq!(gs.to_bits(), g.to_bits(), "p {p:?}, v {v:?}, e {:?}", &x[6..]);
                     assert_eq!(gc.to_bits(), contact.g(&x).to_bits(), "p {p:?}, v {v:?}");
                     sides[usize::from(g > 0.0)] += 1;
@@ -975,6 +1060,8 @@ mod tests {
             }
         }
         assert!(sides[0] > 0 && sides[1] > 0, "both sides: {sides:?}");
+        let alone = m.normal(&law);
+        assert_eq!((alone.level, alone.k, alone.b, alone.p, alone.v), (contact.level, contact.k, contact.b, contact.p, contact.v));
         let tilted = AffineSlip { t1: Vector3::new(0.8, 0.0, -0.6), ..a };
         assert!(AlignedBoth::of(&tilted, contact, 0, 3, 6).is_none());
         assert!(AlignedBoth::of(&a, contact, 6, 9, 12).is_none(), "another port");
