@@ -165,6 +165,116 @@ fn stops_are_exact_and_converge_under_rk4() {
     }
 }
 
+/// Model A's switches are located within the step (issue 43, item 4): its sliding velocity
+/// is a state switch (a stop, or a reversal where the load exceeds the static level) and
+/// its breakaway a force switch. Before, a stage of (26) decided "stuck" up to a step before
+/// the velocity reached zero, so a stop came early and the rest of the run was off by
+/// first-order amounts. Against the exact solutions: Fig. 6's block (v0 = 0.7, h = −1,
+/// F = 8) stops at q = v0²/18 (before 2.7e-6 m off at T = 1e-3; now to rounding); Fig. 7's
+/// (v0 = 1.3, h = −10) stops at 1.3/18 s and slides back at 2 m/s² (before 1.6e-3 m off at
+/// T = 5e-4, now 1e-12); a 1 kg block under 8 sin 2πt N against F = 5 N, through two
+/// breakaways, two stops and a breakaway again by 1.3 s, against the piecewise closed-form
+/// solution (before 9e-9 m off at every T ≤ 5e-4 and 1.9e-7 at 1e-3; now 2e-13 at T = 1e-3,
+/// order 4).
+#[test]
+fn model_a_stops_and_breakaways_are_located_under_rk4() {
+    let block = |step: f64, stop: f64, force: Value, v0: f64, f: f64, push: Option<&str>| {
+        let mut v = json!({"solver": {"method": "rk4", "step": step, "stop_time": stop},
+                           "output": {"interval": stop, "signals": {"q": "m.q", "v": "m.v"}},
+                           "components": {"m": {"type": "kikuuwe_a", "mass": 1.0, "F": f, "force": force, "init": {"v": v0}}}});
+        if let Some(push) = push {
+            v["components"]["push"] = json!({"type": "force_source", "force": push});
+            v["connections"] = json!([{"from": "push.body", "to": "m.body"}]);
+        }
+        let rec = run_value(&v);
+        (*col(&rec, "q").last().expect("a row"), *col(&rec, "v").last().expect("a row"))
+    };
+    for step in [1e-3, 5e-4, 2.5e-4] {
+        let (q6, v6) = block(step, 0.2, json!(-1.0), 0.7, 8.0, None);
+        let (t7, q7) = (1.3 / 18.0, 1.3 * 1.3 / 36.0);
+        let (q, v) = block(step, 0.6, json!(-10.0), 1.3, 8.0, None);
+        let (q7, v7) = (q7 - (0.6 - t7) * (0.6 - t7), -2.0 * (0.6 - t7));
+        eprintln!("model A, T = {step:e}: Fig. 6 q {:.2e} off, Fig. 7 q {:.2e}, v {:.2e} off", q6 - 0.49 / 18.0, q - q7, v - v7);
+        assert!((q6 - 0.49 / 18.0).abs() < 1e-14 && v6 == 0.0, "Fig. 6 at T = {step}: q = {q6}, v = {v6}");
+        assert!((q - q7).abs() < 1e-11 && (v - v7).abs() < 1e-11, "Fig. 7 at T = {step}: q = {q}, v = {v}");
+    }
+    let (q_ref, v_ref) = sine_pushed_block(1.3);
+    let mut errors = Vec::new();
+    for step in [1e-3, 5e-4] {
+        let (q, v) = block(step, 1.3, json!(0.0), 0.0, 5.0, Some("8*sin(2*pi*t)"));
+        eprintln!("model A pushed by 8 sin 2πt, T = {step:e}: q {q} ({:.2e} off), v {v} ({:.2e} off)", q - q_ref, v - v_ref);
+        errors.push((q - q_ref).abs().max((v - v_ref).abs()));
+    }
+    assert!(errors[0] < 1e-11 && errors[1] < errors[0] / 8.0, "errors {errors:?} against q = {q_ref}, v = {v_ref}");
+    // examples/ramp_block.json: held until 11.2536 − 6(2 − t) N exceeds F = 8.0359 N at
+    // t_b = 2 − 3.2177/6 s, then (2 kg) v = 1.5 (t − t_b)² to t = 2 s and 1.60885 m/s² after
+    // (before: 1.8e-7 m off at 3 s).
+    let rec = run_value(&example_at("ramp_block.json", 3.0)(1e-3));
+    let (q, v) = (*col(&rec, "q").last().expect("a row"), *col(&rec, "v").last().expect("a row"));
+    let s = (11.2536 - 8.0359) / 6.0;
+    let (a, v2, q2) = ((11.2536 - 8.0359) / 2.0, 1.5 * s * s, 0.5 * s * s * s);
+    eprintln!("ramp_block at 3 s: q {:.2e}, v {:.2e} off", q - (q2 + v2 + a / 2.0), v - (v2 + a));
+    assert!((q - (q2 + v2 + a / 2.0)).abs() < 1e-12 && (v - (v2 + a)).abs() < 1e-12, "ramp_block: q = {q}, v = {v}");
+}
+
+/// The exact (q, v) at `t_end` of a 1 kg block at rest under h = 8 sin 2πt N against
+/// Coulomb friction F = 5 N: between switches it slides at (h − F sgn v) (closed-form
+/// integrals), stops where v reaches zero and stays while |h| ≤ F; switch times by
+/// bisection to rounding.
+fn sine_pushed_block(t_end: f64) -> (f64, f64) {
+    use std::f64::consts::TAU;
+    let (a, f) = (8.0, 5.0);
+    let h = |t: f64| a * (TAU * t).sin();
+    let vel = |t: f64, t0: f64, v0: f64, d: f64| v0 - a / TAU * ((TAU * t).cos() - (TAU * t0).cos()) - f * d * (t - t0);
+    let pos = |t: f64, t0: f64, q0: f64, v0: f64, d: f64| {
+        let s = t - t0;
+        q0 + v0 * s - a / TAU * (((TAU * t).sin() - (TAU * t0).sin()) / TAU - (TAU * t0).cos() * s) - f * d * s * s / 2.0
+    };
+    let bisect = |g: &dyn Fn(f64) -> f64, mut lo: f64, mut hi: f64| {
+        let below = g(lo) > 0.0;
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if (g(mid) > 0.0) == below {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    let (mut t, mut q, mut v, mut stuck, mut d) = (0.0, 0.0, 0.0, true, 0.0);
+    let dt = 1e-4;
+    loop {
+        if stuck {
+            let mut s = t;
+            while s < t_end && h(s).abs() <= f {
+                s += dt;
+            }
+            if s >= t_end {
+                return (q, 0.0);
+            }
+            t = bisect(&|x| h(x).abs() - f, s - dt, s);
+            (d, stuck, v) = (h(t).signum(), false, 0.0);
+        } else {
+            let (t0, q0, v0) = (t, q, v);
+            let mut s = t0 + 1e-9;
+            while s < t_end && vel(s, t0, v0, d) * d > 0.0 {
+                s += dt;
+            }
+            if s >= t_end {
+                return (pos(t_end, t0, q0, v0, d), vel(t_end, t0, v0, d));
+            }
+            t = bisect(&|x| vel(x, t0, v0, d) * d, (s - dt).max(t0), s);
+            (q, v) = (pos(t, t0, q0, v0, d), 0.0);
+            if h(t).abs() <= f {
+                stuck = true;
+            } else {
+                d = h(t).signum();
+            }
+        }
+    }
+}
+
 /// Model B under RK4 (issue 14): the exact zero is in the state too, not only in the signal:
 /// its `post_step` sets the mass velocity to 0.0 at the end of every step that ends stuck.
 /// Before, RK4 only divided the stopped state by 3 per step (3⁻ⁿ, never 0.0).
