@@ -217,6 +217,56 @@ fn model_a_stops_and_breakaways_are_located_under_rk4() {
     assert!((q - (q2 + v2 + a / 2.0)).abs() < 1e-12 && (v - (v2 + a)).abs() < 1e-12, "ramp_block: q = {q}, v = {v}");
 }
 
+/// The gear's switches are located within the step as model A's (issue 43, item 4): its
+/// stop (a state switch), its breakaway from the static set (45) and the sign change of φ
+/// (32) while it moves (force switches: φ = 0 is a kink of the friction |λs| (34), between
+/// forward and back driving). Against closed forms (m = M = 1 kg·m², γu = 0.2):
+/// - self-locking (γv = 1.05) from 1 rad/s against a 20 N·m load, held at q = (m + M) v0² /
+///   (2 (20 + φ/(1 − ρ̂))) (before: 1.0e-6 rad off at T = 1e-3; now to rounding);
+/// - γv = 0.5 sliding from 5 rad/s under 10 sin 2πt N·m at the input and a 2 N·m load:
+///   through φ = 0 at 0.532 s, v and q at 0.6 s from the integrals of (14) (before 8.7e-8
+///   rad/s off at T = 1e-3, first order; now 4e-13);
+/// - the same gear starting at rest: stuck, breakaways, a stop, a reversal by 1.3 s, against
+///   the run at T/8 (before 3.7e-4 rad off; now 2e-12).
+#[test]
+fn gear_stops_breakaways_and_mode_changes_are_located_under_rk4() {
+    let gear = |step: f64, stop: f64, gamma_v: f64, v0: f64, motor: &str, load: f64| {
+        let v = json!({"solver": {"method": "rk4", "step": step, "stop_time": stop},
+                       "output": {"interval": stop, "signals": {"q": "g.q", "v": "g.v"}},
+                       "components": {"g": {"type": "gear", "m": 1.0, "M": 1.0, "gamma_u": 0.2, "gamma_v": gamma_v, "init": {"v": v0}},
+                                      "motor": {"type": "force_source", "force": motor},
+                                      "load": {"type": "force_source", "force": load}},
+                       "connections": [{"from": "motor.body", "to": "g.input"}, {"from": "load.body", "to": "g.output"}]});
+        let rec = run_value(&v);
+        (*col(&rec, "q").last().expect("a row"), *col(&rec, "v").last().expect("a row"))
+    };
+    let rho = |gamma_v: f64| (0.2 - gamma_v) / 2.0;
+    // Held: sliding at −(20 + λ)/(m + M) with φ = γv·20 + ρ̂·20 > 0, λ = φ/(1 − ρ̂).
+    let r = rho(1.05);
+    let held = 2.0 / (2.0 * (20.0 + (1.05 * 20.0 + r * 20.0) / (1.0 - r)));
+    // Sliding through φ = a sin 2πt + b = 0 (a = 10 (γu − ρ̂), b = 2 (γv + ρ̂)).
+    let (r, w) = (rho(0.5), std::f64::consts::TAU);
+    let (a, b) = (10.0 * (0.2 - r), 2.0 * (0.5 + r));
+    let g = |t: f64| a * (1.0 - (w * t).cos()) / w + b * t;
+    let h = |t: f64| a * (t - (w * t).sin() / w) / w + b * t * t / 2.0;
+    let (d, e) = (|t: f64| 10.0 * (1.0 - (w * t).cos()) / w - 2.0 * t, |t: f64| 10.0 * (t - (w * t).sin() / w) / w - t * t);
+    let (ts, t) = (0.5 + (b / a).asin() / w, 0.6);
+    let v_slide = 5.0 + (d(t) - (g(ts) / (1.0 - r) - (g(t) - g(ts)) / (1.0 + r))) / 2.0;
+    let friction_q = h(ts) / (1.0 - r) + g(ts) * (t - ts) / (1.0 - r) - (h(t) - h(ts) - g(ts) * (t - ts)) / (1.0 + r);
+    let q_slide = 5.0 * t + (e(t) - friction_q) / 2.0;
+    for step in [1e-3, 5e-4] {
+        let (q, v) = gear(step, 0.3, 1.05, 1.0, "0", -20.0);
+        let (qs, vs) = gear(step, 0.6, 0.5, 5.0, "10*sin(2*pi*t)", -2.0);
+        eprintln!("gear, T = {step:e}: held q {:.2e} off; sliding through φ = 0: q {:.2e}, v {:.2e} off", q - held, qs - q_slide, vs - v_slide);
+        assert!((q - held).abs() < 1e-14 && v == 0.0, "held at T = {step}: q = {q} (exact {held}), v = {v}");
+        assert!((qs - q_slide).abs() < 1e-12 && (vs - v_slide).abs() < 1e-12, "sliding at T = {step}: q = {qs}, v = {vs}");
+    }
+    let (q, v) = gear(1e-3, 1.3, 0.5, 0.0, "10*sin(2*pi*t)", -2.0);
+    let (q8, v8) = gear(1.25e-4, 1.3, 0.5, 0.0, "10*sin(2*pi*t)", -2.0);
+    eprintln!("gear through stick–slip by 1.3 s: q {:.2e}, v {:.2e} from T/8", q - q8, v - v8);
+    assert!((q - q8).abs() < 1e-10 && (v - v8).abs() < 1e-10, "q {q} / {q8}, v {v} / {v8}");
+}
+
 /// The exact (q, v) at `t_end` of a 1 kg block at rest under h = 8 sin 2πt N against
 /// Coulomb friction F = 5 N: between switches it slides at (h − F sgn v) (closed-form
 /// integrals), stops where v reaches zero and stays while |h| ≤ F; switch times by

@@ -30,6 +30,7 @@
 //! never prepared uses the RK4 form (and the implicit form in its held elastic state).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use stiction_framework::component::Sides;
 use stiction_framework::stability::PortModel;
 use stiction_framework::Method;
 
@@ -327,5 +328,79 @@ mod tests {
         factor.set(true);
         factor.set_held_rates(true);
         assert!(!factor.held_rates() && factor.get() == 0.0, "not with the continuous law");
+    }
+}
+
+/// The stop and breakaway of a scalar implicit-Euler admittance with a stick indicator s
+/// (model A (26), the gear (44)), located within the RK4 step (issue 43, item 4;
+/// framework/src/stepper/events.rs). A stage of the implicit step decides "stuck" once the
+/// velocity is within τ·(deceleration) of zero, up to a step before it reaches zero: the
+/// stop came early, first order through it. The component declares its sliding velocity
+/// as a state switch ([`switching`](Self::switching): v while sliding, its sign the
+/// direction; a constant while stuck) and its breakaway as a force switch of its own. While
+/// a search locks the sides, a sliding stage keeps its direction's sliding law past zero
+/// ([`direction`](Self::direction)); a stuck one is not locked (its stages decide stick or
+/// slip from the load, exactly as the implicit step does). At a located stop the velocity
+/// is set to exactly 0.0 and s to 1 ([`on_switch`](Self::on_switch)).
+#[derive(Clone, Debug, Default)]
+pub struct StopSwitch {
+    /// The locked direction ([`UP`](Self::UP) or [`DOWN`](Self::DOWN)) while a sliding
+    /// side is locked.
+    sides: Sides,
+    /// Where the last locked (sub-)step started: a direction or [`STUCK`](Self::STUCK).
+    started: Sides,
+}
+
+impl StopSwitch {
+    const UP: u8 = 0;
+    const DOWN: u8 = 1;
+    const STUCK: u8 = 2;
+    /// A switching function's value where it cannot change.
+    pub const NEVER: f64 = 1.0;
+
+    /// The locked sliding direction (±1), if locked.
+    #[inline]
+    pub fn direction(&self) -> Option<f64> {
+        self.sides.get().map(|s| if s == Self::UP { 1.0 } else { -1.0 })
+    }
+
+    /// Whether velocity `v` with indicator `s` is stuck (not while a direction is locked):
+    /// v = 0.0 and s > ½ (`post_step` leaves s at exactly 1 while stuck).
+    #[inline]
+    pub fn stuck(&self, v: f64, s: f64) -> bool {
+        self.sides.get().is_none() && s > 0.5 && v == 0.0
+    }
+
+    /// The state switch: v while sliding, [`NEVER`](Self::NEVER) while stuck.
+    pub fn switching(&self, v: f64, s: f64) -> f64 {
+        if self.stuck(v, s) {
+            Self::NEVER
+        } else {
+            v
+        }
+    }
+
+    /// `Admittance::lock_sides` with the velocity and indicator where the (sub-)step
+    /// starts (`None`: unlock): a sliding direction is locked, a stuck state is not.
+    pub fn lock(&self, at: Option<(f64, f64)>) {
+        self.sides.set(None);
+        let side = at.map(|(v, s)| match v {
+            _ if self.stuck(v, s) => Self::STUCK,
+            v if v < 0.0 => Self::DOWN,
+            _ => Self::UP,
+        });
+        if side.is_some() {
+            self.started.set(side);
+        }
+        self.sides.set(side.filter(|&s| s != Self::STUCK));
+    }
+
+    /// `Admittance::on_switch`: a component that was sliding stops, v = 0.0 and s = 1
+    /// (where the load exceeds the static level the next stages slide off: their σ = 0
+    /// brings s to ⅓ by the end of the step); one that was stuck (it broke away) is left.
+    pub fn on_switch(&self, v: &mut f64, s: &mut f64) {
+        if self.started.get() != Some(Self::STUCK) {
+            (*v, *s) = (0.0, 1.0);
+        }
     }
 }

@@ -14,26 +14,18 @@
 //! `post_step` sets v to exactly 0.0 when s > ½ (with Euler s is σ of the step; with RK4 it
 //! is a weighted vote of the four stages).
 //!
-//! Switches located under RK4 (scalar model A, issue 43): a stage of (26) decides stuck
-//! once |v| ≤ τ(F ∓ h)/M, up to a step before the velocity reaches zero, so a stop or a
-//! reversal came up to a step early (first order through it). The model declares the
-//! sliding velocity as a [state switch](Admittance::state_switchings) (g = v while sliding,
-//! a constant while stuck) and the breakaway as a [force switch](Admittance::force_switchings)
-//! (g = g(0) − |h| while stuck): the stepper locates both within the step. While a search
-//! locks the sides ([`Admittance::lock_sides`]) a sliding stage keeps its direction's law
-//! past zero ((26)'s sliding branch continued: for Coulomb the continuous (h ∓ F)/M), a
-//! stuck one stays stuck; at a located stop the velocity is set to exactly 0.0 and the
-//! indicator to 1 ([`Admittance::on_switch`]), and the stages after it decide stick or
-//! reverse as (26) does.
+//! Under RK4 a scalar model A's stops, reversals and breakaways are located within the step
+//! ([`StopSwitch`]; breakaway g = g(0) − |h|); a locked sliding stage keeps (26)'s sliding
+//! branch of its direction, for Coulomb the continuous (h ∓ F)/M, past zero too.
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
-use crate::stage_form::StageForm;
+use crate::stage_form::{StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo, Sides};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Method, Result};
@@ -51,19 +43,9 @@ pub struct ModelA {
     pub v0: Vector3<f64>,
     /// Euler (paper) or RK4 position rate, set by `prepare`.
     pub form: StageForm,
-    /// The side while the stepper locks it: [`SLIDING_UP`] or [`SLIDING_DOWN`]; and the
-    /// side (or [`STUCK`]) where the last locked sub-step started.
-    pub sides: Sides,
-    pub started: Sides,
+    /// The located stop of a scalar model (RK4).
+    pub stop: StopSwitch,
 }
-
-/// The locked sides of a scalar model A ([`Admittance::lock_sides`]).
-const SLIDING_UP: u8 = 0;
-const SLIDING_DOWN: u8 = 1;
-const STUCK: u8 = 2;
-
-/// A switching function's value on the side where it cannot change.
-const NEVER: f64 = 1.0;
 
 const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("q", 0, "m", "position").of_state(),
@@ -87,17 +69,15 @@ impl ModelA {
         }
     }
 
-    /// [`step`](Self::step) of a scalar model A with its side locked (`side`, if any): a
-    /// sliding one keeps (26)'s sliding branch of its direction
-    /// where the step would stop it or turn it round, y = (±g(|v*|) + D v*)/(1 + Z D) (for
-    /// Coulomb, v̇ = (h ∓ F)/M: the continuous law, past zero too).
+    /// [`step`](Self::step) of a scalar model A with its sliding direction `dir` (±1)
+    /// locked, if it is: (26)'s sliding branch of that direction where the step would stop
+    /// it or turn it round, y = (±g(|v*|) + D v*)/(1 + Z D) (for Coulomb, v̇ = (h ∓ F)/M:
+    /// the continuous law, past zero too).
     #[inline]
-    fn step_locked(&self, v: Vector3<f64>, h: Vector3<f64>, tau: f64, side: Option<u8>) -> (Vector3<f64>, bool) {
+    fn step_locked(&self, v: Vector3<f64>, h: Vector3<f64>, tau: f64, dir: Option<f64>) -> (Vector3<f64>, bool) {
         let (vn, stuck) = self.step(v, h, tau);
-        let dir = match side {
-            None => return (vn, stuck),
-            Some(SLIDING_UP) => 1.0,
-            Some(_) => -1.0,
+        let Some(dir) = dir else {
+            return (vn, stuck);
         };
         if !stuck && vn.x * dir > 0.0 {
             return (vn, false);
@@ -106,12 +86,6 @@ impl ModelA {
         let vs = v.x + h.x * z;
         let y = (dir * self.law.g(vs.abs()) + self.law.d * vs) / (1.0 + z * self.law.d);
         (Vector3::new(vs - y * z, 0.0, 0.0), false)
-    }
-
-    /// Whether the scalar model is stuck at state `x` (not while a sliding side is locked):
-    /// v = 0.0 with the indicator above ½ (`post_step` leaves it at exactly 1 while stuck).
-    fn stuck(&self, x: &[f64]) -> bool {
-        self.sides.get().is_none() && x[2] > 0.5 && x[1] == 0.0
     }
 }
 
@@ -129,51 +103,34 @@ impl Admittance for ModelA {
         let n = self.dims;
         Motion::point(load(x, n), load(&x[n..], n))
     }
-    /// The scalar model's stop or reversal: g = v while sliding (its sign is the
-    /// direction), [`NEVER`] while stuck. None in 2-D and 3-D.
+    /// The scalar model's stop or reversal ([`StopSwitch::switching`]); none in 2-D and 3-D.
     fn state_switches(&self) -> usize {
         usize::from(self.dims == 1)
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
-        g[0] = if self.stuck(x) { NEVER } else { x[1] };
+        g[0] = self.stop.switching(x[1], x[2]);
     }
-    /// The scalar model's breakaway: g = g(0) − |h|, the static level (26) holds up to
-    /// less the applied force, at every state (while it slides its zeros are no switch;
-    /// they are located all the same, at the cost of a search).
+    /// The scalar model's breakaway: g = g(0) − |h|, the static level (26) holds up to less
+    /// the applied force, at every state (its zeros while sliding are no switch; they are
+    /// located all the same, at the cost of a search).
     fn force_switches(&self) -> usize {
         usize::from(self.dims == 1)
     }
     fn force_switchings(&self, _x: &[f64], f: &[Force], g: &mut [f64]) {
         g[0] = self.law.static_level() - (f[0].f.x + self.force.x).abs();
     }
-    /// A sliding model keeps its direction; a stuck one is not locked (its stages decide
-    /// stick or slip from the applied force, as (26) does).
     fn lock_sides(&self, x: Option<&[f64]>) {
-        self.sides.set(None);
-        let side = x.map(|x| match x[1] {
-            _ if self.stuck(x) => STUCK,
-            v if v < 0.0 => SLIDING_DOWN,
-            _ => SLIDING_UP,
-        });
-        if let Some(side) = side {
-            self.started.set(Some(side));
-        }
-        self.sides.set(side.filter(|&s| s != STUCK));
+        self.stop.lock(x.map(|x| (x[1], x[2])));
     }
-    /// A located stop of a model that was sliding: v = 0.0 and the indicator 1 (stuck);
-    /// where h then exceeds the static level, the next stages slide off (their σ = 0
-    /// brings s to ⅓ by the end of the step). A model that was stuck (it broke away) is
-    /// left as it is.
     fn on_switch(&self, _which: usize, x: &mut [f64]) {
-        if self.started.get() != Some(STUCK) {
-            (x[1], x[2]) = (0.0, 1.0);
-        }
+        let (v, s) = x[1..3].split_at_mut(1);
+        self.stop.on_switch(&mut v[0], &mut s[0]);
     }
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let n = self.dims;
         let v = load(&x[n..], n);
         let h = first(f[0].f, n) + self.force;
-        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, self.sides.get()) } else { self.step(v, h, tau) };
+        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, self.stop.direction()) } else { self.step(v, h, tau) };
         store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
         store(&((vn - v) / tau), &mut dx[n..2 * n], n);
         dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
@@ -232,7 +189,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let law = FrictionLaw::from_params(p)?;
     let force = vec_n_or_zero(p, "force", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), sides: Sides::default(), started: Sides::default() })))
+    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), stop: StopSwitch::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -25,7 +25,7 @@
 
 use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
-use crate::stage_form::StageForm;
+use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
@@ -282,10 +282,23 @@ pub(crate) fn exact_rate(v: f64, v_new: f64, tau: f64) -> f64 {
 /// The step (44) for inertia sum m + M = `inertia`, coefficient ρ̂ and φ_k.
 #[inline]
 pub fn implicit_step(v: f64, fu: f64, fv: f64, inertia: f64, rho: f64, phi_k: f64, h: f64) -> f64 {
+    implicit_step_locked(v, fu, fv, inertia, rho, phi_k, h, None)
+}
+
+/// [`implicit_step`] with the sliding direction `dir` (±1) locked, if it is
+/// ([`StopSwitch`]): where the step would stop the gear or turn it round, the sliding
+/// branch of that direction, v* − h Φ(±1)/(m + M) (the continuous law, past zero too).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn implicit_step_locked(v: f64, fu: f64, fv: f64, inertia: f64, rho: f64, phi_k: f64, h: f64, dir: Option<f64>) -> f64 {
     let v_star = v + h * (fu - fv) / inertia;
     let lo = h * big_phi(-1.0, phi_k, rho) / inertia;
     let hi = h * big_phi(1.0, phi_k, rho) / inertia;
-    v_star - v_star.clamp(lo, hi)
+    let v_new = v_star - v_star.clamp(lo, hi);
+    match dir {
+        Some(d) if v_new * d <= 0.0 => v_star - if d > 0.0 { hi } else { lo },
+        _ => v_new,
+    }
 }
 
 /// The 1-DOF gear admittance: state [q, v] (output angle and speed).
@@ -302,11 +315,13 @@ pub struct Gear {
     pub v0: f64,
     /// Euler (paper (44)) or RK4 position rate, set by `prepare` (docs/explanation/gear.md).
     pub form: StageForm,
+    /// Its stops located within the step (RK4).
+    pub stop: StopSwitch,
 }
 
 impl Gear {
     pub fn new(model: GearModel, m: f64, big_m: f64) -> Gear {
-        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0, form: StageForm::default() }
+        Gear { model, m, big_m, damping: 0.0, q0: 0.0, v0: 0.0, form: StageForm::default(), stop: StopSwitch::default() }
     }
 
     /// ρ̂ of (29).
@@ -317,11 +332,17 @@ impl Gear {
     /// One step (44) from speed `v` under fu (input torque referred to the output) and fv
     /// (torque from the output shaft on its load, including the output viscosity).
     pub fn step(&self, v: f64, fu: f64, fv: f64, h: f64) -> GearStep {
+        self.step_locked(v, fu, fv, h, None)
+    }
+
+    /// [`step`](Self::step) with the sliding direction `dir` locked, if it is
+    /// ([`implicit_step_locked`]).
+    pub fn step_locked(&self, v: f64, fu: f64, fv: f64, h: f64, dir: Option<f64>) -> GearStep {
         let (gu, gv) = (self.model.gamma_u, self.model.gamma_v);
         let rho = self.rho_hat();
         let inertia = self.m + self.big_m;
         let phi_k = phi(gu, gv, fu, fv, rho);
-        let v_new = implicit_step(v, fu, fv, inertia, rho, phi_k, h);
+        let v_new = implicit_step_locked(v, fu, fv, inertia, rho, phi_k, h, dir);
         let acc = (v_new - v) / h;
         GearStep { v: v_new, lambda: gu * fu + gv * fv - (gu * self.m - gv * self.big_m) * acc }
     }
@@ -374,6 +395,36 @@ impl Admittance for Gear {
             x[2] = 0.0;
         }
     }
+    /// The stop or reversal ([`StopSwitch::switching`]).
+    fn state_switches(&self) -> usize {
+        1
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        g[0] = self.stop.switching(x[1], x[2]);
+    }
+    /// The breakaway: g = min(Φ(+1) − (fu − fv), (fu − fv) − Φ(−1)), positive while the
+    /// static set (45) holds the torques; and φ of (32), whose sign changes the friction's
+    /// slope |λs| (34) (a kink of the rates: forward and back driving). Both at every state
+    /// (their zeros where they change nothing are located all the same, at the cost of a
+    /// search).
+    fn force_switches(&self) -> usize {
+        2
+    }
+    fn force_switchings(&self, x: &[f64], forces: &[Force], g: &mut [f64]) {
+        let (fu, fv) = self.torques(forces, x[1]);
+        let rho = self.rho_hat();
+        let phi_k = phi(self.model.gamma_u, self.model.gamma_v, fu, fv, rho);
+        let d = fu - fv;
+        g[0] = (big_phi(1.0, phi_k, rho) - d).min(d - big_phi(-1.0, phi_k, rho));
+        g[1] = phi_k;
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        self.stop.lock(x.map(|x| (x[1], x[2])));
+    }
+    fn on_switch(&self, _which: usize, x: &mut [f64]) {
+        let (v, s) = x[1..3].split_at_mut(1);
+        self.stop.on_switch(&mut v[0], &mut s[0]);
+    }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         if port == 0 {
             Motion::scalar(self.model.ratio * x[0], self.model.ratio * x[1])
@@ -388,7 +439,7 @@ impl Admittance for Gear {
         if !(fu.is_finite() && fv.is_finite()) {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
-        let s = self.step(v, fu, fv, tau);
+        let s = self.step_locked(v, fu, fv, tau, self.stop.direction());
         // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/explanation/gear.md).
         dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
@@ -568,7 +619,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = init.f64_or("v", 0.0)?;
         init.finish()?;
     }
-    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0, form: StageForm::default() })))
+    Ok(Built::Admittance(Box::new(Gear { model, m, big_m, damping, q0, v0, form: StageForm::default(), stop: StopSwitch::default() })))
 }
 
 /// The keys [`read_model`] and [`read_input_inertia`] read, each name after `$prefix`
