@@ -31,7 +31,8 @@
 //! state where its rates or port velocity jump ([`Admittance::state_switchings`]: Karnopp's
 //! band edges), and of its state and port forces where its rates have a kink that depends
 //! on the load ([`Admittance::force_switchings`]: Karnopp's breakaways, its Φ summed from
-//! the impedances on its ports at each checked state), located the same way. Such an
+//! the impedances on its ports at each checked state), located the same way (model A and
+//! the gear declare their stops and breakaways so, `StopSwitch`). Such an
 //! admittance's sides are locked where each (sub-)step starts until the switch is crossed
 //! ([`Admittance::lock_sides`]): a stage past a band edge would take the other side's rates,
 //! and a trial's end state would then jump with its length where a stage first crosses, so
