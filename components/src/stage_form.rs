@@ -30,6 +30,7 @@
 //! never prepared uses the RK4 form (and the implicit form in its held elastic state).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use nalgebra::Vector3;
 use stiction_framework::component::Sides;
 use stiction_framework::stability::PortModel;
 use stiction_framework::Method;
@@ -331,76 +332,104 @@ mod tests {
     }
 }
 
-/// The stop and breakaway of a scalar implicit-Euler admittance with a stick indicator s
-/// (model A (26), the gear (44)), located within the RK4 step (issue 43, item 4;
+/// The stop and breakaway of an implicit-Euler admittance with a stick indicator s (model
+/// A (26), the gear (44)), located within the RK4 step (issue 43, item 4;
 /// framework/src/stepper/events.rs). A stage of the implicit step decides "stuck" once the
 /// velocity is within τ·(deceleration) of zero, up to a step before it reaches zero: the
 /// stop came early, first order through it. The component declares its sliding velocity
-/// as a state switch ([`switching`](Self::switching): v while sliding, its sign the
-/// direction; a constant while stuck) and its breakaway as a force switch of its own. While
-/// a search locks the sides, a sliding stage keeps its direction's sliding law past zero
-/// ([`direction`](Self::direction)); a stuck one is not locked (its stages decide stick or
-/// slip from the load, exactly as the implicit step does). At a located stop the velocity
-/// is set to exactly 0.0 and s to 1 ([`on_switch`](Self::on_switch)).
+/// as a state switch ([`switching`](Self::switching): while sliding, v in 1-D (its sign the
+/// direction) and v·d in 2-D and 3-D (d the direction where the sub-step started, |v| where
+/// none is locked); a constant while stuck) and its breakaway as a force switch of its own.
+/// While a search locks the sides, a sliding stage keeps its direction's sliding law past
+/// zero ([`direction`](Self::direction)); a stuck one is not locked (its stages decide stick
+/// or slip from the load, exactly as the implicit step does). At a located stop the
+/// velocity is set to exactly 0.0 and s to 1 ([`on_switch`](Self::on_switch)).
 #[derive(Clone, Debug, Default)]
 pub struct StopSwitch {
-    /// The locked direction ([`UP`](Self::UP) or [`DOWN`](Self::DOWN)) while a sliding
-    /// side is locked.
+    /// [`SLIDING`](Self::SLIDING) while a sliding direction is locked.
     sides: Sides,
-    /// Where the last locked (sub-)step started: a direction or [`STUCK`](Self::STUCK).
+    /// Where the last locked (sub-)step started: sliding or [`STUCK`](Self::STUCK).
     started: Sides,
+    /// The locked direction (a unit vector; ±1 in 1-D), and the speed where it was locked,
+    /// as bits.
+    dir: std::sync::Arc<[AtomicU64; 4]>,
 }
 
 impl StopSwitch {
-    const UP: u8 = 0;
-    const DOWN: u8 = 1;
+    const SLIDING: u8 = 0;
     const STUCK: u8 = 2;
     /// A switching function's value where it cannot change.
     pub const NEVER: f64 = 1.0;
 
-    /// The locked sliding direction (±1), if locked.
+    /// The locked sliding direction (a unit vector, ±1 in 1-D), if locked.
     #[inline]
-    pub fn direction(&self) -> Option<f64> {
-        self.sides.get().map(|s| if s == Self::UP { 1.0 } else { -1.0 })
+    pub fn direction(&self) -> Option<Vector3<f64>> {
+        let d = |i: usize| f64::from_bits(self.dir[i].load(Ordering::Relaxed));
+        self.sides.get().map(|_| Vector3::new(d(0), d(1), d(2)))
     }
 
-    /// Whether velocity `v` with indicator `s` is stuck (not while a direction is locked):
-    /// v = 0.0 and s > ½ (`post_step` leaves s at exactly 1 while stuck).
+    /// Whether velocity `v` (1 to 3 components) with indicator `s` is stuck (not while a
+    /// direction is locked): v = 0.0 and s > ½ (`post_step` leaves s at exactly 1 while
+    /// stuck).
     #[inline]
-    pub fn stuck(&self, v: f64, s: f64) -> bool {
-        self.sides.get().is_none() && s > 0.5 && v == 0.0
+    pub fn stuck(&self, v: &[f64], s: f64) -> bool {
+        self.sides.get().is_none() && s > 0.5 && v.iter().all(|&v| v == 0.0)
     }
 
-    /// The state switch: v while sliding, [`NEVER`](Self::NEVER) while stuck.
-    pub fn switching(&self, v: f64, s: f64) -> f64 {
+    /// The state switch: while sliding v (1-D), v·d (locked) or |v|; [`NEVER`](Self::NEVER)
+    /// while stuck.
+    pub fn switching(&self, v: &[f64], s: f64) -> f64 {
         if self.stuck(v, s) {
-            Self::NEVER
-        } else {
-            v
+            return Self::NEVER;
+        }
+        match (v, self.direction()) {
+            ([v], _) => *v,
+            (v, Some(d)) => v.iter().zip(d.iter()).map(|(v, d)| v * d).sum(),
+            (v, None) => v.iter().map(|v| v * v).sum::<f64>().sqrt(),
         }
     }
 
     /// `Admittance::lock_sides` with the velocity and indicator where the (sub-)step
     /// starts (`None`: unlock): a sliding direction is locked, a stuck state is not.
-    pub fn lock(&self, at: Option<(f64, f64)>) {
+    pub fn lock(&self, at: Option<(&[f64], f64)>) {
         self.sides.set(None);
-        let side = at.map(|(v, s)| match v {
-            _ if self.stuck(v, s) => Self::STUCK,
-            v if v < 0.0 => Self::DOWN,
-            _ => Self::UP,
-        });
-        if side.is_some() {
-            self.started.set(side);
+        let Some((v, s)) = at else {
+            return;
+        };
+        if self.stuck(v, s) {
+            self.started.set(Some(Self::STUCK));
+            return;
         }
-        self.sides.set(side.filter(|&s| s != Self::STUCK));
+        let r = v.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if r == 0.0 {
+            // At rest without the indicator (within a step): its stages decide.
+            return;
+        }
+        for (i, d) in self.dir.iter().enumerate() {
+            let di = match (v.len(), v.get(i)) {
+                (1, Some(&x)) if i == 0 => x.signum(),
+                (_, Some(&x)) => x / r,
+                _ if i == 3 => r,
+                _ => 0.0,
+            };
+            d.store(di.to_bits(), Ordering::Relaxed);
+        }
+        self.started.set(Some(Self::SLIDING));
+        self.sides.set(Some(Self::SLIDING));
     }
 
     /// `Admittance::on_switch`: a component that was sliding stops, v = 0.0 and s = 1
     /// (where the load exceeds the static level the next stages slide off: their σ = 0
-    /// brings s to ⅓ by the end of the step); one that was stuck (it broke away) is left.
-    pub fn on_switch(&self, v: &mut f64, s: &mut f64) {
-        if self.started.get() != Some(Self::STUCK) {
-            (*v, *s) = (0.0, 1.0);
+    /// brings s to ⅓ by the end of the step); one that was stuck (it broke away) is left,
+    /// and so is one whose velocity only turned across the locked direction (2-D, 3-D: v·d
+    /// = 0 with a speed above 1e-6 of the locked one; the next sub-step locks its new
+    /// direction).
+    pub fn on_switch(&self, v: &mut [f64], s: &mut f64) {
+        let speed = v.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let locked_speed = f64::from_bits(self.dir[3].load(Ordering::Relaxed));
+        if self.started.get() != Some(Self::STUCK) && speed <= 1e-6 * locked_speed {
+            v.fill(0.0);
+            *s = 1.0;
         }
     }
 }

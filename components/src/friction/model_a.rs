@@ -14,9 +14,12 @@
 //! `post_step` sets v to exactly 0.0 when s > ½ (with Euler s is σ of the step; with RK4 it
 //! is a weighted vote of the four stages).
 //!
-//! Under RK4 a scalar model A's stops, reversals and breakaways are located within the step
-//! ([`StopSwitch`]; breakaway g = g(0) − |h|); a locked sliding stage keeps (26)'s sliding
-//! branch of its direction, for Coulomb the continuous (h ∓ F)/M, past zero too.
+//! Under RK4 a stage that ends sliding returns the continuous law at the stage velocity,
+//! M v̇ = h − g(|v|) v/|v| − D v (the τ-form's v* = v + τh/M turned the friction's direction
+//! and evaluated g and the viscous part at τ: first order in 2-D sliding and for Stribeck or
+//! viscous laws), where RK4 resolves the viscous part (D T/M ≤ 1; else the τ-form stays).
+//! Its stops, reversals and breakaways are then located within the step ([`StopSwitch`];
+//! breakaway g = g(0) − |h|): a locked sliding stage keeps its direction's law past zero.
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
@@ -43,8 +46,10 @@ pub struct ModelA {
     pub v0: Vector3<f64>,
     /// Euler (paper) or RK4 position rate, set by `prepare`.
     pub form: StageForm,
-    /// The located stop of a scalar model (RK4).
+    /// The located stop (RK4).
     pub stop: StopSwitch,
+    /// RK4 with D T/M ≤ 1: sliding stages return the continuous law (set by `prepare`).
+    pub smooth: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -70,9 +75,8 @@ impl ModelA {
     }
 
     /// [`step`](Self::step) of a scalar model A with its sliding direction `dir` (±1)
-    /// locked, if it is: (26)'s sliding branch of that direction where the step would stop
-    /// it or turn it round, y = (±g(|v*|) + D v*)/(1 + Z D) (for Coulomb, v̇ = (h ∓ F)/M:
-    /// the continuous law, past zero too).
+    /// locked, if it is, in the τ-form (D T/M > 1): (26)'s sliding branch of that direction
+    /// where the step would stop it or turn it round, y = (±g(|v*|) + D v*)/(1 + Z D).
     #[inline]
     fn step_locked(&self, v: Vector3<f64>, h: Vector3<f64>, tau: f64, dir: Option<f64>) -> (Vector3<f64>, bool) {
         let (vn, stuck) = self.step(v, h, tau);
@@ -86,6 +90,28 @@ impl ModelA {
         let vs = v.x + h.x * z;
         let y = (dir * self.law.g(vs.abs()) + self.law.d * vs) / (1.0 + z * self.law.d);
         (Vector3::new(vs - y * z, 0.0, 0.0), false)
+    }
+
+    /// RK4, and RK4 resolves the viscous part (D T/M ≤ 1): sliding stages return the
+    /// continuous law.
+    #[inline]
+    fn smooth(&self) -> bool {
+        self.smooth.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The continuous friction force on a body sliding at `v` under `h`: g(|v|) u + D v,
+    /// u = v/|v| (against the locked direction `dir` past zero: −v/|v|; at v = 0 the locked
+    /// direction, else that of h, where a body at rest breaks away).
+    #[inline]
+    fn sliding_force(&self, v: Vector3<f64>, h: Vector3<f64>, dir: Option<Vector3<f64>>) -> Vector3<f64> {
+        let r = v.norm();
+        let u = match dir {
+            Some(d) if r > 0.0 && v.dot(&d) < 0.0 => -v / r,
+            _ if r > 0.0 => v / r,
+            Some(d) => d,
+            None => h.try_normalize(0.0).unwrap_or_default(),
+        };
+        u * self.law.g(r) + v * self.law.d
     }
 }
 
@@ -103,41 +129,62 @@ impl Admittance for ModelA {
         let n = self.dims;
         Motion::point(load(x, n), load(&x[n..], n))
     }
-    /// The scalar model's stop or reversal ([`StopSwitch::switching`]); none in 2-D and 3-D.
+    /// The stop or reversal ([`StopSwitch::switching`]); in 2-D and 3-D only where sliding
+    /// is continuous (D T/M ≤ 1).
     fn state_switches(&self) -> usize {
-        usize::from(self.dims == 1)
+        1
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
-        g[0] = self.stop.switching(x[1], x[2]);
+        let n = self.dims;
+        g[0] = if n == 1 || self.smooth() { self.stop.switching(&x[n..2 * n], x[2 * n]) } else { StopSwitch::NEVER };
     }
-    /// The scalar model's breakaway: g = g(0) − |h|, the static level (26) holds up to less
-    /// the applied force, at every state (its zeros while sliding are no switch; they are
-    /// located all the same, at the cost of a search).
+    /// The breakaway: g = g(0) − |h|, the static level (26) holds up to less the applied
+    /// force, at every state (its zeros while sliding are no switch; they are located all
+    /// the same, at the cost of a search).
     fn force_switches(&self) -> usize {
-        usize::from(self.dims == 1)
+        1
     }
     fn force_switchings(&self, _x: &[f64], f: &[Force], g: &mut [f64]) {
-        g[0] = self.law.static_level() - (f[0].f.x + self.force.x).abs();
+        g[0] = self.law.static_level() - (first(f[0].f, self.dims) + self.force).norm();
     }
     fn lock_sides(&self, x: Option<&[f64]>) {
-        self.stop.lock(x.map(|x| (x[1], x[2])));
+        let n = self.dims;
+        self.stop.lock(x.map(|x| (&x[n..2 * n], x[2 * n])));
     }
     fn on_switch(&self, _which: usize, x: &mut [f64]) {
-        let (v, s) = x[1..3].split_at_mut(1);
-        self.stop.on_switch(&mut v[0], &mut s[0]);
+        let n = self.dims;
+        let (v, s) = x[n..].split_at_mut(n);
+        self.stop.on_switch(v, &mut s[0]);
     }
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let n = self.dims;
         let v = load(&x[n..], n);
         let h = first(f[0].f, n) + self.force;
-        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, self.stop.direction()) } else { self.step(v, h, tau) };
+        let dir = self.stop.direction();
+        if self.smooth() {
+            // (26) decides stick or slip (a locked stage slides); sliding, the continuous law.
+            let (vn, stuck) = self.step(v, h, tau);
+            if dir.is_some() || !stuck {
+                store(&v, &mut dx[..n], n);
+                store(&((h - self.sliding_force(v, h, dir)) / self.mass), &mut dx[n..2 * n], n);
+                dx[2 * n] = -x[2 * n] / tau;
+            } else {
+                store(&vn, &mut dx[..n], n);
+                store(&((vn - v) / tau), &mut dx[n..2 * n], n);
+                dx[2 * n] = (1.0 - x[2 * n]) / tau;
+            }
+            return Ok(());
+        }
+        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, dir.map(|d| d.x)) } else { self.step(v, h, tau) };
         store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
         store(&((vn - v) / tau), &mut dx[n..2 * n], n);
         dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
         Ok(())
     }
-    fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
+    fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
+        let smooth = method == Method::Rk4 && self.law.d * step <= self.mass;
+        self.smooth.store(smooth, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
     fn post_step(&self, x: &mut [f64]) {
@@ -189,7 +236,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let law = FrictionLaw::from_params(p)?;
     let force = vec_n_or_zero(p, "force", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), stop: StopSwitch::default() })))
+    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), stop: StopSwitch::default(), smooth: Default::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

@@ -400,7 +400,7 @@ impl Admittance for Gear {
         1
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
-        g[0] = self.stop.switching(x[1], x[2]);
+        g[0] = self.stop.switching(&x[1..2], x[2]);
     }
     /// The breakaway: g = min(Φ(+1) − (fu − fv), (fu − fv) − Φ(−1)), positive while the
     /// static set (45) holds the torques; and φ of (32), whose sign changes the friction's
@@ -419,11 +419,11 @@ impl Admittance for Gear {
         g[1] = phi_k;
     }
     fn lock_sides(&self, x: Option<&[f64]>) {
-        self.stop.lock(x.map(|x| (x[1], x[2])));
+        self.stop.lock(x.map(|x| (&x[1..2], x[2])));
     }
     fn on_switch(&self, _which: usize, x: &mut [f64]) {
         let (v, s) = x[1..3].split_at_mut(1);
-        self.stop.on_switch(&mut v[0], &mut s[0]);
+        self.stop.on_switch(v, &mut s[0]);
     }
     fn port_motion(&self, x: &[f64], port: usize) -> Motion {
         if port == 0 {
@@ -439,7 +439,7 @@ impl Admittance for Gear {
         if !(fu.is_finite() && fv.is_finite()) {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
-        let s = self.step_locked(v, fu, fv, tau, self.stop.direction());
+        let s = self.step_locked(v, fu, fv, tau, self.stop.direction().map(|d| d.x));
         // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/explanation/gear.md).
         dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
         dx[1] = exact_rate(v, s.v, tau);
