@@ -242,8 +242,8 @@ fn model_a_slides_at_fourth_order_in_two_dimensions_and_on_a_stribeck_curve_unde
                           "exponent": 2.0, "D": 5.0, "init": {"v": [0.3, 0.0]}});
     for (name, m, stop, signals) in [("2-D curved", &curved, 0.15, 4), ("Stribeck + viscous", &stribeck, 0.05, 2)] {
         let v = [1e-3, 5e-4, 2.5e-4].map(|t| block(t, stop, m.clone()));
-        for k in 0..signals {
-            let (d1, d2) = (v[0][k] - v[1][k], v[1][k] - v[2][k]);
+        for (k, ((a, b), c)) in v[0].iter().zip(&v[1]).zip(&v[2]).take(signals).enumerate() {
+            let (d1, d2) = (a - b, b - c);
             let order = (d1 / d2).abs().log2();
             eprintln!("model A {name}, signal {k} at {stop} s: differences {d1:.2e}, {d2:.2e}: order {order:.2}");
             assert!(order >= 3.8, "{name}, signal {k}: order {order}");

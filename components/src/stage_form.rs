@@ -407,7 +407,7 @@ impl StopSwitch {
         }
         for (i, d) in self.dir.iter().enumerate() {
             let di = match (v.len(), v.get(i)) {
-                (1, Some(&x)) if i == 0 => x.signum(),
+                (1, Some(&x)) => x.signum(),
                 (_, Some(&x)) => x / r,
                 _ if i == 3 => r,
                 _ => 0.0,
@@ -427,7 +427,8 @@ impl StopSwitch {
     pub fn on_switch(&self, v: &mut [f64], s: &mut f64) {
         let speed = v.iter().map(|v| v * v).sum::<f64>().sqrt();
         let locked_speed = f64::from_bits(self.dir[3].load(Ordering::Relaxed));
-        if self.started.get() != Some(Self::STUCK) && speed <= 1e-6 * locked_speed {
+        let stopped = v.len() == 1 || speed <= 1e-6 * locked_speed;
+        if self.started.get() != Some(Self::STUCK) && stopped {
             v.fill(0.0);
             *s = 1.0;
         }
