@@ -136,7 +136,9 @@ impl Admittance for ModelA {
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
         let n = self.dims;
-        g[0] = if n == 1 || self.smooth() { self.stop.switching(&x[n..2 * n], x[2 * n]) } else { StopSwitch::NEVER };
+        // Without dry friction (g(0) = 0) nothing jumps where the velocity crosses zero.
+        let located = (n == 1 || self.smooth()) && self.law.static_level() > 0.0;
+        g[0] = if located { self.stop.switching(&x[n..2 * n], x[2 * n]) } else { StopSwitch::NEVER };
     }
     /// The breakaway: g = g(0) − |h|, the static level (26) holds up to less the applied
     /// force, at every state (its zeros while sliding are no switch; they are located all
@@ -145,7 +147,8 @@ impl Admittance for ModelA {
         1
     }
     fn force_switchings(&self, _x: &[f64], f: &[Force], g: &mut [f64]) {
-        g[0] = self.law.static_level() - (first(f[0].f, self.dims) + self.force).norm();
+        let level = self.law.static_level();
+        g[0] = if level > 0.0 { level - (first(f[0].f, self.dims) + self.force).norm() } else { StopSwitch::NEVER };
     }
     fn lock_sides(&self, x: Option<&[f64]>) {
         let n = self.dims;
