@@ -223,7 +223,7 @@ fn model_a_stops_and_breakaways_are_located_under_rk4() {
 /// - 2-D: 1 kg from (1, 0) m/s under h = (0, 2) N against F = 5 N, on a curved path: q and
 ///   v at 0.15 s, order ≥ 3.8 (before 1.00); it stops at (5/48, 1/42) m (the limit of a
 ///   reference integration at 1e-6 s, to 1e-13): 3e-6 m off at T = 1e-3, 1e-9 at 2.5e-4
-///   (before 1.8e-4 and 2.2e-5, first order). The 2-D stop is not smooth (the velocity's
+///   (before 1.8e-4 and 4.5e-5, first order). The 2-D stop is not smooth (the velocity's
 ///   direction turns into h's as a fractional power of the speed), so there is no clean
 ///   order through it.
 /// - 1-D Stribeck (Fc = 3, Fs = 5 N, vs = 0.05 m/s) with D = 5 N·s/m, from 0.3 m/s into
