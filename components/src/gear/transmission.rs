@@ -400,7 +400,9 @@ impl Admittance for Gear {
         1
     }
     fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
-        g[0] = self.stop.switching(&x[1..2], x[2]);
+        // Without friction (γu = γv = 0) nothing jumps where the speed crosses zero.
+        let frictionless = self.model.gamma_u == 0.0 && self.model.gamma_v == 0.0;
+        g[0] = if frictionless { StopSwitch::NEVER } else { self.stop.switching(&x[1..2], x[2]) };
     }
     /// The breakaway: g = min(Φ(+1) − (fu − fv), (fu − fv) − Φ(−1)), positive while the
     /// static set (45) holds the torques; and φ of (32), whose sign changes the friction's
