@@ -392,6 +392,9 @@ impl Events {
                 (Some(a), Some((p, v))) => match Aligned::of(&a, p, v) {
                     Some(m) => match slip_affine.and_then(|s| AlignedBoth::of(&s, m, p, v, y.0)) {
                         Some((b, law)) => {
+                            // Neighbouring contacts mostly share a law: compared with the
+                            // last one first (hashing each of chain-100k's 10⁵ contacts cost
+                            // 0.6 % of its load).
                             let n = ev.both_laws.len() as u32;
                             let law = match ev.both_laws.last() {
                                 Some(last) if last.key() == law.key() => n - 1,
