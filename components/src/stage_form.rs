@@ -45,6 +45,9 @@ pub struct StageForm {
     /// the inertias on its ports ([`set_held_frequency`](Self::set_held_frequency)): it
     /// holds by (19b) and returns the continuous rates while it holds.
     held_rates: AtomicBool,
+    /// RK4 integrates the component's continuous law while it slides too, not only while
+    /// it holds ([`set_sliding_continuous`](Self::set_sliding_continuous)).
+    sliding: AtomicBool,
 }
 
 impl Clone for StageForm {
@@ -53,6 +56,7 @@ impl Clone for StageForm {
             euler: AtomicBool::new(self.is_euler()),
             held: AtomicBool::new(self.held_continuous()),
             held_rates: AtomicBool::new(self.held_rates_only()),
+            sliding: AtomicBool::new(self.sliding_continuous()),
         }
     }
 }
@@ -62,6 +66,7 @@ impl PartialEq for StageForm {
         self.is_euler() == other.is_euler()
             && self.held_continuous() == other.held_continuous()
             && self.held_rates_only() == other.held_rates_only()
+            && self.sliding_continuous() == other.sliding_continuous()
     }
 }
 
@@ -87,6 +92,19 @@ impl StageForm {
     #[inline]
     pub fn held_continuous(&self) -> bool {
         self.held.load(Ordering::Relaxed)
+    }
+
+    /// Record whether every stage returns the continuous rates, sliding as well as held
+    /// (from `Admittance::prepare`; never under Euler): model D where RK4 resolves both its
+    /// held spring–damper and its slider's relaxation K/B.
+    pub fn set_sliding_continuous(&self, on: bool) {
+        self.sliding.store(on && !self.is_euler(), Ordering::Relaxed);
+    }
+
+    /// True when every stage returns the continuous rates ([`set_sliding_continuous`](Self::set_sliding_continuous)).
+    #[inline]
+    pub fn sliding_continuous(&self) -> bool {
+        self.sliding.load(Ordering::Relaxed)
     }
 
     /// Record, for an impedance with an I_fricK element (19) of spring K and damper B, the

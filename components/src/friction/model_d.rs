@@ -19,11 +19,21 @@
 //! resolves that spring–damper (its step map stable at 2T, checked in `prepare`). A contact
 //! too stiff for that keeps (45)'s implicit rates, q̇ = u_new and u̇ = (h − y)/M, which keep
 //! the held mass dissipative at any K (first order, as under Euler).
+//!
+//! Where RK4 also resolves the slider's relaxation (B ≥ T K/2, the rule of the I_fricK
+//! elements: [`continuous_law`]), every stage, sliding too, returns the continuous law of
+//! (45), its step at τ = 0 ([`ModelD::continuous`]): the massless slider holds while
+//! |K e + B u| is within the static level, y = K e + B u, ẇ = 0, and slides otherwise with
+//! y = Φ_{1/B}(u + K e/B), ẇ = u + (K e − y)/B. That vector field is continuous in the
+//! state, with a kink where the slider sticks or slips; the kink is a state switch
+//! located within the step (issue 43). With τ in (45) the sliding force's direction and the
+//! slider's rate moved with the stage step: first order while sliding and through every
+//! switch.
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
-use crate::stage_form::StageForm;
+use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -80,6 +90,29 @@ impl ModelD {
         let wv = if p.stuck { Vector3::zeros() } else { vs - p.y * a };
         (p.y, (h - p.y) / self.mass, wv, p.stuck)
     }
+
+    /// The continuous law of (45), its step at τ = 0 (B > 0): (y, u̇, slider velocity,
+    /// stuck). Held, y = K e + B u and the slider's velocity is exactly 0.0.
+    #[inline]
+    pub fn continuous(
+        &self,
+        u: Vector3<f64>,
+        e: Vector3<f64>,
+        h: Vector3<f64>,
+    ) -> (Vector3<f64>, Vector3<f64>, Vector3<f64>, bool) {
+        let z = 1.0 / self.b;
+        let vs = u + e * (self.k / self.b);
+        let p = self.law.phi_z(z, vs);
+        let (y, wv) = if p.stuck { (e * self.k + u * self.b, Vector3::zeros()) } else { (p.y, vs - p.y * z) };
+        (y, (h - y) / self.mass, wv, p.stuck)
+    }
+
+    /// The stick–slip switch of [`continuous`](Self::continuous): Z g(r) − r with Z = 1/B
+    /// and r = |u + K e/B| (> 0 while the slider holds), the test of Φ_Z (53)/(57).
+    fn slip_switching(&self, u: Vector3<f64>, e: Vector3<f64>) -> f64 {
+        let r = (u + e * (self.k / self.b)).norm();
+        (1.0 / self.b) * self.law.g(r) - r
+    }
 }
 
 impl Admittance for ModelD {
@@ -101,6 +134,14 @@ impl Admittance for ModelD {
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let h = first(f[0].f, n) + self.force;
         let e = q - w;
+        if self.form.sliding_continuous() {
+            // Every stage: the continuous law, q̇ = u.
+            let (_, du, wv, _) = self.continuous(u, e, h);
+            store(&u, &mut dx[..n], n);
+            store(&du, &mut dx[n..2 * n], n);
+            store(&wv, &mut dx[2 * n..], n);
+            return Ok(());
+        }
         let (_, du, wv, stuck) = self.step(u, e, h, tau);
         if stuck && self.form.held_continuous() {
             // Held slider: the continuous M u̇ = h − K e − B u, q̇ = u, ẇ = 0.
@@ -114,13 +155,30 @@ impl Admittance for ModelD {
         store(&wv, &mut dx[2 * n..], n);
         Ok(())
     }
-    /// The method, and whether RK4 resolves the held spring–damper: its step map on the
-    /// mass alone stable at twice the step (a margin for springs attached to the port).
+    /// The method, whether RK4 resolves the held spring–damper (its step map on the mass
+    /// alone stable at twice the step: a margin for springs attached to the port), and
+    /// whether it also resolves the slider's relaxation K/B (B ≥ T K/2): then every stage
+    /// returns the continuous law.
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         let held = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
-        self.form.set_held_continuous(held.stable(method.tableau(), 2.0 * step));
+        let held = held.stable(method.tableau(), 2.0 * step);
+        self.form.set_held_continuous(held);
+        self.form.set_sliding_continuous(held && self.b > 0.0 && continuous_law(method, step, self.k, self.b));
         Ok(())
+    }
+    /// The slider's stick–slip switch under the continuous law (a kink of the rates).
+    fn state_switches(&self) -> usize {
+        1
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        let n = self.dims;
+        g[0] = if self.form.sliding_continuous() && self.law.static_level() > 0.0 {
+            let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+            self.slip_switching(u, q - w)
+        } else {
+            StopSwitch::NEVER
+        };
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| if s.len == 0 { SignalInfo { len: self.dims, ..*s } } else { *s }).collect()
@@ -156,7 +214,9 @@ impl Admittance for ModelD {
     }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));
-        self.law.diagnose(a(step).max(a(0.5 * step)), "model D, Z = A of (44)")
+        // Under the continuous law Z = A at τ = 0, 1/B.
+        let z0 = if self.form.sliding_continuous() { a(0.0) } else { 0.0 };
+        self.law.diagnose(a(step).max(a(0.5 * step)).max(z0), "model D, Z = A of (44)")
     }
 }
 
