@@ -258,6 +258,50 @@ fn model_a_slides_at_fourth_order_in_two_dimensions_and_on_a_stribeck_curve_unde
     }
 }
 
+/// A planar two-link `geared_robot` (1 kg at the end of each 1 m link, m = 1 kg·m² per
+/// joint, viscosity 0.5 N·m·s/rad, γu = 0.2) from rest under motor torques 6 sin 2πt and
+/// 8 sin 2.6πt N·m: each joint breaks away, stops, reverses, and its load λ changes sign,
+/// coupled through M(q). Its switches are located within the step as the 1-DOF gear's
+/// (issue 43, item 4): the joints' stops (state switches, the direction locked past zero in
+/// axproj), their breakaways and λ = 0 (force switches, from the step's limit h → 0). q and v
+/// at 1.3 s against the run at T/16, both joints back-drivable (γv = 0.5) and the second
+/// self-locking (γv = 1.05): within 1e-10 at T = 1e-3 and 5e-4 (before: 1e-4 to 5e-4 off at
+/// every step, the switches decided by the stages of (69) up to a step late).
+#[test]
+fn geared_robot_switches_are_located_under_rk4() {
+    let robot = |step: f64, gamma_v: [f64; 2]| {
+        let link = |x: f64| json!({"origin": [x, 0, 0], "axis": [0, 0, 1], "mass": 1.0, "com": [1.0, 0, 0], "inertia": [0, 0, 0], "damping": 0.5});
+        let gears = gamma_v.map(|g| json!({"m": 1.0, "gamma_u": 0.2, "gamma_v": g}));
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 1.3},
+               "output": {"interval": 1.3, "signals": {"q0": "r.q[0]", "q1": "r.q[1]", "v0": "r.v[0]", "v1": "r.v[1]"}},
+               "components": {
+                   "r": {"type": "geared_robot", "links": [link(0.0), link(1.0)], "tip": [1.0, 0, 0], "gears": gears, "init": {"q": [0.3, 0.5]}},
+                   "m0": {"type": "force_source", "force": "6*sin(2*pi*t)"},
+                   "m1": {"type": "force_source", "force": "8*sin(2*pi*1.3*t)"}
+               },
+               "connections": [{"from": "m0.body", "to": "r.motor0"}, {"from": "m1.body", "to": "r.motor1"}]})
+    };
+    let last = |v: &Value| {
+        let rec = run_value(v);
+        ["q0", "q1", "v0", "v1"].map(|s| *col(&rec, s).last().expect("a row"))
+    };
+    for gamma_v in [[0.5, 0.5], [0.5, 1.05]] {
+        let (mut sim, _) = build_value(&robot(1e-3, gamma_v));
+        for _ in 0..1300 {
+            sim.step().expect("a step");
+        }
+        let located = sim.contact_events().map_or(0, |c| c.located);
+        let reference = last(&robot(1e-3 / 16.0, gamma_v));
+        for step in [1e-3, 5e-4] {
+            let v = last(&robot(step, gamma_v));
+            let off = v.iter().zip(&reference).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            eprintln!("geared_robot γv = {gamma_v:?}, T = {step:e}: {located} located, {v:?}, {off:.2e} off the run at T/16");
+            assert!(off < 1e-10, "γv = {gamma_v:?}, T = {step}: {off:e} off");
+        }
+        assert!(located >= 5, "γv = {gamma_v:?}: {located} located");
+    }
+}
+
 /// The gear's switches are located within the step as model A's (issue 43, item 4): its
 /// stop (a state switch), its breakaway from the static set (45) and the sign change of φ
 /// (32) while it moves (force switches: φ = 0 is a kink of the friction |λs| (34), between

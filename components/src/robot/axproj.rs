@@ -16,6 +16,10 @@
 //!    by the pattern solve.
 //!
 //! Failure of all of them is an `Err`, which the geared robot reports as a `Fault`.
+//!
+//! [`axproj_fixed`] imposes some joints' modes ([`Fix`]): a joint slipping in a locked
+//! direction past v = 0, or held. The geared robot's stops and breakaways are located
+//! within the RK4 step with it (issue 43, as the 1-DOF gear's).
 
 use crate::gear::efficiency::{lambda_s, LAMBDA_BOUND};
 use nalgebra::{DMatrix, DVector};
@@ -27,6 +31,22 @@ enum Mode {
     Stuck,
     /// v_i has sign `s`, λ_i has sign `sigma`, f_i = s |λ_i|.
     Slip { s: i8, sigma: i8 },
+}
+
+/// A joint's mode imposed on axproj ([`axproj_fixed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fix {
+    /// Decided by axproj.
+    Free,
+    /// Held: v_i = 0, whatever its static condition |f_i| ≤ |λ_i| says.
+    Stuck,
+    /// Slipping in direction s = ±1, f_i = s |λ_i|, whatever the sign of the new v_i.
+    Slip(i8),
+}
+
+/// The imposed mode of joint `i` (none imposed: `fixed` empty).
+fn fix(fixed: &[Fix], i: usize) -> Fix {
+    fixed.get(i).copied().unwrap_or(Fix::Free)
 }
 
 /// Which solver produced an axproj result.
@@ -92,7 +112,8 @@ fn solve_pattern(
 }
 
 /// Check a pattern's solution; returns the corrected pattern (equal to `modes` when the
-/// solution satisfies every condition).
+/// solution satisfies every condition). An imposed mode ([`Fix`]) stays; of an imposed
+/// slip only the sign of λ is corrected.
 fn correct(
     modes: &[Mode],
     f: &DVector<f64>,
@@ -100,6 +121,7 @@ fn correct(
     p: &DMatrix<f64>,
     phi: &DVector<f64>,
     vs: &DVector<f64>,
+    fixed: &[Fix],
 ) -> Vec<Mode> {
     let y = a * f;
     let lam = phi + p * f;
@@ -109,15 +131,20 @@ fn correct(
     modes
         .iter()
         .enumerate()
-        .map(|(i, m)| match *m {
-            Mode::Stuck => {
+        .map(|(i, m)| match (fix(fixed, i), *m) {
+            (Fix::Stuck, _) => Mode::Stuck,
+            (Fix::Slip(s), m) => {
+                let sigma = if let Mode::Slip { sigma, .. } = m { sigma } else { sgn(lam[i]) };
+                Mode::Slip { s, sigma: if (sigma as f64) * lam[i] < -tol_f { -sigma } else { sigma } }
+            }
+            (Fix::Free, Mode::Stuck) => {
                 if f[i].abs() > lam[i].abs() + tol_f {
                     Mode::Slip { s: sgn(f[i]), sigma: sgn(lam[i]) }
                 } else {
                     Mode::Stuck
                 }
             }
-            Mode::Slip { s, sigma } => {
+            (Fix::Free, Mode::Slip { s, sigma }) => {
                 let v = vs[i] - y[i];
                 if (s as f64) * v < -tol_v {
                     Mode::Stuck
@@ -137,6 +164,18 @@ fn finish(modes: &[Mode], f: DVector<f64>, a: &DMatrix<f64>, iterations: usize, 
 
 /// axproj by the diagonal closed form (70); `None` unless A and P are diagonal.
 pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    axproj_diagonal_fixed(v, a, phi, p, &[])
+}
+
+/// [`axproj_diagonal`] with the joints' imposed modes `fixed`: a slip takes the end of the
+/// static interval on its side, a held joint y = v.
+fn axproj_diagonal_fixed(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    fixed: &[Fix],
+) -> Option<Axproj> {
     let n = v.len();
     for i in 0..n {
         for j in 0..n {
@@ -157,8 +196,12 @@ pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p
         if lo.partial_cmp(&hi).is_none_or(|o| o.is_gt()) {
             return None;
         }
-        y[i] = v[i].clamp(lo, hi);
-        stuck[i] = y[i] == v[i];
+        y[i] = match fix(fixed, i) {
+            Fix::Free => v[i].clamp(lo, hi),
+            Fix::Stuck => v[i],
+            Fix::Slip(s) => if s > 0 { hi } else { lo },
+        };
+        stuck[i] = y[i] == v[i] && !matches!(fix(fixed, i), Fix::Slip(_));
         f[i] = y[i] / aii;
     }
     Some(Axproj { y, f, stuck, iterations: 1, method: AxprojMethod::Diagonal })
@@ -173,16 +216,31 @@ pub fn axproj_active_set(
     start: Option<&[f64]>,
     max_iter: usize,
 ) -> Option<Axproj> {
+    axproj_active_set_fixed(v, a, phi, p, start, max_iter, &[])
+}
+
+/// [`axproj_active_set`] with the joints' imposed modes `fixed`.
+fn axproj_active_set_fixed(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+    max_iter: usize,
+    fixed: &[Fix],
+) -> Option<Axproj> {
     let n = v.len();
     let mut modes: Vec<Mode> = (0..n)
-        .map(|i| match start.map(|s| s[i]) {
-            Some(x) if x != 0.0 => Mode::Slip { s: sgn(x), sigma: sgn(phi[i]) },
-            _ => Mode::Stuck,
+        .map(|i| match (fix(fixed, i), start.map(|s| s[i])) {
+            (Fix::Stuck, _) => Mode::Stuck,
+            (Fix::Slip(s), _) => Mode::Slip { s, sigma: sgn(phi[i]) },
+            (Fix::Free, Some(x)) if x != 0.0 => Mode::Slip { s: sgn(x), sigma: sgn(phi[i]) },
+            (Fix::Free, _) => Mode::Stuck,
         })
         .collect();
     for it in 1..=max_iter {
         let f = solve_pattern(&modes, a, p, phi, v)?;
-        let next = correct(&modes, &f, a, p, phi, v);
+        let next = correct(&modes, &f, a, p, phi, v, fixed);
         if next == modes {
             return Some(finish(&modes, f, a, it, AxprojMethod::ActiveSet));
         }
@@ -193,6 +251,17 @@ pub fn axproj_active_set(
 
 /// axproj by trying every pattern (5ⁿ; used for n ≤ 6 when the active set cycles).
 pub fn axproj_enumerate(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
+    axproj_enumerate_fixed(v, a, phi, p, &[])
+}
+
+/// [`axproj_enumerate`] over the patterns that keep the imposed modes `fixed`.
+fn axproj_enumerate_fixed(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    fixed: &[Fix],
+) -> Option<Axproj> {
     let n = v.len();
     let all = [
         Mode::Stuck,
@@ -209,8 +278,16 @@ pub fn axproj_enumerate(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, 
             *m = all[c % 5];
             c /= 5;
         }
+        let keeps = |(i, m): (usize, &Mode)| match (fix(fixed, i), *m) {
+            (Fix::Free, _) | (Fix::Stuck, Mode::Stuck) => true,
+            (Fix::Slip(d), Mode::Slip { s, .. }) => s == d,
+            _ => false,
+        };
+        if !modes.iter().enumerate().all(keeps) {
+            continue;
+        }
         if let Some(f) = solve_pattern(&modes, a, p, phi, v) {
-            if correct(&modes, &f, a, p, phi, v) == modes {
+            if correct(&modes, &f, a, p, phi, v, fixed) == modes {
                 return Some(finish(&modes, f, a, k + 1, AxprojMethod::Enumeration));
             }
         }
@@ -281,7 +358,7 @@ pub fn axproj_projection(
         .map(|i| if s[i].abs() < 1.0 { Mode::Stuck } else { Mode::Slip { s: sgn(s[i]), sigma: sgn(lam[i]) } })
         .collect();
     let f = solve_pattern(&modes, a, p, phi, v)?;
-    (correct(&modes, &f, a, p, phi, v) == modes).then(|| finish(&modes, f, a, iterations, AxprojMethod::Projection))
+    (correct(&modes, &f, a, p, phi, v, &[]) == modes).then(|| finish(&modes, f, a, iterations, AxprojMethod::Projection))
 }
 
 /// axproj(v*, A, φ, P) with the solvers in the order of the module documentation.
@@ -293,16 +370,36 @@ pub fn axproj(
     p: &DMatrix<f64>,
     start: Option<&[f64]>,
 ) -> std::result::Result<Axproj, String> {
-    if let Some(r) = axproj_diagonal(v, a, phi, p) {
+    axproj_fixed(v, a, phi, p, start, &[])
+}
+
+/// [`axproj`] with the joints' imposed modes `fixed` (empty: none). With an imposed mode
+/// the projection iteration is not tried (it cannot keep one).
+pub fn axproj_fixed(
+    v: &DVector<f64>,
+    a: &DMatrix<f64>,
+    phi: &DVector<f64>,
+    p: &DMatrix<f64>,
+    start: Option<&[f64]>,
+    fixed: &[Fix],
+) -> std::result::Result<Axproj, String> {
+    if let Some(r) = axproj_diagonal_fixed(v, a, phi, p, fixed) {
         return Ok(r);
     }
-    if let Some(r) = axproj_active_set(v, a, phi, p, start, 50) {
+    if let Some(r) = axproj_active_set_fixed(v, a, phi, p, start, 50, fixed) {
         return Ok(r);
     }
-    if let Some(r) = axproj_active_set(v, a, phi, p, None, 50) {
+    if let Some(r) = axproj_active_set_fixed(v, a, phi, p, None, 50, fixed) {
         return Ok(r);
     }
-    let r = if v.len() <= 6 { axproj_enumerate(v, a, phi, p) } else { axproj_projection(v, a, phi, p, 200_000) };
+    let free = fixed.iter().all(|f| *f == Fix::Free);
+    let r = if v.len() <= 6 {
+        axproj_enumerate_fixed(v, a, phi, p, fixed)
+    } else if free {
+        axproj_projection(v, a, phi, p, 200_000)
+    } else {
+        None
+    };
     r.ok_or_else(|| {
         let smax = sigma_max(p).unwrap_or(f64::NAN);
         format!(

@@ -17,14 +17,22 @@
 //!
 //! v_new by axproj ([`axproj`](super::axproj)); failure of every axproj solver is a
 //! [`Fault`]; the simulator names the robot and the time.
+//!
+//! Under RK4 each joint's stop, breakaway and change of driving direction are located within
+//! the step (issue 43, as the 1-DOF gear's, [`StopSwitch`]): a joint's sliding velocity v_i is
+//! a state switch (its direction locked past zero while the stepper searches:
+//! [`Fix::Slip`] in axproj), and the joints' static margins |λ_i| − |f_i| and loads λ_i are
+//! force switches, from the step's limit h → 0 with the modes of the sub-step's start
+//! ([`GearedRobot::margins`]).
 
-use super::axproj::{axproj, sigma_max, Axproj};
+use super::axproj::{axproj_fixed, sigma_max, Axproj, Fix};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
 use super::serial::SerialRobot;
 use crate::doc_table::table;
 use crate::gear::transmission::gear_model_params;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
-use crate::stage_form::StageForm;
+use crate::stage_form::{StageForm, StopSwitch};
+use std::sync::{Arc, Mutex};
 use nalgebra::{DMatrix, DVector};
 use std::sync::OnceLock;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -41,6 +49,11 @@ pub struct GearedRobot {
     pub m: Vec<f64>,
     /// Euler (paper (69)) or RK4 position rate, set by `prepare`.
     pub form: StageForm,
+    /// Each joint's stop ([`StopSwitch`]), located under RK4.
+    stops: Vec<StopSwitch>,
+    /// While the stepper locks the sides: which joints were held where the (sub-)step
+    /// started (the modes of the force switches, [`margins`](Self::margins)).
+    held: Arc<Mutex<Option<Vec<bool>>>>,
 }
 
 /// Everything one step (69) computes.
@@ -62,7 +75,9 @@ impl GearedRobot {
         if let Some(i) = m.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
             return Err(format!("gears[{i}].m: must be > 0, got {}", m[i]));
         }
-        Ok(GearedRobot { robot, gears, m, form: StageForm::default() })
+        // One each: a clone shares its atomics.
+        let stops = (0..n).map(|_| StopSwitch::default()).collect();
+        Ok(GearedRobot { robot, gears, m, form: StageForm::default(), stops, held: Default::default() })
     }
 
     pub fn dof(&self) -> usize {
@@ -106,7 +121,7 @@ impl GearedRobot {
         tau_v: &DVector<f64>,
         h: f64,
     ) -> std::result::Result<RobotStep, String> {
-        self.step_of(self.robot.inertia_matrix(q), v, tau_u, tau_v, h)
+        self.step_of(self.robot.inertia_matrix(q), v, tau_u, tau_v, h, &[])
     }
 
     /// [`step`](Self::step) from the link inertia M(q) = `big_m`.
@@ -117,14 +132,9 @@ impl GearedRobot {
         tau_u: &DVector<f64>,
         tau_v: &DVector<f64>,
         h: f64,
+        fixed: &[Fix],
     ) -> std::result::Result<RobotStep, String> {
-        let n = self.dof();
-        let (_mhat, minv, p) = self.matrices_of(big_m);
-        let ta = tau_u - tau_v;
-        let mut phi = -(&p * &ta);
-        for i in 0..n {
-            phi[i] += self.gears[i].gamma_u * tau_u[i] + self.gears[i].gamma_v * tau_v[i];
-        }
+        let (minv, p, ta, phi) = self.loads(big_m, tau_u, tau_v);
         let vstar = DVector::from_column_slice(v) + (&minv * &ta) * h;
         let a = minv * h;
         if !(vstar.iter().chain(phi.iter()).all(|x| x.is_finite())) {
@@ -134,9 +144,9 @@ impl GearedRobot {
                 phi.as_slice()
             ));
         }
-        let ax = axproj(&vstar, &a, &phi, &p, Some(v))?;
+        let ax = axproj_fixed(&vstar, &a, &phi, &p, Some(v), fixed)?;
         let mut vn = &vstar - &ax.y;
-        for i in 0..n {
+        for i in 0..v.len() {
             if ax.stuck[i] {
                 vn[i] = 0.0;
             }
@@ -145,20 +155,85 @@ impl GearedRobot {
         Ok(RobotStep { v: vn, lambda, axproj: ax, p })
     }
 
-    /// One step (69) at state `x` = (q, v, …) with the port `forces`: the step and (τu, τv).
-    /// One pass of the kinematics serves J, c and M.
+    /// M̂⁻¹, P, τu − τv and φ (32) of the step (69) from the link inertia M(q) = `big_m`.
+    fn loads(
+        &self,
+        big_m: DMatrix<f64>,
+        tau_u: &DVector<f64>,
+        tau_v: &DVector<f64>,
+    ) -> (DMatrix<f64>, DMatrix<f64>, DVector<f64>, DVector<f64>) {
+        let (_mhat, minv, p) = self.matrices_of(big_m);
+        let ta = tau_u - tau_v;
+        let mut phi = -(&p * &ta);
+        for (i, g) in self.gears.iter().enumerate() {
+            phi[i] += g.gamma_u * tau_u[i] + g.gamma_v * tau_v[i];
+        }
+        (minv, p, ta, phi)
+    }
+
+    /// M(q), τu and τv at state `x` = (q, v, …) with the port `forces`: one pass of the
+    /// kinematics serves J, c and M.
+    fn inertia_and_torques(&self, x: &[f64], forces: &[Force]) -> (DMatrix<f64>, DVector<f64>, DVector<f64>) {
+        let n = self.dof();
+        let (q, v) = (&x[..n], &x[n..2 * n]);
+        let (jac, bias, m) = self.robot.jacobian_bias_inertia(q, v);
+        let (tu, tv) = self.torques(&jac, bias.as_slice(), v, forces);
+        (DMatrix::from_fn(n, n, |i, j| m[(i, j)]), tu, tv)
+    }
+
+    /// One step (69) at state `x` = (q, v, …) with the port `forces`, the joints' imposed
+    /// modes `fixed`: the step and (τu, τv).
     fn step_at(
         &self,
         x: &[f64],
         forces: &[Force],
         h: f64,
+        fixed: &[Fix],
     ) -> (std::result::Result<RobotStep, String>, DVector<f64>, DVector<f64>) {
         let n = self.dof();
-        let (q, v) = (&x[..n], &x[n..2 * n]);
-        let (jac, bias, m) = self.robot.jacobian_bias_inertia(q, v);
-        let (tu, tv) = self.torques(&jac, bias.as_slice(), v, forces);
-        let big_m = DMatrix::from_fn(n, n, |i, j| m[(i, j)]);
-        (self.step_of(big_m, v, &tu, &tv, h), tu, tv)
+        let (big_m, tu, tv) = self.inertia_and_torques(x, forces);
+        (self.step_of(big_m, &x[n..2 * n], &tu, &tv, h, fixed), tu, tv)
+    }
+
+    /// Whether joint `i` has friction (a frictionless gear, γu = γv = 0, switches nothing).
+    fn rubs(&self, i: usize) -> bool {
+        self.gears[i].gamma_u != 0.0 || self.gears[i].gamma_v != 0.0
+    }
+
+    /// Whether joint `i` is held: where the locked (sub-)step started, else in `x`.
+    fn is_held(&self, held: Option<&[bool]>, x: &[f64], i: usize) -> bool {
+        let n = self.dof();
+        held.map_or_else(|| self.stops[i].stuck(&x[n + i..n + i + 1], x[2 * n + i]), |h| h[i])
+    }
+
+    /// The force switches at state `x` with the port `forces`, from the limit h → 0 of the
+    /// step (69) with each joint's mode where the (sub-)step started (held, or slipping in
+    /// the direction of its velocity): a held row keeps its acceleration zero, (M̂⁻¹ f)_i =
+    /// (M̂⁻¹ (τu − τv))_i, a slipping row f_i = s_i |λ_i|. Returns, per joint, the static
+    /// margin |λ_i| − |f_i| (held; −1 while slipping: no breakaway) and the load λ_i (the
+    /// sign of φ + P f, a kink of |λ| (34)); `None` if no pattern solves.
+    fn margins(&self, x: &[f64], forces: &[Force]) -> Option<(Vec<f64>, Vec<f64>)> {
+        let n = self.dof();
+        let (big_m, tu, tv) = self.inertia_and_torques(x, forces);
+        let (minv, p, ta, phi) = self.loads(big_m, &tu, &tv);
+        let accel = &minv * &ta;
+        let held = self.held.lock().ok()?.clone();
+        let fixed: Vec<Fix> = (0..n)
+            .map(|i| {
+                let v = x[n + i];
+                if self.is_held(held.as_deref(), x, i) {
+                    Fix::Stuck
+                } else if v != 0.0 {
+                    Fix::Slip(if v > 0.0 { 1 } else { -1 })
+                } else {
+                    Fix::Slip(if accel[i] < 0.0 { -1 } else { 1 })
+                }
+            })
+            .collect();
+        let ax = axproj_fixed(&accel, &minv, &phi, &p, None, &fixed).ok()?;
+        let lambda = &phi + &p * &ax.f;
+        let margin = (0..n).map(|i| if fixed[i] == Fix::Stuck { lambda[i].abs() - ax.f[i].abs() } else { -1.0 }).collect();
+        Some((margin, lambda.iter().copied().collect()))
     }
 
     /// (τu, τv) from the port forces at speeds v, with the tip Jacobian J(q) = `jac` and the
@@ -182,7 +257,7 @@ impl GearedRobot {
     }
 
     fn probe_step(&self, p: &Probe) -> Option<(RobotStep, DVector<f64>, DVector<f64>)> {
-        let (s, tu, tv) = self.step_at(p.state, p.forces, p.tau);
+        let (s, tu, tv) = self.step_at(p.state, p.forces, p.tau, &[]);
         s.ok().map(|s| (s, tu, tv))
     }
 }
@@ -238,10 +313,57 @@ impl Admittance for GearedRobot {
             self.robot.port_motion(x, n)
         }
     }
+    /// Each joint's stop or reversal ([`StopSwitch::switching`]).
+    fn state_switches(&self) -> usize {
+        self.dof()
+    }
+    fn state_switchings(&self, x: &[f64], g: &mut [f64]) {
+        let n = self.dof();
+        for (i, g) in g.iter_mut().enumerate().take(n) {
+            *g = if self.rubs(i) { self.stops[i].switching(&x[n + i..n + i + 1], x[2 * n + i]) } else { StopSwitch::NEVER };
+        }
+    }
+    /// Per joint, its breakaway (the static margin while held) and its load λ_i through
+    /// zero ([`margins`](Self::margins)).
+    fn force_switches(&self) -> usize {
+        2 * self.dof()
+    }
+    fn force_switchings(&self, x: &[f64], forces: &[Force], g: &mut [f64]) {
+        let n = self.dof();
+        let (margin, lambda) = self.margins(x, forces).unwrap_or_else(|| (vec![StopSwitch::NEVER; n], vec![StopSwitch::NEVER; n]));
+        for i in 0..n {
+            let rubs = self.rubs(i);
+            g[i] = if rubs { margin[i] } else { StopSwitch::NEVER };
+            g[n + i] = if rubs { lambda[i] } else { StopSwitch::NEVER };
+        }
+    }
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        let n = self.dof();
+        for (i, stop) in self.stops.iter().enumerate() {
+            stop.lock(x.map(|x| (&x[n + i..n + i + 1], x[2 * n + i])));
+        }
+        if let Ok(mut held) = self.held.lock() {
+            *held = x.map(|x| (0..n).map(|i| self.is_held(None, x, i)).collect());
+        }
+    }
+    fn on_switch(&self, which: usize, x: &mut [f64]) {
+        let n = self.dof();
+        if which < n {
+            let (mut v, mut s) = ([x[n + which]], x[2 * n + which]);
+            self.stops[which].on_switch(&mut v, &mut s);
+            (x[n + which], x[2 * n + which]) = (v[0], s);
+        }
+    }
     fn derivative(&self, x: &[f64], forces: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
         let n = self.dof();
         let v = &x[n..2 * n];
-        let s = self.step_at(x, forces, tau).0.map_err(Fault::new)?;
+        // A locked joint slides on in its direction past v = 0 ([`StopSwitch`]).
+        let fixed: Vec<Fix> = self
+            .stops
+            .iter()
+            .map(|s| s.direction().map_or(Fix::Free, |d| Fix::Slip(if d.x < 0.0 { -1 } else { 1 })))
+            .collect();
+        let s = self.step_at(x, forces, tau, &fixed).0.map_err(Fault::new)?;
         let euler = self.form.is_euler();
         for i in 0..n {
             dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
