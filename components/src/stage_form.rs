@@ -95,8 +95,9 @@ impl StageForm {
     }
 
     /// Record whether every stage returns the continuous rates, sliding as well as held
-    /// (from `Admittance::prepare`; never under Euler): model D where RK4 resolves both its
-    /// held spring–damper and its slider's relaxation K/B.
+    /// (from `prepare`; never under Euler): models A and B where RK4 resolves their viscous
+    /// part (D T/M ≤ 1), model D where it resolves both its held spring–damper and its
+    /// slider's relaxation K/B.
     pub fn set_sliding_continuous(&self, on: bool) {
         self.sliding.store(on && !self.is_euler(), Ordering::Relaxed);
     }

@@ -458,6 +458,24 @@ pub trait Impedance: Send + Sync {
     fn switchings(&self, motion: &[Motion], y: &[f64], t: f64) -> [Option<f64>; 2] {
         [self.switching(motion, y, t), self.slip_switching(motion, y, t)]
     }
+    /// How many switching functions of its state and port motions the impedance has where
+    /// its force or rates jump ([`state_switchings`](Self::state_switchings); asked once by
+    /// `Simulator::new`; 0 by default).
+    fn state_switches(&self) -> usize {
+        0
+    }
+    /// As [`Admittance::state_switchings`], of the impedance's state `y` and its ports'
+    /// `motion` (model B: its mass's stop, and its breakaway): located within the RK4 step
+    /// with the sides locked ([`lock_sides`](Self::lock_sides)), crossed in at most 1e-9 T,
+    /// then [`on_switch`](Self::on_switch).
+    fn state_switchings(&self, _motion: &[Motion], _y: &[f64], _g: &mut [f64]) {}
+    /// As [`Admittance::lock_sides`], with the impedance's state `y` where the (sub-)step
+    /// starts (`None`: unlock). A batch's copies of the component must see it (keep the
+    /// sides in shared atomics, as [`Sides`]).
+    fn lock_sides(&self, _y: Option<&[f64]>) {}
+    /// As [`Admittance::on_switch`]: the state `y` right after it crossed state switch
+    /// `which`.
+    fn on_switch(&self, _which: usize, _y: &mut [f64]) {}
     /// The same switching function when it is affine in the motion of port 0, constant in
     /// time and state-free ([`AffineSwitch`]): the stepper then checks it straight from the
     /// state vector, without gathering a port motion. Must agree with

@@ -116,6 +116,22 @@ impl FrictionLaw {
         }
     }
 
+    /// The continuous friction force on a body sliding at `v` under the applied force `h`:
+    /// g(|v|) u + D v with u = v/|v|; past zero against a locked sliding direction `dir`
+    /// (`StopSwitch`) u = −v/|v|, the law of that direction continued; at v = 0 the locked
+    /// direction, else that of h (a body breaking away from rest).
+    #[inline]
+    pub fn sliding_force(&self, v: Vector3<f64>, h: Vector3<f64>, dir: Option<Vector3<f64>>) -> Vector3<f64> {
+        let r = v.norm();
+        let u = match dir {
+            Some(d) if r > 0.0 && v.dot(&d) < 0.0 => -v / r,
+            _ if r > 0.0 => v / r,
+            Some(d) => d,
+            None => h.try_normalize(0.0).unwrap_or_default(),
+        };
+        u * self.g(r) + v * self.d
+    }
+
     /// Φ(x) for a vector velocity: (54) with g in place of F.
     pub fn phi_vec(&self, x: Vector3<f64>) -> Vector3<f64> {
         let r = x.norm();

@@ -48,8 +48,6 @@ pub struct ModelA {
     pub form: StageForm,
     /// The located stop (RK4).
     pub stop: StopSwitch,
-    /// RK4 with D T/M ≤ 1: sliding stages return the continuous law (set by `prepare`).
-    pub smooth: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -96,22 +94,7 @@ impl ModelA {
     /// continuous law.
     #[inline]
     fn smooth(&self) -> bool {
-        self.smooth.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The continuous friction force on a body sliding at `v` under `h`: g(|v|) u + D v,
-    /// u = v/|v| (against the locked direction `dir` past zero: −v/|v|; at v = 0 the locked
-    /// direction, else that of h, where a body at rest breaks away).
-    #[inline]
-    fn sliding_force(&self, v: Vector3<f64>, h: Vector3<f64>, dir: Option<Vector3<f64>>) -> Vector3<f64> {
-        let r = v.norm();
-        let u = match dir {
-            Some(d) if r > 0.0 && v.dot(&d) < 0.0 => -v / r,
-            _ if r > 0.0 => v / r,
-            Some(d) => d,
-            None => h.try_normalize(0.0).unwrap_or_default(),
-        };
-        u * self.law.g(r) + v * self.law.d
+        self.form.sliding_continuous()
     }
 }
 
@@ -169,7 +152,7 @@ impl Admittance for ModelA {
             let (vn, stuck) = self.step(v, h, tau);
             if dir.is_some() || !stuck {
                 store(&v, &mut dx[..n], n);
-                store(&((h - self.sliding_force(v, h, dir)) / self.mass), &mut dx[n..2 * n], n);
+                store(&((h - self.law.sliding_force(v, h, dir)) / self.mass), &mut dx[n..2 * n], n);
                 dx[2 * n] = -x[2 * n] / tau;
             } else {
                 store(&vn, &mut dx[..n], n);
@@ -186,8 +169,7 @@ impl Admittance for ModelA {
     }
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
-        let smooth = method == Method::Rk4 && self.law.d * step <= self.mass;
-        self.smooth.store(smooth, std::sync::atomic::Ordering::Relaxed);
+        self.form.set_sliding_continuous(method == Method::Rk4 && self.law.d * step <= self.mass);
         Ok(())
     }
     fn post_step(&self, x: &mut [f64]) {
@@ -239,7 +221,7 @@ fn build(p: &mut Params) -> Result<Built> {
     let law = FrictionLaw::from_params(p)?;
     let force = vec_n_or_zero(p, "force", dims)?;
     let (q0, v0) = read_init(p, dims)?;
-    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), stop: StopSwitch::default(), smooth: Default::default() })))
+    Ok(Built::Admittance(Box::new(ModelA { dims, mass, law, force, q0, v0, form: StageForm::default(), stop: StopSwitch::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

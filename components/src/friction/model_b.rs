@@ -17,10 +17,18 @@
 //! RK4 on the mass–spring–damper, fourth order; explicit, so stable for ω T < 2.8,
 //! ω = √(K/M)); stuck, ẋ = v_new = 0, v̇ = −v/τ and h = K e + (τK + B) u as in the Euler form, so
 //! the mass velocity is exactly 0.0 in every stage once it is 0.0.
+//!
+//! Where RK4 resolves the viscous part (D T/M ≤ 1) the sliding friction is the continuous
+//! law at the stage velocity, g(|v|) v/|v| + D v (as model A's), not (36)'s y = Φ_Z(v*)
+//! whose direction and Stribeck level moved with τ; and the mass's stop and breakaway are
+//! located within the step (issue 43, [`StopSwitch`]): its velocity is a state switch (the
+//! sliding direction locked past zero while the stepper searches; at the stop v = 0.0 and
+//! s = 1) and g(0) − |K e + B u|, the static level less the force the held mass needs, the
+//! breakaway.
 
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
-use crate::stage_form::StageForm;
+use crate::stage_form::{StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -46,6 +54,8 @@ pub struct ModelB {
     pub v0: Vector3<f64>,
     /// Euler (paper) or RK4 rates, set by `prepare`.
     pub form: StageForm,
+    /// The mass's stop and breakaway, located under RK4.
+    pub stop: StopSwitch,
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -116,7 +126,9 @@ impl Impedance for ModelB {
         let n = self.dims;
         store(&(first(motion[0].p, n) - self.e0), &mut y[..n], n);
         store(&self.v0, &mut y[n..2 * n], n);
-        y[2 * n] = 0.0;
+        // At rest on dry friction the stick indicator is set (no stop to find).
+        let rest = self.v0 == Vector3::zeros() && self.law.static_level() > 0.0;
+        y[2 * n] = if rest { 1.0 } else { 0.0 };
     }
     #[inline]
     fn evaluate(
@@ -131,10 +143,32 @@ impl Impedance for ModelB {
         let n = self.dims;
         let (u, e, v) = self.parts(&m[0], y);
         let (h, vn, friction, stuck) = self.step_with_friction(u, e, v, tau);
+        // A stage with the sliding direction locked slides on past v = 0. With the sliding
+        // continuous, the mass holds by the force of its spring–damper h = K e + B (u − v) as
+        // model A by its load (26), v + τh/M within τ g/M: at rest exactly the breakaway of
+        // `state_switchings` (|h| ≤ g(0)), without (36)'s τK u, which the located switch
+        // does not see.
+        let dir = self.stop.direction();
+        let stuck = match dir {
+            Some(_) => false,
+            None if self.form.sliding_continuous() => {
+                let h = e * self.k + (u - v) * self.b;
+                let level = self.law.static_level();
+                if v == Vector3::zeros() {
+                    // Without dry friction (g(0) = 0) nothing holds it.
+                    level > 0.0 && h.norm() <= level
+                } else {
+                    self.law.phi_z(tau / self.mass, v + h * (tau / self.mass)).stuck
+                }
+            }
+            None => stuck,
+        };
         if self.form.is_euler() || stuck {
             // (36): the paper's step (Euler), and every stuck stage; with B ≥ T K/2 under RK4
             // the drive sees the continuous law of the held element, K e + B u
-            // ([`StageForm::continuous_law`]): RK4 on its spring–damper, fourth order.
+            // ([`StageForm::continuous_law`]): RK4 on its spring–damper, fourth order. Held
+            // by the continuous condition, the mass does not move whatever (36) says.
+            let vn = if stuck && self.form.sliding_continuous() { Vector3::zeros() } else { vn };
             store(&vn, &mut dy[..n], n);
             store(&((vn - v) / tau), &mut dy[n..2 * n], n);
             let h = if stuck && self.form.held_rates() { e * self.k + u * self.b } else { h };
@@ -142,6 +176,7 @@ impl Impedance for ModelB {
         } else {
             // Sliding: the continuous mechanics of the stage state, friction from the step.
             let spring = e * self.k + (u - v) * self.b;
+            let friction = if self.form.sliding_continuous() { self.law.sliding_force(v, spring, dir) } else { friction };
             store(&v, &mut dy[..n], n);
             store(&((spring - friction) / self.mass), &mut dy[n..2 * n], n);
             force[0] = Force::point(-spring);
@@ -153,7 +188,36 @@ impl Impedance for ModelB {
     /// RK4 ([`StageForm::set_element`]: B ≥ T K/2).
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.k, self.b);
+        self.form.set_sliding_continuous(method == Method::Rk4 && self.law.d * step <= self.mass);
         Ok(())
+    }
+    /// The mass's stop or reversal ([`StopSwitch::switching`]) and its breakaway, g(0) −
+    /// |K e + B u| (at every state: its zeros while sliding are no switch, located all the
+    /// same), where sliding is continuous and there is dry friction.
+    fn state_switches(&self) -> usize {
+        2
+    }
+    fn state_switchings(&self, m: &[Motion], y: &[f64], g: &mut [f64]) {
+        let n = self.dims;
+        let level = self.law.static_level();
+        if !self.form.sliding_continuous() || level <= 0.0 {
+            g[..2].fill(StopSwitch::NEVER);
+            return;
+        }
+        let (u, e, _) = self.parts(&m[0], y);
+        g[0] = self.stop.switching(&y[n..2 * n], y[2 * n]);
+        g[1] = level - (e * self.k + u * self.b).norm();
+    }
+    fn lock_sides(&self, y: Option<&[f64]>) {
+        let n = self.dims;
+        self.stop.lock(y.map(|y| (&y[n..2 * n], y[2 * n])));
+    }
+    fn on_switch(&self, which: usize, y: &mut [f64]) {
+        let n = self.dims;
+        if which == 0 {
+            let (v, s) = y[n..].split_at_mut(n);
+            self.stop.on_switch(v, &mut s[0]);
+        }
     }
     /// Under RK4 only (Euler is the paper's (36) bit for bit).
     fn needs_post_step(&self) -> bool {
@@ -229,7 +293,7 @@ fn build(p: &mut Params) -> Result<Built> {
         v0 = vec_n_or_zero(&mut init, "v", dims)?;
         init.finish()?;
     }
-    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0, form: StageForm::default() })))
+    Ok(Built::Impedance(Box::new(ModelB { dims, mass, k, b, law, e0, v0, form: StageForm::default(), stop: StopSwitch::default() })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table

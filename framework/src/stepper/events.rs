@@ -32,8 +32,10 @@
 //! band edges), and of its state and port forces where its rates have a kink that depends
 //! on the load ([`Admittance::force_switchings`]: Karnopp's breakaways, its Φ summed from
 //! the impedances on its ports at each checked state), located the same way (model A and
-//! the gear declare their stops and breakaways so, `StopSwitch`). Such an
-//! admittance's sides are locked where each (sub-)step starts until the switch is crossed
+//! the gear declare their stops and breakaways so, `StopSwitch`); an impedance may declare
+//! switching functions of its state and port motions the same way
+//! ([`Impedance::state_switchings`]: model B's stop and breakaway). Such a component's
+//! sides are locked where each (sub-)step starts until the switch is crossed
 //! ([`Admittance::lock_sides`]): a stage past a band edge would take the other side's rates,
 //! and a trial's end state would then jump with its length where a stage first crosses, so
 //! the search found that point instead of the solution's (Karnopp: 1e-6 m off at any T; now
@@ -54,6 +56,7 @@
 //! [`Admittance::state_switchings`]: crate::component::Admittance::state_switchings
 //! [`Admittance::force_switchings`]: crate::component::Admittance::force_switchings
 //! [`Admittance::lock_sides`]: crate::component::Admittance::lock_sides
+//! [`Impedance::state_switchings`]: crate::component::Impedance::state_switchings
 
 use super::Simulator;
 use crate::component::{AffineSlip, AffineSwitch, MAX_IMPEDANCE_PORTS};
@@ -105,10 +108,11 @@ pub(crate) struct Events {
     /// The laws of `both`'s members (few: the distinct plane contacts).
     both_laws: Vec<BothLaw>,
     general: Vec<General>,
-    /// The admittances with switching functions of their own state, after all the above
-    /// in g (`Admittance::state_switchings`).
+    /// The admittances with switching functions of their own state, then the impedances
+    /// with switching functions of their state and port motions, after all the above in g
+    /// (`Admittance::state_switchings`, `Impedance::state_switchings`).
     states: Vec<StateMember>,
-    /// The admittances of `states`, shared with the [`Locked`] guard of each located step.
+    /// The components of `states`, shared with the [`Locked`] guard of each located step.
     lockable: Lockable,
     /// The admittances with switching functions of their state and port forces, after the
     /// state members in g (`Admittance::force_switchings`), and the buffers they use.
@@ -298,14 +302,23 @@ struct General {
     slip: bool,
 }
 
-/// An admittance whose switching functions are read from its own state: schedule index,
-/// state range, and where its `n` functions start in the admittances' part of g.
+/// A component whose switching functions are read from its own state (an impedance's from
+/// its port motions too): which, its state range, and where its `n` functions start in the
+/// components' part of g.
 #[derive(Clone, Copy)]
 struct StateMember {
-    adm: usize,
+    of: Owner,
     x: (usize, usize),
     at: usize,
     n: usize,
+}
+
+/// The component of a [`StateMember`]: an admittance's schedule index, or an impedance's
+/// with its slot range.
+#[derive(Clone, Copy)]
+enum Owner {
+    Adm(usize),
+    Imp { imp: usize, slots: (usize, usize) },
 }
 
 /// An admittance whose switching functions read its port forces as well
@@ -421,11 +434,26 @@ impl Events {
         for (adm, c) in sched.adm.iter().enumerate() {
             let n = c.state_switches();
             if n > 0 {
-                ev.states.push(StateMember { adm, x: (sched.adm_x[adm], sched.adm_x[adm + 1]), at, n });
+                ev.states.push(StateMember { of: Owner::Adm(adm), x: (sched.adm_x[adm], sched.adm_x[adm + 1]), at, n });
                 at += n;
             }
         }
-        ev.lockable = ev.states.iter().map(|m| sched.adm[m.adm].clone()).collect();
+        for (imp, c) in sched.imp.iter().enumerate() {
+            let n = c.state_switches();
+            if n > 0 {
+                let (slots, y) = ((sched.imp_slots[imp], sched.imp_slots[imp + 1]), (sched.imp_y[imp], sched.imp_y[imp + 1]));
+                ev.states.push(StateMember { of: Owner::Imp { imp, slots }, x: y, at, n });
+                at += n;
+            }
+        }
+        ev.lockable = ev
+            .states
+            .iter()
+            .map(|m| match m.of {
+                Owner::Adm(adm) => Lockee::Adm(sched.adm[adm].clone()),
+                Owner::Imp { imp, .. } => Lockee::Imp(sched.imp[imp].clone()),
+            })
+            .collect();
         for (adm, c) in sched.adm.iter().enumerate() {
             let n = c.force_switches();
             if n > 0 {
@@ -537,7 +565,8 @@ impl Events {
         let xa = &x[..sched.nx];
         // The general members read their ports through the frames, each body's motion
         // gathered once (as the stepper's impedance phase does: the same values).
-        if !self.general.is_empty() || !self.forces.is_empty() {
+        let imp_states = self.states.iter().any(|m| matches!(m.of, Owner::Imp { .. }));
+        if !self.general.is_empty() || !self.forces.is_empty() || imp_states {
             sched.gather_frames(xa, &mut self.frames);
         }
         let gathered = Gathered { sched, frames: &self.frames };
@@ -574,7 +603,17 @@ impl Events {
         // The admittances' own switches (few: on this thread).
         for m in &self.states {
             let out = &mut out_s[m.at..m.at + m.n];
-            sched.adm[m.adm].state_switchings(&x[m.x.0..m.x.1], out);
+            match m.of {
+                Owner::Adm(adm) => sched.adm[adm].state_switchings(&x[m.x.0..m.x.1], out),
+                Owner::Imp { imp, slots: (sa, sb) } => {
+                    let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+                    for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
+                        *m = gathered.motion(xa, slot);
+                    }
+                    let np = (sb - sa).min(MAX_IMPEDANCE_PORTS);
+                    sched.imp[imp].state_switchings(&motions[..np], &x[m.x.0..m.x.1], out);
+                }
+            }
             if !g0.is_empty() {
                 let g0 = &g0[nc + 2 * ng + m.at..][..m.n];
                 any |= out.iter().zip(g0).any(|(&g, &g0)| (g > 0.0) != (g0 > 0.0));
@@ -861,7 +900,11 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
                 for j in 0..m.n {
                     let at = base + m.at + j;
                     if (ev.g0[at] > 0.0) != (ev.g[at] > 0.0) {
-                        sim.sched.adm[m.adm].on_switch(j, &mut sim.x[m.x.0..m.x.1]);
+                        let x = &mut sim.x[m.x.0..m.x.1];
+                        match m.of {
+                            Owner::Adm(adm) => sim.sched.adm[adm].on_switch(j, x),
+                            Owner::Imp { imp, .. } => sim.sched.imp[imp].on_switch(j, x),
+                        }
                         moved = true;
                     }
                 }
@@ -911,8 +954,23 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
 /// on it per step, no copy).
 struct Locked(Lockable);
 
-/// The admittances with state switches, in the order of `Events::states`.
-type Lockable = std::sync::Arc<[std::sync::Arc<dyn crate::component::Admittance>]>;
+/// The components with state switches, in the order of `Events::states`.
+type Lockable = std::sync::Arc<[Lockee]>;
+
+/// A component whose sides a [`Locked`] guard locks.
+enum Lockee {
+    Adm(std::sync::Arc<dyn crate::component::Admittance>),
+    Imp(std::sync::Arc<dyn crate::component::Impedance>),
+}
+
+impl Lockee {
+    fn lock_sides(&self, x: Option<&[f64]>) {
+        match self {
+            Lockee::Adm(a) => a.lock_sides(x),
+            Lockee::Imp(i) => i.lock_sides(x),
+        }
+    }
+}
 
 impl Locked {
     /// Lock each at its sides in the state `x`.
