@@ -1118,6 +1118,34 @@ fn inputs_with_kinks_keep_fourth_order_under_rk4() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+/// A velocity source gives each RK4 stage u at the stage's time (`stage_rate` in
+/// components/src/sources/velocity.rs): a 1 kg mass on a spring–damper (K = 1000, B = 10)
+/// whose other end moves with u = 0.4 sin 2πt m/s, x and v at 0.2 s from T = 1e-3, 5e-4,
+/// 2.5e-4: order ≥ 3.8 (before 2.0: the third stage's velocity was off by T² ü/4), and the
+/// source's velocity state is u at every step's end (before: 4e-6 m/s off at T = 1e-3).
+#[test]
+fn a_velocity_source_drives_at_fourth_order_under_rk4() {
+    let driven = |step: f64| {
+        json!({"solver": {"method": "rk4", "step": step, "stop_time": 0.2},
+               "output": {"interval": 0.2, "signals": {"x": "m.q", "v": "m.v", "u": "d.v"}},
+               "components": {
+                   "m": {"type": "mass", "mass": 1.0},
+                   "s": {"type": "spring_damper", "K": 1000.0, "B": 10.0},
+                   "d": {"type": "velocity_source", "velocity": "0.4*sin(2*pi*t)"}
+               },
+               "connections": [{"from": "s.a", "to": "d"}, {"from": "s.b", "to": "m"}]})
+    };
+    let found = orders(driven, [1e-3, 5e-4, 2.5e-4], &["x", "v", "u"]);
+    let exact = 0.4 * (std::f64::consts::TAU * 0.2).sin();
+    for (k, (order, v)) in found.iter().take(2).enumerate() {
+        eprintln!("driven mass[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
+        assert!(*order >= 3.8, "signal {k}: order {order}");
+    }
+    let u = found[2].1;
+    eprintln!("source velocity at 0.2 s: {u:?}, u = {exact}");
+    assert!(u.iter().all(|u| (u - exact).abs() < 1e-14), "{u:?} against {exact}");
+}
+
 /// A 1 kg point mass dropped from 5 cm at 0.5 m/s along x onto a `plane_contact` (K = 1e5,
 /// μ = 0.3) with damper `b`: x, z and their rates at `stop`.
 fn dropped_ball(b: f64, stop: f64) -> impl Fn(f64) -> Value {

@@ -107,6 +107,10 @@ impl Window {
     pub fn start(&self) -> f64 {
         f64::from_bits(self.0[0].load(Ordering::Relaxed))
     }
+    /// The sub-step's end (NaN when none).
+    pub fn end(&self) -> f64 {
+        f64::from_bits(self.0[1].load(Ordering::Relaxed))
+    }
     /// `f` at `t`, from the piece that holds inside the window
     /// ([`TimeFunction::eval_on`]); [`TimeFunction::eval`] before one is told.
     #[inline]

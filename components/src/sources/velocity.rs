@@ -15,6 +15,13 @@
 //! state starts the sub-step after it on the new side ([`Admittance::at_break`]). Read across
 //! the kink they cost the run its order (the conveyor example: 1–2, now 4.6;
 //! docs/explanation/modular-rk4.md).
+//!
+//! Under RK4 the port's velocity in each stage is u at the stage's time, so that what the
+//! source drives sees the prescribed motion at fourth order. With v̇ = (u(t + τ) − v)/τ the
+//! third stage's velocity was v₀ + u(t₀ + T) − u(t₀ + T/2), off by T² ü/4: a mass driven
+//! through a spring by u = 0.4 sin 2πt m/s was second order. Told every (sub-)step
+//! ([`Window`]), the source gives each stage r the rate k_r that makes the next stage state
+//! u there and the step's end u(t₀ + h) ([`stage_rate`]).
 
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
@@ -43,6 +50,27 @@ const SIGNALS: &[SignalInfo] = &[
     SignalInfo::new("v", 0, "m/s", "velocity").of_state(),
     SignalInfo::new("f", 0, "N", "force the network applies to the source (the actuator supplies −f)"),
 ];
+
+/// The rate of the velocity state in RK4 stage `t`, `tau` of the (sub-)step [t0, t0 + h]
+/// with u0, u½, u1 the velocity at its start, middle and end: the next stage states are u½,
+/// u½ and u1 (x₂ = v₀ + h k₁/2, x₃ = v₀ + h k₂/2, x₄ = v₀ + h k₃) and the step ends at v₀ +
+/// h (k₁ + 2k₂ + 2k₃ + k₄)/6 = u1, from v₀ = u0. `None` for a stage that is not one of RK4's
+/// four in that (sub-)step (then v̇ = (u(t + τ) − v)/τ).
+fn stage_rate(t: f64, tau: f64, t0: f64, h: f64, u: impl Fn(f64) -> Vector3<f64>) -> Option<Vector3<f64>> {
+    if !(h > 0.0) {
+        return None;
+    }
+    let (c, w) = ((t - t0) / h, tau / h);
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-9;
+    let stage = [(0.0, 0.5), (0.5, 0.5), (0.5, 1.0), (1.0, 1.0)].iter().position(|&(ci, wi)| near(c, ci) && near(w, wi))?;
+    let (u0, uh, u1) = (u(t0), u(t0 + 0.5 * h), u(t0 + h));
+    let (dh, d1) = (uh - u0, u1 - u0);
+    Some(match stage {
+        0 | 1 => dh * (2.0 / h),
+        2 => d1 / h,
+        _ => (d1 * 4.0 - dh * 6.0) / h,
+    })
+}
 
 impl VelocitySource {
     /// u(t); within a sub-step the stepper bounded by the velocity's breaks, from the
@@ -80,7 +108,9 @@ impl Admittance for VelocitySource {
             return Err(Fault::new(format!("velocity is not finite at t = {t}")));
         }
         store(&rate, &mut dx[..n], n);
-        store(&((target - load(&x[n..], n)) / tau), &mut dx[n..], n);
+        let (t0, t1) = (self.window.start(), self.window.end());
+        let staged = if self.form.is_euler() { None } else { stage_rate(t, tau, t0, t1 - t0, |t| self.u(t)) };
+        store(&staged.unwrap_or_else(|| (target - load(&x[n..], n)) / tau), &mut dx[n..], n);
         Ok(())
     }
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
@@ -89,6 +119,10 @@ impl Admittance for VelocitySource {
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(&self.velocity, t0, t1)
+    }
+    /// Under RK4 the stepper tells the source every (sub-)step ([`stage_rate`]).
+    fn has_breaks(&self) -> bool {
+        true
     }
     fn set_window(&self, t0: f64, t1: f64) {
         self.window.set(t0, t1);
