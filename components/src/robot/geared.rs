@@ -54,6 +54,18 @@ pub struct GearedRobot {
     /// While the stepper locks the sides: which joints were held where the (sub-)step
     /// started (the modes of the force switches, [`margins`](Self::margins)).
     held: Arc<Mutex<Option<Vec<bool>>>>,
+    /// The kinematics of the last (q, v) ([`inertia_and_torques`](Self::inertia_and_torques)):
+    /// the switches at a step's end and the next step's first stage read the same state.
+    last: Arc<Mutex<Option<KinematicsAt>>>,
+}
+
+/// J(q), c(q, v) and M(q) at the state (q, v).
+#[derive(Debug)]
+struct KinematicsAt {
+    qv: Vec<f64>,
+    jac: nalgebra::Matrix3xX<f64>,
+    bias: DVector<f64>,
+    m: DMatrix<f64>,
 }
 
 /// Everything one step (69) computes.
@@ -77,7 +89,8 @@ impl GearedRobot {
         }
         // One each: a clone shares its atomics.
         let stops = (0..n).map(|_| StopSwitch::default()).collect();
-        Ok(GearedRobot { robot, gears, m, form: StageForm::default(), stops, held: Default::default() })
+        let (held, last) = Default::default();
+        Ok(GearedRobot { robot, gears, m, form: StageForm::default(), stops, held, last })
     }
 
     pub fn dof(&self) -> usize {
@@ -176,9 +189,27 @@ impl GearedRobot {
     fn inertia_and_torques(&self, x: &[f64], forces: &[Force]) -> (DMatrix<f64>, DVector<f64>, DVector<f64>) {
         let n = self.dof();
         let (q, v) = (&x[..n], &x[n..2 * n]);
-        let (jac, bias, m) = self.robot.jacobian_bias_inertia(q, v);
-        let (tu, tv) = self.torques(&jac, bias.as_slice(), v, forces);
-        (DMatrix::from_fn(n, n, |i, j| m[(i, j)]), tu, tv)
+        let mut last = self.last.lock().ok();
+        let kin = match last.as_deref_mut() {
+            Some(Some(k)) if k.qv == x[..2 * n] => k,
+            cache => {
+                let (jac, bias, m) = self.robot.jacobian_bias_inertia(q, v);
+                let m = DMatrix::from_fn(n, n, |i, j| m[(i, j)]);
+                let bias = DVector::from_column_slice(bias.as_slice());
+                let k = KinematicsAt { qv: x[..2 * n].to_vec(), jac, bias, m };
+                match cache {
+                    Some(c) => c.insert(k),
+                    None => return self.torques_with(&k, v, forces),
+                }
+            }
+        };
+        self.torques_with(kin, v, forces)
+    }
+
+    /// (M(q), τu, τv) from the kinematics `k`.
+    fn torques_with(&self, k: &KinematicsAt, v: &[f64], forces: &[Force]) -> (DMatrix<f64>, DVector<f64>, DVector<f64>) {
+        let (tu, tv) = self.torques(&k.jac, k.bias.as_slice(), v, forces);
+        (k.m.clone(), tu, tv)
     }
 
     /// One step (69) at state `x` = (q, v, …) with the port `forces`, the joints' imposed
