@@ -57,7 +57,8 @@ const SIGNALS: &[SignalInfo] = &[
 /// h (k₁ + 2k₂ + 2k₃ + k₄)/6 = u1, from v₀ = u0. `None` for a stage that is not one of RK4's
 /// four in that (sub-)step (then v̇ = (u(t + τ) − v)/τ).
 fn stage_rate(t: f64, tau: f64, t0: f64, h: f64, u: impl Fn(f64) -> Vector3<f64>) -> Option<Vector3<f64>> {
-    if !(h > 0.0) {
+    // Also no window (NaN).
+    if h.is_nan() || h <= 0.0 {
         return None;
     }
     let (c, w) = ((t - t0) / h, tau / h);
