@@ -514,6 +514,24 @@ impl Events {
         })
     }
 
+    /// For an index of g: the index of its contact switch if it is a stick–slip switch of
+    /// a member that has both (horizontal plane contacts, general members).
+    fn slip_with_contact(&self) -> impl Fn(usize) -> Option<usize> {
+        let nb = self.aligned.len() + self.affine.len();
+        let (nh, ng) = (self.both.len(), self.general.len());
+        let nc = nb + 2 * nh;
+        let both_contact: Vec<bool> = self.general.iter().map(|m| m.contact && m.slip).collect();
+        move |j| {
+            if (nb + nh..nc).contains(&j) {
+                Some(j - nh)
+            } else if (nc + ng..nc + 2 * ng).contains(&j) && both_contact[j - nc - ng] {
+                Some(j - ng)
+            } else {
+                None
+            }
+        }
+    }
+
     /// Where the admittances' switching functions start in g.
     fn state_base(&self) -> usize {
         self.aligned.len() + self.affine.len() + 2 * self.both.len() + 2 * self.general.len()
@@ -1015,9 +1033,19 @@ fn finish(sim: &mut Simulator, ev: &mut Events, k: u64) -> Result<()> {
 fn falsi(ev: &Events, lo: f64, hi: f64, w_lo: f64, w_hi: f64, scale: f64) -> f64 {
     let width = hi - lo;
     let mut best = f64::INFINITY;
-    for ((&a, &b), &s) in ev.g_lo.iter().zip(&ev.g_hi).zip(&ev.g0) {
+    let closes = ev.slip_with_contact();
+    for (j, ((&a, &b), &s)) in ev.g_lo.iter().zip(&ev.g_hi).zip(&ev.g0).enumerate() {
         if (b > 0.0) == (s > 0.0) {
             continue;
+        }
+        // A stick–slip function whose contact switches in the bracket too jumps there (the
+        // friction limit μ f_n appears with the contact): its interpolation says nothing
+        // of where, and kept each trial near lo (the rolling sphere of Sim I: 60 trials, a
+        // bracket of 1e-8 T, the switch mislocated).
+        if let Some(c) = closes(j) {
+            if (ev.g_hi[c] > 0.0) != (ev.g0[c] > 0.0) {
+                continue;
+            }
         }
         // A member that stayed on its switch up to lo > 0 (g there the same as at the
         // sub-step's start and negligible, as for the search's end: a Karnopp momentum held on
