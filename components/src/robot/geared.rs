@@ -23,7 +23,7 @@
 //! a state switch (its direction locked past zero while the stepper searches:
 //! [`Fix::Slip`] in axproj), and the joints' static margins |λ_i| − |f_i| and loads λ_i are
 //! force switches, from the step's limit h → 0 with the modes of the sub-step's start
-//! ([`GearedRobot::margins`]).
+//! (`GearedRobot::margins`).
 
 use super::axproj::{axproj_fixed, sigma_max, Axproj, Fix};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
@@ -355,7 +355,7 @@ impl Admittance for GearedRobot {
         }
     }
     /// Per joint, its breakaway (the static margin while held) and its load λ_i through
-    /// zero ([`margins`](Self::margins)).
+    /// zero (`margins`).
     fn force_switches(&self) -> usize {
         2 * self.dof()
     }

@@ -21,7 +21,7 @@
 //! third stage's velocity was v₀ + u(t₀ + T) − u(t₀ + T/2), off by T² ü/4: a mass driven
 //! through a spring by u = 0.4 sin 2πt m/s was second order. Told every (sub-)step
 //! ([`Window`]), the source gives each stage r the rate k_r that makes the next stage state
-//! u there and the step's end u(t₀ + h) ([`stage_rate`]).
+//! u there and the step's end u(t₀ + h) (`stage_rate`).
 
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
@@ -121,7 +121,7 @@ impl Admittance for VelocitySource {
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(&self.velocity, t0, t1)
     }
-    /// Under RK4 the stepper tells the source every (sub-)step ([`stage_rate`]).
+    /// Under RK4 the stepper tells the source every (sub-)step (`stage_rate`).
     fn has_breaks(&self) -> bool {
         true
     }
