@@ -369,6 +369,9 @@ pub struct StopSwitch {
     sides: Sides,
     /// Where the last locked (sub-)step started: sliding or [`STUCK`](Self::STUCK).
     started: Sides,
+    /// While a lock is on: 1 if it held where it started (a stuck start locks no
+    /// direction), else 0.
+    session: Sides,
     /// The locked direction (a unit vector; ±1 in 1-D), and the speed where it was locked,
     /// as bits.
     dir: std::sync::Arc<[AtomicU64; 4]>,
@@ -412,10 +415,12 @@ impl StopSwitch {
     /// starts (`None`: unlock): a sliding direction is locked, a stuck state is not.
     pub fn lock(&self, at: Option<(&[f64], f64)>) {
         self.sides.set(None);
+        self.session.set(at.map(|_| 0));
         let Some((v, s)) = at else {
             return;
         };
         if self.stuck(v, s) {
+            self.session.set(Some(1));
             self.started.set(Some(Self::STUCK));
             return;
         }
@@ -436,6 +441,20 @@ impl StopSwitch {
         self.started.set(Some(Self::SLIDING));
         self.sides.set(Some(Self::SLIDING));
     }
+
+    /// Whether the component holds where its (sub-)step started: while a lock is on, at the
+    /// lock; else in `v` and `s` ([`stuck`](Self::stuck)). A breakaway function is the
+    /// static margin then, and a constant negative value ([`SLIDING_MARGIN`](Self::SLIDING_MARGIN))
+    /// while it slides: its zeros while sliding are no switch (each cost a search).
+    pub fn held_at_start(&self, v: &[f64], s: f64) -> bool {
+        match self.session.get() {
+            Some(held) => held == 1,
+            None => self.stuck(v, s),
+        }
+    }
+
+    /// A breakaway function's value while sliding ([`held_at_start`](Self::held_at_start)).
+    pub const SLIDING_MARGIN: f64 = -1.0;
 
     /// `Admittance::on_switch`: a component that was sliding stops, v = 0.0 and s = 1
     /// (where the load exceeds the static level the next stages slide off: their σ = 0

@@ -124,14 +124,20 @@ impl Admittance for ModelA {
         g[0] = if located { self.stop.switching(&x[n..2 * n], x[2 * n]) } else { StopSwitch::NEVER };
     }
     /// The breakaway: g = g(0) − |h|, the static level (26) holds up to less the applied
-    /// force, at every state (its zeros while sliding are no switch; they are located all
-    /// the same, at the cost of a search).
+    /// force, while the body held where the (sub-)step started; a constant negative value
+    /// while it slides ([`StopSwitch::held_at_start`]).
     fn force_switches(&self) -> usize {
         1
     }
-    fn force_switchings(&self, _x: &[f64], f: &[Force], g: &mut [f64]) {
-        let level = self.law.static_level();
-        g[0] = if level > 0.0 { level - (first(f[0].f, self.dims) + self.force).norm() } else { StopSwitch::NEVER };
+    fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
+        let (n, level) = (self.dims, self.law.static_level());
+        g[0] = if level <= 0.0 {
+            StopSwitch::NEVER
+        } else if self.stop.held_at_start(&x[n..2 * n], x[2 * n]) {
+            level - (first(f[0].f, n) + self.force).norm()
+        } else {
+            StopSwitch::SLIDING_MARGIN
+        };
     }
     fn lock_sides(&self, x: Option<&[f64]>) {
         let n = self.dims;

@@ -192,8 +192,8 @@ impl Impedance for ModelB {
         Ok(())
     }
     /// The mass's stop or reversal ([`StopSwitch::switching`]) and its breakaway, g(0) −
-    /// |K e + B u| (at every state: its zeros while sliding are no switch, located all the
-    /// same), where sliding is continuous and there is dry friction.
+    /// |K e + B u| while it held where the (sub-)step started ([`StopSwitch::held_at_start`]),
+    /// where sliding is continuous and there is dry friction.
     fn state_switches(&self) -> usize {
         2
     }
@@ -206,7 +206,11 @@ impl Impedance for ModelB {
         }
         let (u, e, _) = self.parts(&m[0], y);
         g[0] = self.stop.switching(&y[n..2 * n], y[2 * n]);
-        g[1] = level - (e * self.k + u * self.b).norm();
+        g[1] = if self.stop.held_at_start(&y[n..2 * n], y[2 * n]) {
+            level - (e * self.k + u * self.b).norm()
+        } else {
+            StopSwitch::SLIDING_MARGIN
+        };
     }
     fn lock_sides(&self, y: Option<&[f64]>) {
         let n = self.dims;

@@ -405,10 +405,11 @@ impl Admittance for Gear {
         g[0] = if frictionless { StopSwitch::NEVER } else { self.stop.switching(&x[1..2], x[2]) };
     }
     /// The breakaway: g = min(Φ(+1) − (fu − fv), (fu − fv) − Φ(−1)), positive while the
-    /// static set (45) holds the torques; and φ of (32), whose sign changes the friction's
-    /// slope |λs| (34) (a kink of the rates: forward and back driving). Both at every state
-    /// (their zeros where they change nothing are located all the same, at the cost of a
-    /// search).
+    /// static set (45) holds the torques, while the gear held where the (sub-)step started
+    /// (a constant negative value while it slides: [`StopSwitch::held_at_start`]); and φ of
+    /// (32), whose sign changes the friction's slope |λs| (34) (a kink of the rates: forward
+    /// and back driving), at every state (its zeros while held change nothing and are
+    /// located all the same, at the cost of a search).
     fn force_switches(&self) -> usize {
         2
     }
@@ -417,7 +418,12 @@ impl Admittance for Gear {
         let rho = self.rho_hat();
         let phi_k = phi(self.model.gamma_u, self.model.gamma_v, fu, fv, rho);
         let d = fu - fv;
-        g[0] = (big_phi(1.0, phi_k, rho) - d).min(d - big_phi(-1.0, phi_k, rho));
+        // The breakaway while the gear held where the (sub-)step started.
+        g[0] = if self.stop.held_at_start(&x[1..2], x[2]) {
+            (big_phi(1.0, phi_k, rho) - d).min(d - big_phi(-1.0, phi_k, rho))
+        } else {
+            StopSwitch::SLIDING_MARGIN
+        };
         g[1] = phi_k;
     }
     fn lock_sides(&self, x: Option<&[f64]>) {
