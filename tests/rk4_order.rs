@@ -314,12 +314,7 @@ fn model_b_slides_and_switches_at_fourth_order_under_rk4() {
         ("2-D curved", orders(&curved, steps, &["x0", "x1", "v0", "v1"])),
         ("Stribeck + viscous", orders(&stribeck, steps, &["x0", "v0"])),
     ] {
-        for (k, (order, v)) in found.iter().enumerate() {
-            eprintln!("model B {what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
-            if *order < 3.8 {
-                failed.push(format!("{what}[{k}]: order {order}"));
-            }
-        }
+        below(&format!("model B {what}"), &found, 3.8, &mut failed);
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
@@ -659,12 +654,7 @@ fn model_d_slides_and_switches_at_fourth_order_under_rk4() {
         ("Stribeck + viscous", orders(&stribeck, steps, &["qx", "ux"])),
         ("to a stop", orders(&stop, steps, &["qx", "ux", "ex"])),
     ] {
-        for (k, (order, v)) in found.iter().enumerate() {
-            eprintln!("model D {what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
-            if *order < 3.8 {
-                failed.push(format!("{what}[{k}]: order {order}"));
-            }
-        }
+        below(&format!("model D {what}"), &found, 3.8, &mut failed);
     }
     // After the stop (about 0.12 s) the slider holds exactly while the mass settles on it.
     let mut held = stop(5e-4);
@@ -1005,6 +995,17 @@ fn pushed(element: &str, step: f64, events: &str) -> Value {
     }
 }
 
+/// Print each signal's values and order from [`orders`], and list in `failed` those of
+/// order below `least`.
+fn below(what: &str, found: &[(f64, [f64; 3])], least: f64, failed: &mut Vec<String>) {
+    for (k, (order, v)) in found.iter().enumerate() {
+        eprintln!("{what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
+        if *order < least {
+            failed.push(format!("{what}[{k}]: order {order} < {least}"));
+        }
+    }
+}
+
 /// The Richardson order of the last row's `signals` from runs at `steps` (halving).
 fn orders(system: impl Fn(f64) -> Value, steps: [f64; 3], signals: &[&str]) -> Vec<(f64, [f64; 3])> {
     let v = steps.map(|t| {
@@ -1029,14 +1030,7 @@ fn orders(system: impl Fn(f64) -> Value, steps: [f64; 3], signals: &[&str]) -> V
 #[test]
 fn stick_slip_switches_keep_fourth_order_under_rk4() {
     let mut failed = Vec::new();
-    let mut check = |what: &str, found: Vec<(f64, [f64; 3])>| {
-        for (k, (order, v)) in found.iter().enumerate() {
-            eprintln!("{what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
-            if *order < 3.8 {
-                failed.push(format!("{what}[{k}]: order {order}"));
-            }
-        }
-    };
+    let mut check = |what: &str, found: Vec<(f64, [f64; 3])>| below(what, &found, 3.8, &mut failed);
     for element in ["fric_k", "kikuuwe_c", "plane_contact", "body_contact"] {
         // The run slides and sticks: switches are located.
         let (mut sim, _) = build_value(&pushed(element, 1e-3, "all"));
@@ -1108,12 +1102,7 @@ fn inputs_with_kinks_keep_fourth_order_under_rk4() {
         ("velocity jump", orders(velocity_jump, [1e-2, 5e-3, 2.5e-3], &["x", "v"])),
     ];
     for (what, found) in runs {
-        for (k, (order, v)) in found.iter().enumerate() {
-            eprintln!("{what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
-            if *order < 3.8 {
-                failed.push(format!("{what}[{k}]: order {order}"));
-            }
-        }
+        below(what, &found, 3.8, &mut failed);
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
@@ -1178,12 +1167,7 @@ fn contact_closings_keep_the_order_under_rk4() {
         ("rolling sphere", orders(example_at("rolling_sphere.json", 0.3), [1e-4, 5e-5, 2.5e-5], &["center_vx", "height"]), 3.8),
     ];
     for (what, found, least) in runs {
-        for (k, (order, v)) in found.iter().enumerate() {
-            eprintln!("{what}[{k}]: {:.13} / {:.13} / {:.13}: order {order:.2}", v[0], v[1], v[2]);
-            if *order < least {
-                failed.push(format!("{what}[{k}]: order {order} < {least}"));
-            }
-        }
+        below(what, &found, least, &mut failed);
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }

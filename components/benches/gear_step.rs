@@ -71,11 +71,11 @@ fn main() {
         let stuck = r.stuck.iter().filter(|s| **s).count();
         let (as_us, _) = time(
             || {
-                black_box(axproj_active_set(&vstar, &a, &phi, &p, Some(&v), 50));
+                black_box(axproj_active_set(&vstar, &a, &phi, &p, Some(&v), 50, &[]));
             },
             1.0,
         );
-        let cold = axproj_active_set(&vstar, &a, &phi, &p, None, 50).map(|r| r.iterations);
+        let cold = axproj_active_set(&vstar, &a, &phi, &p, None, 50, &[]).map(|r| r.iterations);
         let proj = axproj_projection(&vstar, &a, &phi, &p, 1_000_000);
         let (pr_us, _) = time(
             || {

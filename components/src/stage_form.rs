@@ -456,6 +456,16 @@ impl StopSwitch {
     /// A breakaway function's value while sliding ([`held_at_start`](Self::held_at_start)).
     pub const SLIDING_MARGIN: f64 = -1.0;
 
+    /// A breakaway function at velocity `v` with indicator `s`: the static `margin` if the
+    /// component held where its (sub-)step started, else [`SLIDING_MARGIN`](Self::SLIDING_MARGIN).
+    pub fn breakaway(&self, v: &[f64], s: f64, margin: impl FnOnce() -> f64) -> f64 {
+        if self.held_at_start(v, s) {
+            margin()
+        } else {
+            Self::SLIDING_MARGIN
+        }
+    }
+
     /// `Admittance::on_switch`: a component that was sliding stops, v = 0.0 and s = 1
     /// (where the load exceeds the static level the next stages slide off: their σ = 0
     /// brings s to ⅓ by the end of the step); one that was stuck (it broke away) is left,

@@ -131,12 +131,10 @@ impl Admittance for ModelA {
     }
     fn force_switchings(&self, x: &[f64], f: &[Force], g: &mut [f64]) {
         let (n, level) = (self.dims, self.law.static_level());
-        g[0] = if level <= 0.0 {
-            StopSwitch::NEVER
-        } else if self.stop.held_at_start(&x[n..2 * n], x[2 * n]) {
-            level - (first(f[0].f, n) + self.force).norm()
+        g[0] = if level > 0.0 {
+            self.stop.breakaway(&x[n..2 * n], x[2 * n], || level - (first(f[0].f, n) + self.force).norm())
         } else {
-            StopSwitch::SLIDING_MARGIN
+            StopSwitch::NEVER
         };
     }
     fn lock_sides(&self, x: Option<&[f64]>) {

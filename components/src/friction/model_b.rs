@@ -206,11 +206,7 @@ impl Impedance for ModelB {
         }
         let (u, e, _) = self.parts(&m[0], y);
         g[0] = self.stop.switching(&y[n..2 * n], y[2 * n]);
-        g[1] = if self.stop.held_at_start(&y[n..2 * n], y[2 * n]) {
-            level - (e * self.k + u * self.b).norm()
-        } else {
-            StopSwitch::SLIDING_MARGIN
-        };
+        g[1] = self.stop.breakaway(&y[n..2 * n], y[2 * n], || level - (e * self.k + u * self.b).norm());
     }
     fn lock_sides(&self, y: Option<&[f64]>) {
         let n = self.dims;

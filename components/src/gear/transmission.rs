@@ -419,11 +419,7 @@ impl Admittance for Gear {
         let phi_k = phi(self.model.gamma_u, self.model.gamma_v, fu, fv, rho);
         let d = fu - fv;
         // The breakaway while the gear held where the (sub-)step started.
-        g[0] = if self.stop.held_at_start(&x[1..2], x[2]) {
-            (big_phi(1.0, phi_k, rho) - d).min(d - big_phi(-1.0, phi_k, rho))
-        } else {
-            StopSwitch::SLIDING_MARGIN
-        };
+        g[0] = self.stop.breakaway(&x[1..2], x[2], || (big_phi(1.0, phi_k, rho) - d).min(d - big_phi(-1.0, phi_k, rho)));
         g[1] = phi_k;
     }
     fn lock_sides(&self, x: Option<&[f64]>) {

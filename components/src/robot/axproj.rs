@@ -162,14 +162,10 @@ fn finish(modes: &[Mode], f: DVector<f64>, a: &DMatrix<f64>, iterations: usize, 
     Axproj { y: a * &f, f, stuck: modes.iter().map(|m| *m == Mode::Stuck).collect(), iterations, method }
 }
 
-/// axproj by the diagonal closed form (70); `None` unless A and P are diagonal.
-pub fn axproj_diagonal(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
-    axproj_diagonal_fixed(v, a, phi, p, &[])
-}
-
-/// [`axproj_diagonal`] with the joints' imposed modes `fixed`: a slip takes the end of the
-/// static interval on its side, a held joint y = v.
-fn axproj_diagonal_fixed(
+/// axproj by the diagonal closed form (70); `None` unless A and P are diagonal. With the
+/// joints' imposed modes `fixed` (empty: none) a slip takes the end of the static interval
+/// on its side, a held joint y = v.
+pub fn axproj_diagonal(
     v: &DVector<f64>,
     a: &DMatrix<f64>,
     phi: &DVector<f64>,
@@ -207,20 +203,9 @@ fn axproj_diagonal_fixed(
     Some(Axproj { y, f, stuck, iterations: 1, method: AxprojMethod::Diagonal })
 }
 
-/// axproj by the active-set iteration from the modes `start` (at most `max_iter` patterns).
+/// axproj by the active-set iteration from the modes `start` (at most `max_iter` patterns),
+/// with the joints' imposed modes `fixed` (empty: none).
 pub fn axproj_active_set(
-    v: &DVector<f64>,
-    a: &DMatrix<f64>,
-    phi: &DVector<f64>,
-    p: &DMatrix<f64>,
-    start: Option<&[f64]>,
-    max_iter: usize,
-) -> Option<Axproj> {
-    axproj_active_set_fixed(v, a, phi, p, start, max_iter, &[])
-}
-
-/// [`axproj_active_set`] with the joints' imposed modes `fixed`.
-fn axproj_active_set_fixed(
     v: &DVector<f64>,
     a: &DMatrix<f64>,
     phi: &DVector<f64>,
@@ -249,13 +234,9 @@ fn axproj_active_set_fixed(
     None
 }
 
-/// axproj by trying every pattern (5ⁿ; used for n ≤ 6 when the active set cycles).
-pub fn axproj_enumerate(v: &DVector<f64>, a: &DMatrix<f64>, phi: &DVector<f64>, p: &DMatrix<f64>) -> Option<Axproj> {
-    axproj_enumerate_fixed(v, a, phi, p, &[])
-}
-
-/// [`axproj_enumerate`] over the patterns that keep the imposed modes `fixed`.
-fn axproj_enumerate_fixed(
+/// axproj by trying every pattern (5ⁿ; used for n ≤ 6 when the active set cycles) that
+/// keeps the joints' imposed modes `fixed` (empty: none).
+pub fn axproj_enumerate(
     v: &DVector<f64>,
     a: &DMatrix<f64>,
     phi: &DVector<f64>,
@@ -383,18 +364,18 @@ pub fn axproj_fixed(
     start: Option<&[f64]>,
     fixed: &[Fix],
 ) -> std::result::Result<Axproj, String> {
-    if let Some(r) = axproj_diagonal_fixed(v, a, phi, p, fixed) {
+    if let Some(r) = axproj_diagonal(v, a, phi, p, fixed) {
         return Ok(r);
     }
-    if let Some(r) = axproj_active_set_fixed(v, a, phi, p, start, 50, fixed) {
+    if let Some(r) = axproj_active_set(v, a, phi, p, start, 50, fixed) {
         return Ok(r);
     }
-    if let Some(r) = axproj_active_set_fixed(v, a, phi, p, None, 50, fixed) {
+    if let Some(r) = axproj_active_set(v, a, phi, p, None, 50, fixed) {
         return Ok(r);
     }
     let free = fixed.iter().all(|f| *f == Fix::Free);
     let r = if v.len() <= 6 {
-        axproj_enumerate_fixed(v, a, phi, p, fixed)
+        axproj_enumerate(v, a, phi, p, fixed)
     } else if free {
         axproj_projection(v, a, phi, p, 200_000)
     } else {

@@ -248,7 +248,7 @@ impl GearedRobot {
         let (big_m, tu, tv) = self.inertia_and_torques(x, forces);
         let (minv, p, ta, phi) = self.loads(big_m, &tu, &tv);
         let accel = &minv * &ta;
-        let held = self.held.lock().ok()?.clone();
+        let held = self.held.lock().ok()?;
         let fixed: Vec<Fix> = (0..n)
             .map(|i| {
                 let v = x[n + i];
@@ -261,9 +261,12 @@ impl GearedRobot {
                 }
             })
             .collect();
+        drop(held);
         let ax = axproj_fixed(&accel, &minv, &phi, &p, None, &fixed).ok()?;
         let lambda = &phi + &p * &ax.f;
-        let margin = (0..n).map(|i| if fixed[i] == Fix::Stuck { lambda[i].abs() - ax.f[i].abs() } else { -1.0 }).collect();
+        let margin = (0..n)
+            .map(|i| if fixed[i] == Fix::Stuck { lambda[i].abs() - ax.f[i].abs() } else { StopSwitch::SLIDING_MARGIN })
+            .collect();
         Some((margin, lambda.iter().copied().collect()))
     }
 
@@ -615,7 +618,7 @@ mod tests {
                 continue;
             }
             let r = axproj(&v, &a, &phi, &p, None).unwrap();
-            let e = axproj_enumerate(&v, &a, &phi, &p).unwrap();
+            let e = axproj_enumerate(&v, &a, &phi, &p, &[]).unwrap();
             let pr = axproj_projection(&v, &a, &phi, &p, 200_000).unwrap();
             for other in [&e, &pr] {
                 assert!((&r.y - &other.y).amax() < 1e-9 * (1.0 + v.amax()), "{:?} vs {:?}", r.y, other.y);

@@ -516,15 +516,14 @@ impl Events {
 
     /// For an index of g: the index of its contact switch if it is a stick–slip switch of
     /// a member that has both (horizontal plane contacts, general members).
-    fn slip_with_contact(&self) -> impl Fn(usize) -> Option<usize> {
+    fn slip_with_contact(&self) -> impl Fn(usize) -> Option<usize> + '_ {
         let nb = self.aligned.len() + self.affine.len();
         let (nh, ng) = (self.both.len(), self.general.len());
         let nc = nb + 2 * nh;
-        let both_contact: Vec<bool> = self.general.iter().map(|m| m.contact && m.slip).collect();
         move |j| {
             if (nb + nh..nc).contains(&j) {
                 Some(j - nh)
-            } else if (nc + ng..nc + 2 * ng).contains(&j) && both_contact[j - nc - ng] {
+            } else if (nc + ng..nc + 2 * ng).contains(&j) && self.general[j - nc - ng].contact {
                 Some(j - ng)
             } else {
                 None
