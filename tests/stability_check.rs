@@ -300,7 +300,7 @@ fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
     assert!((ma - 1.0).abs() < 1e-12 && (mb - 0.2).abs() < 1e-12, "{:?}", f.model.inertia);
     // The limit of one mass–spring–damper of the reduced mass 1/6 kg: the relative mode
     // along the normal (the common mode is free: λ = 1).
-    let single = PortModel { inertia: 1.0 / 6.0, k, b, k_implicit: 0.0, implicit_position: false };
+    let single = PortModel { inertia: 1.0 / 6.0, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
     let limit = single.largest_stable_step(&Tableau::RK4, step).unwrap();
     let t = f.largest_stable_step.unwrap();
     assert!((t / limit - 1.0).abs() < 1e-6, "{t} vs {limit}");
@@ -308,8 +308,8 @@ fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
     // The translational model alone is stable at this step (ω T = √(2K) T = 2.12 < 2.83).
     let translational = PairModel {
         inertia: [1.0, 1.0],
-        own: [PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false }; 2],
-        joint: PortModel { inertia: 1.0, k, b, k_implicit: 0.0, implicit_position: false },
+        own: [PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false }; 2],
+        joint: PortModel { inertia: 1.0, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false },
     };
     assert!(translational.radius(&Tableau::RK4, step).unwrap() <= 1.0 + 1e-9);
 

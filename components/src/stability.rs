@@ -31,6 +31,20 @@ pub fn stiffness_warnings(what: &str, k: f64, b: f64, inertia: &[Option<f64>], s
     out
 }
 
+/// For a held element coupled implicitly with the masses on its ports
+/// (`StageForm::coupled`): what replaces [`stiffness_warnings`]' ω·T warning, which explicit
+/// RK4 alone would deserve.
+pub fn coupled_info(what: &str, k: f64, inertia: &[Option<f64>], step: f64) -> Diagnostic {
+    let m = inertia.iter().flatten().cloned().reduce(f64::min).unwrap_or(f64::NAN);
+    Diagnostic::Info(format!(
+        "{what} K = {} on inertia {} (ω·T = {}): held implicitly with the mass (its stage damping B + τK \
+         in the mass's rate), stable at every step",
+        num(k),
+        num(m),
+        num_2((k / m).sqrt() * step)
+    ))
+}
+
 /// A ratio with two decimals, in exponent notation from 1e6 on (B·T/M of B = 1e300).
 fn num_2(x: f64) -> String {
     if x.abs() < 1e6 {

@@ -48,6 +48,9 @@ pub struct StageForm {
     /// RK4 integrates the component's continuous law while it slides too, not only while
     /// it holds ([`set_sliding_continuous`](Self::set_sliding_continuous)).
     sliding: AtomicBool,
+    /// An I_fricK element in the paper's form whose held spring RK4 would not keep stable,
+    /// coupled implicitly with the masses on its ports ([`set_held_frequency`](Self::set_held_frequency)).
+    coupled: AtomicBool,
 }
 
 impl Clone for StageForm {
@@ -57,6 +60,7 @@ impl Clone for StageForm {
             held: AtomicBool::new(self.held_continuous()),
             held_rates: AtomicBool::new(self.held_rates_only()),
             sliding: AtomicBool::new(self.sliding_continuous()),
+            coupled: AtomicBool::new(self.coupled()),
         }
     }
 }
@@ -67,6 +71,7 @@ impl PartialEq for StageForm {
             && self.held_continuous() == other.held_continuous()
             && self.held_rates_only() == other.held_rates_only()
             && self.sliding_continuous() == other.sliding_continuous()
+            && self.coupled() == other.coupled()
     }
 }
 
@@ -127,6 +132,7 @@ impl StageForm {
         self.set_held_continuous(continuous_law(method, step, k, b));
         // Told again by the stepper after `prepare` where it applies (never under Euler).
         self.held_rates.store(false, Ordering::Relaxed);
+        self.coupled.store(false, Ordering::Relaxed);
     }
 
     /// Whether an I_fricK element runs its continuous law ([`set_element`](Self::set_element)).
@@ -144,9 +150,24 @@ impl StageForm {
     /// continuous law K e + B v and ė = v: the elastic presliding motion at fourth order.
     /// Where ω̄ is not known (a port on a rigid body, whose rotation lowers the inertia at the
     /// contact) or RK4 would not resolve it, (19b) stays.
-    pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) {
+    ///
+    /// Where RK4 would not keep even the paper's form of the held spring stable (its τK
+    /// damping included, at twice the step) and `couplable` (every port a mass that takes
+    /// stage damping), the element couples implicitly with the masses
+    /// ([`coupled`](Self::coupled)): (19) as in the paper's form, and the masses take the
+    /// stage damping B + τK while it holds (framework/src/stepper/coupling.rs).
+    pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>, couplable: bool) {
         let on = resolves_held(method, step, k, b, omega2) && !self.continuous_law();
         self.held_rates.store(on, Ordering::Relaxed);
+        let stiff = couplable && !on && !self.continuous_law() && !self.is_euler() && unresolved_paper(method, step, k, b, omega2);
+        self.coupled.store(stiff, Ordering::Relaxed);
+    }
+
+    /// Whether the element couples implicitly with the masses it holds
+    /// ([`set_held_frequency`](Self::set_held_frequency)).
+    #[inline]
+    pub fn coupled(&self) -> bool {
+        self.coupled.load(Ordering::Relaxed)
     }
 
     /// Whether the element holds by (19b) and returns the continuous rates while it holds
@@ -195,8 +216,19 @@ impl StageForm {
 pub fn resolves_held(method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) -> bool {
     method != Method::Euler
         && omega2.is_some_and(|w2| {
-            let held = PortModel { inertia: k / w2, k, b, k_implicit: 0.0, implicit_position: false };
+            let held = PortModel { inertia: k / w2, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             w2 > 0.0 && held.stable(method.tableau(), 2.0 * step)
+        })
+}
+
+/// Whether RK4 would not keep the paper's form of a held element (spring K, damper B + τK)
+/// stable on a mass K/ω̄² at twice the step ([`StageForm::set_held_frequency`]); false under
+/// Euler and where ω̄ is not known.
+pub fn unresolved_paper(method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) -> bool {
+    method != Method::Euler
+        && omega2.is_some_and(|w2| {
+            let held = PortModel { inertia: k / w2, k, b, k_implicit: k, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
+            w2 > 0.0 && !held.stable(method.tableau(), 2.0 * step)
         })
 }
 
@@ -321,22 +353,22 @@ mod tests {
         form.set_element(Method::Rk4, 1e-3, k, b);
         assert_eq!(form.element(), ElementForm::Paper);
         // ω̄² = K/M with M = 1 kg: ω T = 0.01.
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k));
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), false);
         assert_eq!(form.element(), ElementForm::HeldRates);
         assert!(form.held_rates() && form.clone().held_rates_only());
         // ω T = 1.5 at T = 1e-3: stable at T, not at 2T.
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(2.25e6));
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(2.25e6), false);
         assert_eq!(form.element(), ElementForm::Paper);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, None);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, None, false);
         assert_eq!(form.element(), ElementForm::Paper);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k));
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), false);
         form.set_element(Method::Euler, 1e-3, k, b);
         assert_eq!(form.element(), ElementForm::Paper, "prepared again under Euler");
-        form.set_held_frequency(Method::Euler, 1e-3, k, b, Some(k));
+        form.set_held_frequency(Method::Euler, 1e-3, k, b, Some(k), false);
         assert_eq!(form.element(), ElementForm::Paper, "never under Euler");
         // B ≥ T K/2: the continuous law, whatever the stepper tells.
         form.set_element(Method::Rk4, 1e-3, k, 1.0);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, 1.0, Some(k));
+        form.set_held_frequency(Method::Rk4, 1e-3, k, 1.0, Some(k), false);
         assert_eq!(form.element(), ElementForm::Continuous);
 
         let factor = TauFactor::default();

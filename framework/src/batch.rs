@@ -191,9 +191,9 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         }
         Ok(())
     }
-    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>) {
+    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couplable: bool) {
         if let Some(m) = self.members.get(member) {
-            m.held_frequency(method, step, omega2);
+            m.held_frequency(method, step, omega2, couplable);
         }
     }
 
@@ -369,9 +369,9 @@ impl<T: Impedance + Clone + 'static> ImpedanceBatch for FrameImpedanceBatch<T> {
     fn prepare(&self, method: crate::Method, step: f64) -> Result<(), String> {
         self.members.iter().try_for_each(|m| m.prepare(method, step))
     }
-    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>) {
+    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couplable: bool) {
         if let Some(m) = self.members.get(member) {
-            m.held_frequency(method, step, omega2);
+            m.held_frequency(method, step, omega2, couplable);
         }
     }
 

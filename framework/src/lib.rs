@@ -77,7 +77,7 @@ pub mod system;
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
     Admittance, AffineSlip, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
-    StageSpring, MAX_IMPEDANCE_PORTS,
+    StageLaw, StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};

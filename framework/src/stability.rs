@@ -149,6 +149,10 @@ pub struct PortModel {
     pub b: f64,
     /// Σ K of the attached elements that add τK of damping per stage.
     pub k_implicit: f64,
+    /// Σ K and Σ B of the attached elements coupled implicitly with the mass
+    /// ([`StageSpring::coupled`]): the velocity rate is divided by M + τ (B_c + τ K_c).
+    pub k_coupled: f64,
+    pub b_coupled: f64,
     /// q̇ = v + τ v̇ instead of q̇ = v.
     pub implicit_position: bool,
 }
@@ -161,12 +165,23 @@ impl PortModel {
         if s.implicit {
             self.k_implicit += s.k;
         }
+        if s.coupled {
+            self.k_coupled += s.k;
+            self.b_coupled += s.b;
+        }
+    }
+
+    /// The inertia the stage's velocity rate divides by: M + τ (B_c + τ K_c)
+    /// ([`crate::component::Admittance::implicit_rate`]).
+    fn stage_inertia(&self, tau: f64) -> f64 {
+        self.inertia + tau * (self.b_coupled + tau * self.k_coupled)
     }
 
     /// The stage rate ξ = J(τ) x, x = (q, v).
     fn rate(&self, tau: f64) -> M2 {
-        let a = -self.k / self.inertia;
-        let d = -(self.b + tau * self.k_implicit) / self.inertia;
+        let m = self.stage_inertia(tau);
+        let a = -self.k / m;
+        let d = -(self.b + tau * self.k_implicit) / m;
         let q_row = if self.implicit_position { [tau * a, 1.0 + tau * d] } else { [0.0, 1.0] };
         [q_row, [a, d]]
     }
@@ -197,12 +212,14 @@ impl PortModel {
     }
 
     /// The model's bits, as a [`Memo`] key.
-    fn key(&self) -> [u64; 5] {
+    fn key(&self) -> [u64; 7] {
         [
             self.inertia.to_bits(),
             self.k.to_bits(),
             self.b.to_bits(),
             self.k_implicit.to_bits(),
+            self.k_coupled.to_bits(),
+            self.b_coupled.to_bits(),
             self.implicit_position as u64,
         ]
     }
@@ -554,7 +571,8 @@ impl PairModel {
         let c = &self.joint;
         for i in 0..2 {
             let o = &self.own[i];
-            let m = self.inertia[i];
+            // The mass with the coupled elements on its side and between ((Admittance::implicit_rate)).
+            let m = self.inertia[i] + tau * (o.b_coupled + c.b_coupled + tau * (o.k_coupled + c.k_coupled));
             // Row of v̇_i: −(K_i + K_ab) q_i + K_ab q_other − (D_i + D_ab) v_i + D_ab v_other.
             let (k, d) = (c.k, c.b + tau * c.k_implicit);
             let (ko, dd) = (o.k, o.b + tau * o.k_implicit);
@@ -601,7 +619,9 @@ impl PairModel {
     pub fn free_relative(&self) -> Option<PortModel> {
         let free = |o: &PortModel| o.k == 0.0 && o.b == 0.0 && o.k_implicit == 0.0;
         let [a, b] = &self.own;
-        (free(a) && free(b) && a.implicit_position == b.implicit_position).then_some(PortModel {
+        // Coupled masses divide by their own M + τD each: no one inertia in series.
+        let coupled = self.joint.k_coupled != 0.0 || self.joint.b_coupled != 0.0;
+        (free(a) && free(b) && !coupled && a.implicit_position == b.implicit_position).then_some(PortModel {
             inertia: self.reduced_inertia(),
             implicit_position: a.implicit_position,
             ..self.joint
@@ -614,12 +634,12 @@ impl PairModel {
     }
 
     /// The model's bits, as a [`Memo`] key.
-    fn key(&self) -> [u64; 17] {
-        let mut k = [0; 17];
+    fn key(&self) -> [u64; 23] {
+        let mut k = [0; 23];
         k[0] = self.inertia[0].to_bits();
         k[1] = self.inertia[1].to_bits();
         for (i, m) in [&self.own[0], &self.own[1], &self.joint].into_iter().enumerate() {
-            k[2 + 5 * i..7 + 5 * i].copy_from_slice(&m.key());
+            k[2 + 7 * i..9 + 7 * i].copy_from_slice(&m.key());
         }
         k
     }
@@ -688,7 +708,7 @@ fn analyse_pair(
     step: f64,
     ends: PairEnds,
     imps: &[(usize, StageSpring)],
-    memo: &mut Memo<17, (Option<f64>, Option<f64>)>,
+    memo: &mut Memo<23, (Option<f64>, Option<f64>)>,
     tally: &mut Tally<PairEnds>,
     keep: &impl Fn(f64) -> bool,
     out: &mut Vec<PairResult>,
@@ -702,7 +722,7 @@ fn analyse_pair(
         Some(own)
     };
     let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { return };
-    let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+    let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
     for (_, s) in imps {
         joint.add(*s);
     }
@@ -768,7 +788,7 @@ fn contact_models(
                 continue;
             }
             let own = [0, 1].map(|s| PortModel { inertia: inertia[s], ..own[s] });
-            let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
+            let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             joint.add(spring);
             out.push((Some((imp, dir)), PairModel { inertia, own, joint }));
         }
@@ -1009,7 +1029,7 @@ impl PortBases {
     fn own(&self, sched: &Schedule, j: usize, port: usize) -> Option<PortModel> {
         let b = self.base(sched, j, port);
         let m = Some(b.inertia).filter(|m| b.has_inertia && m.is_finite() && *m > 0.0)?;
-        let mut own = PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: b.implicit_position };
+        let mut own = PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: b.implicit_position };
         if let Some(s) = self.internal.get(b.internal as usize) {
             own.add(*s);
         }
@@ -1378,7 +1398,7 @@ mod tests {
     use super::*;
 
     fn mass_spring(k: f64, b: f64, k_implicit: f64, implicit_position: bool) -> PortModel {
-        PortModel { inertia: 1.0, k, b, k_implicit, implicit_position }
+        PortModel { inertia: 1.0, k, b, k_implicit, k_coupled: 0.0, b_coupled: 0.0, implicit_position }
     }
 
     #[test]
@@ -1387,6 +1407,25 @@ mod tests {
         let m = mass_spring(1.0, 0.0, 0.0, false);
         let t = m.largest_stable_step(&Tableau::RK4, 10.0).unwrap();
         assert!((t - 2.0 * 2f64.sqrt()).abs() < 1e-6, "{t}");
+    }
+
+    #[test]
+    fn a_held_element_coupled_with_its_mass_is_stable_at_every_stiffness() {
+        // I_fricK held on 1 kg at T = 1e-3: its paper form (τK per stage) diverges from
+        // K T²/M ≈ 5 on; coupled (the mass's rate over M + τ(B + τK)) it stays stable, the
+        // radius falling to 0.47 as K → ∞ (stepper/coupling.rs).
+        for k in [1e3, 1e5, 1e6, 1e7, 1e9, 1e13] {
+            let paper = mass_spring(k, 1.0, k, false);
+            let coupled = PortModel { k_coupled: k, b_coupled: 1.0, ..paper };
+            let r = coupled.radius(&Tableau::RK4, 1e-3);
+            assert!(r < 0.97, "K = {k}: coupled ρ = {r}");
+            if k >= 1e7 {
+                assert!(paper.radius(&Tableau::RK4, 1e-3) > 6.0, "K = {k}");
+            }
+            if k >= 1e9 {
+                assert!((r - 0.47).abs() < 0.02, "K = {k}: ρ = {r}");
+            }
+        }
     }
 
     #[test]
@@ -1482,8 +1521,8 @@ mod tests {
     /// limit is the analytic 2√2/ω, ω² = K (1/m_a + 1/m_b).
     #[test]
     fn a_free_pair_is_its_relative_mode_on_the_inertias_in_series() {
-        let own = |m: f64| PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, implicit_position: false };
-        let joint = PortModel { inertia: 1.0, k: 3.0, b: 0.2, k_implicit: 0.0, implicit_position: false };
+        let own = |m: f64| PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
+        let joint = PortModel { inertia: 1.0, k: 3.0, b: 0.2, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
         let pair = PairModel { inertia: [1.0, 2.0], own: [own(1.0), own(2.0)], joint };
         let rel = pair.free_relative().unwrap();
         assert_eq!((rel.inertia, rel.k, rel.b), (2.0 / 3.0, 3.0, 0.2));

@@ -36,6 +36,7 @@ mod balance;
 pub mod bus;
 mod checkpoint;
 mod codec;
+mod coupling;
 mod events;
 use balance::{Balance, Clock};
 pub use checkpoint::{MAGIC as STATE_MAGIC, VERSION as STATE_VERSION};
@@ -71,6 +72,8 @@ pub struct Simulator {
     balance: Balance,
     /// The signals time functions read, written before the stages (stepper/bus.rs).
     pub(crate) bus: bus::Bus,
+    /// Masses coupled implicitly with stiff held elements (stepper/coupling.rs).
+    coupling: coupling::Coupling,
 }
 
 /// A component whose inputs have breaks ([`Admittance::next_break`]).
@@ -143,6 +146,7 @@ struct Buffers<'a> {
     sched: &'a Schedule,
     split: Split,
     balance: &'a mut Balance,
+    coupling: &'a mut coupling::Coupling,
 }
 
 /// The vector operations of (13) on the rates ξ (and η) a stage has just computed, run by
@@ -265,10 +269,12 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         return;
     }
     let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
+    let mut implicit_on = vec![0u32; k_on.len()];
     for (i, c) in s.imp.iter().enumerate() {
         if let Some(spring) = c.stuck_spring() {
             for (adm, port) in s.impedance_ports(i) {
                 k_on[s.adm_ports[adm] + port] += spring.k;
+                implicit_on[s.adm_ports[adm] + port] += u32::from(spring.implicit);
             }
         }
     }
@@ -288,11 +294,17 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             };
             mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
         });
-        c.held_frequency(method, step, omega2);
+        // Every port a mass that takes the stage law, and this the only element with a
+        // τK stuck spring on it (stepper/coupling.rs).
+        let couplable = s.impedance_ports(i).next().is_some()
+            && s.impedance_ports(i).all(|(adm, port)| {
+                s.adm[adm].takes_stage_damping(port) && implicit_on[s.adm_ports[adm] + port] == 1
+            });
+        c.held_frequency(method, step, omega2, couplable);
         // The batches' own copies of their members.
         let g = s.imp_groups.partition_point(|g| g.start <= i);
         if let Some(g) = g.checked_sub(1).and_then(|g| s.imp_groups.get(g)).filter(|g| i < g.end) {
-            g.batch.held_frequency(i - g.start, method, step, omega2);
+            g.batch.held_frequency(i - g.start, method, step, omega2, couplable);
         }
     }
 }
@@ -349,6 +361,7 @@ impl Simulator {
             },
         );
         let (events, imp_post, breaks) = ready?;
+        let coupling = coupling::Coupling::new(&sched);
         let mut sim = Simulator {
             method,
             step,
@@ -366,6 +379,7 @@ impl Simulator {
             keep: Vec::new(),
             balance: Balance::default(),
             bus: bus::Bus::default(),
+            coupling,
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         Ok(sim)
@@ -615,7 +629,7 @@ impl Simulator {
 
     /// The buffers of a stage that reads `input` and writes `out`.
     fn buffers(&mut self, input: Input, out: Output) -> Buffers<'_> {
-        let Simulator { sched, x, xs, work, split, balance, .. } = self;
+        let Simulator { sched, x, xs, work, split, balance, coupling, .. } = self;
         let Work { rate, acc, force, moment, adm_forces, frames } = work;
         let [a, b] = xs;
         let (input, next): (&[f64], &mut [f64]) = match (input, out) {
@@ -625,7 +639,7 @@ impl Simulator {
             (Input::Stage, Output::Stage0) => (&b[..], &mut a[..]),
             (Input::Stage, _) => (&a[..], &mut b[..]),
         };
-        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, frames, sched, split: *split, balance }
+        Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, frames, sched, split: *split, balance, coupling }
     }
 
     /// (13d)/(13e): the impedances' batches, [`CHUNK`] members at a time, gather the motions
@@ -635,7 +649,11 @@ impl Simulator {
     /// them into their states of the stage's output in place. Returns false if `combine`
     /// ends the step and a new state is not finite.
     fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
-        let Buffers { input, next, x, acc, force, moment, frames, sched, split, balance, .. } = self.buffers(input, out);
+        let Buffers { input, next, x, acc, force, moment, frames, sched, split, balance, coupling, .. } =
+            self.buffers(input, out);
+        if !coupling.is_empty() {
+            coupling.gather(sched, input, tau);
+        }
         let nx = sched.nx;
         let (xa, xy) = input.split_at(nx);
         // Each frame's motion once for all the slots attached to it.
@@ -694,8 +712,9 @@ impl Simulator {
     /// is not finite.
     fn admittances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
         let keep = matches!(out, Output::Rate);
-        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance, .. } =
+        let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance, coupling, .. } =
             self.buffers(input, out);
+        let coupling = (!coupling.is_empty()).then_some(&*coupling);
         let nx = sched.nx;
         let xa = &input[..nx];
         let x_a = &x[..nx];
@@ -722,6 +741,9 @@ impl Simulator {
                         .batch
                         .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, next)
                         .map_err(|(k, f)| (group.start + k, f))?;
+                    if let Some(c) = coupling {
+                        c.apply(sched, chunk.clone(), &xa[xa0..xb0], tau, next);
+                    }
                     finite &= combine.apply(&x_a[xa0..xb0], &mut acc.buf[xa0 - x0..xb0 - x0], next);
                     if combine.ends_step() {
                         group.batch.post_step(members, next);

@@ -326,14 +326,14 @@ impl Impedance for BodyContact {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, false);
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates() })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates(), coupled: false })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.

@@ -244,10 +244,10 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
     /// same K and B, with τK more damping per stage in the paper's form ([`TauFactor`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         let implicit = !self.tau_factor.continuous() && !self.tau_factor.held_rates();
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit, coupled: false })
     }
     /// In the paper's form, whether RK4 resolves the held element ([`resolves_held`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
         self.tau_factor.set_held_rates(resolves_held(method, step, self.k, self.b, omega2));
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {

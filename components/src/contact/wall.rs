@@ -113,7 +113,7 @@ impl Impedance for Wall {
     }
     /// The penalty spring in contact.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false, coupled: false })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         stiffness_warnings("wall stiffness", self.k, self.b, inertia, step)

@@ -115,7 +115,7 @@ impl Impedance for PenaltyJoint {
     /// the stuck-state analysis sees it on each body's mass; the bending spring K_r and the
     /// joint friction (19) act on rotational inertias that analysis does not model.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false, coupled: false })
     }
 }
 

@@ -78,7 +78,7 @@ impl Impedance for SpringDamper {
     }
     /// The spring–damper itself (10).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false, coupled: false })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
         stiffness_warnings("spring", self.k, self.b, inertia, step)

@@ -61,7 +61,7 @@ impl<L: BristleLaw> Impedance for Bristle<L> {
     /// The presliding spring–damper of the law ([`BristleLaw::presliding`]); explicit in τ.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         let (k, b) = self.0.presliding();
-        Some(stiction_framework::StageSpring { k, b, implicit: false })
+        Some(stiction_framework::StageSpring { k, b, implicit: false, coupled: false })
     }
 }
 

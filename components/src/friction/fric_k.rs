@@ -7,12 +7,12 @@
 //! friction without drift. Scalar (joint) and 3-D (point) forms.
 
 use super::law::FrictionLaw;
-use super::model_c::{model_c_step, slip_switch};
+use super::model_c::{model_c_step, slip_switch, stage_laws};
 use crate::stage_form::StageForm;
-use crate::stability::stiffness_warnings;
+use crate::stability::{coupled_info, stiffness_warnings};
 use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -125,15 +125,30 @@ impl Impedance for FricK {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couplable);
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.form.coupled()
+    }
+    /// −gsat(F, w + (B + τK) Δ) on each port ([`stage_laws`]).
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let v = m[1].v - m[0].v;
+        let (v, e, n) = match self.domain {
+            Domain::Scalar => (Vector3::new(v.x, 0.0, 0.0), Vector3::new(y[0], 0.0, 0.0), 1),
+            _ => (v, Vector3::new(y[0], y[1], y[2]), 3),
+        };
+        laws.iter_mut().zip(stage_laws(self.k, self.b, self.f_max, v, e, tau, n)).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form
     /// (τK more damping per stage), the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates(), coupled: self.form.coupled() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
+        if self.form.coupled() {
+            return vec![coupled_info("friction stiffness", self.k, inertia, step)];
+        }
         stiffness_warnings("friction stiffness", self.k, self.b, inertia, step)
     }
 }

@@ -251,13 +251,13 @@ impl Impedance for ModelB {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, false);
     }
     /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK
     /// per stage; under RK4 with B ≥ T K/2, K e + B u ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates(), coupled: false })
     }
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
@@ -265,7 +265,7 @@ impl Impedance for ModelB {
         // Under RK4 the sliding mass moves on its spring explicitly (docs/explanation/friction.md): the
         // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
         if !self.form.is_euler() {
-            let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
+            let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             let rho = sliding.radius(&Tableau::RK4, step);
             if !sliding.stable(&Tableau::RK4, step) {
                 let limit = sliding.largest_stable_step(&Tableau::RK4, step).map_or("none".into(), |t| format!("{t:.3e} s"));

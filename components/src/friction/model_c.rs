@@ -18,7 +18,7 @@ use crate::stage_form::{ElementForm, StageForm};
 use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
-use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -101,6 +101,22 @@ pub fn model_c_step(
     (p.y, (p.y - e * k) / d, p.stuck)
 }
 
+/// The stage laws of an I_fricK element (19) coupled implicitly with the masses on its two
+/// ports (`Impedance::stage_law`), at relative velocity `v` = v_b − v_a and state `e`: the
+/// force on port b is −gsat(F, w + (B + τK) Δ_b) with w = K e + (B + τK) v of (19b), on port
+/// a −gsat(F, −w + (B + τK) Δ_a). Coulomb friction at level `level` only.
+pub fn stage_laws(k: f64, b: f64, level: f64, v: Vector3<f64>, e: Vector3<f64>, tau: f64, dims: usize) -> [StageLaw; 2] {
+    let c = b + tau * k;
+    let w = v * c + e * k;
+    [StageLaw { w: -w, c, level, dims }, StageLaw { w, c, level, dims }]
+}
+
+/// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction
+/// without a viscous part, whose force is gsat(F, ·) ([`stage_laws`]).
+pub fn couples(law: &FrictionLaw) -> bool {
+    matches!(law.dry, DryLaw::Coulomb { .. }) && law.d == 0.0
+}
+
 /// The stick–slip switch of [`model_c_step`]'s continuous law: g = F² − ‖B v + K e‖²,
 /// positive exactly while the element holds (the test ‖B v + K e‖ ≤ F of `model_c_step` at
 /// τ = 0, squared: no square root per element and step, and g = (F − ‖x‖)(F + ‖x‖) has a
@@ -180,17 +196,29 @@ impl Impedance for ModelC {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couplable && couples(&self.law));
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.form.coupled()
+    }
+    /// −gsat(F, w + (B + τK) Δ) on each port ([`stage_laws`]).
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let n = self.dims;
+        let v = first(m[1].v - m[0].v, n);
+        let pair = stage_laws(self.k, self.b, self.law.static_level(), v, load(y, n), tau, n);
+        laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, in the paper's form (Euler, or B < T K/2);
     /// the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_rates(), coupled: self.form.coupled() })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let mut out = Vec::new();
-        if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
+        if self.form.coupled() {
+            out.push(crate::stability::coupled_info("model C stiffness", self.k, inertia, step));
+        } else if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
             let limit = m / (4.0 * self.k);
             if step * step >= limit {
                 out.push(Diagnostic::Warning(format!(

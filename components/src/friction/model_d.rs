@@ -161,7 +161,7 @@ impl Admittance for ModelD {
     /// returns the continuous law.
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
-        let held = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, implicit_position: false };
+        let held = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
         let held = held.stable(method.tableau(), 2.0 * step);
         self.form.set_held_continuous(held);
         self.form.set_sliding_continuous(held && self.b > 0.0 && continuous_law(method, step, self.k, self.b));
@@ -210,7 +210,7 @@ impl Admittance for ModelD {
     /// The presliding spring–damper to the held slider, with the τK of the implicit step
     /// where (45)'s held rates are used (see `implicit_position`).
     fn internal_spring(&self, _port: usize) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_continuous() })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_continuous(), coupled: false })
     }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));

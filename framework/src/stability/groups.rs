@@ -507,7 +507,7 @@ mod tests {
             com: Vector3::new(0.0, 0.0, 0.01),
         };
         let body = Body { port: (0, 0), inertia: BodyInertia::Rigid(inertia), implicit_position: false, offset: 0 };
-        let spring = StageSpring { k: 1e5, b: 100.0, implicit };
+        let spring = StageSpring { k: 1e5, b: 100.0, implicit, coupled: false };
         let contacts = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
             .iter()
             .enumerate()

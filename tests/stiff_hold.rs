@@ -1,0 +1,155 @@
+//! Issue 43, item 3: a held I_fricK element stiffer than RK4 can integrate explicitly is
+//! held implicitly and is stable at every step (framework/src/stepper/coupling.rs).
+//!
+//! `fric_k` (K = 1e7 N/m, B = 1 N·s/m) on a 1 kg mass at T = 1e-3 s: ω T = 3.16, past RK4's
+//! 2.83, and its paper form's τK per stage makes it worse (the held step map's spectral
+//! radius 6.6). Before, the mass launched into it reached x = −108 m by 0.5 s. Now the
+//! element's stage damping B + τK goes into the mass's rate, v̇ = f/(M + τ(B + τK)).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use stiction::framework::component::Diagnostic;
+
+const K: f64 = 1e7;
+const F: f64 = 5.0;
+
+/// A 1 kg `mass` pushed by `push` N and launched at `v0` onto `element` (K = 1e7, B = 1,
+/// F = 5) to the ground, RK4 at `step` for 1 s. Signals q, v, e.
+fn launched(element: &str, step: f64, push: f64, v0: f64) -> Value {
+    json!({
+        "solver": {"method": "rk4", "step": step, "stop_time": 1.0},
+        "output": {"signals": {"q": "m.q", "v": "m.v", "e": "f.e"}},
+        "components": {"m": {"type": "mass", "mass": 1.0, "force": push, "init": {"v": v0}},
+                       "f": {"type": element, "K": K, "B": 1.0, "F": F}},
+        "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}]
+    })
+}
+
+/// The warnings `stiction check` gives for `v`.
+fn warnings(v: &Value) -> Vec<String> {
+    let (sim, plan) = build_value(v);
+    stiction::framework::system::diagnostics(&sim, &plan)
+        .into_iter()
+        .filter_map(|d| match d {
+            Diagnostic::Warning(w) => Some(w),
+            Diagnostic::Info(_) => None,
+        })
+        .collect()
+}
+
+/// Launched at 1 m/s against F = 5 N with a push of 3 N: it decelerates at 2 m/s², stops at
+/// t = 0.5 s after 0.25 m and then holds the push on its spring (e = 3/K) with its position
+/// constant bit for bit. The energy ½ M v² + ½ K e² − 3 q never grows. `check` says stable.
+#[test]
+fn a_stiff_held_element_on_a_mass_is_stable_and_exact_under_rk4() {
+    for element in ["fric_k", "kikuuwe_c"] {
+        let v = launched(element, 1e-3, 3.0, 1.0);
+        assert_eq!(warnings(&v), Vec::<String>::new(), "{element}");
+        let rec = run_value(&v);
+        let (q, u, e) = (col(&rec, "q"), col(&rec, "v"), col(&rec, "e"));
+        assert!(q.iter().chain(&u).chain(&e).all(|z| z.is_finite()), "{element}: not finite");
+        // The stop: v ≤ 0 first within a step of 0.5 s.
+        let stop = u.iter().position(|&v| v <= 1e-12).map(|i| rec.time[i]).expect("it stops");
+        assert!((stop - 0.5).abs() <= 5e-3, "{element}: stops at {stop}");
+        // Held from 0.55 s: the position constant bit for bit, the spring at the push.
+        let from = rec.time.iter().position(|&t| t >= 0.55).expect("rows");
+        assert!(q[from..].iter().all(|&x| x == q[from]), "{element}: creeps");
+        assert!((q[from] - 0.25).abs() < 1e-6, "{element}: rests at {}", q[from]);
+        assert!((e[from] - 3.0 / K).abs() < 1e-12, "{element}: e = {}", e[from]);
+        assert!(u[from..].iter().all(|v| v.abs() < 1e-15), "{element}: v = {}", u[from]);
+        let energy: Vec<f64> =
+            (0..q.len()).map(|i| 0.5 * u[i] * u[i] + 0.5 * K * e[i] * e[i] - 3.0 * q[i]).collect();
+        // RK4's stages are not dissipative term by term: at the stop a step may round up by
+        // a few 1e-10 of the energy; before, this run diverged.
+        let grows = energy.windows(2).map(|w| w[1] - w[0]).fold(f64::MIN, f64::max);
+        assert!(grows <= 1e-9 * energy[0], "{element}: the energy grows by {grows:e} in a step");
+        eprintln!("{element} (K T²/M = 10, rk4): stops at {stop} s, rests at q = {:.12} m, e = {:e}", q[from], e[from]);
+    }
+}
+
+/// The same launch at T = 1e-3 and 5e-4 and stiffer still (K T²/M up to 1e5 at K = 1e11):
+/// every run stable, stopping at 0.25 m within 1e-6 m and held. (At T = 2.5e-4, K = 1e7,
+/// RK4 resolves the held spring with the margin of twice the step and the element returns
+/// its continuous held law: the mass then rings on K with its own B = 1, ζ = 1.6e-4, as it
+/// physically does; tests/rk4_order.rs.)
+#[test]
+fn a_stiff_held_element_is_stable_at_every_step() {
+    for (step, k) in [(1e-3, K), (5e-4, K), (1e-3, 1e9), (1e-3, 1e11)] {
+        let mut v = launched("fric_k", step, 3.0, 1.0);
+        v["components"]["f"]["K"] = json!(k);
+        let rec = run_value(&v);
+        let q = col(&rec, "q");
+        let end = *q.last().expect("rows");
+        eprintln!("fric_k K = {k:e}, T = {step:e}: rests at {end:.12} m");
+        assert!((end - 0.25).abs() < 1e-6 && q.iter().all(|x| x.is_finite()), "K = {k}, T = {step}: {end}");
+        let from = rec.time.iter().position(|&t| t >= 0.6).expect("rows");
+        assert!(q[from..].iter().all(|&x| x == end), "K = {k}, T = {step}: creeps");
+    }
+}
+
+/// In 3-D: a 1 kg `point_mass` on a `fric_k` point3 (K = 1e7, F = 5 N), launched along x
+/// at 1 m/s and pushed along y by 2 N: it slides on a curved path, stops, and holds the push
+/// (|e| = 2/K, along y) with its position constant bit for bit. Two masses joined by a
+/// stiff element alone: it slides, then holds them together, and `check` agrees. Two stiff
+/// elements on one mass are not coupled, and `check` warns.
+#[test]
+fn stiff_held_elements_in_three_dimensions_and_between_masses_are_stable() {
+    let mass = |v0: [f64; 3]| json!({"type": "point_mass", "mass": 1.0, "init": {"v": v0}});
+    let element = json!({"type": "fric_k", "domain": "point3", "K": K, "B": 1.0, "F": F});
+    let push = json!({"type": "force_source", "domain": "point3", "force": [0, 2.0, 0]});
+    let one = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"signals": {"x": "m.p[0]", "y": "m.p[1]", "ey": "f.e[1]", "ex": "f.e[0]"}},
+        "components": {"m": mass([1.0, 0.0, 0.0]), "f": element, "push": push},
+        "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}, {"from": "push.body", "to": "m"}]
+    });
+    assert_eq!(warnings(&one), Vec::<String>::new());
+    let rec = run_value(&one);
+    let (x, y, ex, ey) = (col(&rec, "x"), col(&rec, "y"), col(&rec, "ex"), col(&rec, "ey"));
+    let from = rec.time.iter().position(|&t| t >= 0.5).expect("rows");
+    assert!(x[from..].iter().all(|&z| z == x[from]) && y[from..].iter().all(|&z| z == y[from]), "creeps");
+    assert!(x[from] > 0.05 && x[from] < 0.11 && y[from] > 0.0, "rests at ({}, {})", x[from], y[from]);
+    assert!((ey[from] - 2.0 / K).abs() < 1e-12 && ex[from].abs() < 1e-12, "e = ({}, {})", ex[from], ey[from]);
+
+    // Two masses joined by a stiff element alone, b launched at 0.5 m/s: ab slides until
+    // both move at 0.25 m/s (momentum), then holds them together with e constant.
+    let two = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"signals": {"x1": "a.p[0]", "x2": "b.p[0]", "v1": "a.v[0]", "e": "ab.e[0]"}},
+        "components": {"a": mass([0.0; 3]), "b": mass([0.5, 0.0, 0.0]), "ab": element.clone()},
+        "connections": [{"from": "ab.a", "to": "a"}, {"from": "ab.b", "to": "b"}]
+    });
+    assert_eq!(warnings(&two), Vec::<String>::new());
+    let rec = run_value(&two);
+    let (x1, x2, v1, e) = (col(&rec, "x1"), col(&rec, "x2"), col(&rec, "v1"), col(&rec, "e"));
+    assert!(x1.iter().chain(&x2).all(|z| z.is_finite()), "diverges");
+    let from = rec.time.iter().position(|&t| t >= 0.2).expect("rows");
+    // Held: e keeps within rounding of the moving masses' velocities (±1.7e-20 m, no drift).
+    assert!(e[from..].iter().all(|&z| (z - e[from]).abs() < 1e-18), "ab slips after it held");
+    assert!((v1[from] - 0.25).abs() < 1e-12, "a moves at {}", v1[from]);
+    let gap = |i: usize| x2[i] - x1[i];
+    assert!((from..x1.len()).all(|i| (gap(i) - gap(from)).abs() < 1e-12), "the gap changes");
+
+    // Two stiff elements on one mass: not coupled (the mass takes one element's law), and
+    // `check` says the step is too large, as it is.
+    let mut strong = element.clone();
+    strong["F"] = json!(10.0);
+    let chain = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "components": {"a": mass([0.0; 3]), "b": mass([0.0; 3]), "ground_a": strong, "ab": element},
+        "connections": [{"from": "ground_a.a", "to": "ground"}, {"from": "ground_a.b", "to": "a"},
+                        {"from": "ab.a", "to": "a"}, {"from": "ab.b", "to": "b"}]
+    });
+    assert!(warnings(&chain).iter().any(|w| w.contains("a: stuck-state stability")), "{:?}", warnings(&chain));
+}
+
+/// Under Euler nothing couples: the paper's model C + mass at the same stiffness is the
+/// alternative of Fig. 14, which rule (63) says cannot hold the mass, and `check` says so.
+#[test]
+fn euler_keeps_the_papers_model_c_with_its_warning() {
+    let mut v = launched("kikuuwe_c", 1e-3, 3.0, 1.0);
+    v["solver"]["method"] = json!("euler");
+    let w = warnings(&v);
+    assert!(w.iter().any(|w| w.contains("rule (63)")), "{w:?}");
+}
