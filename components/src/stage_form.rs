@@ -260,6 +260,9 @@ pub struct TauFactor(AtomicU64);
 
 /// The bit of [`TauFactor`] that records held rates.
 const HELD_RATES: u64 = 1;
+/// The bit of [`TauFactor`] that records an element held implicitly with its mass
+/// ([`StageForm::coupled`]).
+const COUPLED: u64 = 2;
 
 impl Default for TauFactor {
     fn default() -> Self {
@@ -282,7 +285,7 @@ impl TauFactor {
     /// The factor: 1 or 0.
     #[inline]
     pub fn get(&self) -> f64 {
-        f64::from_bits(self.0.load(Ordering::Relaxed) & !HELD_RATES)
+        f64::from_bits(self.0.load(Ordering::Relaxed) & !(HELD_RATES | COUPLED))
     }
 
     /// With factor 1 (the paper's form), record whether the element returns its continuous
@@ -290,9 +293,23 @@ impl TauFactor {
     /// factor's last mantissa bit, which [`get`](Self::get) masks off (no field of its own:
     /// 10⁵ contacts and their batch's copies).
     pub fn set_held_rates(&self, on: bool) {
-        let factor = self.0.load(Ordering::Relaxed) & !HELD_RATES;
+        let factor = self.0.load(Ordering::Relaxed) & !(HELD_RATES | COUPLED);
         let on = on && f64::from_bits(factor) == 1.0;
         self.0.store(factor | if on { HELD_RATES } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// With factor 1 and no held rates, record whether the element is held implicitly with
+    /// its mass ([`StageForm::coupled`]), in the factor's second-last mantissa bit.
+    pub fn set_coupled(&self, on: bool) {
+        let bits = self.0.load(Ordering::Relaxed) & !COUPLED;
+        let on = on && bits & HELD_RATES == 0 && f64::from_bits(bits) == 1.0;
+        self.0.store(bits | if on { COUPLED } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// Whether the element is held implicitly with its mass.
+    #[inline]
+    pub fn coupled(&self) -> bool {
+        self.0.load(Ordering::Relaxed) & COUPLED != 0
     }
 
     /// Whether the element holds by (19b) and returns its continuous law while it holds.

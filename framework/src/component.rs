@@ -7,6 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
+pub use crate::stage_law::StageLaw;
 use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
@@ -61,58 +62,6 @@ pub struct StageSpring {
     /// ([`Impedance::stage_damping`]): their velocity rate is the stage force over
     /// M + τ (B + τK) instead of M.
     pub coupled: bool,
-}
-
-/// The force of a friction element on one port within a stage, as a function of the
-/// change Δ of the port's velocity in the stage (its position advancing τ Δ with it):
-/// f = −gsat(F, w + c Δ) on the first `dims` axes, gsat(F, x) = x where ‖x‖ ≤ F, else F x/‖x‖
-/// ((15)). For I_fricK (19b) held to this port: w = K e + (B + τK) v, c = B + τK.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StageLaw {
-    /// The argument at Δ = 0 (N).
-    pub w: Vector3<f64>,
-    /// Its rate with Δ (N·s/m), > 0.
-    pub c: f64,
-    /// The friction level F (N), ≥ 0.
-    pub level: f64,
-    /// The axes it acts on: 1 (x, or a scalar port), 2 or 3.
-    pub dims: usize,
-}
-
-impl StageLaw {
-    /// The acceleration of a mass `m` whose explicit stage acceleration is `a` (every force
-    /// on it, this element's −gsat(F, w) included, over m) when the element's force is
-    /// taken at the stage's new velocity: solve m Δ + τ gsat(F, w + c Δ) = τ f_o for the
-    /// velocity change Δ (f_o = m a + gsat(F, w), the other forces), and return Δ/τ. The
-    /// left side is monotone in Δ, so the solution is unique: with k = c τ/m and
-    /// s = w + k f_o, the element holds iff ‖s‖ ≤ F (1 + k), and then
-    /// Δ/τ = (f_o − w)/(m + τ c) (a mass at rest in equilibrium keeps v̇ = 0 exactly);
-    /// otherwise it slides along s: Δ/τ = (f_o − F s/‖s‖)/m. The implicit step of models A
-    /// and D ((26), (45)) for a mass with an I_fricK element on it.
-    pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
-        let n = self.dims.clamp(1, 3);
-        let mut out = a;
-        let wn = self.w.rows(0, n).norm();
-        let scale = if wn <= self.level { 1.0 } else { self.level / wn };
-        let k = self.c * tau / m;
-        let mut s2 = 0.0;
-        let mut fo = Vector3::zeros();
-        for i in 0..n {
-            fo[i] = m * a[i] + self.w[i] * scale;
-            let s = self.w[i] + k * fo[i];
-            s2 += s * s;
-        }
-        let held = s2.sqrt() <= self.level * (1.0 + k);
-        let sn = s2.sqrt();
-        for i in 0..n {
-            out[i] = if held {
-                (fo[i] - self.w[i]) / (m + tau * self.c)
-            } else {
-                (fo[i] - self.level * (self.w[i] + k * fo[i]) / sn) / m
-            };
-        }
-        out
-    }
 }
 
 /// Description of an output signal a component offers, e.g. `v` with 3 elements.
@@ -459,7 +408,7 @@ pub trait Impedance: Send + Sync {
     }
     /// The law of the force this element puts on each port as the stage `tau` at `motion`,
     /// `y` evaluates it, as a function of that port's velocity change Δ within the stage
-    /// (its position advancing τ Δ too): f_i = −gsat(F, w_i + c Δ) ([`StageLaw`]). Written
+    /// (its position advancing τ Δ too) ([`StageLaw`]: a friction element, a plane contact). Written
     /// into `laws` (one per port). Called only where
     /// [`implicit_coupling`](Self::implicit_coupling) is true.
     fn stage_law(&self, _motion: &[Motion], _y: &[f64], _tau: f64, _laws: &mut [StageLaw]) {}

@@ -53,6 +53,7 @@
 pub mod cancel;
 pub mod error;
 pub mod port;
+pub mod stage_law;
 pub mod sealed;
 pub mod signal;
 pub mod units;

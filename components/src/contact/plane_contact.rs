@@ -13,13 +13,13 @@
 //! (v_t = (v_x, v_y), δ = h − p_z), so files without `normal` and `point` keep their bits.
 
 use super::plane_basis;
-use crate::stability::stiffness_warnings;
-use crate::stage_form::{continuous_law, resolves_held, BatchForm, TauFactor};
+use crate::stability::{coupled_info, stiffness_warnings};
+use crate::stage_form::{continuous_law, resolves_held, unresolved_paper, BatchForm, TauFactor};
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
 };
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -144,7 +144,7 @@ impl<P: PlaneKind> PlaneContact<P> {
         tau: f64,
     ) -> (Vector3<f64>, Vector2<f64>) {
         let depth = self.height - self.plane.along(p);
-        let fn_ = if depth > 0.0 { (self.k * depth - self.b * self.plane.along(v)).max(0.0) } else { 0.0 };
+        let fn_ = if depth > 0.0 { (self.k * depth - self.normal_damping(tau) * self.plane.along(v)).max(0.0) } else { 0.0 };
         let vt = self.plane.across(v);
         let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
         (self.plane.force(fn_, ft), eps)
@@ -166,6 +166,17 @@ impl<P: PlaneKind> PlaneContact<P> {
         }
         let ft = if n <= limit { fstar } else { fstar * (limit / n) };
         (ft, (ft - self.k * e) / d)
+    }
+
+    /// The damping of the normal force (23a): B, or B + τK where the contact is held
+    /// implicitly with its mass (its position's advance τ v_n counted, as (19) counts e's).
+    #[inline]
+    fn normal_damping(&self, tau: f64) -> f64 {
+        if self.tau_factor.coupled() {
+            self.b + tau * self.k
+        } else {
+            self.b
+        }
     }
 
     /// Penetration δ below the plane at `p`.
@@ -244,13 +255,38 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
     /// same K and B, with τK more damping per stage in the paper's form ([`TauFactor`]).
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
         let implicit = !self.tau_factor.continuous() && !self.tau_factor.held_rates();
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit, coupled: false })
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit, coupled: self.tau_factor.coupled() })
     }
-    /// In the paper's form, whether RK4 resolves the held element ([`resolves_held`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
-        self.tau_factor.set_held_rates(resolves_held(method, step, self.k, self.b, omega2));
+    /// In the paper's form, whether RK4 resolves the held element ([`resolves_held`]); where
+    /// it would not keep even (19b) stable, and the point mass takes it, the contact is held
+    /// implicitly with the mass ([`StageForm::set_held_frequency`](crate::stage_form::StageForm::set_held_frequency)):
+    /// its normal force then counts the position's advance too, max(0, K δ − (B + τK) v_n).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+        let held = resolves_held(method, step, self.k, self.b, omega2);
+        self.tau_factor.set_held_rates(held);
+        let paper = !self.tau_factor.continuous() && !held;
+        self.tau_factor.set_coupled(couplable && paper && unresolved_paper(method, step, self.k, self.b, omega2));
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.tau_factor.coupled()
+    }
+    /// The contact's normal force and tangential element in the stage's velocity change
+    /// ([`StageLaw::Contact`]).
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let (p, v) = (&m[0].p, &m[0].v);
+        let depth = self.depth(p);
+        let c = self.b + tau * self.k;
+        let (wn, cn) = if depth > 0.0 { (self.k * depth - c * self.plane.along(v), c) } else { (0.0, 0.0) };
+        let wt = self.plane.across(v) * c + Vector2::new(y[0], y[1]) * self.k;
+        let (t1, t2) = self.plane.tangents();
+        if let Some(law) = laws.first_mut() {
+            *law = StageLaw::Contact { n: self.plane.normal(), t1, t2, wn, cn, wt, c, mu: self.mu };
+        }
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {
+        if self.tau_factor.coupled() {
+            return vec![coupled_info("contact stiffness", self.k, inertia, step)];
+        }
         stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
     }
 }
@@ -299,8 +335,9 @@ impl<P: PlaneKind> PointImpedance for PlaneContact<P> {
         dy: [&mut [f64]; 2],
     ) -> Result<(), (usize, Fault)> {
         let [a, b] = pair;
-        let held = |c: &Self| c.tau_factor.held_rates();
-        if !P::HORIZONTAL || (form != BatchForm::Continuous && (held(a) || held(b))) {
+        // Held rates or a contact held implicitly with its mass: member by member.
+        let own = |c: &Self| c.tau_factor.held_rates() || c.tau_factor.coupled();
+        if !P::HORIZONTAL || (form != BatchForm::Continuous && (own(a) || own(b))) {
             let [fa, fb] = force;
             let [da, db] = dy;
             a.evaluate_points(m[0], y[0], _t, tau, fa, da).map_err(|f| (0, f))?;

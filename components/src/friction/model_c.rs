@@ -108,7 +108,7 @@ pub fn model_c_step(
 pub fn stage_laws(k: f64, b: f64, level: f64, v: Vector3<f64>, e: Vector3<f64>, tau: f64, dims: usize) -> [StageLaw; 2] {
     let c = b + tau * k;
     let w = v * c + e * k;
-    [StageLaw { w: -w, c, level, dims }, StageLaw { w, c, level, dims }]
+    [StageLaw::Friction { w: -w, c, level, dims }, StageLaw::Friction { w, c, level, dims }]
 }
 
 /// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction

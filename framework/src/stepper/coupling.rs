@@ -7,7 +7,7 @@
 //! in its own state (the τK), not in the mass's velocity. Where the stepper was told so
 //! (`Impedance::held_frequency`'s `couplable`, an element whose held spring RK4 would not
 //! keep stable, the only such element on each mass it holds), each stage also gathers the
-//! element's law on each mass, f = −gsat(F, w + c Δ) with c = B + τK ([`StageLaw`]), and the
+//! element's law on each mass, f = −gsat(F, w + c Δ) with c = B + τK (a [`StageLaw`]), and the
 //! mass takes the rate that balances it at the stage's new velocity v + τ v̇
 //! ([`StageLaw::implicit_acceleration`]), deciding there whether the element holds. While
 //! it holds that is v̇ = (f_o − w)/(M + τ(B + τK)): the held state's step map is stable at
@@ -70,7 +70,7 @@ impl Coupling {
     /// states) with stage step `tau`.
     pub(crate) fn gather(&mut self, s: &Schedule, input: &[f64], tau: f64) {
         let xa = &input[..s.nx];
-        let none = StageLaw { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 0 };
+        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 0 };
         for &i in &self.imp {
             self.motions.clear();
             self.motions.extend((s.imp_slots[i]..s.imp_slots[i + 1]).map(|slot| s.motion(xa, slot)));
@@ -79,7 +79,8 @@ impl Coupling {
             s.imp[i].stage_law(&self.motions, &input[s.imp_y[i]..s.imp_y[i + 1]], tau, &mut laws[..n]);
             for (at, law) in s.impedance_attachments_iter(i).zip(&laws[..n]) {
                 if let Some((adm, port)) = at {
-                    self.laws[s.adm_ports[adm] + port] = (law.dims > 0).then_some(*law);
+                    let given = !matches!(law, StageLaw::Friction { dims: 0, .. });
+                    self.laws[s.adm_ports[adm] + port] = given.then_some(*law);
                 }
             }
         }

@@ -1,0 +1,162 @@
+//! The force of a stiff element on a mass within a stage, as a function of the mass's
+//! velocity change, and the mass's implicit stage with it (framework/src/stepper/coupling.rs).
+//!
+//! An element held implicitly with the mass on its port (`Impedance::stage_law`) gives the
+//! force it would put on the port if the port's velocity changed by Δ within the stage (its
+//! position advancing τ Δ with it, as (19)'s implicit step advances e); the mass
+//! (`Admittance::implicit_rate`) then solves its own stage M Δ = τ (f_o + f(Δ)) for Δ,
+//! f_o the other forces, and takes Δ/τ as its velocity rate. Each law's force is monotone in
+//! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
+//! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
+
+use nalgebra::{Vector2, Vector3};
+
+/// The law of a coupled element's force on one port within a stage, in the port's velocity
+/// change Δ ([module doc](self)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StageLaw {
+    /// An I_fricK element (19): f = −gsat(F, w + c Δ) on the first `dims` axes, gsat(F, x) = x
+    /// where ‖x‖ ≤ F, else F x/‖x‖ ((15)). Held to this port: w = K e + (B + τK) v,
+    /// c = B + τK.
+    Friction {
+        /// The argument at Δ = 0 (N).
+        w: Vector3<f64>,
+        /// Its rate with Δ (N·s/m), > 0.
+        c: f64,
+        /// The friction level F (N), ≥ 0.
+        level: f64,
+        /// The axes it acts on: 1 (x, or a scalar port), 2 or 3.
+        dims: usize,
+    },
+    /// A contact with a plane of unit normal `n` and tangents `t1`, `t2` ((23)): the normal
+    /// force f_n = max(0, w_n − c_n Δ_n) along n (w_n = K δ − (B + τK) v_n in contact, with
+    /// c_n = B + τK; both 0 out of it) and the tangential element's −gsat(μ f_n, w_t + c Δ_t)
+    /// along (t1, t2) (w_t = K e + (B + τK) v_t, c = B + τK).
+    Contact { n: Vector3<f64>, t1: Vector3<f64>, t2: Vector3<f64>, wn: f64, cn: f64, wt: Vector2<f64>, c: f64, mu: f64 },
+}
+
+impl StageLaw {
+    /// The force the law gives at Δ = 0: what the element's `evaluate` put on the port.
+    pub fn force(&self) -> Vector3<f64> {
+        match *self {
+            StageLaw::Friction { w, level, dims, .. } => {
+                let n = dims.clamp(1, 3);
+                let norm = w.rows(0, n).norm();
+                let scale = if norm <= level { 1.0 } else { level / norm };
+                let mut f = Vector3::zeros();
+                for i in 0..n {
+                    f[i] = -w[i] * scale;
+                }
+                f
+            }
+            StageLaw::Contact { n, t1, t2, wn, wt, mu, .. } => {
+                let fn_ = wn.max(0.0);
+                let ft = saturated(mu * fn_, wt);
+                n * fn_ - t1 * ft.x - t2 * ft.y
+            }
+        }
+    }
+
+    /// The acceleration of a mass `m` whose explicit stage acceleration is `a` (every force
+    /// on it, this law's [`force`](Self::force) included, over m) when the law's force is
+    /// taken at the stage's new velocity: Δ/τ with Δ the solution of m Δ = τ (f_o + f(Δ)),
+    /// f_o = m a − f(0) the other forces. The normal part first (it does not depend on the
+    /// tangential one), then the friction at its level ([`hold_or_slide`]). A mass at rest in
+    /// equilibrium keeps a zero rate.
+    pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
+        let fo = a * m - self.force();
+        match *self {
+            StageLaw::Friction { w, c, level, dims } => {
+                let n = dims.clamp(1, 3);
+                let mut out = a;
+                let acc = hold_or_slide(m, tau, &fo.as_slice()[..n], &w.as_slice()[..n], c, level);
+                out.as_mut_slice()[..n].copy_from_slice(&acc.as_slice()[..n]);
+                out
+            }
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => {
+                let fon = n.dot(&fo);
+                // m Δ_n = τ (f_o,n + max(0, w_n − c_n Δ_n)): pressed, or free of the plane.
+                let pressed = (fon + wn) / (m + tau * cn);
+                let f_n = wn - cn * tau * pressed;
+                let (an, f_n) = if f_n >= 0.0 { (pressed, f_n) } else { (fon / m, 0.0) };
+                let fot = [t1.dot(&fo), t2.dot(&fo)];
+                let at = hold_or_slide(m, tau, &fot, wt.as_slice(), c, mu * f_n);
+                n * an + t1 * at[0] + t2 * at[1]
+            }
+        }
+    }
+}
+
+/// gsat(F, x) of (15) in 2-D.
+fn saturated(level: f64, x: Vector2<f64>) -> Vector2<f64> {
+    let norm = x.norm();
+    if norm <= level {
+        x
+    } else {
+        x * (level / norm)
+    }
+}
+
+/// The rate Δ/τ (first `fo.len()` ≤ 3 entries) that solves m Δ = τ (f_o − gsat(F, w + c Δ)):
+/// with k = c τ/m and s = w + k f_o, the element holds iff ‖s‖ ≤ F (1 + k), and then
+/// Δ/τ = (f_o − w)/(m + τ c); otherwise it slides along s: Δ/τ = (f_o − F s/‖s‖)/m.
+fn hold_or_slide(m: f64, tau: f64, fo: &[f64], w: &[f64], c: f64, level: f64) -> Vector3<f64> {
+    let k = c * tau / m;
+    let s2: f64 = fo.iter().zip(w).map(|(f, w)| (w + k * f) * (w + k * f)).sum();
+    let sn = s2.sqrt();
+    let held = sn <= level * (1.0 + k);
+    let mut out = Vector3::zeros();
+    for (i, (f, w)) in fo.iter().zip(w).enumerate() {
+        out[i] = if held { (f - w) / (m + tau * c) } else { (f - level * (w + k * f) / sn) / m };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rate solves the stage: m Δ = τ (f_o + f(Δ)) with Δ = τ·rate, for a held and a
+    /// sliding friction element and a pressed and a leaving contact.
+    #[test]
+    fn the_implicit_rate_solves_the_stage() {
+        let (m, tau) = (2.0, 1e-3);
+        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, dims: 3 };
+        let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
+            n: Vector3::z(),
+            t1: Vector3::x(),
+            t2: Vector3::y(),
+            wn,
+            cn: 5e3,
+            wt: Vector2::from(wt),
+            c: 5e3,
+            mu: 0.5,
+        };
+        for law in [friction([1.0, 2.0, 0.5]), friction([30.0, -2.0, 0.0]), contact(20.0, [3.0, 1.0]), contact(20.0, [-30.0, 1.0]), contact(-5.0, [3.0, 1.0])] {
+            for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
+                let rate = law.implicit_acceleration(m, a, tau);
+                let fo = a * m - law.force();
+                let delta = rate * tau;
+                // f(Δ) of the law, evaluated directly.
+                let f = match law {
+                    StageLaw::Friction { w, c, level, .. } => {
+                        StageLaw::Friction { w: w + delta * c, c, level, dims: 3 }.force()
+                    }
+                    StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => StageLaw::Contact {
+                        n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu,
+                    }
+                    .force(),
+                };
+                let residual = delta * m - (fo + f) * tau;
+                assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{law:?}, a = {a}: residual {residual}");
+            }
+        }
+    }
+
+    /// At rest in equilibrium (the element's force balances the rest) the rate is zero.
+    #[test]
+    fn a_mass_in_equilibrium_keeps_a_zero_rate() {
+        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, dims: 1 };
+        assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
+    }
+}
