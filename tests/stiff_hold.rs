@@ -91,8 +91,8 @@ fn a_stiff_held_element_is_stable_at_every_step() {
 /// In 3-D: a 1 kg `point_mass` on a `fric_k` point3 (K = 1e7, F = 5 N), launched along x
 /// at 1 m/s and pushed along y by 2 N: it slides on a curved path, stops, and holds the push
 /// (|e| = 2/K, along y) with its position constant bit for bit. Two masses joined by a
-/// stiff element alone: it slides, then holds them together, and `check` agrees. Two stiff
-/// elements on one mass are not coupled, and `check` warns.
+/// stiff element alone: it slides, then holds them together, and `check` agrees; and a chain
+/// with two stiff elements on one mass (ground–a–b), pushed at its end.
 #[test]
 fn stiff_held_elements_in_three_dimensions_and_between_masses_are_stable() {
     let mass = |v0: [f64; 3]| json!({"type": "point_mass", "mass": 1.0, "init": {"v": v0}});
@@ -131,17 +131,27 @@ fn stiff_held_elements_in_three_dimensions_and_between_masses_are_stable() {
     let gap = |i: usize| x2[i] - x1[i];
     assert!((from..x1.len()).all(|i| (gap(i) - gap(from)).abs() < 1e-12), "the gap changes");
 
-    // Two stiff elements on one mass: not coupled (the mass takes one element's law), and
-    // `check` says the step is too large, as it is.
+    // Two stiff elements on one mass, b launched at 0.5 m/s: a held to the ground above
+    // the pull ab can put on it (10 N against 5 N). The mass solves its stage with both laws
+    // (Newton's method): stable, `check` agrees, and once b stopped both hold.
     let mut strong = element.clone();
     strong["F"] = json!(10.0);
     let chain = json!({
         "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
-        "components": {"a": mass([0.0; 3]), "b": mass([0.0; 3]), "ground_a": strong, "ab": element},
+        "output": {"signals": {"x1": "a.p[0]", "x2": "b.p[0]", "e1": "ground_a.e[0]", "e2": "ab.e[0]"}},
+        "components": {"a": mass([0.0; 3]), "b": mass([0.5, 0.0, 0.0]), "ground_a": strong, "ab": element,
+                       "push": {"type": "force_source", "domain": "point3", "force": [3.0, 0, 0]}},
         "connections": [{"from": "ground_a.a", "to": "ground"}, {"from": "ground_a.b", "to": "a"},
-                        {"from": "ab.a", "to": "a"}, {"from": "ab.b", "to": "b"}]
+                        {"from": "ab.a", "to": "a"}, {"from": "ab.b", "to": "b"}, {"from": "push.body", "to": "b"}]
     });
-    assert!(warnings(&chain).iter().any(|w| w.contains("a: stuck-state stability")), "{:?}", warnings(&chain));
+    assert_eq!(warnings(&chain), Vec::<String>::new());
+    let rec = run_value(&chain);
+    let (x1, x2, e1) = (col(&rec, "x1"), col(&rec, "x2"), col(&rec, "e1"));
+    assert!(x1.iter().chain(&x2).all(|z| z.is_finite() && z.abs() < 1.0), "diverges");
+    let from = rec.time.iter().position(|&t| t >= 0.5).expect("rows");
+    assert!(x1[from..].iter().all(|&z| z == x1[from]) && x2[from..].iter().all(|&z| z == x2[from]), "creeps");
+    // At rest the push (3 N) goes through ab into a and through ground_a to the ground.
+    assert!((e1[from] - 3.0 / K).abs() < 1e-12, "ground_a holds {} N", e1[from] * K);
 }
 
 /// Under Euler nothing couples: the paper's model C + mass at the same stiffness is the

@@ -257,12 +257,12 @@ pub trait Admittance: Send + Sync {
     fn takes_stage_damping(&self, _port: usize) -> bool {
         false
     }
-    /// The implicit stage of a mass held by a stiff friction element: given the element's
-    /// [`StageLaw`] on each port (`None`: no coupled element there) and the rates `dx` that
+    /// The implicit stage of a mass held by stiff friction elements: given the [`StageLaw`]s
+    /// of the coupled elements on `port` and the rates `dx` that
     /// [`derivative`](Self::derivative) wrote, replace the velocity rate by the one of
-    /// [`StageLaw::implicit_acceleration`]: the element's force taken at the stage's new
-    /// velocity v + τ v̇, with its stick–slip decision made there.
-    fn implicit_rate(&self, _x: &[f64], _laws: &[Option<StageLaw>], _tau: f64, _dx: &mut [f64]) {}
+    /// [`StageLaw::implicit_rate`]: the elements' forces taken at the stage's new velocity
+    /// v + τ v̇, with their stick–slip decisions made there. Called per port that has laws.
+    fn implicit_rate(&self, _x: &[f64], _port: usize, _laws: &[StageLaw], _tau: f64, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Vector2, Vector3};
+use nalgebra::{Matrix3, Vector2, Vector3};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
@@ -87,6 +87,118 @@ impl StageLaw {
     }
 }
 
+impl StageLaw {
+    /// The velocity rate of a mass `m` on which `laws` act, whose explicit stage
+    /// acceleration is `a` (every force on it, the laws' [`force`](Self::force)s included,
+    /// over m): Δ/τ with Δ the solution of m Δ = τ (f_o + Σ f_j(Δ)), f_o = m a − Σ f_j(0).
+    /// One law: in closed form ([`implicit_acceleration`](Self::implicit_acceleration)).
+    /// Several: Newton's method on the residual R(Δ) = m Δ − τ (f_o + Σ f_j(Δ)), whose
+    /// Jacobian m I + τ Σ J_j is that of a mass with positive semidefinite dampings J_j, with
+    /// halving steps while ‖R‖ does not fall; it starts at Δ = 0, where a mass at rest in
+    /// equilibrium (a = 0) has R = 0 exactly and keeps a zero rate.
+    pub fn implicit_rate(laws: &[StageLaw], m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
+        match laws {
+            [] => a,
+            [law] => law.implicit_acceleration(m, a, tau),
+            _ => {
+                let fo = laws.iter().fold(a * m, |f, l| f - l.force());
+                let residual = |d: &Vector3<f64>| {
+                    let (f, jac) = laws.iter().fold((fo, Matrix3::zeros()), |(f, j), l| {
+                        let (fl, jl) = l.at(d);
+                        (f + fl, j + jl)
+                    });
+                    (d * m - f * tau, Matrix3::from_diagonal_element(m) + jac * tau)
+                };
+                let mut d = Vector3::zeros();
+                let (mut r, mut jac) = residual(&d);
+                let scale = (fo.norm() + a.norm() * m) * tau;
+                for _ in 0..MAX_NEWTON {
+                    if r.norm() <= 1e-15 * scale {
+                        break;
+                    }
+                    let Some(step) = jac.lu().solve(&r) else { break };
+                    let mut t = 1.0;
+                    let mut taken = false;
+                    for _ in 0..40 {
+                        let trial = d - step * t;
+                        let (rt, jt) = residual(&trial);
+                        if rt.norm() < r.norm() {
+                            (d, r, jac, taken) = (trial, rt, jt, true);
+                            break;
+                        }
+                        t *= 0.5;
+                    }
+                    if !taken {
+                        break;
+                    }
+                }
+                d / tau
+            }
+        }
+    }
+
+    /// The force at velocity change `d` and its Jacobian with respect to `d`, negated
+    /// (J = −∂f/∂Δ, positive semidefinite for a friction law; the contact's friction level
+    /// also falls with Δ_n).
+    fn at(&self, d: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
+        match *self {
+            StageLaw::Friction { w, c, level, dims } => {
+                let n = dims.clamp(1, 3);
+                let mut x = Vector3::zeros();
+                for i in 0..n {
+                    x[i] = w[i] + c * d[i];
+                }
+                let norm = x.norm();
+                let mut jac = Matrix3::zeros();
+                if norm <= level {
+                    for i in 0..n {
+                        jac[(i, i)] = c;
+                    }
+                    (-x, jac)
+                } else {
+                    let u = x / norm;
+                    let k = c * level / norm;
+                    for i in 0..n {
+                        for j in 0..n {
+                            jac[(i, j)] = k * (f64::from(u8::from(i == j)) - u[i] * u[j]);
+                        }
+                    }
+                    (-u * level, jac)
+                }
+            }
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => {
+                let xn = wn - cn * n.dot(d);
+                let pressed = xn > 0.0;
+                let fn_ = if pressed { xn } else { 0.0 };
+                let x = wt + Vector2::new(t1.dot(d), t2.dot(d)) * c;
+                let level = mu * fn_;
+                let norm = x.norm();
+                let tm = nalgebra::Matrix3x2::from_columns(&[t1, t2]);
+                let mut jac = if pressed { n * n.transpose() * cn } else { Matrix3::zeros() };
+                let ft = if norm <= level {
+                    jac += tm * tm.transpose() * c;
+                    x
+                } else {
+                    let u = if norm > 0.0 { x / norm } else { Vector2::zeros() };
+                    if norm > 0.0 {
+                        let p = nalgebra::Matrix2::identity() - u * u.transpose();
+                        jac += tm * p * tm.transpose() * (c * level / norm);
+                    }
+                    if pressed {
+                        // −f's tangential part T ft grows with μ f_n, which falls with Δ_n.
+                        jac -= tm * u * n.transpose() * (mu * cn);
+                    }
+                    u * level
+                };
+                (n * fn_ - tm * ft, jac)
+            }
+        }
+    }
+}
+
+/// Most Newton iterations of [`StageLaw::implicit_rate`] with several laws on one mass.
+const MAX_NEWTON: usize = 50;
+
 /// gsat(F, x) of (15) in 2-D.
 fn saturated(level: f64, x: Vector2<f64>) -> Vector2<f64> {
     let norm = x.norm();
@@ -153,10 +265,45 @@ mod tests {
         }
     }
 
+    /// Several laws on one mass (two friction elements and a contact, held, sliding,
+    /// pressed, leaving): Newton's rate solves the stage m Δ = τ (f_o + Σ f_j(Δ)).
+    #[test]
+    fn several_laws_on_one_mass_are_solved_together() {
+        let (m, tau) = (0.5, 1e-3);
+        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, dims: 3 };
+        let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
+            n: Vector3::z(),
+            t1: Vector3::x(),
+            t2: Vector3::y(),
+            wn,
+            cn: 1e5,
+            wt: Vector2::from(wt),
+            c: 1e5,
+            mu: 0.5,
+        };
+        let sets = [
+            vec![friction([1.0, 2.0, 0.5], 4.0), friction([-3.0, 0.0, 1.0], 6.0)],
+            vec![friction([30.0, -2.0, 0.0], 4.0), friction([1.0, 1.0, 0.0], 2.0), contact(20.0, [3.0, 1.0])],
+            vec![contact(20.0, [-30.0, 1.0]), friction([0.0, 50.0, 0.0], 1.0)],
+            vec![contact(-5.0, [3.0, 1.0]), friction([0.5, 0.0, 0.0], 1.0)],
+        ];
+        for laws in &sets {
+            for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-300.0, 200.0, 2000.0)] {
+                let delta = StageLaw::implicit_rate(laws, m, a, tau) * tau;
+                let fo = laws.iter().fold(a * m, |f, l| f - l.force());
+                let f = laws.iter().fold(Vector3::zeros(), |f, l| f + l.at(&delta).0);
+                let residual = delta * m - (fo + f) * tau;
+                assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{laws:?}, a = {a}: residual {residual}");
+            }
+        }
+    }
+
     /// At rest in equilibrium (the element's force balances the rest) the rate is zero.
     #[test]
     fn a_mass_in_equilibrium_keeps_a_zero_rate() {
         let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, dims: 1 };
         assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
+        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, dims: 3 };
+        assert_eq!(StageLaw::implicit_rate(&[law, other], 1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
     }
 }

@@ -269,12 +269,10 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         return;
     }
     let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
-    let mut implicit_on = vec![0u32; k_on.len()];
     for (i, c) in s.imp.iter().enumerate() {
         if let Some(spring) = c.stuck_spring() {
             for (adm, port) in s.impedance_ports(i) {
                 k_on[s.adm_ports[adm] + port] += spring.k;
-                implicit_on[s.adm_ports[adm] + port] += u32::from(spring.implicit);
             }
         }
     }
@@ -294,12 +292,9 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             };
             mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
         });
-        // Every port a mass that takes the stage law, and this the only element with a
-        // τK stuck spring on it (stepper/coupling.rs).
+        // Every port a mass that takes the stage laws (stepper/coupling.rs).
         let couplable = s.impedance_ports(i).next().is_some()
-            && s.impedance_ports(i).all(|(adm, port)| {
-                s.adm[adm].takes_stage_damping(port) && implicit_on[s.adm_ports[adm] + port] == 1
-            });
+            && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_damping(port));
         c.held_frequency(method, step, omega2, couplable);
         // The batches' own copies of their members.
         let g = s.imp_groups.partition_point(|g| g.start <= i);

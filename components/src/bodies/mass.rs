@@ -67,11 +67,9 @@ impl Admittance for Mass {
     fn takes_stage_damping(&self, _port: usize) -> bool {
         true
     }
-    /// The implicit stage with the coupled element's law ([`StageLaw::implicit_acceleration`]).
-    fn implicit_rate(&self, _x: &[f64], laws: &[Option<StageLaw>], tau: f64, dx: &mut [f64]) {
-        if let Some(law) = laws[0] {
-            dx[1] = law.implicit_acceleration(self.mass, Vector3::new(dx[1], 0.0, 0.0), tau).x;
-        }
+    /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`]).
+    fn implicit_rate(&self, _x: &[f64], _port: usize, laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
+        dx[1] = StageLaw::implicit_rate(laws, self.mass, Vector3::new(dx[1], 0.0, 0.0), tau).x;
     }
 }
 

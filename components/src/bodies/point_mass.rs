@@ -97,13 +97,11 @@ impl Admittance for PointMass {
     fn takes_stage_damping(&self, _port: usize) -> bool {
         true
     }
-    /// The implicit stage with the coupled element's law ([`StageLaw::implicit_acceleration`];
+    /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`];
     /// gravity among the forces, so that a mass held at rest keeps v̇ = 0).
-    fn implicit_rate(&self, _x: &[f64], laws: &[Option<StageLaw>], tau: f64, dx: &mut [f64]) {
-        if let Some(law) = laws[0] {
-            let a = law.implicit_acceleration(self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
-            dx[3..6].copy_from_slice(a.as_slice());
-        }
+    fn implicit_rate(&self, _x: &[f64], _port: usize, laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
+        let a = StageLaw::implicit_rate(laws, self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
+        dx[3..6].copy_from_slice(a.as_slice());
     }
 }
 

@@ -6,10 +6,10 @@
 //! map diverges once K T²/M is large (K = 1e7 on 1 kg at T = 1e-3). The element is implicit
 //! in its own state (the τK), not in the mass's velocity. Where the stepper was told so
 //! (`Impedance::held_frequency`'s `couplable`, an element whose held spring RK4 would not
-//! keep stable, the only such element on each mass it holds), each stage also gathers the
+//! keep stable), each stage also gathers the
 //! element's law on each mass, f = −gsat(F, w + c Δ) with c = B + τK (a [`StageLaw`]), and the
 //! mass takes the rate that balances it at the stage's new velocity v + τ v̇
-//! ([`StageLaw::implicit_acceleration`]), deciding there whether the element holds. While
+//! ([`StageLaw::implicit_rate`]), deciding there whether the element holds. While
 //! it holds that is v̇ = (f_o − w)/(M + τ(B + τK)): the held state's step map is stable at
 //! every K (spectral radius → 0.47 as K T²/M → ∞), and a mass at rest in equilibrium keeps
 //! v̇ = 0, so static friction stays exact. Deciding stick or slip at the new velocity is
@@ -24,17 +24,22 @@ use crate::port::Motion;
 use crate::schedule::Schedule;
 use nalgebra::Vector3;
 
-/// The coupled impedances and the masses they hold, with the stage dampings of the masses'
-/// ports. Empty (and free) where nothing couples.
+/// The coupled impedances and the masses they hold, with the stage laws of the elements on
+/// each mass port. Empty (and free) where nothing couples.
 #[derive(Debug, Default)]
 pub(crate) struct Coupling {
     /// The impedances that couple, in network order.
     imp: Vec<usize>,
     /// The admittances that hold a coupled element, in order.
     adm: Vec<usize>,
-    /// Per admittance port (the schedule's `adm_ports` numbering): the stage law of the
-    /// coupled element on it (one at most).
-    laws: Vec<Option<StageLaw>>,
+    /// The laws of the stage, grouped by admittance port.
+    laws: Vec<StageLaw>,
+    /// Per admittance port (the schedule's `adm_ports` numbering, one more entry): where its
+    /// laws start in `laws`.
+    starts: Vec<u32>,
+    /// Per attached port of the coupled impedances, in the order `gather` meets them: its
+    /// place in `laws`.
+    places: Vec<u32>,
     /// Scratch: one impedance's port motions.
     motions: Vec<Motion>,
 }
@@ -46,15 +51,34 @@ impl Coupling {
         if imp.is_empty() {
             return Coupling::default();
         }
+        let ports = *s.adm_ports.last().unwrap_or(&0);
+        let mut count = vec![0u32; ports + 1];
         let mut held = vec![false; s.adm.len()];
         for &i in &imp {
-            for (adm, _) in s.impedance_ports(i) {
+            for (adm, port) in s.impedance_ports(i) {
                 held[adm] = true;
+                count[s.adm_ports[adm] + port + 1] += 1;
             }
         }
+        let mut starts = count;
+        for p in 0..ports {
+            starts[p + 1] += starts[p];
+        }
+        let mut next = starts.clone();
+        let mut places = Vec::new();
+        for &i in &imp {
+            for (adm, port) in s.impedance_ports(i) {
+                let gp = s.adm_ports[adm] + port;
+                places.push(next[gp]);
+                next[gp] += 1;
+            }
+        }
+        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1 };
         Coupling {
             adm: (0..s.adm.len()).filter(|&j| held[j]).collect(),
-            laws: vec![None; *s.adm_ports.last().unwrap_or(&0)],
+            laws: vec![none; places.len()],
+            starts,
+            places,
             motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
             imp,
         }
@@ -70,7 +94,8 @@ impl Coupling {
     /// states) with stage step `tau`.
     pub(crate) fn gather(&mut self, s: &Schedule, input: &[f64], tau: f64) {
         let xa = &input[..s.nx];
-        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 0 };
+        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1 };
+        let mut place = self.places.iter();
         for &i in &self.imp {
             self.motions.clear();
             self.motions.extend((s.imp_slots[i]..s.imp_slots[i + 1]).map(|slot| s.motion(xa, slot)));
@@ -78,9 +103,12 @@ impl Coupling {
             let mut laws = [none; MAX_IMPEDANCE_PORTS];
             s.imp[i].stage_law(&self.motions, &input[s.imp_y[i]..s.imp_y[i + 1]], tau, &mut laws[..n]);
             for (at, law) in s.impedance_attachments_iter(i).zip(&laws[..n]) {
-                if let Some((adm, port)) = at {
-                    let given = !matches!(law, StageLaw::Friction { dims: 0, .. });
-                    self.laws[s.adm_ports[adm] + port] = given.then_some(*law);
+                // A grounded port has no place.
+                if at.is_none() {
+                    continue;
+                }
+                if let Some(&k) = place.next() {
+                    self.laws[k as usize] = *law;
                 }
             }
         }
@@ -93,8 +121,13 @@ impl Coupling {
         let x0 = s.adm_x[members.start];
         for &j in self.adm[first..].iter().take_while(|&&j| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
-            let ports = &self.laws[s.adm_ports[j]..s.adm_ports[j + 1]];
-            s.adm[j].implicit_rate(&xa[a..b], ports, tau, &mut dx[a..b]);
+            for port in 0..s.adm_ports[j + 1] - s.adm_ports[j] {
+                let gp = s.adm_ports[j] + port;
+                let laws = &self.laws[self.starts[gp] as usize..self.starts[gp + 1] as usize];
+                if !laws.is_empty() {
+                    s.adm[j].implicit_rate(&xa[a..b], port, laws, tau, &mut dx[a..b]);
+                }
+            }
         }
     }
 }
