@@ -244,3 +244,43 @@ fn a_point_mass_on_a_stiff_incline_holds_or_slides_as_coulomb_says() {
         }
     }
 }
+
+/// `body_contact` of a point mass against the ground is held implicitly too (a 1 kg point
+/// on the ground's plane, K = 1e8, ω T = 10): launched at 1 m/s it slides 1/(2 μ g) and
+/// holds bit for bit, as on a `plane_contact`. Between two masses a stiff body contact is not
+/// coupled (each mass would solve its stage with the other at its stage motion, and from
+/// both sides the stiff normal overshoots, opens and chatters): a point resting on a point
+/// that rests on the floor, K = 1e8, is reported by `check`.
+#[test]
+fn body_contacts_against_the_ground_are_held_implicitly() {
+    let (g, k) = (9.81, 1e8);
+    let one = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"signals": {"x": "a.p[0]", "z": "a.p[2]"}},
+        "components": {
+            "a": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, -g / k], "v": [1.0, 0, 0]}},
+            "c": {"type": "body_contact", "K": k, "B": 1.0, "mu": 0.5, "domain_b": "point3"}
+        },
+        "connections": [{"from": "c.a", "to": "a"}, {"from": "c.b", "to": "ground"}]
+    });
+    assert_eq!(warnings(&one), Vec::<String>::new());
+    let rec = run_value(&one);
+    let (x, z) = (col(&rec, "x"), col(&rec, "z"));
+    let from = rec.time.iter().position(|&t| t >= 0.3).expect("rows");
+    eprintln!("body_contact to the ground, K = 1e8: slides {:.7} m (1/(2μg) = {:.7})", x[from], 1.0 / (2.0 * 0.5 * g));
+    assert!((x[from] - 1.0 / (2.0 * 0.5 * g)).abs() < 5e-6, "slides {}", x[from]);
+    assert!(x[from..].iter().all(|&v| v == x[from]) && z[from..].iter().all(|&v| v == z[from]), "creeps");
+
+    let stacked = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 0.1},
+        "components": {
+            "a": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, -3.0 * g / k]}},
+            "b": {"type": "point_mass", "mass": 2.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, -3.0 * g / k]}},
+            "floor": {"type": "plane_contact", "K": k, "B": 1.0, "mu": 0.5},
+            "ab": {"type": "body_contact", "K": k, "B": 1.0, "mu": 0.5, "domain_b": "point3"}
+        },
+        "connections": [{"from": "floor.body", "to": "b"}, {"from": "ab.a", "to": "a"}, {"from": "ab.b", "to": "b"}]
+    });
+    let w = warnings(&stacked);
+    assert!(w.iter().any(|w| w.contains("ab")), "{w:?}");
+}

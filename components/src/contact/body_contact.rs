@@ -22,11 +22,11 @@
 use super::{plane_basis, unit_vector};
 use crate::friction::law::{DryLaw, FrictionLaw};
 use crate::friction::model_c::{model_c_step, slip_switch};
-use crate::stability::stiffness_warnings;
-use crate::stage_form::{ElementForm, StageForm};
-use nalgebra::Vector3;
+use crate::stability::{coupled_info, stiffness_warnings};
+use crate::stage_form::StageForm;
+use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
-use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
+use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -105,14 +105,17 @@ impl Pair {
         va - vb
     }
 
-    /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ;
-    /// `continuous`: the element's continuous law, τ = 0 ([`model_c_step`]).
+    /// (23) at geometry `g`, element state `e` (in the (t₁, t₂) basis) and stage step τ, in
+    /// the element form of `form` ([`model_c_step`]). Where the contact is held implicitly
+    /// with its masses ([`StageForm::coupled`]) the normal force counts the position's
+    /// advance too: max(0, K δ − (B + τK) v_n).
     #[inline]
-    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, form: ElementForm) -> Contact {
+    pub fn law(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector3<f64>, tau: f64, form: &StageForm) -> Contact {
         let v = self.slip(a, b, g);
-        let normal = if g.depth > 0.0 { (self.k * g.depth - self.b * g.n.dot(&v)).max(0.0) } else { 0.0 };
+        let damping = if form.coupled() { self.b + tau * self.k } else { self.b };
+        let normal = if g.depth > 0.0 { (self.k * g.depth - damping * g.n.dot(&v)).max(0.0) } else { 0.0 };
         let vt = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0);
-        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, form);
+        let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, form.element());
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
     }
@@ -292,7 +295,7 @@ impl Impedance for BodyContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let g = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, self.form.element());
+        let c = self.pair.law(&m[0], &m[1], &g, Vector3::new(y[0], y[1], 0.0), tau, &self.form);
         self.pair.forces(&m[1], &g, c.f_a, force);
         dy[0] = c.rate.x;
         dy[1] = c.rate.y;
@@ -305,7 +308,7 @@ impl Impedance for BodyContact {
         let g = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, self.form.element()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Vector3::new(p.state[0], p.state[1], 0.0), p.tau, &self.form).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],
@@ -326,14 +329,35 @@ impl Impedance for BodyContact {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, false);
+    /// Where both ports are masses (point masses or ground) and RK4 would not keep the
+    /// paper's form stable, a Coulomb contact is held implicitly with them
+    /// ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+        let coulomb = self.pair.law == ContactLaw::Coulomb;
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, couplable && coulomb);
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.form.coupled()
+    }
+    /// The contact's normal force and tangential element in each port's velocity change
+    /// ([`StageLaw::Contact`]): a's as the relative velocity, b's against it.
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let g = self.geometry(&m[0], &m[1]);
+        let v = self.pair.slip(&m[0], &m[1], &g);
+        let (k, c) = (self.pair.k, self.pair.b + tau * self.pair.k);
+        let (wn, cn) = if g.depth > 0.0 { (k * g.depth - c * g.n.dot(&v), c) } else { (0.0, 0.0) };
+        let wt = Vector2::new(g.t1.dot(&v), g.t2.dot(&v)) * c + Vector2::new(y[0], y[1]) * k;
+        let mu = self.pair.mu;
+        if let [a, b, ..] = laws {
+            *a = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu };
+            *b = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu };
+        }
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates(), coupled: false })
+        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates(), coupled: self.form.coupled() })
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
@@ -345,6 +369,9 @@ impl Impedance for BodyContact {
         Some(ContactPoint { point: g.x, normal: g.n })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        if self.form.coupled() {
+            return vec![coupled_info("contact stiffness", self.pair.k, inertia, step)];
+        }
         stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
     }
     /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,

@@ -81,7 +81,7 @@ impl Impedance for SphereContact {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let (g, dist) = self.geometry(&m[0], &m[1]);
-        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, self.form.element());
+        let c = self.pair.law(&m[0], &m[1], &g, Self::local(&g, y), tau, &self.form);
         self.pair.forces(&m[1], &g, c.f_a, force);
         let dv = m[0].v - m[1].v;
         let ndot = if dist > 0.0 { (dv - g.n * g.n.dot(&dv)) / dist } else { Vector3::zeros() };
@@ -97,7 +97,7 @@ impl Impedance for SphereContact {
         let (g, _) = self.geometry(&p.motions[0], &p.motions[1]);
         match which {
             0 => p.forces[0].f[e],
-            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, self.form.element()).normal,
+            1 => self.pair.law(&p.motions[0], &p.motions[1], &g, Self::local(&g, p.state), p.tau, &self.form).normal,
             2 => self.pair.slip(&p.motions[0], &p.motions[1], &g)[e],
             3 => g.depth,
             _ => p.state[e],

@@ -98,8 +98,26 @@ pub struct GroupModel {
     d1: DMatrix<f64>,
     /// Per degree of freedom of the model: q̇ = v + τ v̇.
     implicit_rows: Vec<bool>,
+    /// Where contacts are held implicitly with their bodies ([`StageSpring::coupled`]): the
+    /// stage's inertia depends on τ, and the rate is formed per stage.
+    coupled: Option<Box<CoupledStage>>,
     /// The eigenvalues of the stage rate where it does not depend on τ ([`Self::rate_eigenvalues`]).
     eigenvalues: std::sync::OnceLock<Option<Vec<Complex<f64>>>>,
+}
+
+/// The matrices of a group with contacts held implicitly with their bodies: each body's
+/// stage takes the coupled contacts' damping B + τK on its own motion (the other body
+/// fixed, as the stepper's per-body solve does, stepper/coupling.rs), so that
+/// (M + τ D₀ + τ² D₁) v̇ = −K q − (C₀ + τ C₁) v.
+#[derive(Clone, Debug)]
+struct CoupledStage {
+    mass: DMatrix<f64>,
+    k: DMatrix<f64>,
+    c0: DMatrix<f64>,
+    c1: DMatrix<f64>,
+    /// Σ Gᵢᵀ B Gᵢ and Σ Gᵢᵀ K Gᵢ over the coupled contacts' own body blocks.
+    d0: DMatrix<f64>,
+    d1: DMatrix<f64>,
 }
 
 /// The basis R' of the motions resisted by the symmetric positive semi-definite `s` (the sum
@@ -153,6 +171,7 @@ impl GroupModel {
         }
         let (mut k, mut c0, mut c1) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n), DMatrix::zeros(n, n));
         let mut g = DMatrix::zeros(3, n);
+        let (mut own0, mut own1) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
         for c in &contacts {
             g.fill(0.0);
             for (side, end) in c.ends.iter().enumerate() {
@@ -165,12 +184,29 @@ impl GroupModel {
                     g.view_mut((0, o + 3), (3, 3)).copy_from(&(lever(&(c.point - r.com)) * sign));
                 }
             }
+            if c.spring.coupled {
+                for end in c.ends.iter().flatten() {
+                    let (o, d) = (bodies[*end].offset, bodies[*end].inertia.dofs());
+                    let gi = g.columns(o, d);
+                    let block = gi.transpose() * gi;
+                    let mut v0 = own0.view_mut((o, o), (d, d));
+                    v0 += &block * c.spring.b;
+                    let mut v1 = own1.view_mut((o, o), (d, d));
+                    v1 += &block * c.spring.k;
+                }
+            }
             let gt = g.transpose();
             let gtg = &gt * &g;
             k += &gtg * c.spring.k;
             c0 += &gtg * c.spring.b;
             if c.spring.implicit {
-                let p = Matrix3::identity() - c.normal * c.normal.transpose();
+                // The tangent plane; where the contact is held implicitly with its bodies
+                // its normal force counts τK too (max(0, K δ − (B + τK) v_n)).
+                let p = if c.spring.coupled {
+                    Matrix3::identity()
+                } else {
+                    Matrix3::identity() - c.normal * c.normal.transpose()
+                };
                 c1 += &gt * (DMatrix::from_column_slice(3, 3, (p * c.spring.k).as_slice()) * &g);
             }
         }
@@ -181,6 +217,10 @@ impl GroupModel {
                 c0[(d, d)] += s.b;
                 if s.implicit {
                     c1[(d, d)] += s.k;
+                }
+                if s.coupled {
+                    own0[(d, d)] += s.b;
+                    own1[(d, d)] += s.k;
                 }
             }
         }
@@ -197,6 +237,23 @@ impl GroupModel {
                 BodyInertia::Point(m) => mass.view_mut((o, o), (3, 3)).fill_diagonal(*m),
             }
             rows[o..o + b.inertia.dofs()].fill(b.implicit_position);
+        }
+        if own0.iter().chain(own1.iter()).any(|v| *v != 0.0) {
+            // The stage inertia depends on τ: the rate is formed per stage, on the whole
+            // model (the free motions keep a zero force whatever the inertia).
+            let coupled = CoupledStage { mass, k, c0, c1, d0: own0, d1: own1 };
+            let z = DMatrix::zeros(0, 0);
+            return GroupModel {
+                bodies,
+                contacts,
+                held,
+                a: z.clone(),
+                d0: z.clone(),
+                d1: z,
+                implicit_rows: rows,
+                coupled: Some(Box::new(coupled)),
+                eigenvalues: Default::default(),
+            };
         }
         // The motions no contact resists (a pair of bodies moving together, a sphere's spin on
         // one contact) are free: q̈ = 0 there, the step map's eigenvalue 1 in a Jordan block,
@@ -219,7 +276,7 @@ impl GroupModel {
         let a = -(&m_inv * k);
         let d0 = -(&m_inv * c0);
         let d1 = -(&m_inv * c1);
-        GroupModel { bodies, contacts, held, a, d0, d1, implicit_rows: rows, eigenvalues: Default::default() }
+        GroupModel { bodies, contacts, held, a, d0, d1, implicit_rows: rows, coupled: None, eigenvalues: Default::default() }
     }
 
     /// The bodies' degrees of freedom (6 per rigid body, 3 per point).
@@ -229,15 +286,25 @@ impl GroupModel {
 
     /// Degrees of freedom n of the model, the free motions taken out (the step map is 2n × 2n).
     pub fn dofs(&self) -> usize {
-        self.a.nrows()
+        match &self.coupled {
+            Some(c) => c.mass.nrows(),
+            None => self.a.nrows(),
+        }
     }
 
     /// The stage rate ξ = J(τ) x, x = (q, v).
     fn rate(&self, tau: f64) -> DMatrix<f64> {
         let n = self.dofs();
-        let d = &self.d0 + &self.d1 * tau;
+        let (a, d) = match &self.coupled {
+            Some(c) => {
+                let m = &c.mass + &c.d0 * tau + &c.d1 * (tau * tau);
+                let inv = m.try_inverse().unwrap_or_else(|| DMatrix::from_element(n, n, f64::NAN));
+                (-(&inv * &c.k), -(&inv * (&c.c0 + &c.c1 * tau)))
+            }
+            None => (self.a.clone(), &self.d0 + &self.d1 * tau),
+        };
         let mut j = DMatrix::zeros(2 * n, 2 * n);
-        j.view_mut((n, 0), (n, n)).copy_from(&self.a);
+        j.view_mut((n, 0), (n, n)).copy_from(&a);
         j.view_mut((n, n), (n, n)).copy_from(&d);
         for (r, implicit) in self.implicit_rows.iter().enumerate() {
             if *implicit {
@@ -278,7 +345,7 @@ impl GroupModel {
     /// not depend on τ; `None` otherwise or if they cannot be computed (the step maps are
     /// then composed for each trial step).
     fn rate_eigenvalues(&self) -> Option<Vec<Complex<f64>>> {
-        if self.d1.iter().any(|v| *v != 0.0) || self.implicit_rows.iter().any(|r| *r) {
+        if self.coupled.is_some() || self.d1.iter().any(|v| *v != 0.0) || self.implicit_rows.iter().any(|r| *r) {
             return None;
         }
         let j = self.rate(0.0);
@@ -312,6 +379,11 @@ impl GroupModel {
         k.extend(self.implicit_rows.iter().map(|r| *r as u32));
         for m in [&self.a, &self.d0, &self.d1] {
             k.extend(m.iter().map(|v| (*v as f32).to_bits()));
+        }
+        if let Some(c) = &self.coupled {
+            for m in [&c.mass, &c.k, &c.c0, &c.c1, &c.d0, &c.d1] {
+                k.extend(m.iter().map(|v| (*v as f32).to_bits()));
+            }
         }
         k
     }
