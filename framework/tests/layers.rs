@@ -8,7 +8,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["error", "names", "parallel", "sealed", "units"],
     &["cancel"],
-    &["port", "signal"],
+    &["port", "signal", "stage_law"],
     &["method"],
     &["views"],
     &["component"],
