@@ -10,8 +10,10 @@
 //!   impedances   gather Ψ   port motions from the stage state       (13d)  PortMotions
 //!                evaluate   u, η = I(x̂, y, t; τ)                    (13e)/(22)
 //!                combine    on η (below)
+//!                (coupled)  stiff elements' stage laws per mass port        stepper/coupling.rs
 //!   admittances  scatter Φ  forces summed per port, fixed order     (13f)  PortForces, scatter_phi
 //!                evaluate   ξ = A(x, û, t; τ)                       (13g)
+//!                (coupled)  the masses' implicit velocity rates             Admittance::implicit_rate
 //!                combine    acc = Σ w_r·ξ_r                         (13j)
 //!                offset     next xs = x(k) + T_r·ξ_r                (13b)/(13c)
 //!                (last r)   x(k+1) = x(k) + T/Σw·acc, post_step     (13j)/(13l)
