@@ -59,8 +59,8 @@ pub struct StageSpring {
     /// Whether each stage adds τK to the damping ((19): f = (B + τK) v + K e while |f| < F).
     pub implicit: bool,
     /// Whether the masses it holds take it implicitly in each stage
-    /// ([`Impedance::stage_damping`]): their velocity rate is the stage force over
-    /// M + τ (B + τK) instead of M.
+    /// ([`Impedance::stage_law`]): while it holds, their velocity rate is the stage force
+    /// over M + τ (B + τK) instead of M.
     pub coupled: bool,
 }
 
@@ -254,7 +254,7 @@ pub trait Admittance: Send + Sync {
     }
     /// Whether [`implicit_rate`](Self::implicit_rate) applies to `port` (a mass: M v̇ = f,
     /// f all the forces on it).
-    fn takes_stage_damping(&self, _port: usize) -> bool {
+    fn takes_stage_laws(&self, _port: usize) -> bool {
         false
     }
     /// The implicit stage of a mass held by stiff friction elements: given the [`StageLaw`]s
@@ -395,14 +395,14 @@ pub trait Impedance: Send + Sync {
     /// resolves that spring the element may return the continuous held rates (fourth order
     /// while it holds) and then reports its stuck spring without τK.
     ///
-    /// `couplable`: every port is a mass that takes [stage damping](Self::stage_damping)
+    /// `couplable`: every port is a mass that takes [stage laws](Self::stage_law)
     /// ([`Admittance::implicit_rate`]). Where RK4 would not keep the held spring stable with
-    /// its τK, the element may then couple implicitly: it reports its stage damping, the masses
-    /// divide by M + τ (B + τK), and the held state is stable at every step.
+    /// its τK, the element may then couple implicitly: it reports its stage law, the masses
+    /// solve their stages with it, and the held state is stable at every step.
     fn held_frequency(&self, _method: Method, _step: f64, _omega2: Option<f64>, _couplable: bool) {}
     /// Whether this element couples implicitly with the masses on its ports
     /// ([`held_frequency`](Self::held_frequency)): the stepper then asks for its
-    /// [`stage_damping`](Self::stage_damping) in every stage. `false` (the default).
+    /// [`stage_law`](Self::stage_law) in every stage. `false` (the default).
     fn implicit_coupling(&self) -> bool {
         false
     }

@@ -61,7 +61,7 @@ impl StageLaw {
     /// on it, this law's [`force`](Self::force) included, over m) when the law's force is
     /// taken at the stage's new velocity: Δ/τ with Δ the solution of m Δ = τ (f_o + f(Δ)),
     /// f_o = m a − f(0) the other forces. The normal part first (it does not depend on the
-    /// tangential one), then the friction at its level ([`hold_or_slide`]). A mass at rest in
+    /// tangential one), then the friction at its level (held, or sliding along w + k f_o). A mass at rest in
     /// equilibrium keeps a zero rate.
     pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
         let fo = a * m - self.force();

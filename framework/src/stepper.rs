@@ -303,7 +303,7 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         let ports = s.impedance_ports(i).count();
         let couplable = ports > 0
             && !(c.is_body_contact() && ports > 1)
-            && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_damping(port));
+            && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_laws(port));
         c.held_frequency(method, step, omega2, couplable);
         // The batches' own copies of their members.
         let g = s.imp_groups.partition_point(|g| g.start <= i);

@@ -94,7 +94,7 @@ impl Admittance for PointMass {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
-    fn takes_stage_damping(&self, _port: usize) -> bool {
+    fn takes_stage_laws(&self, _port: usize) -> bool {
         true
     }
     /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`];

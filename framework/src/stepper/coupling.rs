@@ -1,4 +1,4 @@
-//! Masses coupled implicitly with stiff held elements ([`Impedance::stage_damping`],
+//! Masses coupled implicitly with stiff held elements ([`Impedance::stage_law`],
 //! [`Admittance::implicit_rate`]).
 //!
 //! A held I_fricK element (19) of spring K on a mass M is a stiff linear force under RK4:
@@ -16,7 +16,7 @@
 //! what lets a stop be caught: at the stage velocity alone the element holds only while
 //! |v| < F/(τK), far finer than a stage's velocity change.
 //!
-//! [`Impedance::stage_damping`]: crate::component::Impedance::stage_damping
+//! [`Impedance::stage_law`]: crate::component::Impedance::stage_law
 //! [`Admittance::implicit_rate`]: crate::component::Admittance::implicit_rate
 
 use crate::component::{StageLaw, MAX_IMPEDANCE_PORTS};
