@@ -312,6 +312,17 @@ impl TauFactor {
         self.0.load(Ordering::Relaxed) & COUPLED != 0
     }
 
+    /// The factor, held rates and coupled, in one load.
+    #[inline]
+    pub fn read(&self) -> Form {
+        let bits = self.0.load(Ordering::Relaxed);
+        Form {
+            factor: f64::from_bits(bits & !(HELD_RATES | COUPLED)),
+            held_rates: bits & HELD_RATES != 0,
+            coupled: bits & COUPLED != 0,
+        }
+    }
+
     /// Whether the element holds by (19b) and returns its continuous law while it holds.
     #[inline]
     pub fn held_rates(&self) -> bool {
@@ -323,6 +334,17 @@ impl TauFactor {
     pub fn continuous(&self) -> bool {
         self.get() == 0.0
     }
+}
+
+/// What a [`TauFactor`] holds, read at once ([`TauFactor::read`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Form {
+    /// The factor of τ: 1 or 0.
+    pub factor: f64,
+    /// [`TauFactor::held_rates`].
+    pub held_rates: bool,
+    /// [`TauFactor::coupled`].
+    pub coupled: bool,
 }
 
 /// The [`TauFactor`]s of a batch of elements (`PointImpedance::Shared` of `plane_contact`):

@@ -14,7 +14,7 @@
 
 use super::plane_basis;
 use crate::stability::{coupled_info, stiffness_warnings};
-use crate::stage_form::{continuous_law, resolves_held, unresolved_paper, BatchForm, TauFactor};
+use crate::stage_form::{continuous_law, resolves_held, unresolved_paper, BatchForm, Form, TauFactor};
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
@@ -143,10 +143,15 @@ impl<P: PlaneKind> PlaneContact<P> {
         e: Vector2<f64>,
         tau: f64,
     ) -> (Vector3<f64>, Vector2<f64>) {
+        // The element's form read once: the factor of τ, held rates, coupled.
+        let form = self.tau_factor.read();
         let depth = self.height - self.plane.along(p);
-        let fn_ = if depth > 0.0 { (self.k * depth - self.normal_damping(tau) * self.plane.along(v)).max(0.0) } else { 0.0 };
+        // Held implicitly with its mass, the normal force counts the position's advance τ v_n
+        // too, as (19) counts e's.
+        let damping = if form.coupled { self.b + tau * self.k } else { self.b };
+        let fn_ = if depth > 0.0 { (self.k * depth - damping * self.plane.along(v)).max(0.0) } else { 0.0 };
         let vt = self.plane.across(v);
-        let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau);
+        let (ft, eps) = self.tangential(self.mu * fn_, vt, e, tau, form);
         (self.plane.force(fn_, ft), eps)
     }
 
@@ -155,28 +160,17 @@ impl<P: PlaneKind> PlaneContact<P> {
     /// the element's continuous law under RK4, as
     /// [`model_c_step`](crate::friction::model_c_step)'s `continuous`).
     #[inline]
-    fn tangential(&self, limit: f64, vt: Vector2<f64>, e: Vector2<f64>, tau: f64) -> (Vector2<f64>, Vector2<f64>) {
-        let d = self.b + tau * self.tau_factor.get() * self.k;
+    fn tangential(&self, limit: f64, vt: Vector2<f64>, e: Vector2<f64>, tau: f64, form: Form) -> (Vector2<f64>, Vector2<f64>) {
+        let d = self.b + tau * form.factor * self.k;
         let fstar = d * vt + self.k * e;
         let n = fstar.norm();
-        if n <= limit && self.tau_factor.held_rates() {
+        if n <= limit && form.held_rates {
             let held = self.b * vt + self.k * e;
             let h = held.norm();
             return (if h <= limit { held } else { held * (limit / h) }, vt);
         }
         let ft = if n <= limit { fstar } else { fstar * (limit / n) };
         (ft, (ft - self.k * e) / d)
-    }
-
-    /// The damping of the normal force (23a): B, or B + τK where the contact is held
-    /// implicitly with its mass (its position's advance τ v_n counted, as (19) counts e's).
-    #[inline]
-    fn normal_damping(&self, tau: f64) -> f64 {
-        if self.tau_factor.coupled() {
-            self.b + tau * self.k
-        } else {
-            self.b
-        }
     }
 
     /// Penetration δ below the plane at `p`.
