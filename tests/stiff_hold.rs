@@ -3,8 +3,9 @@
 //!
 //! `fric_k` (K = 1e7 N/m, B = 1 N·s/m) on a 1 kg mass at T = 1e-3 s: ω T = 3.16, past RK4's
 //! 2.83, and its paper form's τK per stage makes it worse (the held step map's spectral
-//! radius 6.6). Before, the mass launched into it reached x = −108 m by 0.5 s. Now the
-//! element's stage damping B + τK goes into the mass's rate, v̇ = f/(M + τ(B + τK)).
+//! radius 6.6). Before, the mass launched into it reached x = −108 m by 0.5 s. Now the mass
+//! solves its stage with the element's law (framework/src/stage_law.rs): while it holds,
+//! v̇ = f/(M + τ(B + τK)), and it decides stick or slip at its new velocity.
 
 mod common;
 use common::*;

@@ -37,8 +37,8 @@ pub fn stiffness_warnings(what: &str, k: f64, b: f64, inertia: &[Option<f64>], s
 pub fn coupled_info(what: &str, k: f64, inertia: &[Option<f64>], step: f64) -> Diagnostic {
     let m = inertia.iter().flatten().cloned().reduce(f64::min).unwrap_or(f64::NAN);
     Diagnostic::Info(format!(
-        "{what} K = {} on inertia {} (ω·T = {}): held implicitly with the mass (its stage damping B + τK \
-         in the mass's rate), stable at every step",
+        "{what} K = {} on inertia {} (ω·T = {}): held implicitly with the mass (the mass solves its stage \
+         with the element's law), stable at every step",
         num(k),
         num(m),
         num_2((k / m).sqrt() * step)

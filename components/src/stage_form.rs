@@ -153,9 +153,10 @@ impl StageForm {
     ///
     /// Where RK4 would not keep even the paper's form of the held spring stable (its τK
     /// damping included, at twice the step) and `couplable` (every port a mass that takes
-    /// stage damping), the element couples implicitly with the masses
-    /// ([`coupled`](Self::coupled)): (19) as in the paper's form, and the masses take the
-    /// stage damping B + τK while it holds (framework/src/stepper/coupling.rs).
+    /// stage laws), the element couples implicitly with the masses
+    /// ([`coupled`](Self::coupled)): (19) as in the paper's form, and each mass solves its
+    /// stage with the element's law, deciding stick or slip at its new velocity
+    /// (framework/src/stepper/coupling.rs).
     pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>, couplable: bool) {
         let on = resolves_held(method, step, k, b, omega2) && !self.continuous_law();
         self.held_rates.store(on, Ordering::Relaxed);
