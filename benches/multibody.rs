@@ -121,8 +121,8 @@ impl Impedance for Each {
     fn stuck_spring(&self) -> Option<stiction::framework::StageSpring> {
         self.0.stuck_spring()
     }
-    fn held_frequency(&self, method: Method, step: f64, omega2: Option<f64>, couplable: bool) {
-        self.0.held_frequency(method, step, omega2, couplable)
+    fn held_frequency(&self, method: Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
+        self.0.held_frequency(method, step, omega2, couple)
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         self.0.next_break(t0, t1)

@@ -152,15 +152,16 @@ impl StageForm {
     /// contact) or RK4 would not resolve it, (19b) stays.
     ///
     /// Where RK4 would not keep even the paper's form of the held spring stable (its τK
-    /// damping included, at twice the step) and `couplable` (every port a mass that takes
-    /// stage laws), the element couples implicitly with the masses
+    /// damping included, at twice the step) on the inertia of `couple` (Some where every port
+    /// is a body that takes stage laws: its estimate ω̄², [`unresolved_paper`]), the element
+    /// couples implicitly with the bodies
     /// ([`coupled`](Self::coupled)): (19) as in the paper's form, and each mass solves its
     /// stage with the element's law, deciding stick or slip at its new velocity
     /// (framework/src/stepper/coupling.rs).
-    pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>, couplable: bool) {
+    pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>, couple: Option<f64>) {
         let on = resolves_held(method, step, k, b, omega2) && !self.continuous_law();
         self.held_rates.store(on, Ordering::Relaxed);
-        let stiff = couplable && !on && !self.continuous_law() && !self.is_euler() && unresolved_paper(method, step, k, b, omega2);
+        let stiff = !on && !self.continuous_law() && !self.is_euler() && unresolved_paper(method, step, k, b, couple);
         self.coupled.store(stiff, Ordering::Relaxed);
     }
 
@@ -393,22 +394,22 @@ mod tests {
         form.set_element(Method::Rk4, 1e-3, k, b);
         assert_eq!(form.element(), ElementForm::Paper);
         // ω̄² = K/M with M = 1 kg: ω T = 0.01.
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), false);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), None);
         assert_eq!(form.element(), ElementForm::HeldRates);
         assert!(form.held_rates() && form.clone().held_rates_only());
         // ω T = 1.5 at T = 1e-3: stable at T, not at 2T.
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(2.25e6), false);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(2.25e6), None);
         assert_eq!(form.element(), ElementForm::Paper);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, None, false);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, None, None);
         assert_eq!(form.element(), ElementForm::Paper);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), false);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, b, Some(k), None);
         form.set_element(Method::Euler, 1e-3, k, b);
         assert_eq!(form.element(), ElementForm::Paper, "prepared again under Euler");
-        form.set_held_frequency(Method::Euler, 1e-3, k, b, Some(k), false);
+        form.set_held_frequency(Method::Euler, 1e-3, k, b, Some(k), None);
         assert_eq!(form.element(), ElementForm::Paper, "never under Euler");
         // B ≥ T K/2: the continuous law, whatever the stepper tells.
         form.set_element(Method::Rk4, 1e-3, k, 1.0);
-        form.set_held_frequency(Method::Rk4, 1e-3, k, 1.0, Some(k), false);
+        form.set_held_frequency(Method::Rk4, 1e-3, k, 1.0, Some(k), None);
         assert_eq!(form.element(), ElementForm::Continuous);
 
         let factor = TauFactor::default();

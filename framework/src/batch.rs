@@ -191,9 +191,9 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         }
         Ok(())
     }
-    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
         if let Some(m) = self.members.get(member) {
-            m.held_frequency(method, step, omega2, couplable);
+            m.held_frequency(method, step, omega2, couple);
         }
     }
 
@@ -369,9 +369,9 @@ impl<T: Impedance + Clone + 'static> ImpedanceBatch for FrameImpedanceBatch<T> {
     fn prepare(&self, method: crate::Method, step: f64) -> Result<(), String> {
         self.members.iter().try_for_each(|m| m.prepare(method, step))
     }
-    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+    fn held_frequency(&self, member: usize, method: crate::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
         if let Some(m) = self.members.get(member) {
-            m.held_frequency(method, step, omega2, couplable);
+            m.held_frequency(method, step, omega2, couple);
         }
     }
 

@@ -395,11 +395,13 @@ pub trait Impedance: Send + Sync {
     /// resolves that spring the element may return the continuous held rates (fourth order
     /// while it holds) and then reports its stuck spring without τK.
     ///
-    /// `couplable`: every port is a mass that takes [stage laws](Self::stage_law)
-    /// ([`Admittance::implicit_rate`]). Where RK4 would not keep the held spring stable with
-    /// its τK, the element may then couple implicitly: it reports its stage law, the masses
-    /// solve their stages with it, and the held state is stable at every step.
-    fn held_frequency(&self, _method: Method, _step: f64, _omega2: Option<f64>, _couplable: bool) {}
+    /// `couple`: where every port is a body that takes [stage laws](Self::stage_law)
+    /// ([`Admittance::implicit_rate`]), the estimate ω̄² of the held spring's squared
+    /// frequency on those bodies (a rigid body: its effective mass at the contact point, its
+    /// rotation included). Where RK4 would not keep the held spring stable with its τK
+    /// there, the element may couple implicitly: it reports its stage law, the bodies solve
+    /// their stages with it, and the held state is stable at every step.
+    fn held_frequency(&self, _method: Method, _step: f64, _omega2: Option<f64>, _couple: Option<f64>) {}
     /// Whether this element couples implicitly with the masses on its ports
     /// ([`held_frequency`](Self::held_frequency)): the stepper then asks for its
     /// [`stage_law`](Self::stage_law) in every stage. `false` (the default).

@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Matrix3, Vector2, Vector3};
+use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
@@ -31,8 +31,19 @@ pub enum StageLaw {
     /// A contact with a plane of unit normal `n` and tangents `t1`, `t2` ((23)): the normal
     /// force f_n = max(0, w_n − c_n Δ_n) along n (w_n = K δ − (B + τK) v_n in contact, with
     /// c_n = B + τK; both 0 out of it) and the tangential element's −gsat(μ f_n, w_t + c Δ_t)
-    /// along (t1, t2) (w_t = K e + (B + τK) v_t, c = B + τK).
-    Contact { n: Vector3<f64>, t1: Vector3<f64>, t2: Vector3<f64>, wn: f64, cn: f64, wt: Vector2<f64>, c: f64, mu: f64 },
+    /// along (t1, t2) (w_t = K e + (B + τK) v_t, c = B + τK), acting at the world point `at`
+    /// (a rigid body's lever; a point mass ignores it).
+    Contact {
+        n: Vector3<f64>,
+        t1: Vector3<f64>,
+        t2: Vector3<f64>,
+        wn: f64,
+        cn: f64,
+        wt: Vector2<f64>,
+        c: f64,
+        mu: f64,
+        at: Vector3<f64>,
+    },
 }
 
 impl StageLaw {
@@ -73,7 +84,7 @@ impl StageLaw {
                 out.as_mut_slice()[..n].copy_from_slice(&acc.as_slice()[..n]);
                 out
             }
-            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => {
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, .. } => {
                 let fon = n.dot(&fo);
                 // m Δ_n = τ (f_o,n + max(0, w_n − c_n Δ_n)): pressed, or free of the plane.
                 let pressed = (fon + wn) / (m + tau * cn);
@@ -137,6 +148,68 @@ impl StageLaw {
         }
     }
 
+    /// The rates of a rigid body (mass `m`, world inertia `inertia` about its centre of mass
+    /// `com`) on which `laws` act at their points, whose explicit stage accelerations are `a`
+    /// and `alpha` (world; every force and moment on it, the laws' included): the velocity
+    /// changes Δv, Δω that solve m Δv = τ (f_o + Σ f_j), I Δω = τ (m_o + Σ r_j × f_j), each
+    /// law at its point's change Δv + Δω × r_j (r_j = at_j − com), over τ. Newton's method
+    /// on the 6-vector as in [`implicit_rate`](Self::implicit_rate); a body at rest in
+    /// equilibrium keeps zero rates.
+    pub fn rigid_rates(
+        laws: &[StageLaw],
+        m: f64,
+        inertia: &Matrix3<f64>,
+        com: Vector3<f64>,
+        (a, alpha): (Vector3<f64>, Vector3<f64>),
+        tau: f64,
+    ) -> (Vector3<f64>, Vector3<f64>) {
+        if laws.is_empty() {
+            return (a, alpha);
+        }
+        let lever = |l: &StageLaw| match l {
+            StageLaw::Contact { at, .. } => at - com,
+            StageLaw::Friction { .. } => Vector3::zeros(),
+        };
+        let (mut fo, mut mo) = (a * m, inertia * alpha);
+        for l in laws {
+            let f = l.force();
+            fo -= f;
+            mo -= lever(l).cross(&f);
+        }
+        let residual = |d: &Vector6<f64>| {
+            let (dv, dw) = (d.fixed_rows::<3>(0).into_owned(), d.fixed_rows::<3>(3).into_owned());
+            let mut r = Vector6::zeros();
+            let mut jac = Matrix6::zeros();
+            let (mut f, mut mm) = (fo, mo);
+            for l in laws {
+                let rl = lever(l);
+                let (fl, jl) = l.at(&(dv + dw.cross(&rl)));
+                f += fl;
+                mm += rl.cross(&fl);
+                // f_l depends on Δv − [r]ₓ Δω; its moment is [r]ₓ f_l.
+                let rx = rl.cross_matrix();
+                let g = nalgebra::Matrix3x6::from_columns(&[
+                    Vector3::x(), Vector3::y(), Vector3::z(), -rx.column(0).into_owned(), -rx.column(1).into_owned(), -rx.column(2).into_owned(),
+                ]);
+                let top = jl * g;
+                let bottom = rx * top;
+                let mut upper = jac.fixed_view_mut::<3, 6>(0, 0);
+                upper += top * tau;
+                let mut lower = jac.fixed_view_mut::<3, 6>(3, 0);
+                lower += bottom * tau;
+            }
+            r.fixed_rows_mut::<3>(0).copy_from(&(dv * m - f * tau));
+            r.fixed_rows_mut::<3>(3).copy_from(&(inertia * dw - mm * tau));
+            let mut linear = jac.fixed_view_mut::<3, 3>(0, 0);
+            linear += Matrix3::from_diagonal_element(m);
+            let mut angular = jac.fixed_view_mut::<3, 3>(3, 3);
+            angular += inertia;
+            (r, jac)
+        };
+        let d = newton(residual, (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
+        (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
+    }
+
     /// The force at velocity change `d` and its Jacobian with respect to `d`, negated
     /// (J = −∂f/∂Δ, positive semidefinite for a friction law; the contact's friction level
     /// also falls with Δ_n).
@@ -166,7 +239,7 @@ impl StageLaw {
                     (-u * level, jac)
                 }
             }
-            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => {
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, .. } => {
                 let xn = wn - cn * n.dot(d);
                 let pressed = xn > 0.0;
                 let fn_ = if pressed { xn } else { 0.0 };
@@ -194,6 +267,34 @@ impl StageLaw {
             }
         }
     }
+}
+
+/// Newton's method on a 6-vector residual `r(d)` (with its Jacobian) from d = 0, with halving
+/// steps while ‖r‖ does not fall, until ‖r‖ ≤ 1e-15 `scale` ([`StageLaw::rigid_rates`]).
+fn newton(residual: impl Fn(&Vector6<f64>) -> (Vector6<f64>, Matrix6<f64>), scale: f64) -> Vector6<f64> {
+    let mut d = Vector6::zeros();
+    let (mut r, mut jac) = residual(&d);
+    for _ in 0..MAX_NEWTON {
+        if r.norm() <= 1e-15 * scale {
+            break;
+        }
+        let Some(step) = jac.lu().solve(&r) else { break };
+        let mut t = 1.0;
+        let mut taken = false;
+        for _ in 0..40 {
+            let trial = d - step * t;
+            let (rt, jt) = residual(&trial);
+            if rt.norm() < r.norm() {
+                (d, r, jac, taken) = (trial, rt, jt, true);
+                break;
+            }
+            t *= 0.5;
+        }
+        if !taken {
+            break;
+        }
+    }
+    d
 }
 
 /// Most Newton iterations of [`StageLaw::implicit_rate`] with several laws on one mass.
@@ -243,6 +344,7 @@ mod tests {
             wt: Vector2::from(wt),
             c: 5e3,
             mu: 0.5,
+            at: Vector3::zeros(),
         };
         for law in [friction([1.0, 2.0, 0.5]), friction([30.0, -2.0, 0.0]), contact(20.0, [3.0, 1.0]), contact(20.0, [-30.0, 1.0]), contact(-5.0, [3.0, 1.0])] {
             for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
@@ -254,8 +356,8 @@ mod tests {
                     StageLaw::Friction { w, c, level, .. } => {
                         StageLaw::Friction { w: w + delta * c, c, level, dims: 3 }.force()
                     }
-                    StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu } => StageLaw::Contact {
-                        n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu,
+                    StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, at } => StageLaw::Contact {
+                        n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at,
                     }
                     .force(),
                 };
@@ -280,6 +382,7 @@ mod tests {
             wt: Vector2::from(wt),
             c: 1e5,
             mu: 0.5,
+            at: Vector3::zeros(),
         };
         let sets = [
             vec![friction([1.0, 2.0, 0.5], 4.0), friction([-3.0, 0.0, 1.0], 6.0)],
@@ -295,6 +398,50 @@ mod tests {
                 let residual = delta * m - (fo + f) * tau;
                 assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{laws:?}, a = {a}: residual {residual}");
             }
+        }
+    }
+
+    /// A rigid body's rates solve its stage: m Δv = τ (f_o + Σ f_j), I Δω = τ (m_o + Σ r_j × f_j),
+    /// each law at its point's change Δv + Δω × r_j; contacts held, sliding and leaving.
+    #[test]
+    fn a_rigid_bodys_rates_solve_its_stage() {
+        let (m, tau) = (1.0, 1e-3);
+        let inertia = Matrix3::new(0.0034, 0.0001, 0.0, 0.0001, 0.0034, 0.0, 0.0, 0.0, 0.0067);
+        let com = Vector3::new(0.1, -0.2, 0.3);
+        let corner = |at: [f64; 3], wn: f64, wt: [f64; 2]| StageLaw::Contact {
+            n: Vector3::z(),
+            t1: Vector3::x(),
+            t2: Vector3::y(),
+            wn,
+            cn: 1e5,
+            wt: Vector2::from(wt),
+            c: 1e5,
+            mu: 0.5,
+            at: com + Vector3::from(at),
+        };
+        let laws = [
+            corner([0.1, 0.1, -0.01], 3.0, [0.5, 0.1]),
+            corner([-0.1, 0.1, -0.01], 2.0, [5.0, 0.0]),
+            corner([0.1, -0.1, -0.01], -1.0, [0.2, 0.3]),
+            corner([-0.1, -0.1, -0.01], 2.5, [0.0, -0.4]),
+        ];
+        for (a, alpha) in [(Vector3::new(0.5, -1.0, -9.81), Vector3::new(1.0, -2.0, 0.5)), (Vector3::zeros(), Vector3::new(30.0, 0.0, 0.0))] {
+            let (ra, ralpha) = StageLaw::rigid_rates(&laws, m, &inertia, com, (a, alpha), tau);
+            let (dv, dw) = (ra * tau, ralpha * tau);
+            let (mut fo, mut mo) = (a * m, inertia * alpha);
+            let (mut f, mut mm) = (Vector3::zeros(), Vector3::zeros());
+            for l in &laws {
+                let StageLaw::Contact { at, .. } = l else { unreachable!() };
+                let r = at - com;
+                fo -= l.force();
+                mo -= r.cross(&l.force());
+                let fl = l.at(&(dv + dw.cross(&r))).0;
+                f += fl;
+                mm += r.cross(&fl);
+            }
+            let rv = dv * m - (fo + f) * tau;
+            let rw = inertia * dw - (mo + mm) * tau;
+            assert!(rv.norm() < 1e-13 && rw.norm() < 1e-13, "residuals {rv}, {rw}");
         }
     }
 

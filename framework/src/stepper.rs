@@ -304,13 +304,38 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         let couplable = ports > 0
             && !(c.is_body_contact() && ports > 1)
             && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_laws(port));
-        c.held_frequency(method, step, omega2, couplable);
+        let couple = if couplable { coupling_frequency(s, x, i, &k_on) } else { None };
+        c.held_frequency(method, step, omega2, couple);
         // The batches' own copies of their members.
         let g = s.imp_groups.partition_point(|g| g.start <= i);
         if let Some(g) = g.checked_sub(1).and_then(|g| s.imp_groups.get(g)).filter(|g| i < g.end) {
-            g.batch.held_frequency(i - g.start, method, step, omega2, couplable);
+            g.batch.held_frequency(i - g.start, method, step, omega2, couple);
         }
     }
+}
+
+/// For impedance `i`, whose ports all take stage laws: Σ_ports (Σ K of the stuck springs on
+/// the port)/M as [`tell_held_frequencies`]'s ω̄², with M a mass's inertia or, on a rigid
+/// body's frame port, the smallest effective mass at the element's contact point,
+/// 1/M = 1/m + λ_max([r]ₓ I⁻¹ [r]ₓᵀ) (r from the centre of mass): the estimate on which the
+/// element decides whether to couple implicitly (`Impedance::held_frequency`'s `couple`).
+fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option<f64> {
+    let point = || s.imp[i].stuck_contact(&s.impedance_motions(i, x)).map(|c| c.point);
+    s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {
+        let gp = s.adm_ports[adm] + port;
+        let xs = &x[s.adm_x[adm]..s.adm_x[adm + 1]];
+        let mass = match s.adm_port_domain[gp] {
+            Domain::Frame => {
+                let body = s.adm[adm].port_rigid_inertia(xs, port)?;
+                let rx = (point()? - body.com).cross_matrix();
+                let turn = nalgebra::SymmetricEigen::try_new(rx * body.inertia_inv * rx.transpose(), f64::EPSILON, 100)?;
+                let top = turn.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v));
+                1.0 / (1.0 / body.mass + top)
+            }
+            _ => s.adm[adm].port_inertia(xs, port)?,
+        };
+        (mass > 0.0).then(|| sum + k_on[gp] / mass)
+    })
 }
 
 impl Simulator {

@@ -284,7 +284,7 @@ pub trait ImpedanceBatch: Send + Sync {
     }
     /// [`Impedance::held_frequency`](crate::component::Impedance::held_frequency) for member
     /// `member` when the batch holds it by value (as [`prepare`](Self::prepare)).
-    fn held_frequency(&self, _member: usize, _method: crate::Method, _step: f64, _omega2: Option<f64>, _couplable: bool) {}
+    fn held_frequency(&self, _member: usize, _method: crate::Method, _step: f64, _omega2: Option<f64>, _couple: Option<f64>) {}
     /// Forces and state rates of members `members` (13e)/(22). The buffers start at the
     /// first member of the range: `y` and `dy` hold their states and rates back to back,
     /// `motions` the motions of their ports and `forces` receives their forces. On failure,

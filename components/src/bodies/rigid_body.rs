@@ -3,7 +3,7 @@
 //! centre of mass; other points of the body are reached by connection offsets (`at`).
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
-use stiction_framework::component::{Admittance, Fault, Probe, RigidInertia, SignalInfo};
+use stiction_framework::component::{Admittance, Fault, Probe, RigidInertia, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -134,6 +134,22 @@ impl Admittance for RigidBody {
         Some(self.mass)
     }
     /// The body at attitude R: I⁻¹_world = R J⁻¹ Rᵀ about the centre of mass p.
+    fn takes_stage_laws(&self, _port: usize) -> bool {
+        true
+    }
+    /// The implicit stage with the coupled contacts' laws at their points
+    /// ([`StageLaw::rigid_rates`]): v̇ and ω̇ (world, then back to body coordinates), the
+    /// gyroscopic term kept as it was.
+    fn implicit_rate(&self, x: &[f64], _port: usize, laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
+        let rot = Self::rotation(x).to_rotation_matrix();
+        let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
+        let a = Vector3::new(dx[3], dx[4], dx[5]);
+        let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
+        let com = Vector3::new(x[0], x[1], x[2]);
+        let (a, alpha) = StageLaw::rigid_rates(laws, self.mass, &inertia, com, (a, alpha), tau);
+        dx[3..6].copy_from_slice(a.as_slice());
+        dx[10..13].copy_from_slice((rot.inverse() * alpha).as_slice());
+    }
     fn port_rigid_inertia(&self, x: &[f64], _port: usize) -> Option<RigidInertia> {
         let r = Self::rotation(x).to_rotation_matrix();
         let inertia_inv = r.matrix() * self.inertia_inv * r.matrix().transpose();

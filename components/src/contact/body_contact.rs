@@ -329,12 +329,12 @@ impl Impedance for BodyContact {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    /// Where both ports are masses (point masses or ground) and RK4 would not keep the
-    /// paper's form stable, a Coulomb contact is held implicitly with them
-    /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+    /// Where its body takes stage laws (a point mass or a rigid body, against the ground)
+    /// and RK4 would not keep the paper's form stable, a Coulomb contact is held implicitly
+    /// with it ([`StageForm::set_held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
         let coulomb = self.pair.law == ContactLaw::Coulomb;
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, couplable && coulomb);
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, couple.filter(|_| coulomb));
     }
     fn implicit_coupling(&self) -> bool {
         self.form.coupled()
@@ -349,8 +349,8 @@ impl Impedance for BodyContact {
         let wt = Vector2::new(g.t1.dot(&v), g.t2.dot(&v)) * c + Vector2::new(y[0], y[1]) * k;
         let mu = self.pair.mu;
         if let [a, b, ..] = laws {
-            *a = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu };
-            *b = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu };
+            *a = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x };
+            *b = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x };
         }
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the

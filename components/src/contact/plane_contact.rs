@@ -255,11 +255,11 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
     /// it would not keep even (19b) stable, and the point mass takes it, the contact is held
     /// implicitly with the mass ([`StageForm::set_held_frequency`](crate::stage_form::StageForm::set_held_frequency)):
     /// its normal force then counts the position's advance too, max(0, K δ − (B + τK) v_n).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
         let held = resolves_held(method, step, self.k, self.b, omega2);
         self.tau_factor.set_held_rates(held);
         let paper = !self.tau_factor.continuous() && !held;
-        self.tau_factor.set_coupled(couplable && paper && unresolved_paper(method, step, self.k, self.b, omega2));
+        self.tau_factor.set_coupled(paper && unresolved_paper(method, step, self.k, self.b, couple));
     }
     fn implicit_coupling(&self) -> bool {
         self.tau_factor.coupled()
@@ -274,7 +274,7 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
         let wt = self.plane.across(v) * c + Vector2::new(y[0], y[1]) * self.k;
         let (t1, t2) = self.plane.tangents();
         if let Some(law) = laws.first_mut() {
-            *law = StageLaw::Contact { n: self.plane.normal(), t1, t2, wn, cn, wt, c, mu: self.mu };
+            *law = StageLaw::Contact { n: self.plane.normal(), t1, t2, wn, cn, wt, c, mu: self.mu, at: *p };
         }
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {

@@ -120,8 +120,8 @@ impl Impedance for SphereContact {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, false);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couple: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, None);
     }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
     /// stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]).

@@ -125,8 +125,8 @@ impl Impedance for FricK {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couplable: bool) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couplable);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couple);
     }
     fn implicit_coupling(&self) -> bool {
         self.form.coupled()

@@ -251,8 +251,8 @@ impl Impedance for ModelB {
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couplable: bool) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2, false);
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couple: Option<f64>) {
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, None);
     }
     /// While stuck, (36) gives the drive h = K e + (τK + B) u: a spring K with damping B + τK
     /// per stage; under RK4 with B ≥ T K/2, K e + B u ([`StageForm::continuous_law`]).

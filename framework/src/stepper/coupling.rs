@@ -1,11 +1,11 @@
-//! Masses coupled implicitly with stiff held elements ([`Impedance::stage_law`],
+//! Masses and bodies coupled implicitly with stiff held elements ([`Impedance::stage_law`],
 //! [`Admittance::implicit_rate`]).
 //!
 //! A held I_fricK element (19) of spring K on a mass M is a stiff linear force under RK4:
 //! its stage force f = K e + (B + τK) v is evaluated at the stage's motion, and RK4's step
 //! map diverges once K T²/M is large (K = 1e7 on 1 kg at T = 1e-3). The element is implicit
 //! in its own state (the τK), not in the mass's velocity. Where the stepper was told so
-//! (`Impedance::held_frequency`'s `couplable`, an element whose held spring RK4 would not
+//! (`Impedance::held_frequency`'s `couple`, an element whose held spring RK4 would not
 //! keep stable), each stage also gathers the
 //! element's law on each mass, f = −gsat(F, w + c Δ) with c = B + τK (a [`StageLaw`]), and the
 //! mass takes the rate that balances it at the stage's new velocity v + τ v̇
@@ -14,7 +14,8 @@
 //! every K (spectral radius → 0.47 as K T²/M → ∞), and a mass at rest in equilibrium keeps
 //! v̇ = 0, so static friction stays exact. Deciding stick or slip at the new velocity is
 //! what lets a stop be caught: at the stage velocity alone the element holds only while
-//! |v| < F/(τK), far finer than a stage's velocity change.
+//! |v| < F/(τK), far finer than a stage's velocity change. A rigid body solves its stage with
+//! all its coupled contacts at their levers ([`StageLaw::rigid_rates`]).
 //!
 //! [`Impedance::stage_law`]: crate::component::Impedance::stage_law
 //! [`Admittance::implicit_rate`]: crate::component::Admittance::implicit_rate
