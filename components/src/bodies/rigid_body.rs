@@ -133,7 +133,6 @@ impl Admittance for RigidBody {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
     }
-    /// The body at attitude R: I⁻¹_world = R J⁻¹ Rᵀ about the centre of mass p.
     fn takes_stage_laws(&self, _port: usize) -> bool {
         true
     }
@@ -150,6 +149,7 @@ impl Admittance for RigidBody {
         dx[3..6].copy_from_slice(a.as_slice());
         dx[10..13].copy_from_slice((rot.inverse() * alpha).as_slice());
     }
+    /// The body at attitude R: I⁻¹_world = R J⁻¹ Rᵀ about the centre of mass p.
     fn port_rigid_inertia(&self, x: &[f64], _port: usize) -> Option<RigidInertia> {
         let r = Self::rotation(x).to_rotation_matrix();
         let inertia_inv = r.matrix() * self.inertia_inv * r.matrix().transpose();
