@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
+use nalgebra::{Matrix3, Matrix6, SVector, Vector2, Vector3, Vector6};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
@@ -118,32 +118,10 @@ impl StageLaw {
                         let (fl, jl) = l.at(d);
                         (f + fl, j + jl)
                     });
-                    (d * m - f * tau, Matrix3::from_diagonal_element(m) + jac * tau)
+                    let r = d * m - f * tau;
+                    (r, (Matrix3::from_diagonal_element(m) + jac * tau).lu().solve(&r))
                 };
-                let mut d = Vector3::zeros();
-                let (mut r, mut jac) = residual(&d);
-                let scale = (fo.norm() + a.norm() * m) * tau;
-                for _ in 0..MAX_NEWTON {
-                    if r.norm() <= 1e-15 * scale {
-                        break;
-                    }
-                    let Some(step) = jac.lu().solve(&r) else { break };
-                    let mut t = 1.0;
-                    let mut taken = false;
-                    for _ in 0..40 {
-                        let trial = d - step * t;
-                        let (rt, jt) = residual(&trial);
-                        if rt.norm() < r.norm() {
-                            (d, r, jac, taken) = (trial, rt, jt, true);
-                            break;
-                        }
-                        t *= 0.5;
-                    }
-                    if !taken {
-                        break;
-                    }
-                }
-                d / tau
+                newton(residual, (fo.norm() + a.norm() * m) * tau) / tau
             }
         }
     }
@@ -204,7 +182,7 @@ impl StageLaw {
             linear += Matrix3::from_diagonal_element(m);
             let mut angular = jac.fixed_view_mut::<3, 3>(3, 3);
             angular += inertia;
-            (r, jac)
+            (r, jac.lu().solve(&r))
         };
         let d = newton(residual, (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
         (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
@@ -269,23 +247,28 @@ impl StageLaw {
     }
 }
 
-/// Newton's method on a 6-vector residual `r(d)` (with its Jacobian) from d = 0, with halving
-/// steps while ‖r‖ does not fall, until ‖r‖ ≤ 1e-15 `scale` ([`StageLaw::rigid_rates`]).
-fn newton(residual: impl Fn(&Vector6<f64>) -> (Vector6<f64>, Matrix6<f64>), scale: f64) -> Vector6<f64> {
-    let mut d = Vector6::zeros();
-    let (mut r, mut jac) = residual(&d);
+/// Newton's method on a residual `r(d)` of D unknowns (with its Jacobian) from d = 0, with
+/// halving steps while ‖r‖ does not fall, until ‖r‖ ≤ 1e-15 `scale`: a mass's 3
+/// ([`StageLaw::implicit_rate`]) or a rigid body's 6 ([`StageLaw::rigid_rates`]).
+/// `residual` gives r(d) and the Newton step J(d)⁻¹ r(d) (`None`: J singular).
+fn newton<const D: usize>(
+    residual: impl Fn(&SVector<f64, D>) -> (SVector<f64, D>, Option<SVector<f64, D>>),
+    scale: f64,
+) -> SVector<f64, D> {
+    let mut d = SVector::<f64, D>::zeros();
+    let (mut r, mut step) = residual(&d);
     for _ in 0..MAX_NEWTON {
         if r.norm() <= 1e-15 * scale {
             break;
         }
-        let Some(step) = jac.lu().solve(&r) else { break };
+        let Some(dir) = step else { break };
         let mut t = 1.0;
         let mut taken = false;
         for _ in 0..40 {
-            let trial = d - step * t;
-            let (rt, jt) = residual(&trial);
+            let trial = d - dir * t;
+            let (rt, st) = residual(&trial);
             if rt.norm() < r.norm() {
-                (d, r, jac, taken) = (trial, rt, jt, true);
+                (d, r, step, taken) = (trial, rt, st, true);
                 break;
             }
             t *= 0.5;

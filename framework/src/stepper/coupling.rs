@@ -74,7 +74,7 @@ impl Coupling {
                 next[gp] += 1;
             }
         }
-        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1 };
+        let none = no_law();
         Coupling {
             adm: (0..s.adm.len()).filter(|&j| held[j]).collect(),
             laws: vec![none; places.len()],
@@ -95,7 +95,7 @@ impl Coupling {
     /// states) with stage step `tau`.
     pub(crate) fn gather(&mut self, s: &Schedule, input: &[f64], tau: f64) {
         let xa = &input[..s.nx];
-        let none = StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1 };
+        let none = no_law();
         let mut place = self.places.iter();
         for &i in &self.imp {
             self.motions.clear();
@@ -131,4 +131,9 @@ impl Coupling {
             }
         }
     }
+}
+
+/// A law that puts no force: a place not yet written, and a port an impedance left alone.
+fn no_law() -> StageLaw {
+    StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1 }
 }
