@@ -558,8 +558,19 @@ fn run(
         eprintln!("{name}: stopped at {why}");
     }
     if !quiet {
+        // Each located switch costs the whole network a few trial sub-steps: said, so that a
+        // slow run tells why.
+        let located = sim
+            .contact_events()
+            .filter(|c| c.located + c.unlocated > 0)
+            .map(|c| {
+                let whole = if c.unlocated > 0 { format!(", {} steps taken whole", c.unlocated) } else { String::new() };
+                let s = if c.located == 1 { "" } else { "es" };
+                format!("; {} switch{s} located ({} trial sub-steps{whole})", c.located, c.trials)
+            })
+            .unwrap_or_default();
         eprintln!(
-            "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s), {phases}; {} rows -> {shown}{}",
+            "{name}: {} steps to t = {} s in {:.2} s on {threads} thread(s), {phases}{located}; {} rows -> {shown}{}",
             summary.steps,
             summary.final_time,
             started.elapsed().as_secs_f64(),

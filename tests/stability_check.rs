@@ -152,6 +152,13 @@ fn quiet_keeps_the_warnings_and_no_warnings_silences_them() {
     let loud = cli(&["run", p, "-o", o]);
     let loud_err = String::from_utf8_lossy(&loud.stderr);
     assert!(loud_err.lines().count() > 2 && loud_err.contains(" rows -> "), "the summary without --quiet: {loud_err}");
+    // The summary says how many switches the run located (and what that cost): a located
+    // switch re-steps the whole network.
+    let ramp = example("ramp_block.json");
+    let located = cli(&["run", ramp.to_str().unwrap(), "-o", o, "--no-warnings"]);
+    let located_err = String::from_utf8_lossy(&located.stderr);
+    assert!(located_err.contains("; 1 switch located (1 trial sub-steps); "), "{located_err}");
+    assert!(!loud_err.contains("located"), "no switch in the lead screw's run: {loud_err}");
     let silent = cli(&["run", p, "-o", o, "--quiet", "--no-warnings"]);
     assert!(silent.status.success() && silent.stderr.is_empty(), "{}", String::from_utf8_lossy(&silent.stderr));
     let strict = cli(&["run", p, "-o", o, "--no-warnings", "--strict"]);
