@@ -341,3 +341,77 @@ fn a_box_on_stiff_corner_contacts_holds_and_slides() {
     eprintln!("box on stiff corners, 6 N at its centre of mass: {end:.9} m in 1 s (analytic 0.5475)");
     assert!((end - 0.5475).abs() < 1e-4, "slides {end}");
 }
+
+/// A `sphere_contact` against a fixed sphere is held implicitly with its body too (the
+/// contact's law at the stage's line of centres, `Pair::stage_laws`). A point on a sphere of
+/// radius 100 m (K = 1e8, ω T = 10 at T = 1e-3) launched at 1 m/s slides about 1/(2 μ g)
+/// (the curvature tilts gravity by x/R: a part in 1e3) and then holds. A solid ball
+/// (1 kg, r = 0.1 m) thrown at 1 m/s without spin onto a sphere of radius 1e4 m slides and
+/// rolls at 5/7 of it from t = 2 v₀/(7 μ g) = 0.058 s, ω r = v. Before, both were unstable
+/// (`check` warned; the runs became non-finite).
+#[test]
+fn sphere_contacts_against_a_fixed_sphere_are_held_implicitly() {
+    let (g, k, mu) = (9.81, 1e8, 0.5);
+    let point = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"signals": {"x": "a.p[0]", "z": "a.p[2]"}},
+        "components": {
+            "a": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, -g / k], "v": [1.0, 0, 0]}},
+            "c": {"type": "sphere_contact", "K": k, "B": 1.0, "mu": mu, "radius_a": 0.0, "radius_b": 100.0}
+        },
+        "connections": [{"from": "c.a", "to": "a"}, {"from": "c.b", "to": "ground", "at": [0, 0, -100.0]}]
+    });
+    assert_eq!(warnings(&point), Vec::<String>::new());
+    let rec = run_value(&point);
+    let (x, z) = (col(&rec, "x"), col(&rec, "z"));
+    let from = rec.time.iter().position(|&t| t >= 0.3).expect("rows");
+    let flat = 1.0 / (2.0 * mu * g);
+    eprintln!("point on a stiff sphere contact (R = 100 m, K = 1e8): slides {:.7} m (flat 1/(2μg) = {flat:.7})", x[from]);
+    assert!((x[from] - flat).abs() < 2e-4, "slides {}", x[from]);
+    // Held on the sphere's slope (the friction holds g x/R): x moves by a few units in its
+    // last place (6e-16 m in 0.7 s), z by 1e-14 m (measured 8e-15); a flat floor holds bit
+    // for bit (above).
+    let moved = |c: &[f64]| c[from..].iter().map(|v| (v - c[from]).abs()).fold(0.0, f64::max);
+    let (mx, mz) = (moved(&x), moved(&z));
+    eprintln!("  held from 0.3 s: x moves {mx:e} m, z {mz:e} m");
+    assert!(mx <= 1e-14 && mz <= 1e-13, "held on the sphere's slope, it moves {mx:e} m along x, {mz:e} m along z");
+
+    let (m, r, big) = (1.0, 0.1, 1e4);
+    let inertia = 0.4 * m * r * r;
+    let ball = |step: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.3},
+            "output": {"interval": 1e-3, "signals": {"vx": "ball.v[0]", "wy": "ball.w[1]"}},
+            "components": {
+                "ball": {"type": "rigid_body", "mass": m, "inertia": [inertia, inertia, inertia], "gravity": [0, 0, -g],
+                         "init": {"p": [0, 0, r - m * g / k], "v": [1.0, 0, 0]}},
+                "c": {"type": "sphere_contact", "K": k, "B": 1.0, "mu": mu, "radius_a": r, "radius_b": big, "domain_a": "frame"}
+            },
+            "connections": [{"from": "c.a", "to": "ball"}, {"from": "c.b", "to": "ground", "at": [0, 0, -big]}]
+        })
+    };
+    assert_eq!(warnings(&ball(1e-3)), Vec::<String>::new());
+    let (rec, fine) = (run_value(&ball(1e-3)), run_value(&ball(1e-5)));
+    let (vx, wy, vx_f) = (col(&rec, "vx"), col(&rec, "wy"), col(&fine, "vx"));
+    assert!(vx.iter().chain(&wy).all(|v| v.is_finite()), "not finite");
+    let analytic = 2.0 / (7.0 * mu * g);
+    let off = |from: usize| (from..vx.len()).map(|i| (vx[i] - vx_f[i]).abs()).fold(0.0, f64::max);
+    eprintln!(
+        "ball on a stiff sphere contact: v = {:.7} m/s at 0.1 s (5/7 = {:.7}), ω r − v = {:e}; off the run at T = 1e-5: {:e} (to 0.3 s), {:e} (from 0.1 s)",
+        vx[100],
+        5.0 / 7.0,
+        wy[100] * r - vx[100],
+        off(0),
+        off(100)
+    );
+    // Sliding: v = v₀ − μ g t until the roll at 2 v₀/(7 μ g); then it rolls at 5/7 v₀ (and
+    // slowly faster: it rolls off the big sphere, 2e-5 m/s by 0.3 s).
+    for i in 0..50 {
+        assert!((vx[i] - (1.0 - mu * g * rec.time[i])).abs() < 1e-5, "t {}: v {}", rec.time[i], vx[i]);
+    }
+    assert!(rec.time[50] < analytic && rec.time[70] > analytic);
+    for i in 100..vx.len() {
+        assert!((vx[i] - 5.0 / 7.0).abs() < 5e-5 && (vx[i] - wy[i] * r).abs() < 1e-9, "t {}: v {} ω r {}", rec.time[i], vx[i], wy[i] * r);
+    }
+    assert!(off(0) < 2e-3 && off(100) < 1e-7, "off the fine run: {:e}, {:e}", off(0), off(100));
+}

@@ -29,7 +29,7 @@ use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
 use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::Result;
+use stiction_framework::{Method, Result};
 
 /// What two-body contacts share: the penalty law and the port domains.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -118,6 +118,45 @@ impl Pair {
         let (ft, rate, _) = model_c_step(self.k, self.b, &self.friction(normal), vt, e, tau, form.element());
         let f_a = g.n * normal - g.t1 * ft.x - g.t2 * ft.y;
         Contact { f_a, normal, ft, rate, v }
+    }
+
+    /// The contact's normal force and tangential element as functions of each port's velocity
+    /// change Δ within the stage ([`StageLaw::Contact`]), at geometry `g` and element state
+    /// `e` (in the (t₁, t₂) basis): a's as the relative velocity, b's against it.
+    pub fn stage_laws(&self, a: &Motion, b: &Motion, g: &Geometry, e: Vector2<f64>, tau: f64, laws: &mut [StageLaw]) {
+        let v = self.slip(a, b, g);
+        let (k, c) = (self.k, self.b + tau * self.k);
+        let (wn, cn) = if g.depth > 0.0 { (k * g.depth - c * g.n.dot(&v), c) } else { (0.0, 0.0) };
+        let wt = Vector2::new(g.t1.dot(&v), g.t2.dot(&v)) * c + e * k;
+        let mu = self.mu;
+        if let [la, lb, ..] = laws {
+            *la = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x };
+            *lb = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x };
+        }
+    }
+
+    /// Whether RK4 resolves the held spring with the inertias on the ports, and whether a
+    /// Coulomb contact is held implicitly with its body where it would not
+    /// ([`StageForm::set_held_frequency`]; `couple` from the stepper: where its body takes
+    /// stage laws, against the ground).
+    pub fn held_frequency(&self, form: &StageForm, method: Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
+        let coulomb = self.law == ContactLaw::Coulomb;
+        form.set_held_frequency(method, step, self.k, self.b, omega2, couple.filter(|_| coulomb));
+    }
+
+    /// The penalty spring (23a) between the two bodies, the held tangential element the same
+    /// K and B ([`StageSpring`], in `form`).
+    pub fn stuck_spring(&self, form: &StageForm) -> StageSpring {
+        StageSpring { k: self.k, b: self.b, implicit: !form.held_rates(), coupled: form.coupled() }
+    }
+
+    /// `check`'s facts and warnings for the contact's stiffness in `form`: held implicitly
+    /// (an info), or RK4's step limit on it.
+    pub fn diagnose(&self, form: &StageForm, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
+        if form.coupled() {
+            return vec![coupled_info("contact stiffness", self.k, inertia, step)];
+        }
+        stiffness_warnings("contact stiffness", self.k, self.b, inertia, step)
     }
 
     /// The friction law at normal force f_n (no viscous part: nothing acts out of contact).
@@ -332,9 +371,8 @@ impl Impedance for BodyContact {
     /// Where its body takes stage laws (a point mass or a rigid body, against the ground)
     /// and RK4 would not keep the paper's form stable, a Coulomb contact is held implicitly
     /// with it ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
-        let coulomb = self.pair.law == ContactLaw::Coulomb;
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, couple.filter(|_| coulomb));
+    fn held_frequency(&self, method: Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
+        self.pair.held_frequency(&self.form, method, step, omega2, couple);
     }
     fn implicit_coupling(&self) -> bool {
         self.form.coupled()
@@ -343,21 +381,13 @@ impl Impedance for BodyContact {
     /// ([`StageLaw::Contact`]): a's as the relative velocity, b's against it.
     fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
         let g = self.geometry(&m[0], &m[1]);
-        let v = self.pair.slip(&m[0], &m[1], &g);
-        let (k, c) = (self.pair.k, self.pair.b + tau * self.pair.k);
-        let (wn, cn) = if g.depth > 0.0 { (k * g.depth - c * g.n.dot(&v), c) } else { (0.0, 0.0) };
-        let wt = Vector2::new(g.t1.dot(&v), g.t2.dot(&v)) * c + Vector2::new(y[0], y[1]) * k;
-        let mu = self.pair.mu;
-        if let [a, b, ..] = laws {
-            *a = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x };
-            *b = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x };
-        }
+        self.pair.stage_laws(&m[0], &m[1], &g, Vector2::new(y[0], y[1]), tau, laws);
     }
     /// The penalty spring (23a) between the two bodies, the held tangential element the
     /// same K and B (τK more damping per stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]);
     /// the stability analysis sees both bodies' inertias through it (framework/src/stability.rs).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates(), coupled: self.form.coupled() })
+        Some(self.pair.stuck_spring(&self.form))
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
@@ -369,10 +399,7 @@ impl Impedance for BodyContact {
         Some(ContactPoint { point: g.x, normal: g.n })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
-        if self.form.coupled() {
-            return vec![coupled_info("contact stiffness", self.pair.k, inertia, step)];
-        }
-        stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+        self.pair.diagnose(&self.form, inertia, step)
     }
     /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,
     /// called statically.

@@ -12,11 +12,10 @@
 
 use super::body_contact::{pair_params, Geometry, Pair};
 use super::plane_basis;
-use crate::stability::stiffness_warnings;
 use crate::stage_form::StageForm;
-use nalgebra::Vector3;
+use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
-use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageSpring};
+use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -119,14 +118,28 @@ impl Impedance for SphereContact {
         self.pair.switchings(&m[0], &m[1], &g, Self::local(&g, y), self.form.continuous_law())
     }
     /// Whether RK4 resolves the held spring with the inertias on the ports
-    /// ([`StageForm::set_held_frequency`]).
-    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, _couple: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.pair.k, self.pair.b, omega2, None);
+    /// ([`StageForm::set_held_frequency`]). Where its sphere's body takes stage laws (a point
+    /// mass or a rigid body, against a fixed sphere) and RK4 would not keep the paper's form
+    /// stable, a Coulomb contact is held implicitly with it, as `body_contact`'s
+    /// ([`Pair::held_frequency`]).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
+        self.pair.held_frequency(&self.form, method, step, omega2, couple);
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.form.coupled()
+    }
+    /// The contact's normal force and tangential element in each port's velocity change
+    /// ([`Pair::stage_laws`]), the normal and the element's plane those of the stage's
+    /// geometry.
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let (g, _) = self.geometry(&m[0], &m[1]);
+        let e = Self::local(&g, y);
+        self.pair.stage_laws(&m[0], &m[1], &g, Vector2::new(e.x, e.y), tau, laws);
     }
     /// The penalty spring (23a) between the two bodies (τK more tangential damping per
     /// stage in the paper's form, Euler or B < T K/2: [`StageForm::continuous_law`]).
     fn stuck_spring(&self) -> Option<StageSpring> {
-        Some(StageSpring { k: self.pair.k, b: self.pair.b, implicit: !self.form.held_rates(), coupled: false })
+        Some(self.pair.stuck_spring(&self.form))
     }
     /// The contact point x on a's sphere and the normal n: the analysis sees both bodies'
     /// rotational inertias there.
@@ -138,7 +151,7 @@ impl Impedance for SphereContact {
         Some(ContactPoint { point: g.x, normal: g.n })
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
-        stiffness_warnings("contact stiffness", self.pair.k, self.pair.b, inertia, step)
+        self.pair.diagnose(&self.form, inertia, step)
     }
     /// A typed batch of frame-port members (framework/src/batch.rs): the same `evaluate`,
     /// called statically.
