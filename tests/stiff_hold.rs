@@ -415,3 +415,62 @@ fn sphere_contacts_against_a_fixed_sphere_are_held_implicitly() {
     }
     assert!(off(0) < 2e-3 && off(100) < 1e-7, "off the fine run: {:e}, {:e}", off(0), off(100));
 }
+
+/// Model B (36) is stable at any stiffness as the paper gives it (Euler); under RK4 its own
+/// mass sliding on its own spring was integrated explicitly, and past RK4's limit it
+/// diverged (`check` warned). Where RK4 would not keep that mass stable at twice the step,
+/// every stage now takes (36)'s implicit step (`StageForm::set_stage_implicit`; RK4's step
+/// map of it has spectral radius ≤ 1 at every K T²/M and B T/M): first order, stable.
+/// Fig. 13's block (M = 1 kg, F = 10 N, driven at u = 0.1 t) made stiff, K = 7.5e9 (ω T = 87
+/// at T = 1e-3; the example: 7.5e5): before, non-finite at 0.049 s. Now it slides behind
+/// the drive by a lag of first order in T and the force h it reports (the probe's view at
+/// τ = T) is within 0.03 N of F + M du/dt = 10.1 N (Euler: 10.1 to 4e-13). Launched at 1 m/s
+/// on a stiff spring to the ground (K = 1e7, F = 5 N) it comes to rest exactly (v = 0.0)
+/// with |K e| ≤ F, its energy ½ M v² + ½ K e² never growing.
+#[test]
+fn a_stiff_model_b_slides_by_its_implicit_step_under_rk4() {
+    for b in [1.0, 2.0 * 7.5e9f64.sqrt()] {
+        let fig13 = |step: f64, method: &str| {
+            json!({
+                "solver": {"method": method, "step": step, "stop_time": 1.0},
+                "output": {"interval": 0.1, "signals": {"h": "block.h", "v": "block.v", "u": "drive.v"}},
+                "components": {"drive": {"type": "velocity_source", "velocity": "0.1*t"},
+                               "block": {"type": "kikuuwe_b", "mass": 1.0, "K": 7.5e9, "B": b, "F": 10.0}},
+                "connections": [{"from": "block.drive", "to": "drive"}]
+            })
+        };
+        assert_eq!(warnings(&fig13(1e-3, "rk4")), Vec::<String>::new(), "B = {b}");
+        let lag = |step: f64| {
+            let rec = run_value(&fig13(step, "rk4"));
+            let (h, v, u) = (col(&rec, "h"), col(&rec, "v"), col(&rec, "u"));
+            assert!(h.iter().chain(&v).all(|z| z.is_finite()), "B = {b}: not finite");
+            for i in 3..h.len() {
+                assert!((h[i] - 10.1).abs() < 0.03, "B = {b}, T = {step}: h = {} at {}", h[i], rec.time[i]);
+            }
+            u[10] - v[10]
+        };
+        let (l1, l2) = (lag(1e-3), lag(5e-4));
+        let euler = run_value(&fig13(1e-3, "euler"));
+        let h_euler = *col(&euler, "h").last().expect("rows");
+        eprintln!("stiff model B (K = 7.5e9, B = {b:.1}): lag behind the drive {l1:e} (T = 1e-3), {l2:e} (5e-4); Euler h = {h_euler}");
+        assert!(l1 > 0.0 && (1.9..2.1).contains(&(l1 / l2)), "B = {b}: lags {l1:e}, {l2:e}: not first order");
+        assert!((h_euler - 10.1).abs() < 1e-9, "Euler: h = {h_euler}");
+    }
+
+    let (k, f) = (1e7, 5.0);
+    let ringing = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"interval": 1e-3, "signals": {"v": "block.v", "e": "block.e", "stuck": "block.stuck"}},
+        "components": {"block": {"type": "kikuuwe_b", "mass": 1.0, "K": k, "B": 1.0, "F": f, "init": {"v": 1.0}}},
+        "connections": [{"from": "block.drive", "to": "ground"}]
+    });
+    assert_eq!(warnings(&ringing), Vec::<String>::new());
+    let rec = run_value(&ringing);
+    let (v, e, stuck) = (col(&rec, "v"), col(&rec, "e"), col(&rec, "stuck"));
+    let energy: Vec<f64> = v.iter().zip(&e).map(|(v, e)| 0.5 * v * v + 0.5 * k * e * e).collect();
+    assert!(energy.windows(2).all(|w| w[1] <= w[0] * (1.0 + 1e-12)), "the energy grows");
+    let rest = stuck.iter().position(|&s| s == 1.0).expect("it comes to rest");
+    eprintln!("stiff model B on the ground's spring: at rest from {} s, K e = {:e} N", rec.time[rest], k * e[rest]);
+    assert!(v[rest..].iter().all(|&v| v == 0.0) && e[rest..].iter().all(|&x| x == e[rest]), "moves after its rest");
+    assert!((k * e[rest]).abs() <= f, "held by K e = {} > F", k * e[rest]);
+}

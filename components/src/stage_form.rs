@@ -51,6 +51,10 @@ pub struct StageForm {
     /// An I_fricK element in the paper's form whose held spring RK4 would not keep stable,
     /// coupled implicitly with the masses on its ports ([`set_held_frequency`](Self::set_held_frequency)).
     coupled: AtomicBool,
+    /// A component whose own mass on its own spring RK4's explicit stages would not keep
+    /// stable: every stage takes its implicit step's rates, as under Euler
+    /// ([`set_stage_implicit`](Self::set_stage_implicit)).
+    stage_implicit: AtomicBool,
 }
 
 impl Clone for StageForm {
@@ -61,6 +65,7 @@ impl Clone for StageForm {
             held_rates: AtomicBool::new(self.held_rates_only()),
             sliding: AtomicBool::new(self.sliding_continuous()),
             coupled: AtomicBool::new(self.coupled()),
+            stage_implicit: AtomicBool::new(self.stage_implicit()),
         }
     }
 }
@@ -72,6 +77,7 @@ impl PartialEq for StageForm {
             && self.held_rates_only() == other.held_rates_only()
             && self.sliding_continuous() == other.sliding_continuous()
             && self.coupled() == other.coupled()
+            && self.stage_implicit() == other.stage_implicit()
     }
 }
 
@@ -172,6 +178,23 @@ impl StageForm {
         self.coupled.load(Ordering::Relaxed)
     }
 
+    /// Under RK4, for a component with a mass of its own (model B's) on a spring of its own:
+    /// whether RK4's explicit stages would not keep that mass stable at twice the step
+    /// ([`stiff_inner`]). Then every stage takes the rates of the component's implicit step,
+    /// ξ_q = v_new, ξ_v = (v_new − v)/τ, as its Euler form does: RK4's step map on a mass
+    /// and spring so integrated has spectral radius ≤ 1 at every K T²/M and B T/M (1/3 as
+    /// K → ∞), so the component is stable at any stiffness, as the paper's step is, at first
+    /// order. Never under Euler.
+    pub fn set_stage_implicit(&self, on: bool) {
+        self.stage_implicit.store(on && !self.is_euler(), Ordering::Relaxed);
+    }
+
+    /// [`set_stage_implicit`](Self::set_stage_implicit)'s decision.
+    #[inline]
+    pub fn stage_implicit(&self) -> bool {
+        self.stage_implicit.load(Ordering::Relaxed)
+    }
+
     /// Whether the element holds by (19b) and returns the continuous rates while it holds
     /// ([`set_held_frequency`](Self::set_held_frequency)).
     #[inline]
@@ -232,6 +255,14 @@ pub fn unresolved_paper(method: Method, step: f64, k: f64, b: f64, omega2: Optio
             let held = PortModel { inertia: k / w2, k, b, k_implicit: k, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             w2 > 0.0 && !held.stable(method.tableau(), 2.0 * step)
         })
+}
+
+/// Whether `method`'s explicit stages would not keep a mass M on a spring K with damper B
+/// (its other end held) stable at twice the step ([`StageForm::set_stage_implicit`]); false
+/// under Euler.
+pub fn stiff_inner(method: Method, step: f64, mass: f64, k: f64, b: f64) -> bool {
+    let inner = PortModel { inertia: mass, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
+    method != Method::Euler && !inner.stable(method.tableau(), 2.0 * step)
 }
 
 /// How an I_fricK element (19) is integrated ([`StageForm::element`]).

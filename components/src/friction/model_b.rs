@@ -28,7 +28,7 @@
 
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
-use crate::stage_form::{StageForm, StopSwitch};
+use crate::stage_form::{stiff_inner, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
@@ -163,8 +163,9 @@ impl Impedance for ModelB {
             }
             None => stuck,
         };
-        if self.form.is_euler() || stuck {
-            // (36): the paper's step (Euler), and every stuck stage; with B ≥ T K/2 under RK4
+        if self.form.is_euler() || stuck || self.form.stage_implicit() {
+            // (36): the paper's step (Euler, and every stage of a model B too stiff for RK4's
+            // explicit stages), and every stuck stage; with B ≥ T K/2 under RK4
             // the drive sees the continuous law of the held element, K e + B u
             // ([`StageForm::continuous_law`]): RK4 on its spring–damper, fourth order. Held
             // by the continuous condition, the mass does not move whatever (36) says.
@@ -186,9 +187,14 @@ impl Impedance for ModelB {
     }
     /// Records the method and whether the held element presents its continuous law under
     /// RK4 ([`StageForm::set_element`]: B ≥ T K/2).
+    /// Where RK4 would not keep the mass on its spring stable (at twice the step), every stage
+    /// takes (36)'s implicit step, sliding too ([`StageForm::set_stage_implicit`]): stable at
+    /// any K, as the paper's model B is, at first order.
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set_element(method, step, self.k, self.b);
-        self.form.set_sliding_continuous(method == Method::Rk4 && self.law.d * step <= self.mass);
+        let stiff = stiff_inner(method, step, self.mass, self.k, self.b);
+        self.form.set_stage_implicit(stiff);
+        self.form.set_sliding_continuous(method == Method::Rk4 && self.law.d * step <= self.mass && !stiff);
         Ok(())
     }
     /// The mass's stop or reversal ([`StopSwitch::switching`]) and its breakaway, g(0) −
@@ -208,9 +214,11 @@ impl Impedance for ModelB {
         g[0] = self.stop.switching(&y[n..2 * n], y[2 * n]);
         g[1] = self.stop.breakaway(&y[n..2 * n], y[2 * n], || level - (e * self.k + u * self.b).norm());
     }
+    /// Only where its switches are located (sliding continuous): otherwise each stage
+    /// decides stick or slip by (36), also in a step that started sliding.
     fn lock_sides(&self, y: Option<&[f64]>) {
         let n = self.dims;
-        self.stop.lock(y.map(|y| (&y[n..2 * n], y[2 * n])));
+        self.stop.lock(y.filter(|_| self.form.sliding_continuous()).map(|y| (&y[n..2 * n], y[2 * n])));
     }
     fn on_switch(&self, which: usize, y: &mut [f64]) {
         let n = self.dims;
@@ -264,7 +272,13 @@ impl Impedance for ModelB {
         let mut out = self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)");
         // Under RK4 the sliding mass moves on its spring explicitly (docs/explanation/friction.md): the
         // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
-        if !self.form.is_euler() {
+        if self.form.stage_implicit() {
+            out.push(Diagnostic::Info(format!(
+                "model B under rk4: its mass M = {} on its spring K = {}, B = {} is stiffer than RK4's explicit stages \
+                 at T = {step} s; every stage takes (36)'s implicit step, stable at any stiffness (first order in this regime)",
+                self.mass, self.k, self.b
+            )));
+        } else if !self.form.is_euler() {
             let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             let rho = sliding.radius(&Tableau::RK4, step);
             if !sliding.stable(&Tableau::RK4, step) {
