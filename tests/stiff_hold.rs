@@ -418,7 +418,7 @@ fn sphere_contacts_against_a_fixed_sphere_are_held_implicitly() {
 
 /// Model B (36) is stable at any stiffness as the paper gives it (Euler); under RK4 its own
 /// mass sliding on its own spring was integrated explicitly, and past RK4's limit it
-/// diverged (`check` warned). Where RK4 would not keep that mass stable at twice the step,
+/// diverged (`check` warned). Where RK4 would not keep that mass stable at the step,
 /// every stage now takes (36)'s implicit step (`StageForm::set_stage_implicit`; RK4's step
 /// map of it has spectral radius ≤ 1 at every K T²/M and B T/M): first order, stable.
 /// Fig. 13's block (M = 1 kg, F = 10 N, driven at u = 0.1 t) made stiff, K = 7.5e9 (ω T = 87
@@ -473,4 +473,60 @@ fn a_stiff_model_b_slides_by_its_implicit_step_under_rk4() {
     eprintln!("stiff model B on the ground's spring: at rest from {} s, K e = {:e} N", rec.time[rest], k * e[rest]);
     assert!(v[rest..].iter().all(|&v| v == 0.0) && e[rest..].iter().all(|&x| x == e[rest]), "moves after its rest");
     assert!((k * e[rest]).abs() <= f, "held by K e = {} > F", k * e[rest]);
+}
+
+/// A `plane_contact` attached to a rigid body at a point (not a body contact) is coupled too:
+/// whether is decided on the effective mass at the point it is attached at. The paper's
+/// rolling sphere (Sim I, examples/rolling_sphere.json: 0.3 kg, r = 0.2 m, μ = 0.1, launched
+/// at 2 m/s without spin, T = 1e-4) with its floor made 1000 times stiffer (K = 1e10,
+/// ω T = 18 at the contact point): before, it left the floor at its first touch and flew
+/// (17 m up by 1.2 s). Now it slides and rolls at 5/7 of 2 m/s from 2 v₀/(7 μ g) = 0.583 s,
+/// its contact point's velocity then exactly 0.0. The example itself is not coupled (its
+/// CSV is unchanged).
+#[test]
+fn a_stiff_plane_contact_on_a_rigid_body_is_held_implicitly() {
+    let text = std::fs::read_to_string(example("rolling_sphere.json")).expect("example");
+    let mut v: Value = serde_json::from_str(&text).expect("json");
+    v["components"]["floor"]["K"] = json!(1e10);
+    assert_eq!(warnings(&v), Vec::<String>::new());
+    let rec = run_value(&v);
+    let (vx, slip, h) = (col(&rec, "center_vx"), col(&rec, "contact_vx"), col(&rec, "height"));
+    assert!(h.iter().all(|&z| (0.19..0.203).contains(&z)), "leaves the floor: {:?}", h.iter().fold(0.0f64, |m, z| m.max(*z)));
+    let roll = rec.time.iter().zip(&slip).find(|(_, s)| **s == 0.0).map(|(t, _)| *t).expect("it rolls");
+    let analytic = 2.0 * 2.0 / (7.0 * 0.1 * 9.8);
+    eprintln!("Sim I's sphere on a floor of K = 1e10: rolls from {roll} s (analytic {analytic:.4}) at {} m/s (5/7 · 2 = {:.7})", vx[vx.len() - 1], 10.0 / 7.0);
+    assert!((roll - analytic).abs() < 0.01, "rolls from {roll}");
+    let from = rec.time.iter().position(|&t| t >= roll).expect("rows");
+    assert!(slip[from..].iter().all(|&s| s == 0.0), "slips after rolling");
+    assert!(vx[from..].iter().all(|&v| (v - 10.0 / 7.0).abs() < 1e-6), "rolls at {}", vx[from]);
+}
+
+/// `fric_k` on a serial robot's joints is coupled too: the joints solve their stage together
+/// through H(θ) (`StageLaw::joint_rates`), coupling decided on the smallest inertia a joint
+/// can show, 1/(H⁻¹)_ii. Simulation II (examples/two_link_fricK.json: two 0.1 kg links,
+/// motors ramping 0.3 t N·m against F = 0.5 N·m, T = 1e-4) with its friction elements 1000
+/// times stiffer (K = 5e6; ω T = 2.44 on joint 1): before, the held joints crept in a
+/// stick–slip cycle (joint 1 1.5e-3 rad by 0.4 s, its friction at the limit) and `check`
+/// warned (stable below 4.2e-5 s). Now each joint holds its motor on its spring, θ_i =
+/// τ_m/K (to 1e-10 rad), until the ramp passes F at 1.67 s; then joint 1 slides.
+#[test]
+fn stiff_friction_on_a_robots_joints_is_held_implicitly() {
+    let text = std::fs::read_to_string(example("two_link_fricK.json")).expect("example");
+    let mut v: Value = serde_json::from_str(&text).expect("json");
+    let k = 5e6;
+    v["components"]["fric0"]["K"] = json!(k);
+    v["components"]["fric1"]["K"] = json!(k);
+    v["solver"]["stop_time"] = json!(2.0);
+    assert_eq!(warnings(&v), Vec::<String>::new());
+    let rec = run_value(&v);
+    let (q0, q1, w1) = (col(&rec, "theta0"), col(&rec, "theta1"), col(&rec, "omega1"));
+    let (m0, m1) = (col(&rec, "tau_m0"), col(&rec, "tau_m1"));
+    let mut off = 0.0f64;
+    for i in (0..rec.time.len()).filter(|&i| rec.time[i] <= 1.6) {
+        off = off.max((q0[i] - m0[i] / k).abs()).max((q1[i] - m1[i] / k).abs());
+    }
+    let last = rec.time.len() - 1;
+    eprintln!("Sim II, fric_k K = 5e6: held on the springs to 1.6 s within {off:e} rad of τ_m/K; at 2 s θ1 = {}, ω1 = {}", q1[last], w1[last]);
+    assert!(off < 1e-10, "held joints off their springs by {off:e}");
+    assert!(w1[last] > 0.5 && q1[last] > 0.05, "joint 1 slides after 1.67 s: θ1 {}, ω1 {}", q1[last], w1[last]);
 }

@@ -179,7 +179,7 @@ impl StageForm {
     }
 
     /// Under RK4, for a component with a mass of its own (model B's) on a spring of its own:
-    /// whether RK4's explicit stages would not keep that mass stable at twice the step
+    /// whether RK4's explicit stages would not keep that mass stable at the step
     /// ([`stiff_inner`]). Then every stage takes the rates of the component's implicit step,
     /// ξ_q = v_new, ξ_v = (v_new − v)/τ, as its Euler form does: RK4's step map on a mass
     /// and spring so integrated has spectral radius ≤ 1 at every K T²/M and B T/M (1/3 as
@@ -258,11 +258,11 @@ pub fn unresolved_paper(method: Method, step: f64, k: f64, b: f64, omega2: Optio
 }
 
 /// Whether `method`'s explicit stages would not keep a mass M on a spring K with damper B
-/// (its other end held) stable at twice the step ([`StageForm::set_stage_implicit`]); false
-/// under Euler.
+/// (its other end held) stable at the step ([`StageForm::set_stage_implicit`]): exactly
+/// where `check` warned of the explicit form before; false under Euler.
 pub fn stiff_inner(method: Method, step: f64, mass: f64, k: f64, b: f64) -> bool {
     let inner = PortModel { inertia: mass, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-    method != Method::Euler && !inner.stable(method.tableau(), 2.0 * step)
+    method != Method::Euler && !inner.stable(method.tableau(), step)
 }
 
 /// How an I_fricK element (19) is integrated ([`StageForm::element`]).

@@ -7,7 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
-pub use crate::stage_law::StageLaw;
+pub use crate::stage_law::{PortLaws, StageLaw};
 use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
@@ -233,6 +233,13 @@ pub trait Admittance: Send + Sync {
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         None
     }
+    /// The smallest inertia the admittance can show at scalar or point port `port` (its
+    /// other motions free), on which a stiff element decides whether to couple implicitly
+    /// with it (`Impedance::held_frequency`'s `couple`): a robot's joint 1/(H⁻¹)_ii, below
+    /// its H_ii. The default: [`port_inertia`](Self::port_inertia).
+    fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        self.port_inertia(x, port)
+    }
     /// The rigid body behind frame port `port` at state `x` (mass, world inverse inertia,
     /// centre of mass), so that `stiction check` sees its rotation through a contact at a
     /// point of it ([`RigidInertia`]). `None` (the default): translational inertia only.
@@ -258,11 +265,13 @@ pub trait Admittance: Send + Sync {
         false
     }
     /// The implicit stage of a mass held by stiff friction elements: given the [`StageLaw`]s
-    /// of the coupled elements on `port` and the rates `dx` that
-    /// [`derivative`](Self::derivative) wrote, replace the velocity rate by the one of
-    /// [`StageLaw::implicit_rate`]: the elements' forces taken at the stage's new velocity
-    /// v + τ v̇, with their stick–slip decisions made there. Called per port that has laws.
-    fn implicit_rate(&self, _x: &[f64], _port: usize, _laws: &[StageLaw], _tau: f64, _dx: &mut [f64]) {}
+    /// of the coupled elements on each port ([`PortLaws::of`]) and the rates `dx` that
+    /// [`derivative`](Self::derivative) wrote, replace the velocity rates by those of
+    /// [`StageLaw::implicit_rate`] (a body: [`StageLaw::rigid_rates`]; joints coupled
+    /// through an inertia matrix: [`StageLaw::joint_rates`]): the elements' forces taken at
+    /// the stage's new velocity v + τ v̇, with their stick–slip decisions made there. Called
+    /// once per stage for an admittance with laws on any of its ports.
+    fn implicit_rate(&self, _x: &[f64], _laws: &PortLaws<'_>, _tau: f64, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

@@ -313,6 +313,11 @@ pub struct CoupledModel {
     pub b: Vec<f64>,
     pub k_implicit: Vec<f64>,
     pub implicit_position: bool,
+    /// H with Σ K and Σ B of the elements coupled implicitly with each joint
+    /// ([`StageSpring::coupled`], [`with_coupled`](Self::with_coupled)): the velocity rates
+    /// then solve (H + τ diag(B_c + τ K_c)) v̇ = …, as the stage does
+    /// ([`crate::component::StageLaw::joint_rates`]). `None`: nothing coupled.
+    pub coupled: Option<(DMatrix<f64>, Vec<f64>, Vec<f64>)>,
 }
 
 impl CoupledModel {
@@ -325,7 +330,24 @@ impl CoupledModel {
         implicit_position: bool,
     ) -> Option<Self> {
         let h_inv = h.try_inverse().filter(|m| m.iter().all(|v| v.is_finite()))?;
-        Some(CoupledModel { h_inv, k, b, k_implicit, implicit_position })
+        Some(CoupledModel { h_inv, k, b, k_implicit, implicit_position, coupled: None })
+    }
+
+    /// The model with Σ K and Σ B of the coupled elements on each joint (`h` the inertia
+    /// matrix [`new`](Self::new) inverted); unchanged where none couples.
+    pub fn with_coupled(mut self, h: DMatrix<f64>, k_coupled: Vec<f64>, b_coupled: Vec<f64>) -> Self {
+        if k_coupled.iter().chain(&b_coupled).any(|v| *v != 0.0) {
+            self.coupled = Some((h, k_coupled, b_coupled));
+        }
+        self
+    }
+
+    /// The inverse of the matrix the stage's velocity rates divide by: H⁻¹, or
+    /// (H + τ diag(B_c + τ K_c))⁻¹ where elements couple.
+    fn stage_inverse(&self, tau: f64) -> DMatrix<f64> {
+        let Some((h, kc, bc)) = &self.coupled else { return self.h_inv.clone() };
+        let diag = DVector::from_iterator(kc.len(), kc.iter().zip(bc).map(|(k, b)| tau * (b + tau * k)));
+        (h + DMatrix::from_diagonal(&diag)).try_inverse().unwrap_or_else(|| self.h_inv.clone())
     }
 
     fn dim(&self) -> usize {
@@ -335,9 +357,10 @@ impl CoupledModel {
     /// The stage rate ξ = J(τ) x, x = (q, v).
     fn rate(&self, tau: f64) -> DMatrix<f64> {
         let n = self.dim();
-        let a = -&self.h_inv * DMatrix::from_diagonal(&DVector::from_column_slice(&self.k));
+        let h_inv = self.stage_inverse(tau);
+        let a = -&h_inv * DMatrix::from_diagonal(&DVector::from_column_slice(&self.k));
         let damp: Vec<f64> = self.b.iter().zip(&self.k_implicit).map(|(b, k)| b + tau * k).collect();
-        let d = -&self.h_inv * DMatrix::from_diagonal(&DVector::from_vec(damp));
+        let d = -&h_inv * DMatrix::from_diagonal(&DVector::from_vec(damp));
         let mut j = DMatrix::zeros(2 * n, 2 * n);
         if self.implicit_position {
             j.view_mut((0, 0), (n, n)).copy_from(&(&a * tau));
@@ -1141,6 +1164,7 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
         let n = h.nrows();
         let adm = sched.admittance(j);
         let (mut k, mut b, mut ki) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let (mut kc, mut bc) = (vec![0.0; n], vec![0.0; n]);
         let mut impedances = Vec::new();
         att.ports(j, &mut ports);
         for &port in ports.iter().filter(|p| **p < n) {
@@ -1152,13 +1176,18 @@ fn coupled_findings(sched: &Schedule, att: &Attached, x: &[f64], method: Method,
                 if s.implicit {
                     ki[port] += s.k;
                 }
+                if s.coupled {
+                    kc[port] += s.k;
+                    bc[port] += s.b;
+                }
                 impedances.push((port, name, s));
             }
         }
         if impedances.is_empty() {
             continue;
         }
-        let Some(model) = CoupledModel::new(h, k, b, ki, adm.implicit_position(method)) else { continue };
+        let Some(model) = CoupledModel::new(h.clone(), k, b, ki, adm.implicit_position(method)) else { continue };
+        let model = model.with_coupled(h, kc, bc);
         let radius = model.radius(tab, step);
         // Stable at T: T itself; undecided at T: no search (each trial could be as hard).
         let largest_stable_step = match radius {

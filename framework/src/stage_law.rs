@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Matrix3, Matrix6, SVector, Vector2, Vector3, Vector6};
+use nalgebra::{Matrix3, Matrix6, SMatrix, SVector, Vector2, Vector3, Vector6};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
@@ -44,6 +44,33 @@ pub enum StageLaw {
         mu: f64,
         at: Vector3<f64>,
     },
+}
+
+/// The most joints [`StageLaw::joint_rates`] solves together (a serial robot's links).
+pub const MAX_JOINTS: usize = 12;
+
+/// The stage laws of the coupled elements on each port of one admittance
+/// (`Admittance::implicit_rate`; stepper/coupling.rs gathers them).
+#[derive(Clone, Copy, Debug)]
+pub struct PortLaws<'a> {
+    laws: &'a [StageLaw],
+    /// Per port (one more entry): where its laws start in `laws`.
+    starts: &'a [u32],
+}
+
+impl<'a> PortLaws<'a> {
+    /// The laws `laws[starts[p]..starts[p + 1]]` on port p.
+    pub fn new(laws: &'a [StageLaw], starts: &'a [u32]) -> PortLaws<'a> {
+        PortLaws { laws, starts }
+    }
+
+    /// The laws on `port` (none past the last port).
+    pub fn of(&self, port: usize) -> &'a [StageLaw] {
+        match (self.starts.get(port), self.starts.get(port + 1)) {
+            (Some(&a), Some(&b)) => self.laws.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
 }
 
 impl StageLaw {
@@ -188,6 +215,53 @@ impl StageLaw {
         (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
     }
 
+    /// The rates of an admittance whose D velocities (the first `n` used) are coupled through
+    /// the inertia matrix `h` (a serial robot's joints, H(θ) of (8)), on whose scalar
+    /// coordinates i the `laws_of(i)` act (each a 1-D law on its first axis), given the
+    /// explicit accelerations `a` (every generalised force, the laws' included, through
+    /// H⁻¹): the velocity changes Δ that solve H Δ = τ (f_o + Σ_i e_i Σ f_l(Δ_i)),
+    /// f_o = H a − Σ_i e_i Σ f_l(0), over τ. Newton's method as in
+    /// [`implicit_rate`](Self::implicit_rate) (Jacobian H + τ diag(J)); the unused rows keep
+    /// Δ = 0. A robot at rest in equilibrium keeps zero rates.
+    pub fn joint_rates<'a>(
+        h: &SMatrix<f64, MAX_JOINTS, MAX_JOINTS>,
+        n: usize,
+        a: &SVector<f64, MAX_JOINTS>,
+        laws_of: impl Fn(usize) -> &'a [StageLaw],
+        tau: f64,
+    ) -> SVector<f64, MAX_JOINTS> {
+        const D: usize = MAX_JOINTS;
+        let n = n.min(D);
+        let mut h = *h;
+        for i in n..D {
+            h.row_mut(i).fill(0.0);
+            h.column_mut(i).fill(0.0);
+            h[(i, i)] = 1.0;
+        }
+        let mut fo = h * a;
+        for i in n..D {
+            fo[i] = 0.0;
+        }
+        for i in 0..n {
+            fo[i] -= laws_of(i).iter().map(|l| l.force().x).sum::<f64>();
+        }
+        let residual = |d: &SVector<f64, MAX_JOINTS>| {
+            let mut f = fo;
+            let mut jac = h;
+            for i in 0..n {
+                for l in laws_of(i) {
+                    let (fl, jl) = l.at(&Vector3::new(d[i], 0.0, 0.0));
+                    f[i] += fl.x;
+                    jac[(i, i)] += jl[(0, 0)] * tau;
+                }
+            }
+            let r = h * d - f * tau;
+            (r, jac.lu().solve(&r))
+        };
+        let scale = (fo.norm() + (h * a).norm()) * tau;
+        newton(residual, scale) / tau
+    }
+
     /// The force at velocity change `d` and its Jacobian with respect to `d`, negated
     /// (J = −∂f/∂Δ, positive semidefinite for a friction law; the contact's friction level
     /// also falls with Δ_n).
@@ -249,7 +323,8 @@ impl StageLaw {
 
 /// Newton's method on a residual `r(d)` of D unknowns (with its Jacobian) from d = 0, with
 /// halving steps while ‖r‖ does not fall, until ‖r‖ ≤ 1e-15 `scale`: a mass's 3
-/// ([`StageLaw::implicit_rate`]) or a rigid body's 6 ([`StageLaw::rigid_rates`]).
+/// ([`StageLaw::implicit_rate`]), a rigid body's 6 ([`StageLaw::rigid_rates`]) or a
+/// robot's joints ([`StageLaw::joint_rates`]).
 /// `residual` gives r(d) and the Newton step J(d)⁻¹ r(d) (`None`: J singular).
 fn newton<const D: usize>(
     residual: impl Fn(&SVector<f64, D>) -> (SVector<f64, D>, Option<SVector<f64, D>>),
@@ -435,5 +510,44 @@ mod tests {
         assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
         let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, dims: 3 };
         assert_eq!(StageLaw::implicit_rate(&[law, other], 1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
+    }
+
+    /// Joints coupled through H: the rates solve H Δ = τ (f_o + Σ_i e_i f_i(Δ_i)), one joint
+    /// held (Δ₀ within its law's held band) and one sliding at its level; at rest in
+    /// equilibrium the rates are zero; the unused rows stay zero.
+    #[test]
+    fn joint_rates_solve_the_joints_stage_together() {
+        let tau = 1e-3;
+        let mut h = SMatrix::<f64, MAX_JOINTS, MAX_JOINTS>::zeros();
+        h[(0, 0)] = 0.07;
+        h[(0, 1)] = 0.02;
+        h[(1, 0)] = 0.02;
+        h[(1, 1)] = 0.01;
+        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1 }];
+        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1 }];
+        let laws = |i: usize| -> &[StageLaw] {
+            match i {
+                0 => &held,
+                _ => &sliding,
+            }
+        };
+        let mut a = SVector::<f64, MAX_JOINTS>::zeros();
+        a[0] = 4.0;
+        a[1] = -700.0;
+        let rates = StageLaw::joint_rates(&h, 2, &a, laws, tau);
+        assert!(rates.rows(2, MAX_JOINTS - 2).iter().all(|v| *v == 0.0));
+        let d = rates * tau;
+        let mut fo = h * a;
+        fo[0] -= held[0].force().x;
+        fo[1] -= sliding[0].force().x;
+        let f0 = held[0].at(&Vector3::new(d[0], 0.0, 0.0)).0.x;
+        let f1 = sliding[0].at(&Vector3::new(d[1], 0.0, 0.0)).0.x;
+        let r0 = (h * d)[0] - tau * (fo[0] + f0);
+        let r1 = (h * d)[1] - tau * (fo[1] + f1);
+        assert!(r0.abs() < 1e-14 && r1.abs() < 1e-14, "residuals {r0:e} {r1:e}");
+        assert!((0.3 + 5e3 * d[0]).abs() < 0.5 && f1.abs() == 0.5, "joint 0 held ({f0}), joint 1 slides ({f1})");
+        // In equilibrium: each law balancing its joint's other torques.
+        let rest = StageLaw::joint_rates(&h, 2, &SVector::zeros(), laws, tau);
+        assert_eq!(rest, SVector::<f64, MAX_JOINTS>::zeros());
     }
 }

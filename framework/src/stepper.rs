@@ -316,12 +316,16 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
 
 /// For impedance `i`, whose ports all take stage laws: Σ_ports (Σ K of the stuck springs on
 /// the port)/M as [`tell_held_frequencies`]'s ω̄², with M a mass's inertia or, on a rigid
-/// body's frame port, the smallest effective mass at the element's contact point,
+/// body's frame port, the smallest effective mass at the element's contact point (a body
+/// contact's, else the point the port is attached at),
 /// 1/M = 1/m + λ_max([r]ₓ I⁻¹ [r]ₓᵀ) (r from the centre of mass): the estimate on which the
 /// element decides whether to couple implicitly (`Impedance::held_frequency`'s `couple`).
 fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option<f64> {
-    let point = || s.imp[i].stuck_contact(&s.impedance_motions(i, x)).map(|c| c.point);
-    s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {
+    let motions = s.impedance_motions(i, x);
+    let contact = s.imp[i].stuck_contact(&motions).map(|c| c.point);
+    let slots = s.impedance_attachments_iter(i).zip(&motions);
+    slots.filter_map(|(at, m)| at.map(|at| (at, m.p))).try_fold(0.0, |sum, ((adm, port), attached)| {
+        let point = || contact.or(Some(attached));
         let gp = s.adm_ports[adm] + port;
         let xs = &x[s.adm_x[adm]..s.adm_x[adm + 1]];
         let mass = match s.adm_port_domain[gp] {
@@ -332,7 +336,7 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
                 let top = turn.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v));
                 1.0 / (1.0 / body.mass + top)
             }
-            _ => s.adm[adm].port_inertia(xs, port)?,
+            _ => s.adm[adm].coupling_inertia(xs, port)?,
         };
         (mass > 0.0).then(|| sum + k_on[gp] / mass)
     })

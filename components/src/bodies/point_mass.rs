@@ -4,7 +4,7 @@ use nalgebra::Vector3;
 use stiction_framework::batch::{
     derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
 };
-use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -99,8 +99,8 @@ impl Admittance for PointMass {
     }
     /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`];
     /// gravity among the forces, so that a mass held at rest keeps v̇ = 0).
-    fn implicit_rate(&self, _x: &[f64], _port: usize, laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
-        let a = StageLaw::implicit_rate(laws, self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
+    fn implicit_rate(&self, _x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        let a = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
         dx[3..6].copy_from_slice(a.as_slice());
     }
 }

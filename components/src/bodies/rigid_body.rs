@@ -3,7 +3,7 @@
 //! centre of mass; other points of the body are reached by connection offsets (`at`).
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
-use stiction_framework::component::{Admittance, Fault, Probe, RigidInertia, SignalInfo, StageLaw};
+use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, RigidInertia, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -139,7 +139,8 @@ impl Admittance for RigidBody {
     /// The implicit stage with the coupled contacts' laws at their points
     /// ([`StageLaw::rigid_rates`]): v̇ and ω̇ (world, then back to body coordinates), the
     /// gyroscopic term kept as it was.
-    fn implicit_rate(&self, x: &[f64], _port: usize, laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
+    fn implicit_rate(&self, x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        let laws = laws.of(0);
         let rot = Self::rotation(x).to_rotation_matrix();
         let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
         let a = Vector3::new(dx[3], dx[4], dx[5]);

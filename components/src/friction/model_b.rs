@@ -35,8 +35,7 @@ use std::sync::OnceLock;
 use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::stability::PortModel;
-use stiction_framework::{Method, Result, Tableau};
+use stiction_framework::{Method, Result};
 
 /// Model B: state [x (n), v (n)] of the internal mass.
 #[derive(Clone, Debug)]
@@ -187,7 +186,7 @@ impl Impedance for ModelB {
     }
     /// Records the method and whether the held element presents its continuous law under
     /// RK4 ([`StageForm::set_element`]: B ≥ T K/2).
-    /// Where RK4 would not keep the mass on its spring stable (at twice the step), every stage
+    /// Where RK4 would not keep the mass on its spring stable at the step, every stage
     /// takes (36)'s implicit step, sliding too ([`StageForm::set_stage_implicit`]): stable at
     /// any K, as the paper's model B is, at first order.
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
@@ -270,26 +269,15 @@ impl Impedance for ModelB {
     fn diagnose(&self, _inertia: &[Option<f64>], step: f64) -> Vec<Diagnostic> {
         let z = |tau: f64| tau / (self.mass + tau * self.b + tau * tau * self.k);
         let mut out = self.law.diagnose(z(step).max(z(0.5 * step)), "model B, Z = τ/(M + τB + τ²K)");
-        // Under RK4 the sliding mass moves on its spring explicitly (docs/explanation/friction.md): the
-        // step map of RK4 on M v̇ = −K x − B v must be stable (`prepare` ran before `check`).
+        // Under RK4 the sliding mass moves on its spring explicitly where RK4's step map of
+        // M v̇ = −K x − B v is stable, and by (36)'s implicit step where it is not (`prepare`,
+        // which ran before `check`, decided which): said, as a fact.
         if self.form.stage_implicit() {
             out.push(Diagnostic::Info(format!(
                 "model B under rk4: its mass M = {} on its spring K = {}, B = {} is stiffer than RK4's explicit stages \
                  at T = {step} s; every stage takes (36)'s implicit step, stable at any stiffness (first order in this regime)",
                 self.mass, self.k, self.b
             )));
-        } else if !self.form.is_euler() {
-            let sliding = PortModel { inertia: self.mass, k: self.k, b: self.b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-            let rho = sliding.radius(&Tableau::RK4, step);
-            if !sliding.stable(&Tableau::RK4, step) {
-                let limit = sliding.largest_stable_step(&Tableau::RK4, step).map_or("none".into(), |t| format!("{t:.3e} s"));
-                out.push(Diagnostic::Warning(format!(
-                    "model B sliding under rk4: its mass M = {} on its own spring K = {}, B = {} is integrated explicitly; \
-                     the step map at T = {step} s has spectral radius {rho:.4} > 1 (largest stable T: {limit}); use \
-                     \"method\": \"euler\" (the paper's (36), stable at any K) or a smaller step",
-                    self.mass, self.k, self.b
-                )));
-            }
         }
         out
     }

@@ -5,7 +5,7 @@ use super::link::Link;
 use nalgebra::{Matrix3, Rotation3, SMatrix, SVector, Unit, Vector3};
 
 /// Maximum number of joints of a [`SerialRobot`](super::SerialRobot) (capacity of the stack storage).
-pub const MAX_DOF: usize = 12;
+pub const MAX_DOF: usize = stiction_framework::stage_law::MAX_JOINTS;
 
 /// n × n joint-space matrix on the stack (top-left block used).
 pub(crate) type MatN = SMatrix<f64, MAX_DOF, MAX_DOF>;

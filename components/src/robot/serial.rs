@@ -30,6 +30,7 @@ use super::link::Link;
 use super::rnea::rnea;
 use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, Vector3};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
+use stiction_framework::component::{PortLaws, StageLaw};
 use stiction_framework::{Admittance, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
 
 /// Isotropic inertia (kg·m²) given to the lumped point masses of [`SerialRobot::planar`].
@@ -386,6 +387,34 @@ impl Admittance for SerialRobot {
         Some(self.kinetic_energy(&k, &x[n..2 * n]) + potential)
     }
 
+    /// The joints take the stage laws of stiff elements on them ([`implicit_rate`](Self::implicit_rate)).
+    fn takes_stage_laws(&self, port: usize) -> bool {
+        port < self.dof()
+    }
+    /// The implicit stage of the joints with the coupled elements' laws on them, solved
+    /// together through H(θ) ([`StageLaw::joint_rates`]): H Δω = τ (τ_o + Σ f(Δω_i)).
+    fn implicit_rate(&self, x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        let n = self.dof();
+        let h = self.crba(&self.kinematics(&x[..n]));
+        let mut a = VecN::zeros();
+        a.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
+        let wd = StageLaw::joint_rates(&h, n, &a, |i| laws.of(i), tau);
+        dx[n..2 * n].copy_from_slice(&wd.as_slice()[..n]);
+    }
+    /// The smallest inertia joint i can show, 1/(H⁻¹)_ii (the others free): the coupling's
+    /// estimate ([`Admittance::coupling_inertia`]); `None` for the tip.
+    fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        let n = self.dof();
+        if port >= n {
+            return None;
+        }
+        let mut h = self.crba(&self.kinematics(&x[..n]));
+        let mut e = VecN::zeros();
+        e[port] = 1.0;
+        cholesky_solve(&mut h, n, &mut e).ok()?;
+        let m = 1.0 / e[port];
+        (m.is_finite() && m > 0.0).then_some(m)
+    }
     /// H_ii for joint i; `None` for the tip.
     fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         let n = self.dof();

@@ -20,7 +20,7 @@
 //! [`Impedance::stage_law`]: crate::component::Impedance::stage_law
 //! [`Admittance::implicit_rate`]: crate::component::Admittance::implicit_rate
 
-use crate::component::{StageLaw, MAX_IMPEDANCE_PORTS};
+use crate::component::{PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
 use crate::port::Motion;
 use crate::schedule::Schedule;
 use nalgebra::Vector3;
@@ -122,13 +122,8 @@ impl Coupling {
         let x0 = s.adm_x[members.start];
         for &j in self.adm[first..].iter().take_while(|&&j| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
-            for port in 0..s.adm_ports[j + 1] - s.adm_ports[j] {
-                let gp = s.adm_ports[j] + port;
-                let laws = &self.laws[self.starts[gp] as usize..self.starts[gp + 1] as usize];
-                if !laws.is_empty() {
-                    s.adm[j].implicit_rate(&xa[a..b], port, laws, tau, &mut dx[a..b]);
-                }
-            }
+            let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
+            s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
         }
     }
 }
