@@ -35,13 +35,15 @@ pub fn stiffness_warnings(what: &str, k: f64, b: f64, inertia: &[Option<f64>], s
 /// (`StageForm::coupled`): what replaces [`stiffness_warnings`]' ω·T warning, which explicit
 /// RK4 alone would deserve.
 pub fn coupled_info(what: &str, k: f64, inertia: &[Option<f64>], step: f64) -> Diagnostic {
-    let m = inertia.iter().flatten().cloned().reduce(f64::min).unwrap_or(f64::NAN);
+    // A port without a scalar inertia (a robot's tip) is named without one.
+    let on = match inertia.iter().flatten().cloned().reduce(f64::min) {
+        Some(m) => format!(" on inertia {} (ω·T = {})", num(m), num_2((k / m).sqrt() * step)),
+        None => String::new(),
+    };
     Diagnostic::Info(format!(
-        "{what} K = {} on inertia {} (ω·T = {}): held implicitly with the mass (the mass solves its stage \
+        "{what} K = {}{on}: held implicitly with the mass (the mass solves its stage \
          with the element's law), stable at every step",
         num(k),
-        num(m),
-        num_2((k / m).sqrt() * step)
     ))
 }
 

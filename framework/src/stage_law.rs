@@ -217,17 +217,20 @@ impl StageLaw {
 
     /// The rates of an admittance whose D velocities (the first `n` used) are coupled through
     /// the inertia matrix `h` (a serial robot's joints, H(θ) of (8)), on whose scalar
-    /// coordinates i the `laws_of(i)` act (each a 1-D law on its first axis), given the
+    /// coordinates i the `laws_of(i)` act (each a 1-D law on its first axis), and, with the
+    /// point's Jacobian `tip` (3 × n, its velocity J ω), the laws `laws_of(n)` at a point of it
+    /// (its tip: a law of the point's velocity change J Δ, its force through Jᵀ), given the
     /// explicit accelerations `a` (every generalised force, the laws' included, through
-    /// H⁻¹): the velocity changes Δ that solve H Δ = τ (f_o + Σ_i e_i Σ f_l(Δ_i)),
-    /// f_o = H a − Σ_i e_i Σ f_l(0), over τ. Newton's method as in
-    /// [`implicit_rate`](Self::implicit_rate) (Jacobian H + τ diag(J)); the unused rows keep
-    /// Δ = 0. A robot at rest in equilibrium keeps zero rates.
+    /// H⁻¹): the velocity changes Δ that solve H Δ = τ (f_o + Σ_i e_i Σ f_l(Δ_i) + Jᵀ Σ f_t(J Δ)),
+    /// f_o = H a − (the same at Δ = 0), over τ. Newton's method as in
+    /// [`implicit_rate`](Self::implicit_rate) (Jacobian H + τ diag(J_l) + τ Jᵀ J_t J); the
+    /// unused rows keep Δ = 0. A robot at rest in equilibrium keeps zero rates.
     pub fn joint_rates<'a>(
         h: &SMatrix<f64, MAX_JOINTS, MAX_JOINTS>,
         n: usize,
         a: &SVector<f64, MAX_JOINTS>,
         laws_of: impl Fn(usize) -> &'a [StageLaw],
+        tip: Option<&SMatrix<f64, 3, MAX_JOINTS>>,
         tau: f64,
     ) -> SVector<f64, MAX_JOINTS> {
         const D: usize = MAX_JOINTS;
@@ -245,6 +248,10 @@ impl StageLaw {
         for i in 0..n {
             fo[i] -= laws_of(i).iter().map(|l| l.force().x).sum::<f64>();
         }
+        let at_tip = tip.map(|j| (j, laws_of(n)));
+        if let Some((j, laws)) = at_tip {
+            fo -= j.transpose() * laws.iter().map(StageLaw::force).sum::<Vector3<f64>>();
+        }
         let residual = |d: &SVector<f64, MAX_JOINTS>| {
             let mut f = fo;
             let mut jac = h;
@@ -253,6 +260,14 @@ impl StageLaw {
                     let (fl, jl) = l.at(&Vector3::new(d[i], 0.0, 0.0));
                     f[i] += fl.x;
                     jac[(i, i)] += jl[(0, 0)] * tau;
+                }
+            }
+            if let Some((j, laws)) = at_tip {
+                let v = j * d;
+                for l in laws {
+                    let (fl, jl) = l.at(&v);
+                    f += j.transpose() * fl;
+                    jac += j.transpose() * jl * j * tau;
                 }
             }
             let r = h * d - f * tau;
@@ -534,7 +549,7 @@ mod tests {
         let mut a = SVector::<f64, MAX_JOINTS>::zeros();
         a[0] = 4.0;
         a[1] = -700.0;
-        let rates = StageLaw::joint_rates(&h, 2, &a, laws, tau);
+        let rates = StageLaw::joint_rates(&h, 2, &a, laws, None, tau);
         assert!(rates.rows(2, MAX_JOINTS - 2).iter().all(|v| *v == 0.0));
         let d = rates * tau;
         let mut fo = h * a;
@@ -547,7 +562,7 @@ mod tests {
         assert!(r0.abs() < 1e-14 && r1.abs() < 1e-14, "residuals {r0:e} {r1:e}");
         assert!((0.3 + 5e3 * d[0]).abs() < 0.5 && f1.abs() == 0.5, "joint 0 held ({f0}), joint 1 slides ({f1})");
         // In equilibrium: each law balancing its joint's other torques.
-        let rest = StageLaw::joint_rates(&h, 2, &SVector::zeros(), laws, tau);
+        let rest = StageLaw::joint_rates(&h, 2, &SVector::zeros(), laws, None, tau);
         assert_eq!(rest, SVector::<f64, MAX_JOINTS>::zeros());
     }
 }

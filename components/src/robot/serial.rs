@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use super::kinematics::{Kinematics, MatN, VecN, MAX_DOF};
 use super::link::Link;
 use super::rnea::rnea;
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, SMatrix, Vector3};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::component::{PortLaws, StageLaw};
 use stiction_framework::{Admittance, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
@@ -244,8 +244,13 @@ impl SerialRobot {
 
     /// The tip Jacobian J (3 × n) of kinematics `k`.
     fn jacobian_of(&self, k: &Kinematics) -> Matrix3xX<f64> {
+        self.jacobian_fixed(k).columns(0, self.dof()).into_owned()
+    }
+
+    /// The tip Jacobian in the joint solve's fixed size (columns past n zero).
+    fn jacobian_fixed(&self, k: &Kinematics) -> SMatrix<f64, 3, MAX_DOF> {
         let p = self.tip_point(k);
-        let mut j = Matrix3xX::zeros(self.dof());
+        let mut j = SMatrix::<f64, 3, MAX_DOF>::zeros();
         for i in 0..self.dof() {
             j.set_column(i, &k.jacobian_column(i, &p));
         }
@@ -387,32 +392,48 @@ impl Admittance for SerialRobot {
         Some(self.kinetic_energy(&k, &x[n..2 * n]) + potential)
     }
 
-    /// The joints take the stage laws of stiff elements on them ([`implicit_rate`](Self::implicit_rate)).
+    /// The joints and the tip take the stage laws of stiff elements on them
+    /// ([`implicit_rate`](Self::implicit_rate)).
     fn takes_stage_laws(&self, port: usize) -> bool {
-        port < self.dof()
+        port <= self.dof()
     }
-    /// The implicit stage of the joints with the coupled elements' laws on them, solved
-    /// together through H(θ) ([`StageLaw::joint_rates`]): H Δω = τ (τ_o + Σ f(Δω_i)).
+    /// The implicit stage of the joints with the coupled elements' laws on them and at the
+    /// tip, solved together through H(θ) ([`StageLaw::joint_rates`]):
+    /// H Δω = τ (τ_o + Σ f(Δω_i) + Jᵀ Σ f_t(J Δω)).
     fn implicit_rate(&self, x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let n = self.dof();
-        let h = self.crba(&self.kinematics(&x[..n]));
+        let k = self.kinematics(&x[..n]);
+        let h = self.crba(&k);
         let mut a = VecN::zeros();
         a.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
-        let wd = StageLaw::joint_rates(&h, n, &a, |i| laws.of(i), tau);
+        let tip = (!laws.of(n).is_empty()).then(|| self.jacobian_fixed(&k));
+        let wd = StageLaw::joint_rates(&h, n, &a, |i| laws.of(i), tip.as_ref(), tau);
         dx[n..2 * n].copy_from_slice(&wd.as_slice()[..n]);
     }
-    /// The smallest inertia joint i can show, 1/(H⁻¹)_ii (the others free): the coupling's
-    /// estimate ([`Admittance::coupling_inertia`]); `None` for the tip.
+    /// The smallest inertia the port can show (the coupling's estimate,
+    /// [`Admittance::coupling_inertia`]): at joint i 1/(H⁻¹)_ii, the others free; at the tip
+    /// 1/λ_max(J H⁻¹ Jᵀ), the smallest effective mass along any direction.
     fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         let n = self.dof();
-        if port >= n {
-            return None;
-        }
-        let mut h = self.crba(&self.kinematics(&x[..n]));
-        let mut e = VecN::zeros();
-        e[port] = 1.0;
-        cholesky_solve(&mut h, n, &mut e).ok()?;
-        let m = 1.0 / e[port];
+        let k = self.kinematics(&x[..n]);
+        let h = self.crba(&k);
+        let solve = |mut b: VecN| {
+            let mut l = h;
+            cholesky_solve(&mut l, n, &mut b).ok().map(|_| b)
+        };
+        let m = if port < n {
+            let mut e = VecN::zeros();
+            e[port] = 1.0;
+            1.0 / solve(e)?[port]
+        } else {
+            let j = self.jacobian_fixed(&k);
+            let mut inv = Matrix3::zeros();
+            for r in 0..3 {
+                let col = solve(j.row(r).transpose())?;
+                inv.set_column(r, &(j * col));
+            }
+            1.0 / nalgebra::SymmetricEigen::new(inv).eigenvalues.max()
+        };
         (m.is_finite() && m > 0.0).then_some(m)
     }
     /// H_ii for joint i; `None` for the tip.
