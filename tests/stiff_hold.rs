@@ -406,8 +406,8 @@ fn sphere_contacts_against_a_fixed_sphere_are_held_implicitly() {
     );
     // Sliding: v = v₀ − μ g t until the roll at 2 v₀/(7 μ g); then it rolls at 5/7 v₀ (and
     // slowly faster: it rolls off the big sphere, 2e-5 m/s by 0.3 s).
-    for i in 0..50 {
-        assert!((vx[i] - (1.0 - mu * g * rec.time[i])).abs() < 1e-5, "t {}: v {}", rec.time[i], vx[i]);
+    for (t, v) in rec.time.iter().zip(&vx).take(50) {
+        assert!((v - (1.0 - mu * g * t)).abs() < 1e-5, "t {t}: v {v}");
     }
     assert!(rec.time[50] < analytic && rec.time[70] > analytic);
     for i in 100..vx.len() {
@@ -444,8 +444,8 @@ fn a_stiff_model_b_slides_by_its_implicit_step_under_rk4() {
             let rec = run_value(&fig13(step, "rk4"));
             let (h, v, u) = (col(&rec, "h"), col(&rec, "v"), col(&rec, "u"));
             assert!(h.iter().chain(&v).all(|z| z.is_finite()), "B = {b}: not finite");
-            for i in 3..h.len() {
-                assert!((h[i] - 10.1).abs() < 0.03, "B = {b}, T = {step}: h = {} at {}", h[i], rec.time[i]);
+            for (t, h) in rec.time.iter().zip(&h).skip(3) {
+                assert!((h - 10.1).abs() < 0.03, "B = {b}, T = {step}: h = {h} at {t}");
             }
             u[10] - v[10]
         };
