@@ -27,6 +27,9 @@ pub enum StageLaw {
         level: f64,
         /// The axes it acts on: 1 (x, or a scalar port), 2 or 3.
         dims: usize,
+        /// The world point it acts at (a rigid body's lever: the point the port is attached
+        /// at; a mass ignores it).
+        at: Vector3<f64>,
     },
     /// A contact with a plane of unit normal `n` and tangents `t1`, `t2` ((23)): the normal
     /// force f_n = max(0, w_n − c_n Δ_n) along n (w_n = K δ − (B + τK) v_n in contact, with
@@ -104,7 +107,7 @@ impl StageLaw {
     pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
         let fo = a * m - self.force();
         match *self {
-            StageLaw::Friction { w, c, level, dims } => {
+            StageLaw::Friction { w, c, level, dims, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut out = a;
                 let acc = hold_or_slide(m, tau, &fo.as_slice()[..n], &w.as_slice()[..n], c, level);
@@ -172,8 +175,7 @@ impl StageLaw {
             return (a, alpha);
         }
         let lever = |l: &StageLaw| match l {
-            StageLaw::Contact { at, .. } => at - com,
-            StageLaw::Friction { .. } => Vector3::zeros(),
+            StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => at - com,
         };
         let (mut fo, mut mo) = (a * m, inertia * alpha);
         for l in laws {
@@ -282,7 +284,7 @@ impl StageLaw {
     /// also falls with Δ_n).
     fn at(&self, d: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
         match *self {
-            StageLaw::Friction { w, c, level, dims } => {
+            StageLaw::Friction { w, c, level, dims, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut x = Vector3::zeros();
                 for i in 0..n {
@@ -407,7 +409,7 @@ mod tests {
     #[test]
     fn the_implicit_rate_solves_the_stage() {
         let (m, tau) = (2.0, 1e-3);
-        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, dims: 3 };
+        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, dims: 3, at: Vector3::zeros() };
         let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
             n: Vector3::z(),
             t1: Vector3::x(),
@@ -426,8 +428,8 @@ mod tests {
                 let delta = rate * tau;
                 // f(Δ) of the law, evaluated directly.
                 let f = match law {
-                    StageLaw::Friction { w, c, level, .. } => {
-                        StageLaw::Friction { w: w + delta * c, c, level, dims: 3 }.force()
+                    StageLaw::Friction { w, c, level, at, .. } => {
+                        StageLaw::Friction { w: w + delta * c, c, level, dims: 3, at }.force()
                     }
                     StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, at } => StageLaw::Contact {
                         n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at,
@@ -445,7 +447,7 @@ mod tests {
     #[test]
     fn several_laws_on_one_mass_are_solved_together() {
         let (m, tau) = (0.5, 1e-3);
-        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, dims: 3 };
+        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, dims: 3, at: Vector3::zeros() };
         let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
             n: Vector3::z(),
             t1: Vector3::x(),
@@ -521,9 +523,9 @@ mod tests {
     /// At rest in equilibrium (the element's force balances the rest) the rate is zero.
     #[test]
     fn a_mass_in_equilibrium_keeps_a_zero_rate() {
-        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, dims: 1 };
+        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, dims: 1, at: Vector3::zeros() };
         assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
-        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, dims: 3 };
+        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, dims: 3, at: Vector3::zeros() };
         assert_eq!(StageLaw::implicit_rate(&[law, other], 1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
     }
 
@@ -538,8 +540,8 @@ mod tests {
         h[(0, 1)] = 0.02;
         h[(1, 0)] = 0.02;
         h[(1, 1)] = 0.01;
-        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1 }];
-        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1 }];
+        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1, at: Vector3::zeros() }];
+        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1, at: Vector3::zeros() }];
         let laws = |i: usize| -> &[StageLaw] {
             match i {
                 0 => &held,

@@ -138,7 +138,8 @@ impl Impedance for FricK {
             Domain::Scalar => (Vector3::new(v.x, 0.0, 0.0), Vector3::new(y[0], 0.0, 0.0), 1),
             _ => (v, Vector3::new(y[0], y[1], y[2]), 3),
         };
-        laws.iter_mut().zip(stage_laws(self.k, self.b, self.f_max, v, e, tau, n)).for_each(|(l, p)| *l = p);
+        let pair = stage_laws(self.k, self.b, self.f_max, v, e, tau, n, [m[0].p, m[1].p]);
+        laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form
     /// (τK more damping per stage), the continuous law under RK4 where B ≥ T K/2 ([`StageForm::continuous_law`]).
