@@ -230,9 +230,9 @@ fn lugre_and_dahl_are_in_the_stuck_state_analysis() {
 
 /// Coupled robot joints (issue 14): the two-link arm of Simulation II (`two_link_fricK.json`,
 /// K = 5000 on each joint) analysed with its full inertia matrix H(θ). With friction elements
-/// in the paper's form (here `kikuuwe_c` with a viscous part D = 0.01 N·m·s, which is not held
-/// implicitly): each joint alone (H_ii) looks stable up to T = 3e-3; coupled, the step map is
-/// unstable above 1.43e-3 s, and the physics agrees: held by 0.45 N·m < F = 0.5 N·m for 1.5 s,
+/// in the paper's form (here `kikuuwe_c` with a Stribeck law, Fc = 0.5, Fs = 0.55 N·m, which
+/// is not held implicitly): each joint alone (H_ii) looks stable up to T = 3e-3; coupled, the step map is
+/// unstable above 1.43e-3 s, and the physics agrees: held by 0.45 N·m < Fc = 0.5 N·m for 1.5 s,
 /// the arm stays at the static deflection τ/K = 9e-5 rad at T = 1.4e-3 and creeps (friction
 /// saturated) at T = 2e-3. The example's own `fric_k`s (Coulomb) are held implicitly with the
 /// joints at 2e-3 (issue 43): no warning, the analysis with H + τ diag(B + τK) in the stage
@@ -247,7 +247,7 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
         v["output"]["interval"] = json!(step);
         if viscous {
             for f in ["fric0", "fric1"] {
-                v["components"][f] = json!({"type": "kikuuwe_c", "K": 5000, "B": 1, "F": 0.5, "D": 0.01});
+                v["components"][f] = json!({"type": "kikuuwe_c", "K": 5000, "B": 1, "law": "stribeck", "Fc": 0.5, "Fs": 0.55, "vs": 0.01, "exponent": 1.0});
             }
         }
         v

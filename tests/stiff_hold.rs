@@ -613,3 +613,39 @@ fn a_stiff_element_at_an_offset_of_a_rigid_body_is_held_at_its_lever() {
         assert!(moved <= 1e-18, "{s} moves {moved:e}");
     }
 }
+
+/// Coulomb friction with a viscous part couples too: while the element slides its force is
+/// (57)'s (F c + D ‖x‖)/(c + D) along x (exact for this law), and the mass's stage solves it in
+/// closed form. A 1 kg mass pushed by 3 N, launched at 1 m/s against `kikuuwe_c` (F = 5 N,
+/// D = 2 N·s/m, K = 1e7, B = 1; T = 1e-3 and 5e-4, ω T = 3.2 and 1.6, both coupled): v̇ =
+/// 3 − 5 − 2v, so v = 2e^(−2t) − 1 stops at ln 2/2 = 0.3466 s after (1 − ln 2)/2 = 0.1534 m,
+/// and then holds the push on its spring (e = 3/K) bit for bit. The coupled regime is first
+/// order: the rest position is 2.3e-4 m off at T = 1e-3, half that at 5e-4. Before, an element
+/// with a viscous part was not coupled and diverged.
+#[test]
+fn stiff_coulomb_friction_with_a_viscous_part_is_held_implicitly() {
+    let (t_stop, x_stop) = (2f64.ln() / 2.0, (1.0 - 2f64.ln()) / 2.0);
+    let run = |step: f64| {
+        let v = json!({
+            "solver": {"method": "rk4", "step": step, "stop_time": 1.0},
+            "output": {"interval": step, "signals": {"q": "m.q", "v": "m.v", "e": "f.e"}},
+            "components": {"m": {"type": "mass", "mass": 1.0, "force": 3.0, "init": {"v": 1.0}},
+                           "f": {"type": "kikuuwe_c", "K": K, "B": 1.0, "F": F, "D": 2.0}},
+            "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}]
+        });
+        let (sim, plan) = build_value(&v);
+        let found = stiction::framework::system::diagnostics(&sim, &plan);
+        assert!(found.iter().any(|d| matches!(d, Diagnostic::Info(i) if i.contains("held implicitly"))), "T = {step}: {found:?}");
+        let rec = run_value(&v);
+        let (q, u, e) = (col(&rec, "q"), col(&rec, "v"), col(&rec, "e"));
+        let stop = u.iter().position(|&v| v <= 1e-12).map(|i| rec.time[i]).expect("it stops");
+        let from = rec.time.iter().position(|&t| t >= 0.4).expect("rows");
+        assert!(q[from..].iter().all(|&x| x == q[from]), "T = {step}: creeps");
+        assert!((e[from] - 3.0 / K).abs() < 1e-12, "T = {step}: e = {}", e[from]);
+        eprintln!("kikuuwe_c with D = 2, K = 1e7, T = {step}: stops at {stop} s (analytic {t_stop:.4}), rests at {:.7} m (analytic {x_stop:.7})", q[from]);
+        (stop, q[from] - x_stop)
+    };
+    let ((stop1, off1), (stop2, off2)) = (run(1e-3), run(5e-4));
+    assert!((stop1 - t_stop).abs() <= 3e-3 && (stop2 - t_stop).abs() <= 1.5e-3, "stops at {stop1}, {stop2}");
+    assert!(off1.abs() < 3e-4 && (1.7..2.3).contains(&(off1 / off2)), "rest off by {off1:e}, {off2:e}: not first order");
+}

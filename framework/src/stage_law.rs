@@ -16,8 +16,9 @@ use nalgebra::{Matrix3, Matrix6, SMatrix, SVector, Vector2, Vector3, Vector6};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StageLaw {
     /// An I_fricK element (19): f = −gsat(F, w + c Δ) on the first `dims` axes, gsat(F, x) = x
-    /// where ‖x‖ ≤ F, else F x/‖x‖ ((15)). Held to this port: w = K e + (B + τK) v,
-    /// c = B + τK.
+    /// where ‖x‖ ≤ F, else F x/‖x‖ ((15)); with a viscous part D on its slider, while it
+    /// slides f = −(F c + D ‖x‖)/(c + D) x/‖x‖ ((57) at Z = 1/c, exact for Coulomb friction
+    /// with a viscous part). Held to this port: w = K e + (B + τK) v, c = B + τK.
     Friction {
         /// The argument at Δ = 0 (N).
         w: Vector3<f64>,
@@ -25,6 +26,8 @@ pub enum StageLaw {
         c: f64,
         /// The friction level F (N), ≥ 0.
         level: f64,
+        /// The viscous part D of the slider's friction (N·s/m), ≥ 0.
+        viscous: f64,
         /// The axes it acts on: 1 (x, or a scalar port), 2 or 3.
         dims: usize,
         /// The world point it acts at (a rigid body's lever: the point the port is attached
@@ -80,10 +83,10 @@ impl StageLaw {
     /// The force the law gives at Δ = 0: what the element's `evaluate` put on the port.
     pub fn force(&self) -> Vector3<f64> {
         match *self {
-            StageLaw::Friction { w, level, dims, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, .. } => {
                 let n = dims.clamp(1, 3);
                 let norm = w.rows(0, n).norm();
-                let scale = if norm <= level { 1.0 } else { level / norm };
+                let scale = if norm <= level { 1.0 } else { sliding(level, c, viscous, norm) / norm };
                 let mut f = Vector3::zeros();
                 for i in 0..n {
                     f[i] = -w[i] * scale;
@@ -107,10 +110,10 @@ impl StageLaw {
     pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
         let fo = a * m - self.force();
         match *self {
-            StageLaw::Friction { w, c, level, dims, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut out = a;
-                let acc = hold_or_slide(m, tau, &fo.as_slice()[..n], &w.as_slice()[..n], c, level);
+                let acc = hold_or_slide(m, tau, &fo.as_slice()[..n], &w.as_slice()[..n], c, level, viscous);
                 out.as_mut_slice()[..n].copy_from_slice(&acc.as_slice()[..n]);
                 out
             }
@@ -121,7 +124,7 @@ impl StageLaw {
                 let f_n = wn - cn * tau * pressed;
                 let (an, f_n) = if f_n >= 0.0 { (pressed, f_n) } else { (fon / m, 0.0) };
                 let fot = [t1.dot(&fo), t2.dot(&fo)];
-                let at = hold_or_slide(m, tau, &fot, wt.as_slice(), c, mu * f_n);
+                let at = hold_or_slide(m, tau, &fot, wt.as_slice(), c, mu * f_n, 0.0);
                 n * an + t1 * at[0] + t2 * at[1]
             }
         }
@@ -284,7 +287,7 @@ impl StageLaw {
     /// also falls with Δ_n).
     fn at(&self, d: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
         match *self {
-            StageLaw::Friction { w, c, level, dims, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut x = Vector3::zeros();
                 for i in 0..n {
@@ -298,14 +301,16 @@ impl StageLaw {
                     }
                     (-x, jac)
                 } else {
+                    // f = −u φ(‖x‖): −∂f/∂Δ = c (φ/‖x‖ (I − u uᵀ) + φ' u uᵀ).
                     let u = x / norm;
-                    let k = c * level / norm;
+                    let phi = sliding(level, c, viscous, norm);
+                    let (k, slope) = (c * phi / norm, c * viscous / (c + viscous));
                     for i in 0..n {
                         for j in 0..n {
-                            jac[(i, j)] = k * (f64::from(u8::from(i == j)) - u[i] * u[j]);
+                            jac[(i, j)] = k * (f64::from(u8::from(i == j)) - u[i] * u[j]) + slope * u[i] * u[j];
                         }
                     }
-                    (-u * level, jac)
+                    (-u * phi, jac)
                 }
             }
             StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, .. } => {
@@ -385,19 +390,38 @@ fn saturated(level: f64, x: Vector2<f64>) -> Vector2<f64> {
     }
 }
 
-/// The rate Δ/τ (first `fo.len()` ≤ 3 entries) that solves m Δ = τ (f_o − gsat(F, w + c Δ)):
-/// with k = c τ/m and s = w + k f_o, the element holds iff ‖s‖ ≤ F (1 + k), and then
-/// Δ/τ = (f_o − w)/(m + τ c); otherwise it slides along s: Δ/τ = (f_o − F s/‖s‖)/m.
-fn hold_or_slide(m: f64, tau: f64, fo: &[f64], w: &[f64], c: f64, level: f64) -> Vector3<f64> {
+/// The rate Δ/τ (first `fo.len()` ≤ 3 entries) that solves m Δ = τ (f_o + f(w + c Δ)), f the
+/// [`StageLaw::Friction`] force of level F and viscous part D: with k = c τ/m and
+/// s = w + k f_o, the element holds iff ‖s‖ ≤ F (1 + k), and then Δ/τ = (f_o − w)/(m + τ c);
+/// otherwise it slides along s with ‖x‖ + k φ(‖x‖) = ‖s‖ (φ of [`sliding`], linear in ‖x‖):
+/// Δ/τ = (f_o − φ s/‖s‖)/m.
+fn hold_or_slide(m: f64, tau: f64, fo: &[f64], w: &[f64], c: f64, level: f64, viscous: f64) -> Vector3<f64> {
     let k = c * tau / m;
     let s2: f64 = fo.iter().zip(w).map(|(f, w)| (w + k * f) * (w + k * f)).sum();
     let sn = s2.sqrt();
     let held = sn <= level * (1.0 + k);
+    let phi = if held || viscous == 0.0 {
+        level
+    } else {
+        let r = (sn - k * level * c / (c + viscous)) / (1.0 + k * viscous / (c + viscous));
+        sliding(level, c, viscous, r)
+    };
     let mut out = Vector3::zeros();
     for (i, (f, w)) in fo.iter().zip(w).enumerate() {
-        out[i] = if held { (f - w) / (m + tau * c) } else { (f - level * (w + k * f) / sn) / m };
+        out[i] = if held { (f - w) / (m + tau * c) } else { (f - phi * (w + k * f) / sn) / m };
     }
     out
+}
+
+/// The magnitude of a sliding I_fricK element's force at ‖x‖ = `norm` > F: (F c + D ‖x‖)/(c + D)
+/// ((57) at Z = 1/c; F at D = 0, and F at ‖x‖ = F, where it holds).
+#[inline]
+fn sliding(level: f64, c: f64, viscous: f64, norm: f64) -> f64 {
+    if viscous == 0.0 {
+        level
+    } else {
+        (level * c + viscous * norm) / (c + viscous)
+    }
 }
 
 #[cfg(test)]
@@ -409,7 +433,7 @@ mod tests {
     #[test]
     fn the_implicit_rate_solves_the_stage() {
         let (m, tau) = (2.0, 1e-3);
-        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, dims: 3, at: Vector3::zeros() };
+        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
         let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
             n: Vector3::z(),
             t1: Vector3::x(),
@@ -428,8 +452,8 @@ mod tests {
                 let delta = rate * tau;
                 // f(Δ) of the law, evaluated directly.
                 let f = match law {
-                    StageLaw::Friction { w, c, level, at, .. } => {
-                        StageLaw::Friction { w: w + delta * c, c, level, dims: 3, at }.force()
+                    StageLaw::Friction { w, c, level, viscous, at, .. } => {
+                        StageLaw::Friction { w: w + delta * c, c, level, viscous, dims: 3, at }.force()
                     }
                     StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, at } => StageLaw::Contact {
                         n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at,
@@ -447,7 +471,7 @@ mod tests {
     #[test]
     fn several_laws_on_one_mass_are_solved_together() {
         let (m, tau) = (0.5, 1e-3);
-        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, dims: 3, at: Vector3::zeros() };
+        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, viscous: 0.0, dims: 3, at: Vector3::zeros() };
         let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
             n: Vector3::z(),
             t1: Vector3::x(),
@@ -523,9 +547,9 @@ mod tests {
     /// At rest in equilibrium (the element's force balances the rest) the rate is zero.
     #[test]
     fn a_mass_in_equilibrium_keeps_a_zero_rate() {
-        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, dims: 1, at: Vector3::zeros() };
+        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, viscous: 0.0, dims: 1, at: Vector3::zeros() };
         assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
-        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, dims: 3, at: Vector3::zeros() };
+        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
         assert_eq!(StageLaw::implicit_rate(&[law, other], 1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
     }
 
@@ -540,8 +564,8 @@ mod tests {
         h[(0, 1)] = 0.02;
         h[(1, 0)] = 0.02;
         h[(1, 1)] = 0.01;
-        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1, at: Vector3::zeros() }];
-        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, dims: 1, at: Vector3::zeros() }];
+        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros() }];
+        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros() }];
         let laws = |i: usize| -> &[StageLaw] {
             match i {
                 0 => &held,

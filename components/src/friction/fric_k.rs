@@ -138,7 +138,7 @@ impl Impedance for FricK {
             Domain::Scalar => (Vector3::new(v.x, 0.0, 0.0), Vector3::new(y[0], 0.0, 0.0), 1),
             _ => (v, Vector3::new(y[0], y[1], y[2]), 3),
         };
-        let pair = stage_laws(self.k, self.b, self.f_max, v, e, tau, n, [m[0].p, m[1].p]);
+        let pair = stage_laws(self.k, self.b, (self.f_max, 0.0), v, e, tau, n, [m[0].p, m[1].p]);
         laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form

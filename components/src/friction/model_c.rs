@@ -104,19 +104,33 @@ pub fn model_c_step(
 /// The stage laws of an I_fricK element (19) coupled implicitly with the masses on its two
 /// ports (`Impedance::stage_law`), at relative velocity `v` = v_b − v_a and state `e`: the
 /// force on port b is −gsat(F, w + (B + τK) Δ_b) with w = K e + (B + τK) v of (19b), on port
-/// a −gsat(F, −w + (B + τK) Δ_a), each at its port's point `at` (a rigid body's lever).
-/// Coulomb friction at level `level` only.
+/// a −gsat(F, −w + (B + τK) Δ_a), each at its port's point `at` (a rigid body's lever);
+/// `(level, viscous)`: Coulomb friction F with a viscous part D on the slider (while it
+/// slides, (57)'s (F c + D ‖x‖)/(c + D) along x).
 #[allow(clippy::too_many_arguments)]
-pub fn stage_laws(k: f64, b: f64, level: f64, v: Vector3<f64>, e: Vector3<f64>, tau: f64, dims: usize, at: [Vector3<f64>; 2]) -> [StageLaw; 2] {
+pub fn stage_laws(
+    k: f64,
+    b: f64,
+    (level, viscous): (f64, f64),
+    v: Vector3<f64>,
+    e: Vector3<f64>,
+    tau: f64,
+    dims: usize,
+    at: [Vector3<f64>; 2],
+) -> [StageLaw; 2] {
     let c = b + tau * k;
     let w = v * c + e * k;
-    [StageLaw::Friction { w: -w, c, level, dims, at: at[0] }, StageLaw::Friction { w, c, level, dims, at: at[1] }]
+    [
+        StageLaw::Friction { w: -w, c, level, viscous, dims, at: at[0] },
+        StageLaw::Friction { w, c, level, viscous, dims, at: at[1] },
+    ]
 }
 
-/// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction
-/// without a viscous part, whose force is gsat(F, ·) ([`stage_laws`]).
+/// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction,
+/// with or without a viscous part, whose force is gsat(F, ·) while it holds and (57) exactly
+/// while it slides ([`stage_laws`]).
 pub fn couples(law: &FrictionLaw) -> bool {
-    matches!(law.dry, DryLaw::Coulomb { .. }) && law.d == 0.0
+    matches!(law.dry, DryLaw::Coulomb { .. })
 }
 
 /// The stick–slip switch of [`model_c_step`]'s continuous law: g = F² − ‖B v + K e‖²,
@@ -208,7 +222,7 @@ impl Impedance for ModelC {
     fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
         let n = self.dims;
         let v = first(m[1].v - m[0].v, n);
-        let pair = stage_laws(self.k, self.b, self.law.static_level(), v, load(y, n), tau, n, [m[0].p, m[1].p]);
+        let pair = stage_laws(self.k, self.b, (self.law.static_level(), self.law.d), v, load(y, n), tau, n, [m[0].p, m[1].p]);
         laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, in the paper's form (Euler, or B < T K/2);

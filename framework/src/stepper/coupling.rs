@@ -130,5 +130,5 @@ impl Coupling {
 
 /// A law that puts no force: a place not yet written, and a port an impedance left alone.
 fn no_law() -> StageLaw {
-    StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, dims: 1, at: Vector3::zeros() }
+    StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, viscous: 0.0, dims: 1, at: Vector3::zeros() }
 }
