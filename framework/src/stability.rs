@@ -344,10 +344,11 @@ impl CoupledModel {
 
     /// The inverse of the matrix the stage's velocity rates divide by: H⁻¹, or
     /// (H + τ diag(B_c + τ K_c))⁻¹ where elements couple.
-    fn stage_inverse(&self, tau: f64) -> DMatrix<f64> {
-        let Some((h, kc, bc)) = &self.coupled else { return self.h_inv.clone() };
+    fn stage_inverse(&self, tau: f64) -> std::borrow::Cow<'_, DMatrix<f64>> {
+        use std::borrow::Cow;
+        let Some((h, kc, bc)) = &self.coupled else { return Cow::Borrowed(&self.h_inv) };
         let diag = DVector::from_iterator(kc.len(), kc.iter().zip(bc).map(|(k, b)| tau * (b + tau * k)));
-        (h + DMatrix::from_diagonal(&diag)).try_inverse().unwrap_or_else(|| self.h_inv.clone())
+        (h + DMatrix::from_diagonal(&diag)).try_inverse().map_or(Cow::Borrowed(&self.h_inv), Cow::Owned)
     }
 
     fn dim(&self) -> usize {
@@ -358,9 +359,9 @@ impl CoupledModel {
     fn rate(&self, tau: f64) -> DMatrix<f64> {
         let n = self.dim();
         let h_inv = self.stage_inverse(tau);
-        let a = -&h_inv * DMatrix::from_diagonal(&DVector::from_column_slice(&self.k));
+        let a = -&*h_inv * DMatrix::from_diagonal(&DVector::from_column_slice(&self.k));
         let damp: Vec<f64> = self.b.iter().zip(&self.k_implicit).map(|(b, k)| b + tau * k).collect();
-        let d = -&h_inv * DMatrix::from_diagonal(&DVector::from_vec(damp));
+        let d = -&*h_inv * DMatrix::from_diagonal(&DVector::from_vec(damp));
         let mut j = DMatrix::zeros(2 * n, 2 * n);
         if self.implicit_position {
             j.view_mut((0, 0), (n, n)).copy_from(&(&a * tau));

@@ -246,7 +246,8 @@ impl StageLaw {
             h.column_mut(i).fill(0.0);
             h[(i, i)] = 1.0;
         }
-        let mut fo = h * a;
+        let ha = h * a;
+        let mut fo = ha;
         for i in n..D {
             fo[i] = 0.0;
         }
@@ -278,7 +279,7 @@ impl StageLaw {
             let r = h * d - f * tau;
             (r, jac.lu().solve(&r))
         };
-        let scale = (fo.norm() + (h * a).norm()) * tau;
+        let scale = (fo.norm() + ha.norm()) * tau;
         newton(residual, scale) / tau
     }
 
@@ -428,23 +429,19 @@ fn sliding(level: f64, c: f64, viscous: f64, norm: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// A contact with the plane z = const (normal z, tangents x, y), μ = 0.5, its normal and
+    /// tangential rates both `c`, acting at `at`.
+    fn on_z_plane(wn: f64, wt: [f64; 2], c: f64, at: Vector3<f64>) -> StageLaw {
+        StageLaw::Contact { n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at }
+    }
+
     /// The rate solves the stage: m Δ = τ (f_o + f(Δ)) with Δ = τ·rate, for a held and a
     /// sliding friction element and a pressed and a leaving contact.
     #[test]
     fn the_implicit_rate_solves_the_stage() {
         let (m, tau) = (2.0, 1e-3);
         let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
-        let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
-            n: Vector3::z(),
-            t1: Vector3::x(),
-            t2: Vector3::y(),
-            wn,
-            cn: 5e3,
-            wt: Vector2::from(wt),
-            c: 5e3,
-            mu: 0.5,
-            at: Vector3::zeros(),
-        };
+        let contact = |wn: f64, wt: [f64; 2]| on_z_plane(wn, wt, 5e3, Vector3::zeros());
         for law in [friction([1.0, 2.0, 0.5]), friction([30.0, -2.0, 0.0]), contact(20.0, [3.0, 1.0]), contact(20.0, [-30.0, 1.0]), contact(-5.0, [3.0, 1.0])] {
             for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
                 let rate = law.implicit_acceleration(m, a, tau);
@@ -472,17 +469,7 @@ mod tests {
     fn several_laws_on_one_mass_are_solved_together() {
         let (m, tau) = (0.5, 1e-3);
         let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, viscous: 0.0, dims: 3, at: Vector3::zeros() };
-        let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
-            n: Vector3::z(),
-            t1: Vector3::x(),
-            t2: Vector3::y(),
-            wn,
-            cn: 1e5,
-            wt: Vector2::from(wt),
-            c: 1e5,
-            mu: 0.5,
-            at: Vector3::zeros(),
-        };
+        let contact = |wn: f64, wt: [f64; 2]| on_z_plane(wn, wt, 1e5, Vector3::zeros());
         let sets = [
             vec![friction([1.0, 2.0, 0.5], 4.0), friction([-3.0, 0.0, 1.0], 6.0)],
             vec![friction([30.0, -2.0, 0.0], 4.0), friction([1.0, 1.0, 0.0], 2.0), contact(20.0, [3.0, 1.0])],
@@ -507,17 +494,7 @@ mod tests {
         let (m, tau) = (1.0, 1e-3);
         let inertia = Matrix3::new(0.0034, 0.0001, 0.0, 0.0001, 0.0034, 0.0, 0.0, 0.0, 0.0067);
         let com = Vector3::new(0.1, -0.2, 0.3);
-        let corner = |at: [f64; 3], wn: f64, wt: [f64; 2]| StageLaw::Contact {
-            n: Vector3::z(),
-            t1: Vector3::x(),
-            t2: Vector3::y(),
-            wn,
-            cn: 1e5,
-            wt: Vector2::from(wt),
-            c: 1e5,
-            mu: 0.5,
-            at: com + Vector3::from(at),
-        };
+        let corner = |at: [f64; 3], wn: f64, wt: [f64; 2]| on_z_plane(wn, wt, 1e5, com + Vector3::from(at));
         let laws = [
             corner([0.1, 0.1, -0.01], 3.0, [0.5, 0.1]),
             corner([-0.1, 0.1, -0.01], 2.0, [5.0, 0.0]),

@@ -321,11 +321,13 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
 /// 1/M = 1/m + λ_max([r]ₓ I⁻¹ [r]ₓᵀ) (r from the centre of mass): the estimate on which the
 /// element decides whether to couple implicitly (`Impedance::held_frequency`'s `couple`).
 fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option<f64> {
-    let motions = s.impedance_motions(i, x);
-    let contact = s.imp[i].stuck_contact(&motions).map(|c| c.point);
-    let slots = s.impedance_attachments_iter(i).zip(&motions);
-    slots.filter_map(|(at, m)| at.map(|at| (at, m.p))).try_fold(0.0, |sum, ((adm, port), attached)| {
-        let point = || contact.or(Some(attached));
+    let slots = s.impedance_attachments_iter(i).zip(s.imp_slots[i]..s.imp_slots[i + 1]);
+    slots.filter_map(|(at, slot)| at.map(|at| (at, slot))).try_fold(0.0, |sum, ((adm, port), slot)| {
+        // Asked only on a frame port: the motions are not gathered for the rest.
+        let point = || {
+            let contact = s.imp[i].stuck_contact(&s.impedance_motions(i, x)).map(|c| c.point);
+            contact.or_else(|| Some(s.motion(&x[..s.nx], slot).p))
+        };
         let gp = s.adm_ports[adm] + port;
         let xs = &x[s.adm_x[adm]..s.adm_x[adm + 1]];
         let mass = match s.adm_port_domain[gp] {
