@@ -7,7 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
-pub use crate::stage_law::{PortLaws, StageLaw};
+pub use crate::stage_law::{PortLaws, StageBody, StageLaw};
 use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
@@ -272,6 +272,17 @@ pub trait Admittance: Send + Sync {
     /// the stage's new velocity v + τ v̇, with their stick–slip decisions made there. Called
     /// once per stage for an admittance with laws on any of its ports.
     fn implicit_rate(&self, _x: &[f64], _laws: &PortLaws<'_>, _tau: f64, _dx: &mut [f64]) {}
+    /// The body a group of bodies joined by stiff coupled elements solves its stage with
+    /// ([`crate::stage_law::group_rates`]): for an admittance of one port, its mass (and
+    /// world inertia), centre and the explicit accelerations in the rates `dx` that
+    /// [`derivative`](Self::derivative) wrote at state `x`. `None` (the default): it cannot
+    /// be solved in a group, and an element between it and another body stays explicit.
+    fn stage_body(&self, _x: &[f64], _dx: &[f64]) -> Option<StageBody> {
+        None
+    }
+    /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it, its
+    /// group's stage solved) into the rates `dx`, in place of the explicit ones.
+    fn set_stage_body(&self, _x: &[f64], _body: &StageBody, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

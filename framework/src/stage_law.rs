@@ -11,6 +11,9 @@
 
 use nalgebra::{Matrix3, Matrix6, SMatrix, SVector, Vector2, Vector3, Vector6};
 
+mod group;
+pub use group::{group_rates, GroupLaw, StageBody};
+
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -278,6 +278,15 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             }
         }
     }
+    // Tell impedance i (and the batch's own copy of it).
+    let tell = |i: usize, omega2: Option<f64>, couple: Option<f64>| {
+        s.imp[i].held_frequency(method, step, omega2, couple);
+        let g = s.imp_groups.partition_point(|g| g.start <= i);
+        if let Some(g) = g.checked_sub(1).and_then(|g| s.imp_groups.get(g)).filter(|g| i < g.end) {
+            g.batch.held_frequency(i - g.start, method, step, omega2, couple);
+        }
+    };
+    let mut told = vec![None; s.imp.len()];
     for (i, c) in s.imp.iter().enumerate() {
         if !c.stuck_spring().is_some_and(|k| k.implicit) {
             continue;
@@ -302,16 +311,54 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         // weight).
         let ports = s.impedance_ports(i).count();
         let couplable = ports > 0
-            && !(c.is_body_contact() && ports > 1)
+            && !(c.is_body_contact() && ports > 1 && !in_group(s, x, i))
             && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_laws(port));
         let couple = if couplable { coupling_frequency(s, x, i, &k_on) } else { None };
-        c.held_frequency(method, step, omega2, couple);
-        // The batches' own copies of their members.
-        let g = s.imp_groups.partition_point(|g| g.start <= i);
-        if let Some(g) = g.checked_sub(1).and_then(|g| s.imp_groups.get(g)).filter(|g| i < g.end) {
-            g.batch.held_frequency(i - g.start, method, step, omega2, couple);
+        tell(i, omega2, couple);
+        told[i] = omega2;
+    }
+    // A group too large to solve densely stays explicit: its elements between bodies are
+    // told again, not to couple.
+    let joined: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling() && in_group(s, x, i)).collect();
+    if joined.is_empty() {
+        return;
+    }
+    let mut root: Vec<usize> = (0..s.adm.len()).collect();
+    let find = |root: &mut Vec<usize>, mut a: usize| {
+        while root[a] != a {
+            root[a] = root[root[a]];
+            a = root[a];
+        }
+        a
+    };
+    for &i in &joined {
+        let mut ends = s.impedance_ports(i).map(|(adm, _)| adm);
+        if let (Some(a), Some(b)) = (ends.next(), ends.next()) {
+            let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+            root[ra] = rb;
         }
     }
+    let mut size = vec![0usize; s.adm.len()];
+    for j in 0..s.adm.len() {
+        let r = find(&mut root, j);
+        size[r] += 1;
+    }
+    for &i in &joined {
+        let Some((a, _)) = s.impedance_ports(i).next() else { continue };
+        if size[find(&mut root, a)] > MAX_GROUP_BODIES {
+            tell(i, told[i], None);
+        }
+    }
+}
+
+/// The most bodies a group joined by coupled elements between them may hold
+/// (stepper/coupling.rs solves each group's stage densely, 6 unknowns a body).
+pub const MAX_GROUP_BODIES: usize = 16;
+
+/// Whether impedance `i` joins two bodies that can be solved in a group (stepper/coupling.rs).
+fn in_group(s: &Schedule, x: &[f64], i: usize) -> bool {
+    let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
+    matches!(ends[..], [(a, _), (b, _)] if a != b && coupling::joins_group(s, x, a) && coupling::joins_group(s, x, b))
 }
 
 /// For impedance `i`, whose ports all take stage laws: Σ_ports (Σ K of the stuck springs on
@@ -396,7 +443,7 @@ impl Simulator {
             },
         );
         let (events, imp_post, breaks) = ready?;
-        let coupling = coupling::Coupling::new(&sched);
+        let coupling = coupling::Coupling::new(&sched, &x);
         let mut sim = Simulator {
             method,
             step,
@@ -749,9 +796,12 @@ impl Simulator {
         let keep = matches!(out, Output::Rate);
         let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance, coupling, .. } =
             self.buffers(input, out);
-        let coupling = (!coupling.is_empty()).then_some(&*coupling);
         let nx = sched.nx;
         let xa = &input[..nx];
+        coupling
+            .solve_groups(sched, xa, (&force[..], &moment[..]), t, tau)
+            .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].to_string(), message: f.0 })?;
+        let coupling = (!coupling.is_empty()).then_some(&*coupling);
         let x_a = &x[..nx];
         let (force, moment) = (&force[..], &moment[..]);
         let (cost, work) = balance.admittances(split.timing);

@@ -4,7 +4,7 @@ use nalgebra::Vector3;
 use stiction_framework::batch::{
     derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
 };
-use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -70,6 +70,14 @@ impl Admittance for Mass {
     /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`]).
     fn implicit_rate(&self, _x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         dx[1] = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[1], 0.0, 0.0), tau).x;
+    }
+    /// Along its one axis (x), the group's other two at rest.
+    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+        let (com, a) = (Vector3::new(x[0], 0.0, 0.0), Vector3::new(dx[1], 0.0, 0.0));
+        Some(StageBody { mass: self.mass, inertia: None, com, a, alpha: Vector3::zeros() })
+    }
+    fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
+        dx[1] = body.a.x;
     }
 }
 

@@ -4,7 +4,7 @@ use nalgebra::Vector3;
 use stiction_framework::batch::{
     derivative_via_points, AdmittanceBatch, PointAdmittance, PointAdmittanceBatch, PortStates,
 };
-use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -102,6 +102,13 @@ impl Admittance for PointMass {
     fn implicit_rate(&self, _x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let a = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
         dx[3..6].copy_from_slice(a.as_slice());
+    }
+    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+        let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
+        Some(StageBody { mass: self.mass, inertia: None, com, a, alpha: Vector3::zeros() })
+    }
+    fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
+        dx[3..6].copy_from_slice(body.a.as_slice());
     }
 }
 

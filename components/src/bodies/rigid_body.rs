@@ -3,7 +3,7 @@
 //! centre of mass; other points of the body are reached by connection offsets (`at`).
 
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
-use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, RigidInertia, SignalInfo, StageLaw};
+use stiction_framework::component::{Admittance, Fault, PortLaws, Probe, RigidInertia, SignalInfo, StageBody, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -149,6 +149,18 @@ impl Admittance for RigidBody {
         let (a, alpha) = StageLaw::rigid_rates(laws, self.mass, &inertia, com, (a, alpha), tau);
         dx[3..6].copy_from_slice(a.as_slice());
         dx[10..13].copy_from_slice((rot.inverse() * alpha).as_slice());
+    }
+    /// World inertia R J Rᵀ, ω̇ in world coordinates (the gyroscopic term kept in it).
+    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+        let rot = Self::rotation(x).to_rotation_matrix();
+        let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
+        let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
+        let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
+        Some(StageBody { mass: self.mass, inertia: Some(inertia), com, a, alpha })
+    }
+    fn set_stage_body(&self, x: &[f64], body: &StageBody, dx: &mut [f64]) {
+        dx[3..6].copy_from_slice(body.a.as_slice());
+        dx[10..13].copy_from_slice((Self::rotation(x).inverse() * body.alpha).as_slice());
     }
     /// The body at attitude R: I⁻¹_world = R J⁻¹ Rᵀ about the centre of mass p.
     fn port_rigid_inertia(&self, x: &[f64], _port: usize) -> Option<RigidInertia> {

@@ -15,14 +15,18 @@
 //! v̇ = 0, so static friction stays exact. Deciding stick or slip at the new velocity is
 //! what lets a stop be caught: at the stage velocity alone the element holds only while
 //! |v| < F/(τK), far finer than a stage's velocity change. A rigid body solves its stage with
-//! all its coupled contacts at their levers ([`StageLaw::rigid_rates`]).
+//! all its coupled contacts at their levers ([`StageLaw::rigid_rates`]). Bodies joined by
+//! coupled elements between them (boxes stacked on contacts) form a group whose stage is
+//! solved as one system before the admittances' chunks run ([`group_rates`]): each
+//! element's law is taken at the relative velocity change of its point.
 //!
 //! [`Impedance::stage_law`]: crate::component::Impedance::stage_law
 //! [`Admittance::implicit_rate`]: crate::component::Admittance::implicit_rate
 
-use crate::component::{PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
-use crate::port::Motion;
+use crate::component::{Fault, PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
+use crate::port::{Force, Motion};
 use crate::schedule::Schedule;
+use crate::stage_law::{group_rates, GroupLaw, StageBody};
 use nalgebra::Vector3;
 
 /// The coupled impedances and the masses they hold, with the stage laws of the elements on
@@ -43,11 +47,31 @@ pub(crate) struct Coupling {
     places: Vec<u32>,
     /// Scratch: one impedance's port motions.
     motions: Vec<Motion>,
+    /// Per place in `laws`: the place of the same element's law on its other body and that
+    /// body's index within their group ([`NO_PARTNER`] where the element is not between
+    /// two bodies of a group).
+    partner: Vec<(u32, u32)>,
+    /// The groups' bodies (admittance indices), group by group, and where each group
+    /// starts (one more entry).
+    members: Vec<usize>,
+    group_starts: Vec<usize>,
+    /// Per admittance of `adm`: its place in `members` (u32::MAX: in no group).
+    member_of: Vec<u32>,
+    /// Per body of `members`: its stage as the group's solve left it.
+    solved: Vec<StageBody>,
+    /// Scratch of the group solve: a body's port forces and rates, and a group's laws.
+    phi: Vec<Force>,
+    rates: Vec<f64>,
+    group_laws: Vec<GroupLaw>,
 }
 
+/// [`Coupling`]'s `partner` of a law with no partner in a group.
+const NO_PARTNER: (u32, u32) = (u32::MAX, u32::MAX);
+
 impl Coupling {
-    /// The coupling of `s` after every impedance was told whether it may couple.
-    pub(crate) fn new(s: &Schedule) -> Coupling {
+    /// The coupling of `s` after every impedance was told whether it may couple, at the
+    /// initial state `x`.
+    pub(crate) fn new(s: &Schedule, x: &[f64]) -> Coupling {
         let imp: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling()).collect();
         if imp.is_empty() {
             return Coupling::default();
@@ -74,15 +98,115 @@ impl Coupling {
                 next[gp] += 1;
             }
         }
+        let adm: Vec<usize> = (0..s.adm.len()).filter(|&j| held[j]).collect();
+        // The groups: bodies joined by an element between two of them that can both be
+        // solved in a group (union–find over the admittances).
+        let mut root: Vec<usize> = (0..s.adm.len()).collect();
+        fn find(root: &mut [usize], mut a: usize) -> usize {
+            while root[a] != a {
+                root[a] = root[root[a]];
+                a = root[a];
+            }
+            a
+        }
+        let mut pairs = Vec::new();
+        let mut place = 0;
+        for &i in &imp {
+            let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
+            if let [(a, _), (b, _)] = ends[..] {
+                if a != b && joins_group(s, x, a) && joins_group(s, x, b) {
+                    pairs.push((place, place + 1, a, b));
+                    let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+                    root[ra] = rb;
+                }
+            }
+            place += ends.len();
+        }
+        let mut member_of = vec![u32::MAX; adm.len()];
+        let (mut members, mut group_starts) = (Vec::new(), vec![0]);
+        if !pairs.is_empty() {
+            let mut by_root: Vec<(usize, usize)> = Vec::new();
+            for (k, &j) in adm.iter().enumerate() {
+                if pairs.iter().any(|p| p.2 == j || p.3 == j) {
+                    by_root.push((find(&mut root, j), k));
+                }
+            }
+            by_root.sort_unstable();
+            for (n, &(r, k)) in by_root.iter().enumerate() {
+                if n > 0 && by_root[n - 1].0 != r {
+                    group_starts.push(members.len());
+                }
+                member_of[k] = members.len() as u32;
+                members.push(adm[k]);
+            }
+            group_starts.push(members.len());
+        }
+        let mut partner = vec![NO_PARTNER; places.len()];
+        let index_in_group = |j: usize| -> u32 {
+            let k = adm.partition_point(|&a| a < j);
+            let m = member_of[k] as usize;
+            let g = group_starts.partition_point(|&st| st <= m) - 1;
+            (m - group_starts[g]) as u32
+        };
+        for &(pa, pb, a, b) in &pairs {
+            let (qa, qb) = (places[pa], places[pb]);
+            partner[qa as usize] = (qb, index_in_group(b));
+            partner[qb as usize] = (qa, index_in_group(a));
+        }
         let none = no_law();
         Coupling {
-            adm: (0..s.adm.len()).filter(|&j| held[j]).collect(),
             laws: vec![none; places.len()],
             starts,
             places,
             motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
             imp,
+            partner,
+            solved: vec![StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros() }; members.len()],
+            members,
+            group_starts,
+            member_of,
+            adm,
+            phi: Vec::new(),
+            rates: Vec::new(),
+            group_laws: Vec::new(),
         }
+    }
+
+    /// Each group's stage solved together ([`group_rates`]) at the admittance states `xa`
+    /// and the slot forces of the stage's impedances (its laws gathered): each body's
+    /// explicit rates from its own `derivative`, then every body's accelerations, kept for
+    /// [`apply`](Self::apply). On a failing `derivative`, its admittance.
+    pub(crate) fn solve_groups(
+        &mut self,
+        s: &Schedule,
+        xa: &[f64],
+        (force, moment): (&[Vector3<f64>], &[Vector3<f64>]),
+        t: f64,
+        tau: f64,
+    ) -> Result<(), (usize, Fault)> {
+        for g in 0..self.group_starts.len().saturating_sub(1) {
+            let range = self.group_starts[g]..self.group_starts[g + 1];
+            self.group_laws.clear();
+            for (m, &j) in self.members[range.clone()].iter().enumerate() {
+                let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+                self.phi.clear();
+                self.phi.resize(pb - pa, Force::ZERO);
+                s.scatter_phi(xa, force, moment, j..j + 1, &mut self.phi);
+                let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
+                self.rates.clear();
+                self.rates.resize(x.len(), 0.0);
+                s.adm[j].derivative(x, &self.phi, t, tau, &mut self.rates).map_err(|f| (j, f))?;
+                let Some(body) = s.adm[j].stage_body(x, &self.rates) else { continue };
+                self.solved[range.start + m] = body;
+                for k in self.starts[pa] as usize..self.starts[pb] as usize {
+                    let (q, other) = self.partner[k];
+                    let partner = (q != u32::MAX).then(|| (other as usize, law_point(&self.laws[q as usize])));
+                    self.group_laws.push(GroupLaw { law: self.laws[k], body: m, partner });
+                }
+            }
+            group_rates(&mut self.solved[range], &self.group_laws, tau);
+        }
+        Ok(())
     }
 
     /// Whether no element couples.
@@ -120,11 +244,31 @@ impl Coupling {
     pub(crate) fn apply(&self, s: &Schedule, members: std::ops::Range<usize>, xa: &[f64], tau: f64, dx: &mut [f64]) {
         let first = self.adm.partition_point(|&j| j < members.start);
         let x0 = s.adm_x[members.start];
-        for &j in self.adm[first..].iter().take_while(|&&j| j < members.end) {
+        for (k, &j) in self.adm.iter().enumerate().skip(first).take_while(|(_, &j)| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
-            let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
-            s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
+            match self.member_of.get(k) {
+                Some(&m) if m != u32::MAX => s.adm[j].set_stage_body(&xa[a..b], &self.solved[m as usize], &mut dx[a..b]),
+                _ => {
+                    let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
+                    s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
+                }
+            }
         }
+    }
+}
+
+/// Whether admittance `j` can be solved in a group ([`Admittance::stage_body`]) at state `x`.
+///
+/// [`Admittance::stage_body`]: crate::component::Admittance::stage_body
+pub(crate) fn joins_group(s: &Schedule, x: &[f64], j: usize) -> bool {
+    let x = &x[s.adm_x[j]..s.adm_x[j + 1]];
+    s.adm_ports[j + 1] - s.adm_ports[j] == 1 && s.adm[j].stage_body(x, &vec![0.0; x.len()]).is_some()
+}
+
+/// The world point a law acts at.
+fn law_point(law: &StageLaw) -> Vector3<f64> {
+    match law {
+        StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => *at,
     }
 }
 

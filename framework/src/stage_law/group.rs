@@ -1,0 +1,266 @@
+//! The implicit stage of a group of bodies joined by stiff coupled elements (a stack of
+//! boxes on contacts between them, a grasp, a penalty joint): every body's velocity change
+//! and every element's law solved together (framework/src/stepper/coupling.rs).
+//!
+//! A stiff element between two bodies a and b is held implicitly in the same way as one
+//! against the ground ([module doc](super)), with its law taken at the *relative* velocity
+//! change of its point, Δ_a(x) − Δ_b(x). Each body solving its own stage with the other at
+//! its stage motion (a Jacobi sweep) would correct the same gap from both sides and chatter;
+//! here the stage of the whole group is one system,
+//!
+//!   M_i Δ_i = τ (f_o,i + Σ_l G_i(r_l)ᵀ f_l(G_i(r_l) Δ_i − G_j(r'_l) Δ_j)),
+//!
+//! G(r) = [I, −[r]ₓ] the map from a body's (Δv, Δω) to the change at its point r from the
+//! centre of mass (I alone for a point mass), f_o,i the body's other forces and moments. Each
+//! law's force is monotone in its argument (a saturation (15), a one-sided spring), so the
+//! system is that of masses with positive semidefinite dampings between them and Newton's
+//! method from Δ = 0 (with halving steps) solves it; a group at rest in equilibrium keeps
+//! zero rates, so static friction between the bodies stays exact.
+
+use super::StageLaw;
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix3x6, Vector3};
+
+/// A body of a group as its stage sees it ([`Admittance::stage_body`]): its inertia and its
+/// explicit stage accelerations (every force on it included, the coupled laws' at Δ = 0),
+/// world frame; after [`group_rates`], the accelerations that solve the group's stage.
+///
+/// [`Admittance::stage_body`]: crate::component::Admittance::stage_body
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StageBody {
+    /// Mass m (kg), > 0.
+    pub mass: f64,
+    /// Inertia about the centre of mass, world frame (kg·m²); `None`: a point mass (3
+    /// unknowns, every law at its one point).
+    pub inertia: Option<Matrix3<f64>>,
+    /// Centre of mass (m), the levers' origin.
+    pub com: Vector3<f64>,
+    /// Linear acceleration (m/s²).
+    pub a: Vector3<f64>,
+    /// Angular acceleration (rad/s², world; zero for a point mass).
+    pub alpha: Vector3<f64>,
+}
+
+impl StageBody {
+    /// G(r): the change of the point at world point `at` per unit of the body's six
+    /// unknowns (Δv, Δω); a point mass's last three do not move it.
+    fn lever(&self, at: &Vector3<f64>) -> Matrix3x6<f64> {
+        let mut g = Matrix3x6::zeros();
+        g.fixed_view_mut::<3, 3>(0, 0).fill_with_identity();
+        if self.inertia.is_some() {
+            g.fixed_view_mut::<3, 3>(0, 3).copy_from(&-(at - self.com).cross_matrix());
+        }
+        g
+    }
+}
+
+/// One coupled element's law on a body of the group ([`group_rates`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GroupLaw {
+    /// The law on `body`'s port, in the relative velocity change at its point.
+    pub law: StageLaw,
+    /// The body (index into the group) the law acts on.
+    pub body: usize,
+    /// The element's other end: its body and the world point of its port there; `None`
+    /// against the ground.
+    pub partner: Option<(usize, Vector3<f64>)>,
+}
+
+/// The world point a law acts at.
+fn point(law: &StageLaw) -> Vector3<f64> {
+    match law {
+        StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => *at,
+    }
+}
+
+/// Solve the group's stage (module doc) and write each body's accelerations Δv/τ, Δω/τ
+/// into `bodies`. `laws`: every coupled law on every body of the group (both ends of an
+/// element between two of them). Newton's method on the residual over all the bodies'
+/// unknowns, its Jacobian blockwise M_i + τ Σ G_iᵀ J_l G_i on the diagonal and
+/// −τ G_iᵀ J_l G_j between an element's two bodies (J_l = −∂f_l/∂Δ).
+pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
+    // Six unknowns a body: a point mass's rotation is a dummy of unit inertia that no
+    // force reaches, so it stays at Δω = 0.
+    let n = 6 * bodies.len();
+    let mut inertia = DMatrix::zeros(n, n);
+    // The other forces: the explicit ones less the laws' at Δ = 0.
+    let mut fo = DVector::zeros(n);
+    let mut scale = 0.0;
+    for (i, b) in bodies.iter().enumerate() {
+        let o = 6 * i;
+        inertia.fixed_view_mut::<3, 3>(o, o).fill_diagonal(b.mass);
+        let f = b.a * b.mass;
+        fo.fixed_rows_mut::<3>(o).copy_from(&f);
+        scale += f.norm();
+        match b.inertia {
+            Some(j) => {
+                inertia.fixed_view_mut::<3, 3>(o + 3, o + 3).copy_from(&j);
+                let m = j * b.alpha;
+                fo.fixed_rows_mut::<3>(o + 3).copy_from(&m);
+                scale += m.norm();
+            }
+            None => inertia.fixed_view_mut::<3, 3>(o + 3, o + 3).fill_diagonal(1.0),
+        }
+    }
+    let levers: Vec<(Matrix3x6<f64>, Option<(usize, Matrix3x6<f64>)>)> = laws
+        .iter()
+        .map(|l| {
+            let own = bodies[l.body].lever(&point(&l.law));
+            (own, l.partner.map(|(j, at)| (j, bodies[j].lever(&at))))
+        })
+        .collect();
+    for (l, (g, _)) in laws.iter().zip(&levers) {
+        let mut rows = fo.fixed_rows_mut::<6>(6 * l.body);
+        rows -= g.transpose() * l.law.force();
+    }
+    scale = (scale + fo.norm()) * tau;
+    let (mut f, mut jac) = (DVector::zeros(n), DMatrix::zeros(n, n));
+    let residual = |d: &DVector<f64>| {
+        f.copy_from(&fo);
+        jac.copy_from(&inertia);
+        for (l, (g, partner)) in laws.iter().zip(&levers) {
+            let o = 6 * l.body;
+            // The change of the law's argument: its point on its body less the partner's.
+            let mut x = g * d.fixed_rows::<6>(o);
+            if let Some((j, gj)) = partner {
+                x -= gj * d.fixed_rows::<6>(6 * j);
+            }
+            let (fl, jl) = l.law.at(&x);
+            let mut rows = f.fixed_rows_mut::<6>(o);
+            rows += g.transpose() * fl;
+            let top = g.transpose() * jl * tau;
+            let mut block = jac.fixed_view_mut::<6, 6>(o, o);
+            block += top * g;
+            if let Some((j, gj)) = partner {
+                let mut block = jac.fixed_view_mut::<6, 6>(o, 6 * j);
+                block -= top * gj;
+            }
+        }
+        let r = &inertia * d - &f * tau;
+        let step = jac.clone().lu().solve(&r);
+        (r, step)
+    };
+    let d = newton(residual, n, scale);
+    for (i, b) in bodies.iter_mut().enumerate() {
+        b.a = d.fixed_rows::<3>(6 * i) / tau;
+        if b.inertia.is_some() {
+            b.alpha = d.fixed_rows::<3>(6 * i + 3) / tau;
+        }
+    }
+}
+
+/// [`super::newton`] over a dynamic number `n` of unknowns.
+fn newton(mut residual: impl FnMut(&DVector<f64>) -> (DVector<f64>, Option<DVector<f64>>), n: usize, scale: f64) -> DVector<f64> {
+    let mut d = DVector::zeros(n);
+    let (mut r, mut step) = residual(&d);
+    for _ in 0..super::MAX_NEWTON {
+        if r.norm() <= 1e-15 * scale {
+            break;
+        }
+        let Some(dir) = step.take() else { break };
+        let mut t = 1.0;
+        let mut taken = false;
+        for _ in 0..40 {
+            let trial = &d - &dir * t;
+            let (rt, st) = residual(&trial);
+            if rt.norm() < r.norm() {
+                (d, r, step, taken) = (trial, rt, st, true);
+                break;
+            }
+            t *= 0.5;
+        }
+        if !taken {
+            break;
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::Vector2;
+
+    /// A contact on the plane of normal n = z at `at` (μ = 0.5, both rates `c`), as a body
+    /// contact gives it to its lower body's upper partner.
+    fn contact(wn: f64, wt: [f64; 2], c: f64, at: Vector3<f64>, sign: f64) -> StageLaw {
+        let (n, t1, t2) = (Vector3::z() * sign, Vector3::x() * sign, Vector3::y() * sign);
+        StageLaw::Contact { n, t1, t2, wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at }
+    }
+
+    fn cube(mass: f64, com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>) -> StageBody {
+        let i = mass * 0.02 / 6.0;
+        StageBody { mass, inertia: Some(Matrix3::from_diagonal_element(i)), com, a, alpha }
+    }
+
+    /// The residual of the group's stage at the solved accelerations, body by body.
+    fn residuals(before: &[StageBody], after: &[StageBody], laws: &[GroupLaw], tau: f64) -> f64 {
+        let mut worst: f64 = 0.0;
+        for (i, (b, s)) in before.iter().zip(after).enumerate() {
+            let (dv, dw) = (s.a * tau, s.alpha * tau);
+            let mut f = b.a * b.mass;
+            let mut m = b.inertia.map_or(Vector3::zeros(), |j| j * b.alpha);
+            for l in laws.iter().filter(|l| l.body == i) {
+                let at = point(&l.law);
+                let own = dv + dw.cross(&(at - b.com));
+                let other = l.partner.map_or(Vector3::zeros(), |(j, p)| after[j].a * tau + (after[j].alpha * tau).cross(&(p - after[j].com)));
+                let f0 = l.law.force();
+                let fl = l.law.at(&(own - other)).0;
+                f += fl - f0;
+                m += (at - b.com).cross(&(fl - f0));
+            }
+            let rv = dv * b.mass - f * tau;
+            let rw = b.inertia.map_or(Vector3::zeros(), |j| j * dw - m * tau);
+            worst = worst.max(rv.norm()).max(rw.norm());
+        }
+        worst
+    }
+
+    /// Two boxes, the lower on four corner contacts with the ground, the upper on four with
+    /// the lower (held, sliding and leaving): the accelerations solve the stage of both.
+    #[test]
+    fn a_stack_of_two_solves_its_stage_together() {
+        let tau = 1e-3;
+        let c = 1e6;
+        let low = Vector3::new(0.0, 0.0, 0.05);
+        let up = Vector3::new(0.0, 0.0, 0.15);
+        let mut laws = Vec::new();
+        for (k, (x, y)) in [(0.05, 0.05), (-0.05, 0.05), (0.05, -0.05), (-0.05, -0.05)].into_iter().enumerate() {
+            let ground = Vector3::new(x, y, 0.0);
+            laws.push(GroupLaw { law: contact(5.0 + k as f64, [0.3, -0.2], c, ground, 1.0), body: 0, partner: None });
+            let top = Vector3::new(x, y, 0.1);
+            let wt = [[0.1, 0.0], [3.0, 1.0], [0.0, -0.2], [0.5, 0.5]][k];
+            let wn = [2.5, 2.0, -0.5, 3.0][k];
+            // The upper box's law (a's, relative to the lower), and the lower's against it.
+            laws.push(GroupLaw { law: contact(wn, wt, c, top, 1.0), body: 1, partner: Some((0, top)) });
+            laws.push(GroupLaw { law: contact(wn, wt, c, top, -1.0), body: 0, partner: Some((1, top)) });
+        }
+        for (a0, a1) in [(Vector3::new(0.5, -1.0, -9.81), Vector3::new(0.0, 2.0, -9.81)), (Vector3::new(30.0, 0.0, 5.0), Vector3::new(-20.0, 0.0, -40.0))] {
+            let before = [cube(1.0, low, a0, Vector3::new(1.0, 0.0, -2.0)), cube(0.5, up, a1, Vector3::new(0.0, 3.0, 0.0))];
+            let mut after = before;
+            group_rates(&mut after, &laws, tau);
+            let r = residuals(&before, &after, &laws, tau);
+            assert!(r < 1e-12, "residual {r:e}");
+        }
+    }
+
+    /// A point mass held by a stiff element to another that rests on the ground with
+    /// friction: at rest in equilibrium (each law balancing the other forces) both keep
+    /// zero rates exactly.
+    #[test]
+    fn a_group_at_rest_in_equilibrium_keeps_zero_rates() {
+        let tau = 1e-3;
+        let friction = |w: f64, at: Vector3<f64>| StageLaw::Friction { w: Vector3::new(w, 0.0, 0.0), c: 1e7, level: 5.0, viscous: 0.0, dims: 3, at };
+        let p = |x: f64| Vector3::new(x, 0.0, 0.0);
+        // Body 1 pushed by 2 N along x (its element to body 0 takes it: f = −w on 1, +w on 0),
+        // body 0 held by its element to the ground (takes 2 N back).
+        let laws = [
+            GroupLaw { law: friction(2.0, p(1.0)), body: 1, partner: Some((0, p(0.0))) },
+            GroupLaw { law: friction(-2.0, p(0.0)), body: 0, partner: Some((1, p(1.0))) },
+            GroupLaw { law: friction(2.0, p(0.0)), body: 0, partner: None },
+        ];
+        let point = |x: f64| StageBody { mass: 1.0, inertia: None, com: p(x), a: Vector3::zeros(), alpha: Vector3::zeros() };
+        let mut bodies = [point(0.0), point(1.0)];
+        group_rates(&mut bodies, &laws, tau);
+        assert_eq!(bodies, [point(0.0), point(1.0)]);
+    }
+}
