@@ -264,6 +264,12 @@ pub trait Admittance: Send + Sync {
     fn takes_stage_laws(&self, _port: usize) -> bool {
         false
     }
+    /// Whether the admittance's motion does not depend on the forces on it (a velocity
+    /// source): a stiff element between it and a body is held implicitly with the body
+    /// alone, as against the ground, the source's end at its stage motion.
+    fn prescribes_motion(&self) -> bool {
+        false
+    }
     /// The implicit stage of a mass held by stiff friction elements: given the [`StageLaw`]s
     /// of the coupled elements on each port ([`PortLaws::of`]) and the rates `dx` that
     /// [`derivative`](Self::derivative) wrote, replace the velocity rates by those of

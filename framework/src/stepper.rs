@@ -303,16 +303,17 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             };
             mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
         });
-        // Every port a mass that takes the stage laws (stepper/coupling.rs), and a contact
-        // between bodies only against the ground: each mass solves its stage with the other
-        // ends at their stage motion, and a stiff contact between two masses, solved so from
-        // both sides, overshoots, opens and chatters (measured: a point on a point on the
-        // floor, K = 1e8, T = 1e-3, bounced at mm/s with the normal force 0 to 40× the
-        // weight).
-        let ports = s.impedance_ports(i).count();
-        let couplable = ports > 0
-            && !(c.is_body_contact() && ports > 1 && !in_group(s, x, i))
-            && s.impedance_ports(i).all(|(adm, port)| s.adm[adm].takes_stage_laws(port));
+        // Every end a body that takes the stage laws (stepper/coupling.rs) or a prescribed
+        // motion, and a contact between two bodies only where their group's stage is solved
+        // together: each body solving its stage with the other at its stage motion, a stiff
+        // contact solved so from both sides overshoots, opens and chatters (measured: a
+        // point on a point on the floor, K = 1e8, T = 1e-3, bounced at mm/s with the normal
+        // force 0 to 40× the weight).
+        let takes = |&(adm, port): &(usize, usize)| s.adm[adm].takes_stage_laws(port);
+        let bodies = s.impedance_ports(i).filter(takes).count();
+        let couplable = bodies > 0
+            && !(c.is_body_contact() && bodies > 1 && !in_group(s, x, i))
+            && s.impedance_ports(i).all(|p| takes(&p) || s.adm[p.0].prescribes_motion());
         let couple = if couplable { coupling_frequency(s, x, i, &k_on) } else { None };
         tell(i, omega2, couple);
         told[i] = omega2;
@@ -358,7 +359,8 @@ pub const MAX_GROUP_BODIES: usize = 16;
 /// Whether impedance `i` joins two bodies that can be solved in a group (stepper/coupling.rs).
 fn in_group(s: &Schedule, x: &[f64], i: usize) -> bool {
     let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
-    matches!(ends[..], [(a, _), (b, _)] if a != b && coupling::joins_group(s, x, a) && coupling::joins_group(s, x, b))
+    let body = |j| coupling::group_end(s, x, j) == Some(coupling::End::Body);
+    matches!(ends[..], [(a, _), (b, _)] if a != b && body(a) && body(b))
 }
 
 /// For impedance `i`, whose ports all take stage laws: Σ_ports (Σ K of the stuck springs on
@@ -376,6 +378,10 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
             contact.or_else(|| Some(s.motion(&x[..s.nx], slot).p))
         };
         let gp = s.adm_ports[adm] + port;
+        // A prescribed motion: an end of infinite inertia.
+        if s.adm[adm].prescribes_motion() {
+            return Some(sum);
+        }
         let xs = &x[s.adm_x[adm]..s.adm_x[adm + 1]];
         let mass = match s.adm_port_domain[gp] {
             Domain::Frame => {

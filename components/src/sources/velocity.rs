@@ -26,7 +26,7 @@
 use crate::stage_form::StageForm;
 use crate::ndim::{dims_param, domain_of, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
-use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo};
+use stiction_framework::component::{Admittance, Fault, Probe, SignalInfo, StageBody};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::{next_break_of, TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -117,6 +117,16 @@ impl Admittance for VelocitySource {
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         Ok(())
+    }
+    /// Its velocity follows its input, whatever the forces on it.
+    fn prescribes_motion(&self) -> bool {
+        true
+    }
+    /// Its point with the acceleration of its input's stage (the rates `derivative` wrote).
+    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+        let n = self.dims;
+        let (com, a) = (load(x, n), load(&dx[n..], n));
+        Some(StageBody { mass: 1.0, inertia: None, com, a, alpha: Vector3::zeros(), prescribed: true })
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(&self.velocity, t0, t1)

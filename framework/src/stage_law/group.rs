@@ -38,6 +38,9 @@ pub struct StageBody {
     pub a: Vector3<f64>,
     /// Angular acceleration (rad/s², world; zero for a point mass).
     pub alpha: Vector3<f64>,
+    /// A prescribed motion (a velocity source): its accelerations are given, not solved
+    /// for, and no law acts on it; an element to it is taken at the relative change.
+    pub prescribed: bool,
 }
 
 impl StageBody {
@@ -87,6 +90,11 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
     let mut scale = 0.0;
     for (i, b) in bodies.iter().enumerate() {
         let o = 6 * i;
+        if b.prescribed {
+            // Its unknowns are dummies (Δ = 0); the laws see its given change below.
+            inertia.fixed_view_mut::<6, 6>(o, o).fill_with_identity();
+            continue;
+        }
         inertia.fixed_view_mut::<3, 3>(o, o).fill_diagonal(b.mass);
         let f = b.a * b.mass;
         fo.fixed_rows_mut::<3>(o).copy_from(&f);
@@ -101,14 +109,23 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
             None => inertia.fixed_view_mut::<3, 3>(o + 3, o + 3).fill_diagonal(1.0),
         }
     }
-    let levers: Vec<(Matrix3x6<f64>, Option<(usize, Matrix3x6<f64>)>)> = laws
+    // Per law: its lever on its body, its partner's (a body solved for), and the given
+    // change of a prescribed partner's point.
+    type Levers = (Matrix3x6<f64>, Option<(usize, Matrix3x6<f64>)>, Vector3<f64>);
+    let levers: Vec<Levers> = laws
         .iter()
         .map(|l| {
             let own = bodies[l.body].lever(&point(&l.law));
-            (own, l.partner.map(|(j, at)| (j, bodies[j].lever(&at))))
+            match l.partner {
+                Some((j, at)) if bodies[j].prescribed => {
+                    let p = &bodies[j];
+                    (own, None, (p.a + p.alpha.cross(&(at - p.com))) * tau)
+                }
+                partner => (own, partner.map(|(j, at)| (j, bodies[j].lever(&at))), Vector3::zeros()),
+            }
         })
         .collect();
-    for (l, (g, _)) in laws.iter().zip(&levers) {
+    for (l, (g, _, _)) in laws.iter().zip(&levers) {
         let mut rows = fo.fixed_rows_mut::<6>(6 * l.body);
         rows -= g.transpose() * l.law.force();
     }
@@ -117,10 +134,10 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
     let residual = |d: &DVector<f64>| {
         f.copy_from(&fo);
         jac.copy_from(&inertia);
-        for (l, (g, partner)) in laws.iter().zip(&levers) {
+        for (l, (g, partner, given)) in laws.iter().zip(&levers) {
             let o = 6 * l.body;
             // The change of the law's argument: its point on its body less the partner's.
-            let mut x = g * d.fixed_rows::<6>(o);
+            let mut x = g * d.fixed_rows::<6>(o) - given;
             if let Some((j, gj)) = partner {
                 x -= gj * d.fixed_rows::<6>(6 * j);
             }
@@ -140,7 +157,7 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
         (r, step)
     };
     let d = newton(residual, n, scale);
-    for (i, b) in bodies.iter_mut().enumerate() {
+    for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
         b.a = d.fixed_rows::<3>(6 * i) / tau;
         if b.inertia.is_some() {
             b.alpha = d.fixed_rows::<3>(6 * i + 3) / tau;
@@ -189,7 +206,7 @@ mod tests {
 
     fn cube(mass: f64, com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>) -> StageBody {
         let i = mass * 0.02 / 6.0;
-        StageBody { mass, inertia: Some(Matrix3::from_diagonal_element(i)), com, a, alpha }
+        StageBody { mass, inertia: Some(Matrix3::from_diagonal_element(i)), com, a, alpha, prescribed: false }
     }
 
     /// The residual of the group's stage at the solved accelerations, body by body.
@@ -258,7 +275,7 @@ mod tests {
             GroupLaw { law: friction(-2.0, p(0.0)), body: 0, partner: Some((1, p(1.0))) },
             GroupLaw { law: friction(2.0, p(0.0)), body: 0, partner: None },
         ];
-        let point = |x: f64| StageBody { mass: 1.0, inertia: None, com: p(x), a: Vector3::zeros(), alpha: Vector3::zeros() };
+        let point = |x: f64| StageBody { mass: 1.0, inertia: None, com: p(x), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
         let mut bodies = [point(0.0), point(1.0)];
         group_rates(&mut bodies, &laws, tau);
         assert_eq!(bodies, [point(0.0), point(1.0)]);

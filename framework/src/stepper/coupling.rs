@@ -100,7 +100,9 @@ impl Coupling {
         }
         let adm: Vec<usize> = (0..s.adm.len()).filter(|&j| held[j]).collect();
         // The groups: bodies joined by an element between two of them that can both be
-        // solved in a group (union–find over the admittances).
+        // solved in a group (union–find over the admittances), each with the prescribed
+        // motions its bodies' elements end on. A pair: the places of its body's law and of
+        // the other end's, and the two admittances.
         let mut root: Vec<usize> = (0..s.adm.len()).collect();
         fn find(root: &mut [usize], mut a: usize) -> usize {
             while root[a] != a {
@@ -114,44 +116,52 @@ impl Coupling {
         for &i in &imp {
             let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
             if let [(a, _), (b, _)] = ends[..] {
-                if a != b && joins_group(s, x, a) && joins_group(s, x, b) {
-                    pairs.push((place, place + 1, a, b));
-                    let (ra, rb) = (find(&mut root, a), find(&mut root, b));
-                    root[ra] = rb;
+                match (group_end(s, x, a), group_end(s, x, b)) {
+                    _ if a == b => {}
+                    (Some(End::Body), Some(End::Body)) => {
+                        pairs.push((place, place + 1, a, b));
+                        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+                        root[ra] = rb;
+                    }
+                    (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, a, b)),
+                    (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, b, a)),
+                    _ => {}
                 }
             }
             place += ends.len();
         }
-        let mut member_of = vec![u32::MAX; adm.len()];
+        let mut bodies: Vec<(usize, usize)> = pairs.iter().map(|p| (find(&mut root, p.2), p.2)).collect();
+        bodies.extend(pairs.iter().filter(|p| group_end(s, x, p.3) == Some(End::Body)).map(|p| (find(&mut root, p.3), p.3)));
+        bodies.sort_unstable();
+        bodies.dedup();
+        // Per (group, admittance): its index within the group.
+        let mut index: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::new();
         let (mut members, mut group_starts) = (Vec::new(), vec![0]);
-        if !pairs.is_empty() {
-            let mut by_root: Vec<(usize, usize)> = Vec::new();
-            for (k, &j) in adm.iter().enumerate() {
-                if pairs.iter().any(|p| p.2 == j || p.3 == j) {
-                    by_root.push((find(&mut root, j), k));
+        let mut member_of = vec![u32::MAX; adm.len()];
+        for (n, &(r, j)) in bodies.iter().enumerate() {
+            let start = group_starts[group_starts.len() - 1];
+            index.insert((r, j), (members.len() - start) as u32);
+            member_of[adm.partition_point(|&a| a < j)] = members.len() as u32;
+            members.push(j);
+            if bodies.get(n + 1).is_none_or(|b| b.0 != r) {
+                // The group's prescribed motions after its bodies.
+                for p in pairs.iter().filter(|p| find(&mut root, p.2) == r) {
+                    if group_end(s, x, p.3) == Some(End::Prescribed) && !index.contains_key(&(r, p.3)) {
+                        index.insert((r, p.3), (members.len() - start) as u32);
+                        members.push(p.3);
+                    }
                 }
+                group_starts.push(members.len());
             }
-            by_root.sort_unstable();
-            for (n, &(r, k)) in by_root.iter().enumerate() {
-                if n > 0 && by_root[n - 1].0 != r {
-                    group_starts.push(members.len());
-                }
-                member_of[k] = members.len() as u32;
-                members.push(adm[k]);
-            }
-            group_starts.push(members.len());
         }
         let mut partner = vec![NO_PARTNER; places.len()];
-        let index_in_group = |j: usize| -> u32 {
-            let k = adm.partition_point(|&a| a < j);
-            let m = member_of[k] as usize;
-            let g = group_starts.partition_point(|&st| st <= m) - 1;
-            (m - group_starts[g]) as u32
-        };
         for &(pa, pb, a, b) in &pairs {
+            let r = find(&mut root, a);
             let (qa, qb) = (places[pa], places[pb]);
-            partner[qa as usize] = (qb, index_in_group(b));
-            partner[qb as usize] = (qa, index_in_group(a));
+            partner[qa as usize] = (qb, index[&(r, b)]);
+            if group_end(s, x, b) == Some(End::Body) {
+                partner[qb as usize] = (qa, index[&(r, a)]);
+            }
         }
         let none = no_law();
         Coupling {
@@ -161,7 +171,7 @@ impl Coupling {
             motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
             imp,
             partner,
-            solved: vec![StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros() }; members.len()],
+            solved: vec![StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false }; members.len()],
             members,
             group_starts,
             member_of,
@@ -198,6 +208,9 @@ impl Coupling {
                 s.adm[j].derivative(x, &self.phi, t, tau, &mut self.rates).map_err(|f| (j, f))?;
                 let Some(body) = s.adm[j].stage_body(x, &self.rates) else { continue };
                 self.solved[range.start + m] = body;
+                if body.prescribed {
+                    continue;
+                }
                 for k in self.starts[pa] as usize..self.starts[pb] as usize {
                     let (q, other) = self.partner[k];
                     let partner = (q != u32::MAX).then(|| (other as usize, law_point(&self.laws[q as usize])));
@@ -257,12 +270,26 @@ impl Coupling {
     }
 }
 
-/// Whether admittance `j` can be solved in a group ([`Admittance::stage_body`]) at state `x`.
+/// What an admittance is to a group ([`group_end`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// A body whose stage the group solves.
+    Body,
+    /// A prescribed motion the group's elements end on.
+    Prescribed,
+}
+
+/// What admittance `j` of one port is to a group at state `x` ([`Admittance::stage_body`]):
+/// `None` where it cannot take part.
 ///
 /// [`Admittance::stage_body`]: crate::component::Admittance::stage_body
-pub(crate) fn joins_group(s: &Schedule, x: &[f64], j: usize) -> bool {
+pub(crate) fn group_end(s: &Schedule, x: &[f64], j: usize) -> Option<End> {
     let x = &x[s.adm_x[j]..s.adm_x[j + 1]];
-    s.adm_ports[j + 1] - s.adm_ports[j] == 1 && s.adm[j].stage_body(x, &vec![0.0; x.len()]).is_some()
+    if s.adm_ports[j + 1] - s.adm_ports[j] != 1 {
+        return None;
+    }
+    let body = s.adm[j].stage_body(x, &vec![0.0; x.len()])?;
+    Some(if body.prescribed { End::Prescribed } else { End::Body })
 }
 
 /// The world point a law acts at.
