@@ -41,8 +41,9 @@ pub fn coupled_info(what: &str, k: f64, inertia: &[Option<f64>], step: f64) -> D
         None => String::new(),
     };
     Diagnostic::Info(format!(
-        "{what} K = {}{on}: held implicitly with the mass (the mass solves its stage \
-         with the element's law), stable at every step",
+        "{what} K = {}{on}: held implicitly with the bodies it acts on (they solve their \
+         stage with the element's law; bodies joined by such elements, as one group), \
+         stable at every step",
         num(k),
     ))
 }
