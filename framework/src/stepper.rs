@@ -805,7 +805,7 @@ impl Simulator {
         let nx = sched.nx;
         let xa = &input[..nx];
         coupling
-            .solve_groups(sched, xa, (&force[..], &moment[..]), t, tau)
+            .solve_groups(sched, xa, (&force[..], &moment[..]), t, tau, split.parallel)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].to_string(), message: f.0 })?;
         let coupling = (!coupling.is_empty()).then_some(&*coupling);
         let x_a = &x[..nx];

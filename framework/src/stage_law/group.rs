@@ -260,6 +260,27 @@ mod tests {
         }
     }
 
+    /// A point mass held by a stiff element to a prescribed motion accelerating at 4 m/s²
+    /// follows it: the law at the relative change sees the source's given τ a, so a held
+    /// element (w = 0 at the stage) makes the body take the source's acceleration but the
+    /// share m/(m + τ c) the element's stage compliance leaves (4 % here; the next stage's w
+    /// sees the difference).
+    #[test]
+    fn a_body_held_to_a_prescribed_motion_follows_it() {
+        let tau = 5e-4;
+        let c = 1e8 * tau + 100.0;
+        let law = StageLaw::Friction { w: Vector3::zeros(), c, level: 50.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
+        let laws = [GroupLaw { law, body: 0, partner: Some((1, Vector3::zeros())) }];
+        let body = StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
+        let source = StageBody { a: Vector3::new(4.0, 0.0, 0.0), prescribed: true, ..body };
+        let mut bodies = [body, source];
+        group_rates(&mut bodies, &laws, tau);
+        // m Δ = τ (−c (Δ − τ a_s)) ⇒ Δ/τ = c τ a_s / (m + τ c).
+        let expected = c * tau * 4.0 / (1.0 + tau * c);
+        assert!((bodies[0].a.x - expected).abs() < 1e-12 && (expected - 4.0).abs() < 0.2, "{} against {expected}", bodies[0].a.x);
+        assert_eq!(bodies[1], source, "the source's motion is given");
+    }
+
     /// A point mass held by a stiff element to another that rests on the ground with
     /// friction: at rest in equilibrium (each law balancing the other forces) both keep
     /// zero rates exactly.

@@ -59,10 +59,6 @@ pub(crate) struct Coupling {
     member_of: Vec<u32>,
     /// Per body of `members`: its stage as the group's solve left it.
     solved: Vec<StageBody>,
-    /// Scratch of the group solve: a body's port forces and rates, and a group's laws.
-    phi: Vec<Force>,
-    rates: Vec<f64>,
-    group_laws: Vec<GroupLaw>,
 }
 
 /// [`Coupling`]'s `partner` of a law with no partner in a group.
@@ -176,49 +172,81 @@ impl Coupling {
             group_starts,
             member_of,
             adm,
-            phi: Vec::new(),
-            rates: Vec::new(),
-            group_laws: Vec::new(),
         }
     }
 
     /// Each group's stage solved together ([`group_rates`]) at the admittance states `xa`
     /// and the slot forces of the stage's impedances (its laws gathered): each body's
     /// explicit rates from its own `derivative`, then every body's accelerations, kept for
-    /// [`apply`](Self::apply). On a failing `derivative`, its admittance.
+    /// [`apply`](Self::apply). The groups on the pool's threads where `parallel`. On a
+    /// failing `derivative`, its admittance.
     pub(crate) fn solve_groups(
         &mut self,
+        s: &Schedule,
+        xa: &[f64],
+        forces: (&[Vector3<f64>], &[Vector3<f64>]),
+        t: f64,
+        tau: f64,
+        parallel: bool,
+    ) -> Result<(), (usize, Fault)> {
+        if self.members.is_empty() {
+            return Ok(());
+        }
+        let mut solved = std::mem::take(&mut self.solved);
+        let mut parts = Vec::with_capacity(self.group_starts.len());
+        let mut rest = &mut solved[..];
+        for w in self.group_starts.windows(2) {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            parts.push((w[0], part));
+            rest = tail;
+        }
+        let this = &*self;
+        let one = |(start, out): &mut (usize, &mut [StageBody])| this.solve_group(s, xa, forces, t, tau, *start, out);
+        let result = if parallel && parts.len() > 1 {
+            use rayon::prelude::*;
+            parts.par_iter_mut().try_for_each(one)
+        } else {
+            parts.iter_mut().try_for_each(one)
+        };
+        self.solved = solved;
+        result
+    }
+
+    /// [`solve_groups`](Self::solve_groups) for the group whose bodies start at `start` in
+    /// `members`, into `out` (one entry a member).
+    #[allow(clippy::too_many_arguments)]
+    fn solve_group(
+        &self,
         s: &Schedule,
         xa: &[f64],
         (force, moment): (&[Vector3<f64>], &[Vector3<f64>]),
         t: f64,
         tau: f64,
+        start: usize,
+        out: &mut [StageBody],
     ) -> Result<(), (usize, Fault)> {
-        for g in 0..self.group_starts.len().saturating_sub(1) {
-            let range = self.group_starts[g]..self.group_starts[g + 1];
-            self.group_laws.clear();
-            for (m, &j) in self.members[range.clone()].iter().enumerate() {
-                let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
-                self.phi.clear();
-                self.phi.resize(pb - pa, Force::ZERO);
-                s.scatter_phi(xa, force, moment, j..j + 1, &mut self.phi);
-                let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
-                self.rates.clear();
-                self.rates.resize(x.len(), 0.0);
-                s.adm[j].derivative(x, &self.phi, t, tau, &mut self.rates).map_err(|f| (j, f))?;
-                let Some(body) = s.adm[j].stage_body(x, &self.rates) else { continue };
-                self.solved[range.start + m] = body;
-                if body.prescribed {
-                    continue;
-                }
-                for k in self.starts[pa] as usize..self.starts[pb] as usize {
-                    let (q, other) = self.partner[k];
-                    let partner = (q != u32::MAX).then(|| (other as usize, law_point(&self.laws[q as usize])));
-                    self.group_laws.push(GroupLaw { law: self.laws[k], body: m, partner });
-                }
+        let (mut phi, mut rates, mut laws) = (Vec::new(), Vec::new(), Vec::new());
+        for (m, &j) in self.members[start..start + out.len()].iter().enumerate() {
+            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+            phi.clear();
+            phi.resize(pb - pa, Force::ZERO);
+            s.scatter_phi(xa, force, moment, j..j + 1, &mut phi);
+            let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
+            rates.clear();
+            rates.resize(x.len(), 0.0);
+            s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
+            let Some(body) = s.adm[j].stage_body(x, &rates) else { continue };
+            out[m] = body;
+            if body.prescribed {
+                continue;
             }
-            group_rates(&mut self.solved[range], &self.group_laws, tau);
+            for k in self.starts[pa] as usize..self.starts[pb] as usize {
+                let (q, other) = self.partner[k];
+                let partner = (q != u32::MAX).then(|| (other as usize, law_point(&self.laws[q as usize])));
+                laws.push(GroupLaw { law: self.laws[k], body: m, partner });
+            }
         }
+        group_rates(out, &laws, tau);
         Ok(())
     }
 
