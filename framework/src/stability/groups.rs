@@ -105,17 +105,17 @@ pub struct GroupModel {
     eigenvalues: std::sync::OnceLock<Option<Vec<Complex<f64>>>>,
 }
 
-/// The matrices of a group with contacts held implicitly with their bodies: each body's
-/// stage takes the coupled contacts' damping B + τK on its own motion (the other body
-/// fixed, as the stepper's per-body solve does, stepper/coupling.rs), so that
-/// (M + τ D₀ + τ² D₁) v̇ = −K q − (C₀ + τ C₁) v.
+/// The matrices of a group with contacts held implicitly with their bodies: the bodies'
+/// stage takes the coupled contacts' damping B + τK on their relative motion, as the
+/// stepper's group solve does (stepper/coupling.rs, stage_law/group.rs), so that
+/// (M + τ D₀ + τ² D₁) v̇ = −K q − (C₀ + τ C₁) v, D = Σ Gᵀ (B, K) G over the coupled contacts.
 #[derive(Clone, Debug)]
 struct CoupledStage {
     mass: DMatrix<f64>,
     k: DMatrix<f64>,
     c0: DMatrix<f64>,
     c1: DMatrix<f64>,
-    /// Σ Gᵢᵀ B Gᵢ and Σ Gᵢᵀ K Gᵢ over the coupled contacts' own body blocks.
+    /// Σ Gᵀ B G and Σ Gᵀ K G over the coupled contacts.
     d0: DMatrix<f64>,
     d1: DMatrix<f64>,
 }
@@ -184,19 +184,14 @@ impl GroupModel {
                     g.view_mut((0, o + 3), (3, 3)).copy_from(&(lever(&(c.point - r.com)) * sign));
                 }
             }
-            if c.spring.coupled {
-                for end in c.ends.iter().flatten() {
-                    let (o, d) = (bodies[*end].offset, bodies[*end].inertia.dofs());
-                    let gi = g.columns(o, d);
-                    let block = gi.transpose() * gi;
-                    let mut v0 = own0.view_mut((o, o), (d, d));
-                    v0 += &block * c.spring.b;
-                    let mut v1 = own1.view_mut((o, o), (d, d));
-                    v1 += &block * c.spring.k;
-                }
-            }
             let gt = g.transpose();
             let gtg = &gt * &g;
+            if c.spring.coupled {
+                // Both ends' blocks and the blocks between them: a contact between two
+                // bodies is solved with both (stepper/coupling.rs groups).
+                own0 += &gtg * c.spring.b;
+                own1 += &gtg * c.spring.k;
+            }
             k += &gtg * c.spring.k;
             c0 += &gtg * c.spring.b;
             if c.spring.implicit {
