@@ -164,10 +164,18 @@ impl StageForm {
     /// ([`coupled`](Self::coupled)): (19) as in the paper's form, and each mass solves its
     /// stage with the element's law, deciding stick or slip at its new velocity
     /// (framework/src/stepper/coupling.rs).
+    ///
+    /// `couple` = ω̄² = ∞: the stepper found the held state of the element's group of bodies
+    /// unstable under the explicit stages (its continuous law included, which the estimate
+    /// does not judge): the element couples in the paper's form whatever its B.
     pub fn set_held_frequency(&self, method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>, couple: Option<f64>) {
-        let on = resolves_held(method, step, k, b, omega2) && !self.continuous_law();
+        let forced = couple == Some(f64::INFINITY) && !self.is_euler();
+        if forced {
+            self.set_held_continuous(false);
+        }
+        let on = !forced && resolves_held(method, step, k, b, omega2) && !self.continuous_law();
         self.held_rates.store(on, Ordering::Relaxed);
-        let stiff = !on && !self.continuous_law() && !self.is_euler() && unresolved_paper(method, step, k, b, couple);
+        let stiff = !on && !self.continuous_law() && !self.is_euler() && (forced || unresolved_paper(method, step, k, b, couple));
         self.coupled.store(stiff, Ordering::Relaxed);
     }
 

@@ -49,6 +49,7 @@
 mod groups;
 
 pub use groups::{analyse_groups, GroupFinding, GroupModel, MAX_GROUP_DOFS};
+pub(crate) use groups::unstable_group_contacts;
 
 use crate::component::{ContactPoint, Diagnostic, RigidInertia, StageSpring};
 use crate::method::{Method, Tableau};
@@ -743,6 +744,9 @@ fn analyse_pair(
         for a in att.at(j, port).filter(|a| !imps.iter().any(|(i, _)| *i == a.imp)) {
             own.add(a.spring);
         }
+        if bases.base(sched, j, port).rigid {
+            own.inertia = own.inertia.min(lever_inertia(sched, att, x, (j, port)));
+        }
         Some(own)
     };
     let (Some(oa), Some(ob)) = (side(ends[0]), side(ends[1])) else { return };
@@ -1108,6 +1112,9 @@ fn analyse_ports(
             for a in att.at(j, port) {
                 model.add(a.spring);
             }
+            if bases.base(sched, j, port).rigid {
+                model.inertia = model.inertia.min(lever_inertia(sched, att, x, (j, port)));
+            }
             let radius = model.radius(tab, step);
             // As `model.largest_stable_step`, whose first test is this radius; none is
             // searched for when the radius is not decided (NaN from overflow).
@@ -1125,6 +1132,26 @@ fn analyse_ports(
         }
     }
     out
+}
+
+/// The smallest effective mass a rigid body's frame port (j, port) shows at the points its
+/// springs other than contacts are attached at (a penalty joint's articulation point,
+/// an element at an offset): 1/m_eff = 1/m + λ_max([r]ₓ I⁻¹ [r]ₓᵀ), r from the centre of
+/// mass, as the stepper's coupling decision takes it; the body's mass where every spring
+/// acts at its centre (contacts are analysed with their levers in their groups).
+fn lever_inertia(sched: &Schedule, att: &Attached, x: &[f64], (j, port): (usize, usize)) -> f64 {
+    let Some(body) = sched.admittance(j).port_rigid_inertia(sched.admittance_state(j, x), port) else { return f64::INFINITY };
+    let mut least = body.mass;
+    for a in att.at(j, port).filter(|a| !sched.impedance(a.imp).is_body_contact()) {
+        let slots = sched.impedance_attachments_iter(a.imp).zip(sched.imp_slots[a.imp]..sched.imp_slots[a.imp + 1]);
+        for (_, slot) in slots.filter(|(at, _)| *at == Some((j, port))) {
+            let rx = (sched.motion(&x[..sched.nx], slot).p - body.com).cross_matrix();
+            let turn = nalgebra::SymmetricEigen::try_new(rx * body.inertia_inv * rx.transpose(), f64::EPSILON, 100);
+            let top = turn.map_or(0.0, |e| e.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v)));
+            least = least.min(1.0 / (1.0 / body.mass + top));
+        }
+    }
+    least
 }
 
 /// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial

@@ -267,17 +267,19 @@ const BREAK_TOLERANCE: f64 = 1e-6;
 /// (a mass, a point mass); `None` elsewhere (nothing is computed where no stuck spring adds
 /// τK).
 fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
-    if !s.imp.iter().any(|c| c.stuck_spring().is_some_and(|k| k.implicit)) {
-        return;
-    }
-    let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
-    for (i, c) in s.imp.iter().enumerate() {
-        if let Some(spring) = c.stuck_spring() {
-            for (adm, port) in s.impedance_ports(i) {
-                k_on[s.adm_ports[adm] + port] += spring.k;
-            }
-        }
-    }
+    // Every end a body that takes the stage laws (stepper/coupling.rs) or a prescribed
+    // motion, and a contact between two bodies only where their group's stage is solved
+    // together: each body solving its stage with the other at its stage motion, a stiff
+    // contact solved so from both sides overshoots, opens and chatters (measured: a point on
+    // a point on the floor, K = 1e8, T = 1e-3, bounced at mm/s with the normal force 0 to 40×
+    // the weight).
+    let couplable = |i: usize| {
+        let takes = |&(adm, port): &(usize, usize)| s.adm[adm].takes_stage_laws(port);
+        let bodies = s.impedance_ports(i).filter(takes).count();
+        bodies > 0
+            && !(s.imp[i].is_body_contact() && bodies > 1 && !in_group(s, x, i))
+            && s.impedance_ports(i).all(|p| takes(&p) || s.adm[p.0].prescribes_motion())
+    };
     // Tell impedance i (and the batch's own copy of it).
     let tell = |i: usize, omega2: Option<f64>, couple: Option<f64>| {
         s.imp[i].held_frequency(method, step, omega2, couple);
@@ -287,36 +289,53 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         }
     };
     let mut told = vec![None; s.imp.len()];
-    for (i, c) in s.imp.iter().enumerate() {
-        if !c.stuck_spring().is_some_and(|k| k.implicit) {
-            continue;
+    if s.imp.iter().any(|c| c.stuck_spring().is_some_and(|k| k.implicit)) {
+        let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
+        for (i, c) in s.imp.iter().enumerate() {
+            if let Some(spring) = c.stuck_spring() {
+                for (adm, port) in s.impedance_ports(i) {
+                    k_on[s.adm_ports[adm] + port] += spring.k;
+                }
+            }
         }
-        let omega2 = s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {
-            let gp = s.adm_ports[adm] + port;
-            // A mass only where the port is the admittance's only one (a robot's joints are
-            // coupled through its inertia matrix: H_ii is no bound there).
-            let single = s.adm_ports[adm + 1] - s.adm_ports[adm] == 1;
-            let mass = match s.adm_port_domain[gp] {
-                Domain::Frame => None,
-                _ if !single => None,
-                _ => s.adm[adm].port_inertia(&x[s.adm_x[adm]..s.adm_x[adm + 1]], port),
-            };
-            mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
-        });
-        // Every end a body that takes the stage laws (stepper/coupling.rs) or a prescribed
-        // motion, and a contact between two bodies only where their group's stage is solved
-        // together: each body solving its stage with the other at its stage motion, a stiff
-        // contact solved so from both sides overshoots, opens and chatters (measured: a
-        // point on a point on the floor, K = 1e8, T = 1e-3, bounced at mm/s with the normal
-        // force 0 to 40× the weight).
-        let takes = |&(adm, port): &(usize, usize)| s.adm[adm].takes_stage_laws(port);
-        let bodies = s.impedance_ports(i).filter(takes).count();
-        let couplable = bodies > 0
-            && !(c.is_body_contact() && bodies > 1 && !in_group(s, x, i))
-            && s.impedance_ports(i).all(|p| takes(&p) || s.adm[p.0].prescribes_motion());
-        let couple = if couplable { coupling_frequency(s, x, i, &k_on) } else { None };
-        tell(i, omega2, couple);
-        told[i] = omega2;
+        for (i, c) in s.imp.iter().enumerate() {
+            if !c.stuck_spring().is_some_and(|k| k.implicit) {
+                continue;
+            }
+            let omega2 = s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {
+                let gp = s.adm_ports[adm] + port;
+                // A mass only where the port is the admittance's only one (a robot's joints
+                // are coupled through its inertia matrix: H_ii is no bound there).
+                let single = s.adm_ports[adm + 1] - s.adm_ports[adm] == 1;
+                let mass = match s.adm_port_domain[gp] {
+                    Domain::Frame => None,
+                    _ if !single => None,
+                    _ => s.adm[adm].port_inertia(&x[s.adm_x[adm]..s.adm_x[adm + 1]], port),
+                };
+                mass.filter(|m| *m > 0.0).map(|m| sum + k_on[gp] / m)
+            });
+            let couple = if couplable(i) { coupling_frequency(s, x, i, &k_on) } else { None };
+            tell(i, omega2, couple);
+            told[i] = omega2;
+        }
+    }
+    // Contacts whose group of bodies the explicit stages would not keep stable (their
+    // continuous law, B ≥ T K/2, under RK4: the per-element estimate above does not judge
+    // it, nor see a stack's rocking) are held implicitly with their bodies too: told ω̄² = ∞.
+    // The groups are analysed (as `check` does) only where there is such a contact.
+    let explicit = |i: usize| {
+        let c = &s.imp[i];
+        c.is_body_contact()
+            && !c.implicit_coupling()
+            && c.stuck_spring().is_some_and(|k| k.b >= 0.5 * step * k.k)
+            && couplable(i)
+    };
+    if (0..s.imp.len()).any(explicit) {
+        for i in crate::stability::unstable_group_contacts(s, x, method, step) {
+            if explicit(i) {
+                tell(i, told[i], Some(f64::INFINITY));
+            }
+        }
     }
     // A group too large to solve densely stays explicit: its elements between bodies are
     // told again, not to couple.

@@ -556,6 +556,24 @@ pub fn analyse_groups(sched: &Schedule, x: &[f64], method: Method, step: f64) ->
         .collect()
 }
 
+/// The contacts (impedance indices) of every group of bodies held by contacts at state `x`
+/// whose held state the method's explicit stages would not keep stable at the step (ρ above
+/// 1, the radius [`analyse_groups`] finds): the stepper holds them implicitly with their
+/// bodies instead (framework/src/stepper.rs). Identical groups are analysed once; no
+/// largest stable step is sought.
+pub(crate) fn unstable_group_contacts(sched: &Schedule, x: &[f64], method: Method, step: f64) -> Vec<usize> {
+    let tab = method.tableau();
+    let mut memo: std::collections::HashMap<Vec<u32>, bool> = Default::default();
+    let mut out = Vec::new();
+    for model in groups(sched, x, method) {
+        let unstable = *memo.entry(model.key()).or_insert_with(|| model.radius(tab, step).is_some_and(|r| !is_stable(r)));
+        if unstable {
+            out.extend(model.contacts.iter().map(|c| c.imp));
+        }
+    }
+    out
+}
+
 /// Whether a radius found for a group is stable.
 pub fn is_stable(radius: f64) -> bool {
     radius <= GROUP_RADIUS
