@@ -761,14 +761,55 @@ fn stiff_coulomb_friction_with_a_viscous_part_is_held_implicitly() {
     assert!(off1.abs() < 3e-4 && (1.7..2.3).contains(&(off1 / off2)), "rest off by {off1:e}, {off2:e}: not first order");
 }
 
+/// A `penalty_joint`'s translational spring is held implicitly with the two links it joins
+/// where RK4 would not keep it stable (its stage force at the separation advanced by τ (v + Δ),
+/// as (19)'s element; the links' group solves the stage): Simulation III's arm
+/// (examples/two_link_penalty.json, K = 1e6, explicitly stable only below 2.8e-4 s) at
+/// T = 1 ms follows the example's run at 0.1 ms within 2e-3 rad at 5 s and 9.9 s, with its
+/// joints' articulation points within 1e-7 m of each other, and `check` reports both joints
+/// held implicitly without a warning. At the example's step nothing is coupled.
+#[test]
+fn a_stiff_penalty_joint_is_held_implicitly_with_its_links() {
+    let text = std::fs::read_to_string(example("two_link_penalty.json")).expect("example");
+    let arm = |step: f64| {
+        let mut v: Value = serde_json::from_str(&text).expect("json");
+        v["solver"]["step"] = json!(step);
+        v["output"]["interval"] = json!(0.1);
+        v
+    };
+    let infos = |v: &Value| {
+        let (sim, plan) = build_value(v);
+        stiction::framework::system::diagnostics(&sim, &plan)
+            .into_iter()
+            .filter(|d| matches!(d, Diagnostic::Info(i) if i.contains("held implicitly")))
+            .count()
+    };
+    assert_eq!(infos(&arm(1e-4)), 0, "coupled at the example's step");
+    let coarse = arm(1e-3);
+    assert_eq!(warnings(&coarse), Vec::<String>::new());
+    assert_eq!(infos(&coarse), 2, "both joints held implicitly");
+    let (fine, coarse) = (run_value(&arm(1e-4)), run_value(&coarse));
+    for t in [5.0, 9.9] {
+        let row = |rec: &Recorder| rec.time.iter().position(|&s| (s - t).abs() < 1e-9).expect("row");
+        for s in ["theta0", "theta1"] {
+            let (a, b) = (col(&fine, s)[row(&fine)], col(&coarse, s)[row(&coarse)]);
+            eprintln!("Sim III at 1 ms against 0.1 ms, {s}({t}) = {b:.6} against {a:.6}");
+            assert!((a - b).abs() < 2e-3, "{s}({t}): {b} against {a}");
+        }
+        for s in ["gap1_x", "gap1_y"] {
+            assert!(col(&coarse, s)[row(&coarse)].abs() < 1e-7, "{s}({t})");
+        }
+    }
+}
+
 /// `check` never calls a stiff system stable that then fails: every RK4 example (without
 /// files beside it) with the stiffness of its friction elements and contacts raised 1000-fold
 /// either gets a stability warning from `check` or runs to its end (at most 2 s) with every
 /// output finite. Sim I's sphere (which flew off its floor), Sim II's joints (which crept with
 /// warnings), the stack and the sphere on its cart (which became non-finite: contacts between
 /// two bodies, now solved as groups), the conveyor and the pinch (contacts with a prescribed
-/// motion, which warned) now run without one; the penalty-joint arm (`penalty_joint` has no
-/// stage law) still warns.
+/// motion, which warned) and the penalty-joint arm (which became non-finite) now run without
+/// one: every example does.
 #[test]
 fn a_thousand_times_stiffer_example_warns_or_runs() {
     let (mut warned, mut ran) = (Vec::new(), Vec::new());
@@ -810,7 +851,7 @@ fn a_thousand_times_stiffer_example_warns_or_runs() {
     warned.sort();
     ran.sort();
     eprintln!("1000× stiffer: ran without a warning {ran:?}; warned {warned:?}");
-    for held in ["rolling_sphere.json", "two_link_fricK.json", "ramp_models.json", "stack.json", "sphere_on_cart.json", "conveyor.json", "pinch_lift.json"] {
+    for held in ["rolling_sphere.json", "two_link_fricK.json", "ramp_models.json", "stack.json", "sphere_on_cart.json", "conveyor.json", "pinch_lift.json", "two_link_penalty.json"] {
         assert!(ran.iter().any(|n| n == held), "{held} did not run without a warning: ran {ran:?}, warned {warned:?}");
     }
 }

@@ -428,6 +428,13 @@ pub trait Impedance: Send + Sync {
     /// there, the element may couple implicitly: it reports its stage law, the bodies solve
     /// their stages with it, and the held state is stable at every step.
     fn held_frequency(&self, _method: Method, _step: f64, _omega2: Option<f64>, _couple: Option<f64>) {}
+    /// Whether the element's stuck spring is explicit ([`StageSpring::implicit`] false: no
+    /// τK) and yet it can be held implicitly with its bodies where RK4 would not keep that
+    /// spring stable (a penalty joint): the stepper tells it
+    /// [`held_frequency`](Self::held_frequency) too. `false` (the default).
+    fn couples_explicit_spring(&self) -> bool {
+        false
+    }
     /// Whether this element couples implicitly with the masses on its ports
     /// ([`held_frequency`](Self::held_frequency)): the stepper then asks for its
     /// [`stage_law`](Self::stage_law) in every stage. `false` (the default).

@@ -289,7 +289,8 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
         }
     };
     let mut told = vec![None; s.imp.len()];
-    if s.imp.iter().any(|c| c.stuck_spring().is_some_and(|k| k.implicit)) {
+    let told_of = |c: &dyn crate::component::Impedance| c.stuck_spring().is_some_and(|k| k.implicit) || c.couples_explicit_spring();
+    if s.imp.iter().any(|c| told_of(&**c)) {
         let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
         for (i, c) in s.imp.iter().enumerate() {
             if let Some(spring) = c.stuck_spring() {
@@ -299,7 +300,7 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             }
         }
         for (i, c) in s.imp.iter().enumerate() {
-            if !c.stuck_spring().is_some_and(|k| k.implicit) {
+            if !told_of(&**c) {
                 continue;
             }
             let omega2 = s.impedance_ports(i).try_fold(0.0, |sum, (adm, port)| {

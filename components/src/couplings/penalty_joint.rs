@@ -11,8 +11,10 @@
 //! and port a receives the opposite wrench.
 
 use crate::friction::fric_k::FricK;
+use crate::stage_form::resolves_held;
 use nalgebra::{UnitQuaternion, Vector3};
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo};
+use std::sync::atomic::{AtomicBool, Ordering};
+use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::{TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -36,6 +38,28 @@ pub struct PenaltyJoint {
     pub torque: TimeFunction,
     /// The sub-step the stages belong to (RK4 with a table or piecewise torque).
     pub window: Window,
+    /// Whether the translational spring is held implicitly with the two bodies
+    /// ([`Impedance::held_frequency`]).
+    pub coupled: Coupled,
+}
+
+/// [`PenaltyJoint::coupled`]: a flag the stepper sets once after `prepare`.
+#[derive(Debug, Default)]
+pub struct Coupled(AtomicBool);
+
+impl Clone for Coupled {
+    fn clone(&self) -> Self {
+        Coupled(AtomicBool::new(self.get()))
+    }
+}
+
+impl Coupled {
+    fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+    fn set(&self, on: bool) {
+        self.0.store(on, Ordering::Relaxed);
+    }
 }
 
 const SIGNALS: &[SignalInfo] = &[
@@ -55,10 +79,60 @@ impl PenaltyJoint {
     }
 }
 
+impl PenaltyJoint {
+    /// The separation's damping in a stage of step τ: B, and B + τK where the spring is held
+    /// implicitly with its bodies (the stage force at the separation advanced by τ v, as
+    /// [`Impedance::stage_law`] takes it at Δ = 0).
+    fn damping(&self, tau: f64) -> f64 {
+        if self.coupled.get() {
+            self.b + tau * self.k
+        } else {
+            self.b
+        }
+    }
+}
+
 impl Impedance for PenaltyJoint {
     /// Records the method in its joint friction ([`FricK`]'s prepare).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
+        self.coupled.set(false);
         self.friction.prepare(method, step)
+    }
+    fn couples_explicit_spring(&self) -> bool {
+        true
+    }
+    /// Where RK4 would not keep the translational spring (K, B) stable at twice the step on
+    /// the bodies' effective masses at the articulation points (`couple`, from the stepper),
+    /// it is held implicitly with both bodies: their group solves its stage with the
+    /// spring's law (never under Euler: the paper's Sim III is explicit).
+    fn held_frequency(&self, method: stiction_framework::Method, step: f64, _omega2: Option<f64>, couple: Option<f64>) {
+        let unresolved = couple.is_some_and(|w2| w2 == f64::INFINITY || !resolves_held(method, step, self.k, self.b, Some(w2)));
+        self.coupled.set(method != stiction_framework::Method::Euler && unresolved);
+    }
+    fn implicit_coupling(&self) -> bool {
+        self.coupled.get()
+    }
+    /// Held implicitly with its bodies: `check` says so (an info).
+    fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::component::Diagnostic> {
+        if self.coupled.get() {
+            return vec![crate::stability::coupled_info("penalty stiffness", self.k, inertia, step)];
+        }
+        Vec::new()
+    }
+    /// The translational spring–damper as a law of the articulation points' relative
+    /// velocity change Δ, their separation d = p_b − p_a advancing τ (v + Δ) within the stage
+    /// as (19)'s element does: f_b = −(K d + (B + τK)(v + Δ)), v = v_b − v_a, and −f_b on a;
+    /// unbounded ([`StageLaw::Friction`] of infinite level). The bending spring and the joint
+    /// friction stay explicit.
+    fn stage_law(&self, m: &[Motion], _y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+        let (a, b) = (&m[0], &m[1]);
+        let c = self.b + tau * self.k;
+        let w = (b.p - a.p) * self.k + (b.v - a.v) * c;
+        let law = |w: Vector3<f64>, at: Vector3<f64>| StageLaw::Friction { w, c, level: f64::INFINITY, viscous: 0.0, dims: 3, at };
+        if let [la, lb, ..] = laws {
+            *la = law(-w, a.p);
+            *lb = law(w, b.p);
+        }
     }
     fn layout(&self) -> Layout {
         Layout::new(1, vec![PortInfo::new("a", Domain::Frame), PortInfo::new("b", Domain::Frame)])
@@ -79,7 +153,7 @@ impl Impedance for PenaltyJoint {
         dy: &mut [f64],
     ) -> Result<(), Fault> {
         let (a, b) = (&m[0], &m[1]);
-        let fb = -self.k * (b.p - a.p) - self.b * (b.v - a.v);
+        let fb = -self.k * (b.p - a.p) - self.damping(tau) * (b.v - a.v);
         let za = a.rot * self.axis_a;
         let zb = b.rot * self.axis_b;
         let w = b.w - a.w;
@@ -112,10 +186,12 @@ impl Impedance for PenaltyJoint {
         Some(0.5 * self.k * d.norm_squared() + self.k_rot * (1.0 - c) + 0.5 * self.friction.k * y[0] * y[0])
     }
     /// The translational penalty spring–damper (K, B) between the articulation points, as
-    /// the stuck-state analysis sees it on each body's mass; the bending spring K_r and the
-    /// joint friction (19) act on rotational inertias that analysis does not model.
+    /// the stuck-state analysis sees it on each body's mass (with τK and the bodies' stage
+    /// where it is held implicitly with them); the bending spring K_r and the joint friction
+    /// (19) act on rotational inertias that analysis does not model.
     fn stuck_spring(&self) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: false, coupled: false })
+        let coupled = self.coupled.get();
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: coupled, coupled })
     }
 }
 
@@ -144,7 +220,18 @@ fn build(p: &mut Params) -> Result<Built> {
         form: Default::default(),
     };
     let torque = p.time_fn_or("torque", 0.0)?;
-    Ok(Built::Impedance(Box::new(PenaltyJoint { axis_a, axis_b, k, b, k_rot, b_rot, friction, torque, window: Window::default() })))
+    Ok(Built::Impedance(Box::new(PenaltyJoint {
+        axis_a,
+        axis_b,
+        k,
+        b,
+        k_rot,
+        b_rot,
+        friction,
+        torque,
+        window: Window::default(),
+        coupled: Coupled::default(),
+    })))
 }
 
 /// JSON samples of the type(s) of this file, together reading every key of the table
