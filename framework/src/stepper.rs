@@ -290,7 +290,8 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
     };
     let mut told = vec![None; s.imp.len()];
     let told_of = |c: &dyn crate::component::Impedance| c.stuck_spring().is_some_and(|k| k.implicit) || c.couples_explicit_spring();
-    if s.imp.iter().any(|c| told_of(&**c)) {
+    let mut any = s.imp.iter().any(|c| told_of(&**c));
+    if any {
         let mut k_on = vec![0.0; *s.adm_ports.last().unwrap_or(&0)];
         for (i, c) in s.imp.iter().enumerate() {
             if let Some(spring) = c.stuck_spring() {
@@ -331,15 +332,22 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
             && c.stuck_spring().is_some_and(|k| k.b >= 0.5 * step * k.k)
             && couplable(i)
     };
+    let mut forced = Vec::new();
     if (0..s.imp.len()).any(explicit) {
+        any = true;
         for i in crate::stability::unstable_group_contacts(s, x, method, step) {
             if explicit(i) {
                 tell(i, told[i], Some(f64::INFINITY));
+                forced.push(i);
             }
         }
+        forced.sort_unstable();
     }
     // A group too large to solve densely stays explicit: its elements between bodies are
     // told again, not to couple.
+    if !any {
+        return;
+    }
     let joined: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling() && in_group(s, x, i)).collect();
     if joined.is_empty() {
         return;
@@ -366,7 +374,9 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
     }
     for &i in &joined {
         let Some((a, _)) = s.impedance_ports(i).next() else { continue };
-        if size[find(&mut root, a)] > MAX_GROUP_BODIES {
+        // (A contact coupled because its group was unstable keeps its coupling: explicit it
+        // is unstable; its group, within check's 16 bodies, grew only by other couplings.)
+        if size[find(&mut root, a)] > MAX_GROUP_BODIES && forced.binary_search(&i).is_err() {
             tell(i, told[i], None);
         }
     }
