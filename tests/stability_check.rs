@@ -282,7 +282,9 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
 /// point's 1 kg: 1/6 kg. The relative mode is the mass–spring–damper of that reduced mass
 /// (undamped it would be stable under RK4 up to ωT = 2√2 with ω = √(6K), a step 1/√3 of the
 /// translational limit 2√2/√(2K)). With the body replaced by a 1 kg point, nothing changes
-/// from the translational model.
+/// from the translational model. (The contact's law is a Stribeck curve of μ_s = μ, which the
+/// stepper leaves explicit: a Coulomb contact this unstable is held implicitly with the
+/// bodies, and its analysis is that of the coupled stage.)
 #[test]
 fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
     use stiction::framework::stability::{analyse_pairs, Direction, PairModel, PortModel};
@@ -295,6 +297,7 @@ fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
                 "p": {"type": "point_mass", "mass": 1.0, "init": {"p": [0.4, 0, 0]}},
                 "body": body,
                 "c": {"type": "body_contact", "K": k, "B": b, "mu": 0.5, "domain_b": "frame",
+                      "law": "stribeck", "mu_s": 0.5, "vs": 0.1,
                       "plane": {"point": [0.4, 0, 0], "normal": [0, 1, 0]}}
             },
             "connections": [{"from": "c.a", "to": "p"}, {"from": "c.b", "to": "body"}]

@@ -15,8 +15,9 @@ const LAYERS: &[&[&str]] = &[
     &["batch"],
     &["network"],
     &["schedule"],
+    &["stability"],
     &["stepper"],
-    &["output", "stability"],
+    &["output"],
     &["system"],
 ];
 
