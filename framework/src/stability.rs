@@ -1146,12 +1146,26 @@ fn lever_inertia(sched: &Schedule, att: &Attached, x: &[f64], (j, port): (usize,
         let slots = sched.impedance_attachments_iter(a.imp).zip(sched.imp_slots[a.imp]..sched.imp_slots[a.imp + 1]);
         for (_, slot) in slots.filter(|(at, _)| *at == Some((j, port))) {
             let rx = (sched.motion(&x[..sched.nx], slot).p - body.com).cross_matrix();
-            let turn = nalgebra::SymmetricEigen::try_new(rx * body.inertia_inv * rx.transpose(), f64::EPSILON, 100);
-            let top = turn.map_or(0.0, |e| e.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v)));
+            let top = largest_symmetric_eigenvalue(&(rx * body.inertia_inv * rx.transpose()));
             least = least.min(1.0 / (1.0 / body.mass + top));
         }
     }
     least
+}
+
+/// The largest eigenvalue of a symmetric 3×3 matrix, in closed form (the trigonometric
+/// solution of its characteristic cubic): a port analysis asks it per attachment point.
+fn largest_symmetric_eigenvalue(a: &Matrix3<f64>) -> f64 {
+    let off = a[(0, 1)].powi(2) + a[(0, 2)].powi(2) + a[(1, 2)].powi(2);
+    let q = a.trace() / 3.0;
+    if off == 0.0 {
+        return a[(0, 0)].max(a[(1, 1)]).max(a[(2, 2)]);
+    }
+    let p2 = (a[(0, 0)] - q).powi(2) + (a[(1, 1)] - q).powi(2) + (a[(2, 2)] - q).powi(2) + 2.0 * off;
+    let p = (p2 / 6.0).sqrt();
+    let b = (a - Matrix3::identity() * q) / p;
+    let phi = (b.determinant() / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
+    q + 2.0 * p * phi.cos()
 }
 
 /// Analyse every admittance port that has spring–dampers attached, at state `x` (the initial
@@ -1456,6 +1470,19 @@ mod tests {
 
     fn mass_spring(k: f64, b: f64, k_implicit: f64, implicit_position: bool) -> PortModel {
         PortModel { inertia: 1.0, k, b, k_implicit, k_coupled: 0.0, b_coupled: 0.0, implicit_position }
+    }
+
+    /// The closed form agrees with nalgebra's iterative solver.
+    #[test]
+    fn the_largest_symmetric_eigenvalue_in_closed_form() {
+        for a in [
+            Matrix3::new(2.0, 0.3, -0.1, 0.3, 1.0, 0.2, -0.1, 0.2, 0.5),
+            Matrix3::new(4.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 1.0),
+            Matrix3::new(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        ] {
+            let exact = nalgebra::SymmetricEigen::new(a).eigenvalues.max();
+            assert!((largest_symmetric_eigenvalue(&a) - exact).abs() < 1e-12 * exact, "{a}");
+        }
     }
 
     #[test]

@@ -420,6 +420,14 @@ fn body(sched: &Schedule, x: &[f64], method: Method, (j, port): (usize, usize)) 
 /// not open: their switching function, if any, not negative), each as a [`GroupModel`]; groups
 /// above [`MAX_GROUP_DOFS`] are left out.
 pub fn groups(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupModel> {
+    group_parts(sched, x, method).into_iter().map(|(bs, cs, held)| GroupModel::new(bs, cs, held)).collect()
+}
+
+/// A group's bodies, contacts and other springs, before its model is built ([`groups`]).
+type GroupParts = (Vec<Body>, Vec<GroupContact>, Vec<(usize, StageSpring)>);
+
+/// [`groups`]'s groups as their parts.
+fn group_parts(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupParts> {
     use std::collections::HashMap;
     let mut index: HashMap<(usize, usize), usize> = HashMap::new();
     let mut bodies: Vec<Body> = Vec::new();
@@ -529,7 +537,7 @@ pub fn groups(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupModel> {
             continue;
         }
         let bs = m.iter().map(|b| bodies[*b].clone()).collect();
-        out.push(GroupModel::new(bs, cs, held));
+        out.push((bs, cs, held));
     }
     out
 }
@@ -565,13 +573,52 @@ pub(crate) fn unstable_group_contacts(sched: &Schedule, x: &[f64], method: Metho
     let tab = method.tableau();
     let mut memo: std::collections::HashMap<Vec<u32>, bool> = Default::default();
     let mut out = Vec::new();
-    for model in groups(sched, x, method) {
-        let unstable = *memo.entry(model.key()).or_insert_with(|| model.radius(tab, step).is_some_and(|r| !is_stable(r)));
+    for (bodies, contacts, held) in group_parts(sched, x, method) {
+        // Copies of one group (a scene of many alike) are one entry: keyed by what the model
+        // is built from, seen from the first body, before it is built.
+        let key = parts_key(&bodies, &contacts, &held);
+        let unstable = *memo.entry(key).or_insert_with(|| {
+            let model = GroupModel::new(bodies, contacts.clone(), held);
+            model.radius(tab, step).is_some_and(|r| !is_stable(r))
+        });
         if unstable {
-            out.extend(model.contacts.iter().map(|c| c.imp));
+            out.extend(contacts.iter().map(|c| c.imp));
         }
     }
     out
+}
+
+/// What a group's model is built from, positions relative to its first body, in single
+/// precision ([`GroupModel::key`]'s rounding): alike groups at different places are equal.
+fn parts_key(bodies: &[Body], contacts: &[GroupContact], held: &[(usize, StageSpring)]) -> Vec<u32> {
+    let origin = match bodies.first().map(|b| &b.inertia) {
+        Some(BodyInertia::Rigid(r)) => r.com,
+        _ => Vector3::zeros(),
+    };
+    let mut k = Vec::new();
+    let mut put = |v: f64| k.push((v as f32).to_bits());
+    for b in bodies {
+        put(f64::from(u8::from(b.implicit_position)));
+        match &b.inertia {
+            BodyInertia::Rigid(r) => {
+                put(r.mass);
+                r.inertia_inv.iter().for_each(|v| put(*v));
+                (r.com - origin).iter().for_each(|v| put(*v));
+            }
+            BodyInertia::Point(m) => put(*m),
+        }
+    }
+    let spring = |s: &StageSpring| [s.k, s.b, f64::from(u8::from(s.implicit)), f64::from(u8::from(s.coupled))];
+    for c in contacts {
+        spring(&c.spring).into_iter().for_each(&mut put);
+        (c.point - origin).iter().chain(c.normal.iter()).for_each(|v| put(*v));
+        c.ends.iter().for_each(|e| put(e.map_or(-1.0, |b| b as f64)));
+    }
+    for (b, s) in held {
+        put(*b as f64);
+        spring(s).into_iter().for_each(&mut put);
+    }
+    k
 }
 
 /// Whether a radius found for a group is stable.
