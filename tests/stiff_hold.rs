@@ -425,6 +425,38 @@ fn a_stiff_stack_of_boxes_is_held_as_one_group() {
     assert!(x1[last].abs() < 1e-7 && x2[last].abs() < 1e-7, "the boxes below moved {} {}", x1[last], x2[last]);
 }
 
+/// A `sphere_contact` between two bodies is held with both, their stage solved as a pair: a
+/// 1 kg point launched at 1 m/s on top of a 5 kg sphere of radius 100 m (its centre a point
+/// mass) that rests on the floor (both contacts K = 1e8, T = 1e-3: ω T = 10) slides as on a
+/// fixed sphere of that radius (0.1020943 m; the fixed sphere's test: 0.1020944) and holds,
+/// along the sphere bit for bit, the lower body within 1e-18 m of its place and every depth
+/// within 1e-13 m.
+#[test]
+fn a_stiff_sphere_contact_between_two_bodies_is_held_with_both() {
+    let (g, k) = (9.81, 1e8);
+    let zb = -100.0 - 6.0 * g / k;
+    let v = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+        "output": {"interval": 0.05, "signals": {"xa": "a.p[0]", "za": "a.p[2]", "xb": "b.p[0]", "zb": "b.p[2]"}},
+        "components": {
+            "a": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, zb + 100.0 - g / k], "v": [1.0, 0, 0]}},
+            "b": {"type": "point_mass", "mass": 5.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, zb]}},
+            "c": {"type": "sphere_contact", "K": k, "B": 1.0, "mu": 0.5, "radius_a": 0.0, "radius_b": 100.0},
+            "floor": {"type": "plane_contact", "K": k, "B": 1.0, "mu": 0.9, "normal": [0, 0, 1], "point": [0, 0, -100]}
+        },
+        "connections": [{"from": "c.a", "to": "a"}, {"from": "c.b", "to": "b"}, {"from": "floor.body", "to": "b"}]
+    });
+    assert_eq!(warnings(&v), Vec::<String>::new());
+    let rec = run_value(&v);
+    let (xa, za, xb, zb_) = (col(&rec, "xa"), col(&rec, "za"), col(&rec, "xb"), col(&rec, "zb"));
+    let from = rec.time.iter().position(|&t| t >= 0.4).expect("rows");
+    eprintln!("point on a 100 m sphere body on the floor: slides {:.7} m", xa[from]);
+    assert!((xa[from] - 0.1020944).abs() < 2e-6, "slides {}", xa[from]);
+    let moved = |c: &[f64]| c[from..].iter().map(|v| (v - c[from]).abs()).fold(0.0, f64::max);
+    assert!(moved(&xa) == 0.0 && xb[from..].iter().all(|v| v.abs() < 1e-18), "creeps: {:e}, {:e}", moved(&xa), moved(&xb));
+    assert!(moved(&za) < 1e-13 && moved(&zb_) < 1e-13, "depths: {:e} {:e}", moved(&za), moved(&zb_));
+}
+
 /// A stiff contact between a body and a prescribed motion is held with the body alone, the
 /// source's change within the stage given: examples/conveyor.json at K = 1e8 (its box
 /// started at its elastic depth) rides the tray through its acceleration, constant speed
