@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Matrix3, Matrix6, SMatrix, SVector, Vector2, Vector3, Vector6};
+use nalgebra::{Matrix3, Matrix6, OVector, SMatrix, SVector, Vector2, Vector3, Vector6};
 
 mod group;
 pub use group::{group_rates, GroupLaw, StageBody};
@@ -157,7 +157,7 @@ impl StageLaw {
                     let r = d * m - f * tau;
                     (r, (Matrix3::from_diagonal_element(m) + jac * tau).lu().solve(&r))
                 };
-                newton(residual, (fo.norm() + a.norm() * m) * tau) / tau
+                newton(residual, Vector3::zeros(), (fo.norm() + a.norm() * m) * tau) / tau
             }
         }
     }
@@ -219,7 +219,7 @@ impl StageLaw {
             angular += inertia;
             (r, jac.lu().solve(&r))
         };
-        let d = newton(residual, (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
+        let d = newton(residual, Vector6::zeros(), (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
         (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
     }
 
@@ -283,7 +283,7 @@ impl StageLaw {
             (r, jac.lu().solve(&r))
         };
         let scale = (fo.norm() + ha.norm()) * tau;
-        newton(residual, scale) / tau
+        newton(residual, SVector::<f64, MAX_JOINTS>::zeros(), scale) / tau
     }
 
     /// The force at velocity change `d` and its Jacobian with respect to `d`, negated
@@ -347,26 +347,31 @@ impl StageLaw {
     }
 }
 
-/// Newton's method on a residual `r(d)` of D unknowns (with its Jacobian) from d = 0, with
+/// Newton's method on a residual `r(d)` of D unknowns (with its Jacobian) from d = `start` (0), with
 /// halving steps while ‖r‖ does not fall, until ‖r‖ ≤ 1e-15 `scale`: a mass's 3
-/// ([`StageLaw::implicit_rate`]), a rigid body's 6 ([`StageLaw::rigid_rates`]) or a
-/// robot's joints ([`StageLaw::joint_rates`]).
+/// ([`StageLaw::implicit_rate`]), a rigid body's 6 ([`StageLaw::rigid_rates`]), a
+/// robot's joints ([`StageLaw::joint_rates`]) or a group's bodies ([`group_rates`], their
+/// number known at run time).
 /// `residual` gives r(d) and the Newton step J(d)⁻¹ r(d) (`None`: J singular).
-fn newton<const D: usize>(
-    residual: impl Fn(&SVector<f64, D>) -> (SVector<f64, D>, Option<SVector<f64, D>>),
+fn newton<D: nalgebra::Dim>(
+    mut residual: impl FnMut(&OVector<f64, D>) -> (OVector<f64, D>, Option<OVector<f64, D>>),
+    start: OVector<f64, D>,
     scale: f64,
-) -> SVector<f64, D> {
-    let mut d = SVector::<f64, D>::zeros();
+) -> OVector<f64, D>
+where
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D>,
+{
+    let mut d = start;
     let (mut r, mut step) = residual(&d);
     for _ in 0..MAX_NEWTON {
         if r.norm() <= 1e-15 * scale {
             break;
         }
-        let Some(dir) = step else { break };
+        let Some(dir) = step.take() else { break };
         let mut t = 1.0;
         let mut taken = false;
         for _ in 0..40 {
-            let trial = d - dir * t;
+            let trial = &d - &dir * t;
             let (rt, st) = residual(&trial);
             if rt.norm() < r.norm() {
                 (d, r, step, taken) = (trial, rt, st, true);

@@ -156,40 +156,13 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
         let step = jac.clone().lu().solve(&r);
         (r, step)
     };
-    let d = newton(residual, n, scale);
+    let d = super::newton(residual, DVector::zeros(n), scale);
     for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
         b.a = d.fixed_rows::<3>(6 * i) / tau;
         if b.inertia.is_some() {
             b.alpha = d.fixed_rows::<3>(6 * i + 3) / tau;
         }
     }
-}
-
-/// [`super::newton`] over a dynamic number `n` of unknowns.
-fn newton(mut residual: impl FnMut(&DVector<f64>) -> (DVector<f64>, Option<DVector<f64>>), n: usize, scale: f64) -> DVector<f64> {
-    let mut d = DVector::zeros(n);
-    let (mut r, mut step) = residual(&d);
-    for _ in 0..super::MAX_NEWTON {
-        if r.norm() <= 1e-15 * scale {
-            break;
-        }
-        let Some(dir) = step.take() else { break };
-        let mut t = 1.0;
-        let mut taken = false;
-        for _ in 0..40 {
-            let trial = &d - &dir * t;
-            let (rt, st) = residual(&trial);
-            if rt.norm() < r.norm() {
-                (d, r, step, taken) = (trial, rt, st, true);
-                break;
-            }
-            t *= 0.5;
-        }
-        if !taken {
-            break;
-        }
-    }
-    d
 }
 
 #[cfg(test)]
