@@ -9,7 +9,7 @@
 //! Δ (a saturation (15) and a one-sided spring), so the solution is unique and in closed form:
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
-use nalgebra::{Matrix3, Matrix6, OVector, SMatrix, SVector, Vector2, Vector3, Vector6};
+use nalgebra::{Matrix3, Matrix6, OMatrix, OVector, SMatrix, SVector, Vector2, Vector3, Vector6};
 
 mod group;
 pub use group::{group_rates, GroupLaw, StageBody};
@@ -155,7 +155,7 @@ impl StageLaw {
                         (f + fl, j + jl)
                     });
                     let r = d * m - f * tau;
-                    (r, (Matrix3::from_diagonal_element(m) + jac * tau).lu().solve(&r))
+                    (r, Matrix3::from_diagonal_element(m) + jac * tau)
                 };
                 newton(residual, Vector3::zeros(), (fo.norm() + a.norm() * m) * tau) / tau
             }
@@ -217,7 +217,7 @@ impl StageLaw {
             linear += Matrix3::from_diagonal_element(m);
             let mut angular = jac.fixed_view_mut::<3, 3>(3, 3);
             angular += inertia;
-            (r, jac.lu().solve(&r))
+            (r, jac)
         };
         let d = newton(residual, Vector6::zeros(), (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
         (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
@@ -280,7 +280,7 @@ impl StageLaw {
                 }
             }
             let r = h * d - f * tau;
-            (r, jac.lu().solve(&r))
+            (r, jac)
         };
         let scale = (fo.norm() + ha.norm()) * tau;
         newton(residual, SVector::<f64, MAX_JOINTS>::zeros(), scale) / tau
@@ -352,29 +352,31 @@ impl StageLaw {
 /// ([`StageLaw::implicit_rate`]), a rigid body's 6 ([`StageLaw::rigid_rates`]), a
 /// robot's joints ([`StageLaw::joint_rates`]) or a group's bodies ([`group_rates`], their
 /// number known at run time).
-/// `residual` gives r(d) and the Newton step J(d)⁻¹ r(d) (`None`: J singular).
-fn newton<D: nalgebra::Dim>(
-    mut residual: impl FnMut(&OVector<f64, D>) -> (OVector<f64, D>, Option<OVector<f64, D>>),
+/// `residual` gives r(d) and its Jacobian J(d); the Newton step J⁻¹ r is solved (LU) only
+/// where it is taken, not at the point that ends the iteration.
+fn newton<D: nalgebra::DimMin<D, Output = D>>(
+    mut residual: impl FnMut(&OVector<f64, D>) -> (OVector<f64, D>, OMatrix<f64, D, D>),
     start: OVector<f64, D>,
     scale: f64,
 ) -> OVector<f64, D>
 where
-    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D>,
+    nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D, D> + nalgebra::allocator::Allocator<D>,
 {
     let mut d = start;
-    let (mut r, mut step) = residual(&d);
+    let (mut r, jac) = residual(&d);
+    let mut jac = Some(jac);
     for _ in 0..MAX_NEWTON {
         if r.norm() <= 1e-15 * scale {
             break;
         }
-        let Some(dir) = step.take() else { break };
+        let Some(dir) = jac.take().and_then(|j| j.lu().solve(&r)) else { break };
         let mut t = 1.0;
         let mut taken = false;
         for _ in 0..40 {
             let trial = &d - &dir * t;
-            let (rt, st) = residual(&trial);
+            let (rt, jt) = residual(&trial);
             if rt.norm() < r.norm() {
-                (d, r, step, taken) = (trial, rt, st, true);
+                (d, r, jac, taken) = (trial, rt, Some(jt), true);
                 break;
             }
             t *= 0.5;

@@ -18,7 +18,8 @@
 //! zero rates, so static friction between the bodies stays exact.
 
 use super::StageLaw;
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix3x6, Vector3};
+use nalgebra::allocator::Allocator;
+use nalgebra::{Const, DefaultAllocator, DimMin, Dyn, Matrix3, OMatrix, OVector, Vector3};
 
 /// A body of a group as its stage sees it ([`Admittance::stage_body`]): its inertia and its
 /// explicit stage accelerations (every force on it included, the coupled laws' at Δ = 0),
@@ -44,15 +45,11 @@ pub struct StageBody {
 }
 
 impl StageBody {
-    /// G(r): the change of the point at world point `at` per unit of the body's six
-    /// unknowns (Δv, Δω); a point mass's last three do not move it.
-    fn lever(&self, at: &Vector3<f64>) -> Matrix3x6<f64> {
-        let mut g = Matrix3x6::zeros();
-        g.fixed_view_mut::<3, 3>(0, 0).fill_with_identity();
-        if self.inertia.is_some() {
-            g.fixed_view_mut::<3, 3>(0, 3).copy_from(&-(at - self.com).cross_matrix());
-        }
-        g
+    /// The rotation part R = −[r]ₓ of the lever G(r) = [I, R] at world point `at` (the change
+    /// of that point per unit Δω); `None` for a point mass (its Δω moves no point).
+    #[inline]
+    fn arm(&self, at: &Vector3<f64>) -> Option<Matrix3<f64>> {
+        self.inertia.map(|_| -(at - self.com).cross_matrix())
     }
 }
 
@@ -79,14 +76,29 @@ fn point(law: &StageLaw) -> Vector3<f64> {
 /// into `bodies`. `laws`: every coupled law on every body of the group (both ends of an
 /// element between two of them). Newton's method on the residual over all the bodies'
 /// unknowns, its Jacobian blockwise M_i + τ Σ G_iᵀ J_l G_i on the diagonal and
-/// −τ G_iᵀ J_l G_j between an element's two bodies (J_l = −∂f_l/∂Δ).
+/// −τ G_iᵀ J_l G_j between an element's two bodies (J_l = −∂f_l/∂Δ). Groups of up to four
+/// bodies (a stack of three, a grasp) are solved in fixed-size matrices on the stack.
 pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
+    match bodies.len() {
+        1 => solve(Const::<6>, bodies, laws, tau),
+        2 => solve(Const::<12>, bodies, laws, tau),
+        3 => solve(Const::<18>, bodies, laws, tau),
+        4 => solve(Const::<24>, bodies, laws, tau),
+        n => solve(Dyn(6 * n), bodies, laws, tau),
+    }
+}
+
+/// [`group_rates`] in `n` = 6 × bodies unknowns (fixed or known at run time).
+fn solve<D>(n: D, bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64)
+where
+    D: DimMin<D, Output = D>,
+    DefaultAllocator: Allocator<D, D> + Allocator<D>,
+{
     // Six unknowns a body: a point mass's rotation is a dummy of unit inertia that no
     // force reaches, so it stays at Δω = 0.
-    let n = 6 * bodies.len();
-    let mut inertia = DMatrix::zeros(n, n);
+    let mut inertia = OMatrix::<f64, D, D>::zeros_generic(n, n);
     // The other forces: the explicit ones less the laws' at Δ = 0.
-    let mut fo = DVector::zeros(n);
+    let mut fo = OVector::<f64, D>::zeros_generic(n, Const::<1>);
     let mut scale = 0.0;
     for (i, b) in bodies.iter().enumerate() {
         let o = 6 * i;
@@ -109,54 +121,81 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
             None => inertia.fixed_view_mut::<3, 3>(o + 3, o + 3).fill_diagonal(1.0),
         }
     }
-    // Per law: its lever on its body, its partner's (a body solved for), and the given
-    // change of a prescribed partner's point.
-    type Levers = (Matrix3x6<f64>, Option<(usize, Matrix3x6<f64>)>, Vector3<f64>);
-    let levers: Vec<Levers> = laws
-        .iter()
-        .map(|l| {
-            let own = bodies[l.body].lever(&point(&l.law));
-            match l.partner {
-                Some((j, at)) if bodies[j].prescribed => {
-                    let p = &bodies[j];
-                    (own, None, (p.a + p.alpha.cross(&(at - p.com))) * tau)
-                }
-                partner => (own, partner.map(|(j, at)| (j, bodies[j].lever(&at))), Vector3::zeros()),
-            }
-        })
-        .collect();
-    for (l, (g, _, _)) in laws.iter().zip(&levers) {
-        let mut rows = fo.fixed_rows_mut::<6>(6 * l.body);
-        rows -= g.transpose() * l.law.force();
+    for l in laws {
+        let o = 6 * l.body;
+        let f0 = l.law.force();
+        let mut rows = fo.fixed_rows_mut::<3>(o);
+        rows -= f0;
+        if let Some(r) = bodies[l.body].arm(&point(&l.law)) {
+            let mut rows = fo.fixed_rows_mut::<3>(o + 3);
+            rows -= r.transpose() * f0;
+        }
     }
     scale = (scale + fo.norm()) * tau;
-    let (mut f, mut jac) = (DVector::zeros(n), DMatrix::zeros(n, n));
-    let residual = |d: &DVector<f64>| {
-        f.copy_from(&fo);
-        jac.copy_from(&inertia);
-        for (l, (g, partner, given)) in laws.iter().zip(&levers) {
-            let o = 6 * l.body;
-            // The change of the law's argument: its point on its body less the partner's.
-            let mut x = g * d.fixed_rows::<6>(o) - given;
-            if let Some((j, gj)) = partner {
-                x -= gj * d.fixed_rows::<6>(6 * j);
+    let residual = |d: &OVector<f64, D>| {
+        let mut f = fo.clone();
+        let mut jac = inertia.clone();
+        for l in laws {
+            let (i, o) = (l.body, 6 * l.body);
+            let at = point(&l.law);
+            let ri = bodies[i].arm(&at);
+            // The change of the law's argument: its point on its body less the partner's,
+            // Δv + R Δω on each (G = [I, R]).
+            let at_body = |r: &Option<Matrix3<f64>>, q: usize| {
+                let mut x: Vector3<f64> = d.fixed_rows::<3>(q).into_owned();
+                if let Some(r) = r {
+                    x += r * d.fixed_rows::<3>(q + 3);
+                }
+                x
+            };
+            let mut x = at_body(&ri, o);
+            // The partner solved for: its body, offset and arm.
+            let mut other = None;
+            if let Some((j, p)) = l.partner {
+                let b = &bodies[j];
+                if b.prescribed {
+                    x -= (b.a + b.alpha.cross(&(p - b.com))) * tau;
+                } else {
+                    let rj = b.arm(&p);
+                    x -= at_body(&rj, 6 * j);
+                    other = Some((6 * j, rj));
+                }
             }
             let (fl, jl) = l.law.at(&x);
-            let mut rows = f.fixed_rows_mut::<6>(o);
-            rows += g.transpose() * fl;
-            let top = g.transpose() * jl * tau;
-            let mut block = jac.fixed_view_mut::<6, 6>(o, o);
-            block += top * g;
-            if let Some((j, gj)) = partner {
-                let mut block = jac.fixed_view_mut::<6, 6>(o, 6 * j);
-                block -= top * gj;
+            let jt = jl * tau;
+            let mut rows = f.fixed_rows_mut::<3>(o);
+            rows += fl;
+            // G_iᵀ J G_i on the diagonal block, −G_iᵀ J G_j off it: [[J, J R_j], [R_iᵀ J, R_iᵀ J R_j]]
+            // (the rows of R_i and the columns of R_j only where the body turns).
+            let rt = ri.map(|ri| ri.transpose() * jt);
+            let mut block = |q: usize, rj: &Option<Matrix3<f64>>, sign: f64| {
+                let mut b = jac.fixed_view_mut::<3, 3>(o, q);
+                b += jt * sign;
+                if let Some(rj) = rj {
+                    let mut b = jac.fixed_view_mut::<3, 3>(o, q + 3);
+                    b += jt * rj * sign;
+                }
+                if let Some(rt) = &rt {
+                    let mut b = jac.fixed_view_mut::<3, 3>(o + 3, q);
+                    b += rt * sign;
+                    if let Some(rj) = rj {
+                        let mut b = jac.fixed_view_mut::<3, 3>(o + 3, q + 3);
+                        b += rt * rj * sign;
+                    }
+                }
+            };
+            block(o, &ri, 1.0);
+            if let Some((q, rj)) = other {
+                block(q, &rj, -1.0);
+            }
+            if let Some(ri) = &ri {
+                let mut rows = f.fixed_rows_mut::<3>(o + 3);
+                rows += ri.transpose() * fl;
             }
         }
-        let r = &inertia * d - &f * tau;
-        let step = jac.clone().lu().solve(&r);
-        (r, step)
+        (&inertia * d - f * tau, jac)
     };
-    let d = super::newton(residual, DVector::zeros(n), scale);
+    let d = super::newton(residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
     for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
         b.a = d.fixed_rows::<3>(6 * i) / tau;
         if b.inertia.is_some() {
