@@ -225,8 +225,16 @@ impl Coupling {
         start: usize,
         out: &mut [StageBody],
     ) -> Result<(), (usize, Fault)> {
-        let (mut phi, mut rates, mut laws) = (Vec::new(), Vec::new(), Vec::new());
-        for (m, &j) in self.members[start..start + out.len()].iter().enumerate() {
+        // Sized once (no growth inside the loop): the group's laws, its largest port count and state.
+        let members = &self.members[start..start + out.len()];
+        let (mut nl, mut np, mut nx) = (0, 0, 0);
+        for &j in members {
+            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+            nl += (self.starts[pb] - self.starts[pa]) as usize;
+            (np, nx) = (np.max(pb - pa), nx.max(s.adm_x[j + 1] - s.adm_x[j]));
+        }
+        let (mut phi, mut rates, mut laws) = (Vec::with_capacity(np), Vec::with_capacity(nx), Vec::with_capacity(nl));
+        for (m, &j) in members.iter().enumerate() {
             let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
             phi.clear();
             phi.resize(pb - pa, Force::ZERO);
