@@ -352,31 +352,22 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
     if joined.is_empty() {
         return;
     }
-    let mut root: Vec<usize> = (0..s.adm.len()).collect();
-    let find = |root: &mut Vec<usize>, mut a: usize| {
-        while root[a] != a {
-            root[a] = root[root[a]];
-            a = root[a];
-        }
-        a
-    };
+    let mut root = petgraph::unionfind::UnionFind::<usize>::new(s.adm.len());
     for &i in &joined {
         let mut ends = s.impedance_ports(i).map(|(adm, _)| adm);
         if let (Some(a), Some(b)) = (ends.next(), ends.next()) {
-            let (ra, rb) = (find(&mut root, a), find(&mut root, b));
-            root[ra] = rb;
+            root.union(a, b);
         }
     }
     let mut size = vec![0usize; s.adm.len()];
     for j in 0..s.adm.len() {
-        let r = find(&mut root, j);
-        size[r] += 1;
+        size[root.find_mut(j)] += 1;
     }
     for &i in &joined {
         let Some((a, _)) = s.impedance_ports(i).next() else { continue };
         // (A contact coupled because its group was unstable keeps its coupling: explicit it
         // is unstable; its group, within check's 16 bodies, grew only by other couplings.)
-        if size[find(&mut root, a)] > MAX_GROUP_BODIES && forced.binary_search(&i).is_err() {
+        if size[root.find_mut(a)] > MAX_GROUP_BODIES && forced.binary_search(&i).is_err() {
             tell(i, told[i], None);
         }
     }

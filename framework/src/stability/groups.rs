@@ -431,14 +431,8 @@ fn group_parts(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupParts> {
     use std::collections::HashMap;
     let mut index: HashMap<(usize, usize), usize> = HashMap::new();
     let mut bodies: Vec<Body> = Vec::new();
-    let mut parent: Vec<usize> = Vec::new();
-    fn find(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
-        }
-        i
-    }
+    // Pairs of bodies (indices into `bodies`) joined by a contact.
+    let mut joined: Vec<(usize, usize)> = Vec::new();
     let mut contacts: Vec<GroupContact> = Vec::new();
     let t = 0.0;
     let n_imp = sched.impedance_names().len();
@@ -469,7 +463,6 @@ fn group_parts(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupParts> {
                 None => match body(sched, x, method, *port) {
                     Some(b) => {
                         bodies.push(b);
-                        parent.push(bodies.len() - 1);
                         index.insert(*port, bodies.len() - 1);
                         bodies.len() - 1
                     }
@@ -485,23 +478,26 @@ fn group_parts(sched: &Schedule, x: &[f64], method: Method) -> Vec<GroupParts> {
             continue;
         }
         if let [Some(a), Some(b)] = at {
-            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-            parent[ra] = rb;
+            joined.push((a, b));
         }
         contacts.push(GroupContact { imp: i, spring, point: cp.point, normal: cp.normal, ends: at });
+    }
+    let mut parent = petgraph::unionfind::UnionFind::<usize>::new(bodies.len());
+    for &(a, b) in &joined {
+        parent.union(a, b);
     }
     // Bodies by group root, in order of first appearance.
     let mut order: HashMap<usize, usize> = HashMap::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
     for b in 0..bodies.len() {
-        let r = find(&mut parent, b);
+        let r = parent.find_mut(b);
         let g = *order.entry(r).or_insert_with(|| {
             members.push(Vec::new());
             members.len() - 1
         });
         members[g].push(b);
     }
-    let group_of: Vec<usize> = (0..bodies.len()).map(|b| order[&find(&mut parent, b)]).collect();
+    let group_of: Vec<usize> = (0..bodies.len()).map(|b| order[&parent.find_mut(b)]).collect();
     let mut local = vec![0; bodies.len()];
     for m in &members {
         for (k, b) in m.iter().enumerate() {

@@ -27,6 +27,7 @@ use crate::component::{Fault, PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
 use crate::port::{Force, Motion};
 use crate::schedule::Schedule;
 use crate::stage_law::{group_rates, GroupLaw, StageBody};
+use petgraph::unionfind::UnionFind;
 use nalgebra::Vector3;
 
 /// The coupled impedances and the masses they hold, with the stage laws of the elements on
@@ -99,14 +100,7 @@ impl Coupling {
         // solved in a group (union–find over the admittances), each with the prescribed
         // motions its bodies' elements end on. A pair: the places of its body's law and of
         // the other end's, and the two admittances.
-        let mut root: Vec<usize> = (0..s.adm.len()).collect();
-        fn find(root: &mut [usize], mut a: usize) -> usize {
-            while root[a] != a {
-                root[a] = root[root[a]];
-                a = root[a];
-            }
-            a
-        }
+        let mut root = UnionFind::<usize>::new(s.adm.len());
         let mut pairs = Vec::new();
         let mut place = 0;
         for &i in &imp {
@@ -116,8 +110,7 @@ impl Coupling {
                     _ if a == b => {}
                     (Some(End::Body), Some(End::Body)) => {
                         pairs.push((place, place + 1, a, b));
-                        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
-                        root[ra] = rb;
+                        root.union(a, b);
                     }
                     (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, a, b)),
                     (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, b, a)),
@@ -126,8 +119,8 @@ impl Coupling {
             }
             place += ends.len();
         }
-        let mut bodies: Vec<(usize, usize)> = pairs.iter().map(|p| (find(&mut root, p.2), p.2)).collect();
-        bodies.extend(pairs.iter().filter(|p| group_end(s, x, p.3) == Some(End::Body)).map(|p| (find(&mut root, p.3), p.3)));
+        let mut bodies: Vec<(usize, usize)> = pairs.iter().map(|p| (root.find_mut(p.2), p.2)).collect();
+        bodies.extend(pairs.iter().filter(|p| group_end(s, x, p.3) == Some(End::Body)).map(|p| (root.find_mut(p.3), p.3)));
         bodies.sort_unstable();
         bodies.dedup();
         // Per (group, admittance): its index within the group.
@@ -141,7 +134,7 @@ impl Coupling {
             members.push(j);
             if bodies.get(n + 1).is_none_or(|b| b.0 != r) {
                 // The group's prescribed motions after its bodies.
-                for p in pairs.iter().filter(|p| find(&mut root, p.2) == r) {
+                for p in pairs.iter().filter(|p| root.find_mut(p.2) == r) {
                     if group_end(s, x, p.3) == Some(End::Prescribed) && !index.contains_key(&(r, p.3)) {
                         index.insert((r, p.3), (members.len() - start) as u32);
                         members.push(p.3);
@@ -152,7 +145,7 @@ impl Coupling {
         }
         let mut partner = vec![NO_PARTNER; places.len()];
         for &(pa, pb, a, b) in &pairs {
-            let r = find(&mut root, a);
+            let r = root.find_mut(a);
             let (qa, qb) = (places[pa], places[pb]);
             partner[qa as usize] = (qb, index[&(r, b)]);
             if group_end(s, x, b) == Some(End::Body) {
