@@ -269,8 +269,8 @@ fn sphere_contact_pushes_along_the_line_of_centres() {
 
 /// `stiction check` sees both bodies' inertias through a contact: two 1 kg masses pressed
 /// together through a body_contact (K = 5.76e5 N/m, B = 900 N·s/m, RK4, T = 3e-3 s: its
-/// continuous law, B ≥ T K/2, which RK4 integrates explicitly; a Stribeck law, which the
-/// stepper does not hold implicitly) are each stable against the other held still but
+/// continuous law, B ≥ T K/2, which RK4 integrates explicitly; `"hold": "explicit"`, so that
+/// the stepper does not hold it implicitly) are each stable against the other held still but
 /// vibrate against each other (relative mode: inertias in series 0.5 kg): the two bodies,
 /// analysed together as a group held by the contact, are warned about, the single ports are
 /// not; at T = 2e-3 s nothing is. With a Coulomb law (B = 0) the contact is held implicitly
@@ -297,12 +297,10 @@ fn check_warns_about_a_pair_of_bodies_too_stiff_for_the_step_together() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("no warnings") && text.contains("info: c: contact stiffness K = 576000") && text.contains("held implicitly"), "{text}");
     }
-    // A Stribeck law (μ_s = μ) stays explicit: the pair's analysis warns for it.
+    // Held explicitly (`"hold": "explicit"`): the pair's analysis warns for it.
     let sys = |step: f64| {
         let mut v = sys(step, 900.0);
-        v["components"]["c"]["law"] = json!("stribeck");
-        v["components"]["c"]["mu_s"] = json!(0.5);
-        v["components"]["c"]["vs"] = json!(0.1);
+        v["solver"]["hold"] = json!("explicit");
         v
     };
     for (step, warned) in [(3e-3, true), (2e-3, false)] {
@@ -413,25 +411,19 @@ fn creep_per_period(rec: &Recorder) -> f64 {
     worst
 }
 
-/// `stacks` with every contact's law a Stribeck curve of μ_s = μ (the same friction held and
-/// sliding as Coulomb's): a law the stepper does not hold implicitly with its bodies, so that
-/// the stacks stay explicit at every step (the analysis below is about that form).
+/// `stacks` with `"hold": "explicit"`: the stepper holds no contact implicitly with its
+/// bodies, so that the stacks stay explicit at every step (the analysis below is about that
+/// form).
 fn explicit_stacks(n: usize, step: f64, stop: f64, interval: f64) -> Value {
     let mut v = stacks(n, step, stop, interval);
-    for (_, c) in v["components"].as_object_mut().unwrap().iter_mut() {
-        if c["type"] == "body_contact" {
-            c["law"] = json!("stribeck");
-            c["mu_s"] = c["mu"].clone();
-            c["vs"] = json!(0.1);
-        }
-    }
+    v["solver"]["hold"] = json!("explicit");
     v
 }
 
 /// Issue 43: `stiction check` analyses each stack as one linear system (three boxes, twelve
 /// corner contacts, 18 degrees of freedom: normal, tangential and rocking), and the largest
 /// stable step it reports is the true one within 5 %: 50 stacks side by side whose contacts
-/// stay explicit (a Stribeck law of μ_s = μ) hold exactly (≤ 1e-12 m between samples a
+/// stay explicit (`"hold": "explicit"`) hold exactly (≤ 1e-12 m between samples a
 /// period apart) for 20 s at that step and at 0.95 of it, and creep at 1.05 of it; at 1.2 ×
 /// it `check` warns, at the step itself it does not. (Before, `check` reported 1.1e-3 s while
 /// 7e-4 s crept: one contact at a time, and the τK of the held tangential elements, which RK4

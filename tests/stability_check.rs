@@ -230,8 +230,8 @@ fn lugre_and_dahl_are_in_the_stuck_state_analysis() {
 
 /// Coupled robot joints (issue 14): the two-link arm of Simulation II (`two_link_fricK.json`,
 /// K = 5000 on each joint) analysed with its full inertia matrix H(θ). With friction elements
-/// in the paper's form (here `kikuuwe_c` with a Stribeck law, Fc = 0.5, Fs = 0.55 N·m, which
-/// is not held implicitly): each joint alone (H_ii) looks stable up to T = 3e-3; coupled, the step map is
+/// in the paper's form (here `kikuuwe_c` with a Stribeck law, Fc = 0.5, Fs = 0.55 N·m, whose
+/// Φ_Z keeps the paper's τK, run with `"hold": "explicit"`): each joint alone (H_ii) looks stable up to T = 3e-3; coupled, the step map is
 /// unstable above 1.43e-3 s, and the physics agrees: held by 0.45 N·m < Fc = 0.5 N·m for 1.5 s,
 /// the arm stays at the static deflection τ/K = 9e-5 rad at T = 1.4e-3 and creeps (friction
 /// saturated) at T = 2e-3. The example's own `fric_k`s (Coulomb) are held implicitly with the
@@ -246,6 +246,7 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
         v["solver"]["stop_time"] = json!(1.5);
         v["output"]["interval"] = json!(step);
         if viscous {
+            v["solver"]["hold"] = json!("explicit");
             for f in ["fric0", "fric1"] {
                 v["components"][f] = json!({"type": "kikuuwe_c", "K": 5000, "B": 1, "law": "stribeck", "Fc": 0.5, "Fs": 0.55, "vs": 0.01, "exponent": 1.0});
             }
@@ -282,9 +283,8 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
 /// point's 1 kg: 1/6 kg. The relative mode is the mass–spring–damper of that reduced mass
 /// (undamped it would be stable under RK4 up to ωT = 2√2 with ω = √(6K), a step 1/√3 of the
 /// translational limit 2√2/√(2K)). With the body replaced by a 1 kg point, nothing changes
-/// from the translational model. (The contact's law is a Stribeck curve of μ_s = μ, which the
-/// stepper leaves explicit: a Coulomb contact this unstable is held implicitly with the
-/// bodies, and its analysis is that of the coupled stage.)
+/// from the translational model. (Run with `"hold": "explicit"`: a contact this unstable is
+/// otherwise held implicitly with the bodies, and its analysis is that of the coupled stage.)
 #[test]
 fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
     use stiction::framework::stability::{analyse_pairs, Direction, PairModel, PortModel};
@@ -292,12 +292,11 @@ fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
     let (k, step): (f64, f64) = (1e4, 0.015);
     let sys = |body: Value, b: f64| {
         json!({
-            "solver": {"method": "rk4", "step": step, "stop_time": 0.1},
+            "solver": {"method": "rk4", "step": step, "stop_time": 0.1, "hold": "explicit"},
             "components": {
                 "p": {"type": "point_mass", "mass": 1.0, "init": {"p": [0.4, 0, 0]}},
                 "body": body,
                 "c": {"type": "body_contact", "K": k, "B": b, "mu": 0.5, "domain_b": "frame",
-                      "law": "stribeck", "mu_s": 0.5, "vs": 0.1,
                       "plane": {"point": [0.4, 0, 0], "normal": [0, 1, 0]}}
             },
             "connections": [{"from": "c.a", "to": "p"}, {"from": "c.b", "to": "body"}]

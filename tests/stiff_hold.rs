@@ -887,3 +887,94 @@ fn a_thousand_times_stiffer_example_warns_or_runs() {
         assert!(ran.iter().any(|n| n == held), "{held} did not run without a warning: ran {ran:?}, warned {warned:?}");
     }
 }
+
+/// g(v) of a Stribeck curve: `fc` + (`fs` − `fc`) exp(−(v/`vs`)²).
+fn stribeck_level(fc: f64, fs: f64, vs: f64, v: f64) -> f64 {
+    fc + (fs - fc) * (-(v / vs).powi(2)).exp()
+}
+
+/// v and x at `t` of m v̇ = `f`(v), v(0) = `v0`, by RK4 at 1e-6 s (the reference).
+fn reference(f: impl Fn(f64) -> f64, v0: f64, t: f64) -> (f64, f64) {
+    let (h, mut v, mut x) = (1e-6, v0, 0.0);
+    for _ in 0..(t / h).round() as usize {
+        let (k1, l1) = (f(v), v);
+        let (k2, l2) = (f(v + 0.5 * h * k1), v + 0.5 * h * k1);
+        let (k3, l3) = (f(v + 0.5 * h * k2), v + 0.5 * h * k2);
+        let (k4, l4) = (f(v + h * k3), v + h * k3);
+        v += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+        x += h / 6.0 * (l1 + 2.0 * l2 + 2.0 * l3 + l4);
+    }
+    (v, x)
+}
+
+/// Issue 43, item 3, friction laws on a Stribeck curve: a stiff `kikuuwe_c` (K = 1e7, 1 kg,
+/// T = 1e-3: ω T = 3.16) and a stiff `body_contact` (K = 1e8) under a Stribeck law are held
+/// implicitly with their mass, the stage law's level g at the slider's speed (57) as the
+/// element's own Φ_Z: no warning; below the breakaway level the mass holds bit for bit on
+/// its spring; past it it slides as m v̇ = f − g(v) says. Before, they stayed explicit:
+/// `check` warned and the runs diverged.
+#[test]
+fn stiff_elements_on_a_stribeck_curve_are_held_implicitly() {
+    let (fc, fs, vs) = (3.0, 5.0, 0.1);
+    let element = |push: f64| {
+        json!({
+            "solver": {"method": "rk4", "step": 1e-3, "stop_time": 1.0},
+            "output": {"signals": {"q": "m.q", "v": "m.v", "e": "f.e"}},
+            "components": {"m": {"type": "mass", "mass": 1.0, "force": push},
+                           "f": {"type": "kikuuwe_c", "K": K, "B": 1.0, "law": "stribeck", "Fc": fc, "Fs": fs, "vs": vs}},
+            "connections": [{"from": "f.a", "to": "ground"}, {"from": "f.b", "to": "m"}]
+        })
+    };
+    // Held below Fs: the spring at the push, the position constant bit for bit.
+    let held = element(4.5);
+    assert_eq!(warnings(&held), Vec::<String>::new());
+    // (Explicit, `"hold": "explicit"`, `check` warns: ω T = 3.16.)
+    let mut explicit = held.clone();
+    explicit["solver"]["hold"] = json!("explicit");
+    assert!(!warnings(&explicit).is_empty(), "no warning held explicitly");
+    let rec = run_value(&held);
+    let (q, e) = (col(&rec, "q"), col(&rec, "e"));
+    let from = rec.time.iter().position(|&t| t >= 0.1).expect("rows");
+    assert!(q[from..].iter().all(|&x| x == q[from]), "creeps: {} .. {}", q[from], q[q.len() - 1]);
+    // (The mass first swings past the load on its spring and slips a little: q ≠ e.)
+    assert!((e[from] - 4.5 / K).abs() < 1e-12 * 4.5 / K * 1e3, "e = {}", e[from]);
+    // Broken away past Fs: the velocity of m v̇ = 6 − g(v).
+    let slides = element(6.0);
+    assert_eq!(warnings(&slides), Vec::<String>::new());
+    let rec = run_value(&slides);
+    let (q, v) = (col(&rec, "q"), col(&rec, "v"));
+    assert!(q.iter().chain(&v).all(|z| z.is_finite()), "not finite");
+    let (v_ref, q_ref) = reference(|v| 6.0 - stribeck_level(fc, fs, vs, v), 0.0, 1.0);
+    let n = v.len() - 1;
+    eprintln!("kikuuwe_c on a Stribeck curve, K = 1e7, T = 1e-3: v(1 s) = {:.6} (reference {v_ref:.6}), q = {:.6} ({q_ref:.6})", v[n], q[n]);
+    assert!((v[n] - v_ref).abs() < 5e-3 * v_ref && (q[n] - q_ref).abs() < 5e-3 * q_ref, "v {} q {}", v[n], q[n]);
+
+    // A point launched at 1 m/s on a stiff body contact to the ground, μ = 0.5 falling from
+    // μ_s = 0.8 at rest (v_s = 0.05 m/s): stops where v̇ = −μ(v) g says, and holds.
+    let (g, k, v0) = (9.81, 1e8, 1.0);
+    let contact = json!({
+        "solver": {"method": "rk4", "step": 1e-3, "stop_time": 0.5},
+        "output": {"signals": {"x": "a.p[0]", "z": "a.p[2]"}},
+        "components": {
+            "a": {"type": "point_mass", "mass": 1.0, "gravity": [0, 0, -g], "init": {"p": [0, 0, -g / k], "v": [v0, 0, 0]}},
+            "c": {"type": "body_contact", "K": k, "B": 1.0, "mu": 0.5, "law": "stribeck", "mu_s": 0.8, "vs": 0.05, "domain_b": "point3"}
+        },
+        "connections": [{"from": "c.a", "to": "a"}, {"from": "c.b", "to": "ground"}]
+    });
+    assert_eq!(warnings(&contact), Vec::<String>::new());
+    let rec = run_value(&contact);
+    let (x, z) = (col(&rec, "x"), col(&rec, "z"));
+    // The distance to the stop: integrate v̇ = −μ(v) g until v reaches 0 (at 0.2 s or so).
+    let mu = |v: f64| stribeck_level(0.5, 0.8, 0.05, v);
+    let (mut vr, mut xr, h) = (v0, 0.0, 1e-6);
+    while vr > 0.0 {
+        let k1 = -mu(vr) * g;
+        let k2 = -mu((vr + 0.5 * h * k1).max(0.0)) * g;
+        xr += h * (vr + 0.5 * h * k1).max(0.0);
+        vr += h * k2;
+    }
+    let from = rec.time.iter().position(|&t| t >= 0.3).expect("rows");
+    eprintln!("body_contact on a Stribeck curve, K = 1e8, T = 1e-3: slides {:.6} m (reference {xr:.6})", x[from]);
+    assert!((x[from] - xr).abs() < 2e-3 * xr, "slides {} against {xr}", x[from]);
+    assert!(x[from..].iter().all(|&v| v == x[from]) && z[from..].iter().all(|&v| v == z[from]), "creeps");
+}

@@ -7,7 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
-pub use crate::stage_law::{PortLaws, StageBody, StageLaw};
+pub use crate::stage_law::{Curve, PortLaws, StageBody, StageLaw};
 use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).

@@ -78,7 +78,7 @@ pub mod system;
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
     Admittance, AffineSlip, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
-    StageLaw, StageSpring, MAX_IMPEDANCE_PORTS,
+    Curve, StageLaw, StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};
 pub use method::{Method, Tableau};
@@ -89,4 +89,4 @@ pub use port::{Domain, Force, Layout, Motion, Offset, PortInfo};
 pub use schedule::Schedule;
 pub use signal::TimeFunction;
 pub use stepper::bus::{BlockOptions, When};
-pub use stepper::{EventCounts, Simulator, Switches};
+pub use stepper::{EventCounts, Hold, Simulator, Switches};

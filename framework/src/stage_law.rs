@@ -36,6 +36,8 @@ pub enum StageLaw {
         /// The world point it acts at (a rigid body's lever: the point the port is attached
         /// at; a mass ignores it).
         at: Vector3<f64>,
+        /// How the level F falls with the slider's speed ([`Curve`]; `level` is the kinetic one).
+        curve: Curve,
     },
     /// A contact with a plane of unit normal `n` and tangents `t1`, `t2` ((23)): the normal
     /// force f_n = max(0, w_n − c_n Δ_n) along n (w_n = K δ − (B + τK) v_n in contact, with
@@ -52,7 +54,37 @@ pub enum StageLaw {
         c: f64,
         mu: f64,
         at: Vector3<f64>,
+        /// How μ falls with the slider's speed ([`Curve`]; `mu` is the kinetic one).
+        curve: Curve,
     },
+}
+
+/// The shape of a coupled element's friction level over its slider's speed s = ‖x‖/c, the
+/// argument of (57)'s g at Z = 1/c (the element's own Φ_Z, `FrictionLaw::phi_z`): constant
+/// (Coulomb), or a Stribeck curve from `peak` at rest down to the law's kinetic level,
+/// g(s) = level + (peak − level) exp(−(s/v_s)^δ) (a contact's in μ, scaled by f_n).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Curve {
+    Flat,
+    Stribeck { peak: f64, vs: f64, exponent: f64 },
+}
+
+impl Curve {
+    /// g and its slope dg/dx at ‖x‖ = `norm` for kinetic level `level` and rate `c` (speed
+    /// norm/c); (level, 0) when flat.
+    #[inline]
+    fn level(&self, level: f64, norm: f64, c: f64) -> (f64, f64) {
+        match *self {
+            Curve::Flat => (level, 0.0),
+            Curve::Stribeck { peak, vs, exponent } => {
+                let r = norm / (c * vs);
+                let drop = (peak - level) * (-r.powf(exponent)).exp();
+                // d/d‖x‖ of drop·… = −δ r^(δ−1) drop/(c v_s); 0 at rest where δ ≥ 1.
+                let slope = if r > 0.0 { -exponent * r.powf(exponent - 1.0) * drop / (c * vs) } else { 0.0 };
+                (level + drop, slope)
+            }
+        }
+    }
 }
 
 /// The most joints [`StageLaw::joint_rates`] solves together (a serial robot's links).
@@ -86,9 +118,10 @@ impl StageLaw {
     /// The force the law gives at Δ = 0: what the element's `evaluate` put on the port.
     pub fn force(&self) -> Vector3<f64> {
         match *self {
-            StageLaw::Friction { w, c, level, viscous, dims, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, curve, .. } => {
                 let n = dims.clamp(1, 3);
                 let norm = w.rows(0, n).norm();
+                let (level, _) = curve.level(level, norm, c);
                 let scale = if norm <= level { 1.0 } else { sliding(level, c, viscous, norm) / norm };
                 let mut f = Vector3::zeros();
                 for i in 0..n {
@@ -96,8 +129,9 @@ impl StageLaw {
                 }
                 f
             }
-            StageLaw::Contact { n, t1, t2, wn, wt, mu, .. } => {
+            StageLaw::Contact { n, t1, t2, wn, wt, c, mu, curve, .. } => {
                 let fn_ = wn.max(0.0);
+                let (mu, _) = curve.level(mu, wt.norm(), c);
                 let ft = saturated(mu * fn_, wt);
                 n * fn_ - t1 * ft.x - t2 * ft.y
             }
@@ -110,7 +144,11 @@ impl StageLaw {
     /// f_o = m a − f(0) the other forces. The normal part first (it does not depend on the
     /// tangential one), then the friction at its level (held, or sliding along w + k f_o). A mass at rest in
     /// equilibrium keeps a zero rate.
+    /// A law on a Stribeck curve has no closed form: Newton's method ([`implicit_rate`](Self::implicit_rate)).
     pub fn implicit_acceleration(&self, m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
+        if !self.is_flat() {
+            return Self::newton_rate(std::slice::from_ref(self), m, a, tau);
+        }
         let fo = a * m - self.force();
         match *self {
             StageLaw::Friction { w, c, level, viscous, dims, .. } => {
@@ -147,19 +185,27 @@ impl StageLaw {
         match laws {
             [] => a,
             [law] => law.implicit_acceleration(m, a, tau),
-            _ => {
-                let fo = laws.iter().fold(a * m, |f, l| f - l.force());
-                let residual = |d: &Vector3<f64>| {
-                    let (f, jac) = laws.iter().fold((fo, Matrix3::zeros()), |(f, j), l| {
-                        let (fl, jl) = l.at(d);
-                        (f + fl, j + jl)
-                    });
-                    let r = d * m - f * tau;
-                    (r, Matrix3::from_diagonal_element(m) + jac * tau)
-                };
-                newton(residual, Vector3::zeros(), (fo.norm() + a.norm() * m) * tau) / tau
-            }
+            _ => Self::newton_rate(laws, m, a, tau),
         }
+    }
+
+    /// [`implicit_rate`](Self::implicit_rate) by Newton's method on R(Δ) = m Δ − τ (f_o + Σ f_j(Δ)).
+    fn newton_rate(laws: &[StageLaw], m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
+        let fo = laws.iter().fold(a * m, |f, l| f - l.force());
+        let residual = |d: &Vector3<f64>| {
+            let (f, jac) = laws.iter().fold((fo, Matrix3::zeros()), |(f, j), l| {
+                let (fl, jl) = l.at(d);
+                (f + fl, j + jl)
+            });
+            let r = d * m - f * tau;
+            (r, Matrix3::from_diagonal_element(m) + jac * tau)
+        };
+        newton(residual, Vector3::zeros(), (fo.norm() + a.norm() * m) * tau) / tau
+    }
+
+    /// Whether the law's level is constant (Coulomb): its one-law stage is in closed form.
+    pub fn is_flat(&self) -> bool {
+        matches!(self, StageLaw::Friction { curve: Curve::Flat, .. } | StageLaw::Contact { curve: Curve::Flat, .. })
     }
 
     /// The rates of a rigid body (mass `m`, world inertia `inertia` about its centre of mass
@@ -291,13 +337,14 @@ impl StageLaw {
     /// also falls with Δ_n).
     fn at(&self, d: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
         match *self {
-            StageLaw::Friction { w, c, level, viscous, dims, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, curve, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut x = Vector3::zeros();
                 for i in 0..n {
                     x[i] = w[i] + c * d[i];
                 }
                 let norm = x.norm();
+                let (level, dg) = curve.level(level, norm, c);
                 let mut jac = Matrix3::zeros();
                 if norm <= level {
                     for i in 0..n {
@@ -305,10 +352,11 @@ impl StageLaw {
                     }
                     (-x, jac)
                 } else {
-                    // f = −u φ(‖x‖): −∂f/∂Δ = c (φ/‖x‖ (I − u uᵀ) + φ' u uᵀ).
+                    // f = −u φ(‖x‖): −∂f/∂Δ = c (φ/‖x‖ (I − u uᵀ) + φ' u uᵀ), φ = (c g + D ‖x‖)/(c + D)
+                    // with g at ‖x‖ (its slope dg/d‖x‖ on a Stribeck curve).
                     let u = x / norm;
                     let phi = sliding(level, c, viscous, norm);
-                    let (k, slope) = (c * phi / norm, c * viscous / (c + viscous));
+                    let (k, slope) = (c * phi / norm, c * (c * dg + viscous) / (c + viscous));
                     for i in 0..n {
                         for j in 0..n {
                             jac[(i, j)] = k * (f64::from(u8::from(i == j)) - u[i] * u[j]) + slope * u[i] * u[j];
@@ -317,13 +365,14 @@ impl StageLaw {
                     (-u * phi, jac)
                 }
             }
-            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, .. } => {
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, curve, .. } => {
                 let xn = wn - cn * n.dot(d);
                 let pressed = xn > 0.0;
                 let fn_ = if pressed { xn } else { 0.0 };
                 let x = wt + Vector2::new(t1.dot(d), t2.dot(d)) * c;
-                let level = mu * fn_;
                 let norm = x.norm();
+                let (mu, dmu) = curve.level(mu, norm, c);
+                let level = mu * fn_;
                 let tm = nalgebra::Matrix3x2::from_columns(&[t1, t2]);
                 let mut jac = if pressed { n * n.transpose() * cn } else { Matrix3::zeros() };
                 let ft = if norm <= level {
@@ -334,6 +383,10 @@ impl StageLaw {
                     if norm > 0.0 {
                         let p = nalgebra::Matrix2::identity() - u * u.transpose();
                         jac += tm * p * tm.transpose() * (c * level / norm);
+                        if dmu != 0.0 {
+                            // The level μ(‖x‖) f_n along u on a Stribeck curve.
+                            jac += tm * u * u.transpose() * tm.transpose() * (c * dmu * fn_);
+                        }
                     }
                     if pressed {
                         // −f's tangential part T ft grows with μ f_n, which falls with Δ_n.
@@ -442,7 +495,7 @@ mod tests {
     /// A contact with the plane z = const (normal z, tangents x, y), μ = 0.5, its normal and
     /// tangential rates both `c`, acting at `at`.
     fn on_z_plane(wn: f64, wt: [f64; 2], c: f64, at: Vector3<f64>) -> StageLaw {
-        StageLaw::Contact { n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at }
+        StageLaw::Contact { n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at, curve: Curve::Flat }
     }
 
     /// The rate solves the stage: m Δ = τ (f_o + f(Δ)) with Δ = τ·rate, for a held and a
@@ -450,7 +503,7 @@ mod tests {
     #[test]
     fn the_implicit_rate_solves_the_stage() {
         let (m, tau) = (2.0, 1e-3);
-        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
+        let friction = |w: [f64; 3]| StageLaw::Friction { w: Vector3::from(w), c: 5e3, level: 4.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
         let contact = |wn: f64, wt: [f64; 2]| on_z_plane(wn, wt, 5e3, Vector3::zeros());
         for law in [friction([1.0, 2.0, 0.5]), friction([30.0, -2.0, 0.0]), contact(20.0, [3.0, 1.0]), contact(20.0, [-30.0, 1.0]), contact(-5.0, [3.0, 1.0])] {
             for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
@@ -459,11 +512,11 @@ mod tests {
                 let delta = rate * tau;
                 // f(Δ) of the law, evaluated directly.
                 let f = match law {
-                    StageLaw::Friction { w, c, level, viscous, at, .. } => {
-                        StageLaw::Friction { w: w + delta * c, c, level, viscous, dims: 3, at }.force()
+                    StageLaw::Friction { w, c, level, viscous, at, curve, .. } => {
+                        StageLaw::Friction { w: w + delta * c, c, level, viscous, dims: 3, at, curve }.force()
                     }
-                    StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, at } => StageLaw::Contact {
-                        n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at,
+                    StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, at, curve } => StageLaw::Contact {
+                        n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at, curve
                     }
                     .force(),
                 };
@@ -473,12 +526,52 @@ mod tests {
         }
     }
 
+    /// Laws on a Stribeck curve (no closed form: Newton's method): the one-law rate solves the
+    /// stage for a held, a breaking-away and a fast-sliding element and contact, and the
+    /// Jacobian `at` gives is the force's, by central differences.
+    #[test]
+    fn stribeck_laws_solve_the_stage_with_their_jacobian() {
+        let (m, tau, c) = (2.0, 1e-3, 5e3);
+        let curve = Curve::Stribeck { peak: 6.0, vs: 0.1, exponent: 2.0 };
+        let friction = |w: [f64; 3], viscous: f64| StageLaw::Friction { w: Vector3::from(w), c, level: 4.0, viscous, dims: 3, at: Vector3::zeros(), curve };
+        let mu_curve = Curve::Stribeck { peak: 0.8, vs: 0.1, exponent: 1.5 };
+        let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
+            n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at: Vector3::zeros(), curve: mu_curve,
+        };
+        let laws = [
+            friction([1.0, 2.0, 0.5], 0.0),
+            friction([5.0, 1.0, 0.0], 0.0),
+            friction([300.0, -2.0, 0.0], 0.0),
+            friction([300.0, -2.0, 0.0], 2.0),
+            contact(20.0, [3.0, 1.0]),
+            contact(20.0, [12.0, 8.0]),
+            contact(20.0, [-600.0, 1.0]),
+        ];
+        for law in laws {
+            for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
+                let delta = StageLaw::implicit_rate(&[law], m, a, tau) * tau;
+                let fo = a * m - law.force();
+                let residual = delta * m - (fo + law.at(&delta).0) * tau;
+                assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{law:?}, a = {a}: residual {residual}");
+            }
+            // −∂f/∂Δ by central differences at a point off the stick boundary.
+            let d = Vector3::new(1e-3, -2e-3, 0.5e-3);
+            let (_, jac) = law.at(&d);
+            for k in 0..3 {
+                let h = 1e-7 * Vector3::ith(k, 1.0);
+                let diff = -(law.at(&(d + h)).0 - law.at(&(d - h)).0) / 2e-7;
+                let err = (jac.column(k) - diff).norm();
+                assert!(err < 1e-5 * (1.0 + jac.norm()), "{law:?}: column {k} {} against {diff}", jac.column(k));
+            }
+        }
+    }
+
     /// Several laws on one mass (two friction elements and a contact, held, sliding,
     /// pressed, leaving): Newton's rate solves the stage m Δ = τ (f_o + Σ f_j(Δ)).
     #[test]
     fn several_laws_on_one_mass_are_solved_together() {
         let (m, tau) = (0.5, 1e-3);
-        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, viscous: 0.0, dims: 3, at: Vector3::zeros() };
+        let friction = |w: [f64; 3], level: f64| StageLaw::Friction { w: Vector3::from(w), c: 1e5, level, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
         let contact = |wn: f64, wt: [f64; 2]| on_z_plane(wn, wt, 1e5, Vector3::zeros());
         let sets = [
             vec![friction([1.0, 2.0, 0.5], 4.0), friction([-3.0, 0.0, 1.0], 6.0)],
@@ -534,9 +627,9 @@ mod tests {
     /// At rest in equilibrium (the element's force balances the rest) the rate is zero.
     #[test]
     fn a_mass_in_equilibrium_keeps_a_zero_rate() {
-        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, viscous: 0.0, dims: 1, at: Vector3::zeros() };
+        let law = StageLaw::Friction { w: Vector3::new(3.0, 0.0, 0.0), c: 1e4, level: 5.0, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat };
         assert_eq!(law.implicit_acceleration(1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
-        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
+        let other = StageLaw::Friction { w: Vector3::new(-1.0, 0.5, 0.0), c: 3e4, level: 5.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
         assert_eq!(StageLaw::implicit_rate(&[law, other], 1.0, Vector3::zeros(), 1e-3), Vector3::zeros());
     }
 
@@ -551,8 +644,8 @@ mod tests {
         h[(0, 1)] = 0.02;
         h[(1, 0)] = 0.02;
         h[(1, 1)] = 0.01;
-        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros() }];
-        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros() }];
+        let held = [StageLaw::Friction { w: Vector3::new(0.3, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat }];
+        let sliding = [StageLaw::Friction { w: Vector3::new(-2.0, 0.0, 0.0), c: 5e3, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat }];
         let laws = |i: usize| -> &[StageLaw] {
             match i {
                 0 => &held,

@@ -266,7 +266,7 @@ const BREAK_TOLERANCE: f64 = 1e-6;
 /// state `x`, where every port is an admittance's only port and of a scalar or point domain
 /// (a mass, a point mass); `None` elsewhere (nothing is computed where no stuck spring adds
 /// τK).
-fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
+fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hold: Hold) {
     // Every end a body that takes the stage laws (stepper/coupling.rs) or a prescribed
     // motion, and a contact between two bodies only where their group's stage is solved
     // together: each body solving its stage with the other at its stage motion, a stiff
@@ -276,7 +276,8 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64) {
     let couplable = |i: usize| {
         let takes = |&(adm, port): &(usize, usize)| s.adm[adm].takes_stage_laws(port);
         let bodies = s.impedance_ports(i).filter(takes).count();
-        bodies > 0
+        hold == Hold::Auto
+            && bodies > 0
             && !(s.imp[i].is_body_contact() && bodies > 1 && !in_group(s, x, i))
             && s.impedance_ports(i).all(|p| takes(&p) || s.adm[p.0].prescribes_motion())
     };
@@ -418,10 +419,27 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
     })
 }
 
+/// `"solver": {"hold": ...}`: whether stiff elements are held implicitly with the bodies they
+/// act on where RK4's explicit stages would not keep their held springs stable
+/// (stepper/coupling.rs): `"auto"` (the default), or `"explicit"` (never: every stage the
+/// elements' own forms, `stiction check` warning where the step is too large for them).
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hold {
+    #[default]
+    Auto,
+    Explicit,
+}
+
 impl Simulator {
     /// Prepare to integrate `sched` with `method` and step `step` (> 0). `threads` is the
     /// number of rayon threads the caller will run it on (1 = strictly serial).
     pub fn new(sched: Schedule, method: Method, step: f64, threads: usize) -> Result<Simulator> {
+        Self::with_hold(sched, method, step, threads, Hold::Auto)
+    }
+
+    /// [`new`](Self::new), with stiff elements held implicitly or not ([`Hold`]).
+    pub fn with_hold(sched: Schedule, method: Method, step: f64, threads: usize, hold: Hold) -> Result<Simulator> {
         if !(step.is_finite() && step > 0.0) {
             return Err(Error::invalid("solver.step", format!("must be a positive number, got {step}")));
         }
@@ -446,7 +464,7 @@ impl Simulator {
                     g.batch.prepare(method, step).map_err(|m| Error::invalid("components", m))?;
                 }
                 if method != Method::Euler {
-                    tell_held_frequencies(s, &x, method, step);
+                    tell_held_frequencies(s, &x, method, step, hold);
                 }
                 let imp_post: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].needs_post_step()).collect();
                 let breaks = match method {

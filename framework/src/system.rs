@@ -21,7 +21,7 @@ use crate::schedule::Schedule;
 use crate::signal::{TimeFunction, WireUse, Wires};
 use crate::stepper::bus::BlockOptions;
 use crate::stepper::Simulator;
-pub use crate::stepper::Switches;
+pub use crate::stepper::{Hold, Switches};
 use nalgebra::Vector3;
 use petgraph::graph::NodeIndex;
 use serde::de::IgnoredAny;
@@ -287,6 +287,9 @@ pub struct SolverSpec {
     /// Which switches RK4 locates within a step (framework/src/stepper/events.rs).
     #[serde(default)]
     pub events: Switches,
+    /// Whether stiff elements are held implicitly with their bodies (stepper/coupling.rs).
+    #[serde(default)]
+    pub hold: Hold,
 }
 
 
@@ -1148,6 +1151,7 @@ fn finish_system(
         interval,
         threads: s.threads,
         switches: s.events,
+        hold: s.hold,
         blocks: BlockOptions {
             gauss_seidel: s.blocks == BlockAlgorithm::GaussSeidel,
             order: s.order.clone(),
@@ -1174,6 +1178,8 @@ pub struct System {
     pub threads: Option<usize>,
     /// Which switches a step locates (`"solver": {"events": ...}`).
     pub switches: Switches,
+    /// Whether stiff elements are held implicitly (`"solver": {"hold": ...}`).
+    pub hold: Hold,
     /// How signal blocks step.
     pub blocks: BlockOptions,
     /// (label, signal name) per output column.
@@ -1309,7 +1315,7 @@ impl System {
         // What the simulator does not need goes before the schedule is built (the peak).
         drop(self.kinds);
         let sched = Schedule::compile(self.network)?;
-        let mut sim = Simulator::new(sched, self.method, self.step, threads)?;
+        let mut sim = Simulator::with_hold(sched, self.method, self.step, threads, self.hold)?;
         sim.locate(self.switches);
         let inputs: Vec<(String, f64)> = self.inputs.iter().map(|(n, i)| (n.clone(), i.start)).collect();
         sim.connect_signals(&inputs, self.wires, self.blocks)?;

@@ -195,6 +195,7 @@ fn network_schema(registry: &Registry) -> Value {
                     "stop_time": {"type": "number", "exclusiveMinimum": 0, "description": "stop time [s]"},
                     "threads": {"type": "integer", "minimum": 1, "description": "worker threads (default: all cores)"},
                     "events": {"enum": ["all", "contacts", "none"], "default": "all", "description": "the switches an RK4 step locates within itself and splits at: contacts and friction stick-slip, contacts only, or none"},
+                    "hold": {"enum": ["auto", "explicit"], "default": "auto", "description": "stiff friction and contact elements held implicitly with the bodies they act on where RK4's explicit stages would not keep them stable (auto), or never (explicit: check warns where the step is too large)"},
                     "blocks": {"enum": ["jacobi", "gauss-seidel"], "default": "jacobi", "description": "how signal blocks step at a communication point"},
                     "order": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "description": "signal blocks by priority: ties of the Gauss-Seidel order and the order inside algebraic loops (default: file order)"},
                     "loop": {

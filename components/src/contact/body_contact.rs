@@ -26,7 +26,7 @@ use crate::stability::{coupled_info, stiffness_warnings};
 use crate::stage_form::StageForm;
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
-use stiction_framework::component::{ContactPoint, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
+use stiction_framework::component::{ContactPoint, Curve, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Method, Result};
@@ -129,19 +129,22 @@ impl Pair {
         let (wn, cn) = if g.depth > 0.0 { (k * g.depth - c * g.n.dot(&v), c) } else { (0.0, 0.0) };
         let wt = Vector2::new(g.t1.dot(&v), g.t2.dot(&v)) * c + e * k;
         let mu = self.mu;
+        let curve = match self.law {
+            ContactLaw::Coulomb => Curve::Flat,
+            ContactLaw::Stribeck { mu_s, vs, exponent } => Curve::Stribeck { peak: mu_s, vs, exponent },
+        };
         if let [la, lb, ..] = laws {
-            *la = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x };
-            *lb = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x };
+            *la = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x, curve };
+            *lb = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x, curve };
         }
     }
 
     /// Whether RK4 resolves the held spring with the inertias on the ports, and whether a
-    /// Coulomb contact is held implicitly with its body where it would not
+    /// contact (Coulomb or Stribeck) is held implicitly with its body where it would not
     /// ([`StageForm::set_held_frequency`]; `couple` from the stepper: where its body takes
     /// stage laws, against the ground).
     pub fn held_frequency(&self, form: &StageForm, method: Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
-        let coulomb = self.law == ContactLaw::Coulomb;
-        form.set_held_frequency(method, step, self.k, self.b, omega2, couple.filter(|_| coulomb));
+        form.set_held_frequency(method, step, self.k, self.b, omega2, couple);
     }
 
     /// The penalty spring (23a) between the two bodies, the held tangential element the same

@@ -19,7 +19,7 @@ use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{
     evaluate_via_points, ImpedanceBatch, PointImpedance, PointImpedanceBatch, PointMotion,
 };
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Curve, Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -274,7 +274,7 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
         let wt = self.plane.across(v) * c + Vector2::new(y[0], y[1]) * self.k;
         let (t1, t2) = self.plane.tangents();
         if let Some(law) = laws.first_mut() {
-            *law = StageLaw::Contact { n: self.plane.normal(), t1, t2, wn, cn, wt, c, mu: self.mu, at: *p };
+            *law = StageLaw::Contact { n: self.plane.normal(), t1, t2, wn, cn, wt, c, mu: self.mu, at: *p, curve: Curve::Flat };
         }
     }
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::Diagnostic> {

@@ -14,7 +14,7 @@ use crate::friction::fric_k::FricK;
 use crate::stage_form::resolves_held;
 use nalgebra::{UnitQuaternion, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Curve, Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::{TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -128,7 +128,7 @@ impl Impedance for PenaltyJoint {
         let (a, b) = (&m[0], &m[1]);
         let c = self.b + tau * self.k;
         let w = (b.p - a.p) * self.k + (b.v - a.v) * c;
-        let law = |w: Vector3<f64>, at: Vector3<f64>| StageLaw::Friction { w, c, level: f64::INFINITY, viscous: 0.0, dims: 3, at };
+        let law = |w: Vector3<f64>, at: Vector3<f64>| StageLaw::Friction { w, c, level: f64::INFINITY, viscous: 0.0, dims: 3, at, curve: Curve::Flat };
         if let [la, lb, ..] = laws {
             *la = law(-w, a.p);
             *lb = law(w, b.p);

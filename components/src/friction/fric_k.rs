@@ -12,7 +12,7 @@ use crate::stage_form::StageForm;
 use crate::stability::{coupled_info, stiffness_warnings};
 use crate::two_port::{dims, domain_param, two_ports};
 use nalgebra::Vector3;
-use stiction_framework::component::{Fault, Impedance, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Curve, Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Domain, Force, Layout, Motion};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -138,7 +138,7 @@ impl Impedance for FricK {
             Domain::Scalar => (Vector3::new(v.x, 0.0, 0.0), Vector3::new(y[0], 0.0, 0.0), 1),
             _ => (v, Vector3::new(y[0], y[1], y[2]), 3),
         };
-        let pair = stage_laws(self.k, self.b, (self.f_max, 0.0), v, e, tau, n, [m[0].p, m[1].p]);
+        let pair = stage_laws(self.k, self.b, (self.f_max, 0.0, Curve::Flat), v, e, tau, n, [m[0].p, m[1].p]);
         laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: (19b), f = (B + τK) v + K e, in the paper's form

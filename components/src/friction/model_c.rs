@@ -18,7 +18,7 @@ use crate::stage_form::{ElementForm, StageForm};
 use crate::ndim::{dims_param, domain_of, first, load, store, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
-use stiction_framework::component::{Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw};
+use stiction_framework::component::{Curve, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::Result;
@@ -105,13 +105,13 @@ pub fn model_c_step(
 /// ports (`Impedance::stage_law`), at relative velocity `v` = v_b − v_a and state `e`: the
 /// force on port b is −gsat(F, w + (B + τK) Δ_b) with w = K e + (B + τK) v of (19b), on port
 /// a −gsat(F, −w + (B + τK) Δ_a), each at its port's point `at` (a rigid body's lever);
-/// `(level, viscous)`: Coulomb friction F with a viscous part D on the slider (while it
-/// slides, (57)'s (F c + D ‖x‖)/(c + D) along x).
+/// `(level, viscous, curve)`: friction F (the kinetic level of a Stribeck `curve`) with a
+/// viscous part D on the slider (while it slides, (57)'s (c g + D ‖x‖)/(c + D) along x).
 #[allow(clippy::too_many_arguments)]
 pub fn stage_laws(
     k: f64,
     b: f64,
-    (level, viscous): (f64, f64),
+    (level, viscous, curve): (f64, f64, Curve),
     v: Vector3<f64>,
     e: Vector3<f64>,
     tau: f64,
@@ -121,16 +121,26 @@ pub fn stage_laws(
     let c = b + tau * k;
     let w = v * c + e * k;
     [
-        StageLaw::Friction { w: -w, c, level, viscous, dims, at: at[0] },
-        StageLaw::Friction { w, c, level, viscous, dims, at: at[1] },
+        StageLaw::Friction { w: -w, c, level, viscous, dims, at: at[0], curve },
+        StageLaw::Friction { w, c, level, viscous, dims, at: at[1], curve },
     ]
 }
 
 /// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction,
 /// with or without a viscous part, whose force is gsat(F, ·) while it holds and (57) exactly
-/// while it slides ([`stage_laws`]).
+/// while it slides, and a Stribeck curve, (57) with g at the slider's speed as the element's
+/// own Φ_Z ([`stage_laws`]); not a table (its levels are not a [`Curve`]).
 pub fn couples(law: &FrictionLaw) -> bool {
-    matches!(law.dry, DryLaw::Coulomb { .. })
+    stage_curve(law).is_some()
+}
+
+/// The law's kinetic level and [`Curve`] for [`stage_laws`]; `None` for a table.
+pub fn stage_curve(law: &FrictionLaw) -> Option<(f64, Curve)> {
+    match law.dry {
+        DryLaw::Coulomb { f } => Some((f, Curve::Flat)),
+        DryLaw::Stribeck { fc, fs, vs, exponent } => Some((fc, Curve::Stribeck { peak: fs, vs, exponent })),
+        DryLaw::Table { .. } => None,
+    }
 }
 
 /// The stick–slip switch of [`model_c_step`]'s continuous law: g = F² − ‖B v + K e‖²,
@@ -222,7 +232,9 @@ impl Impedance for ModelC {
     fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
         let n = self.dims;
         let v = first(m[1].v - m[0].v, n);
-        let pair = stage_laws(self.k, self.b, (self.law.static_level(), self.law.d), v, load(y, n), tau, n, [m[0].p, m[1].p]);
+        // Coupled only where it `couples` (a table law never: its stepper asks no stage law).
+        let (level, curve) = stage_curve(&self.law).unwrap_or((self.law.static_level(), Curve::Flat));
+        let pair = stage_laws(self.k, self.b, (level, self.law.d, curve), v, load(y, n), tau, n, [m[0].p, m[1].p]);
         laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }
     /// While it holds, a spring K with damper B: I_fricK (19), B + τK per stage, in the paper's form (Euler, or B < T K/2);

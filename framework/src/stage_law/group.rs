@@ -207,13 +207,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stage_law::Curve;
     use nalgebra::Vector2;
 
     /// A contact on the plane of normal n = z at `at` (μ = 0.5, both rates `c`), as a body
     /// contact gives it to its lower body's upper partner.
     fn contact(wn: f64, wt: [f64; 2], c: f64, at: Vector3<f64>, sign: f64) -> StageLaw {
         let (n, t1, t2) = (Vector3::z() * sign, Vector3::x() * sign, Vector3::y() * sign);
-        StageLaw::Contact { n, t1, t2, wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at }
+        StageLaw::Contact { n, t1, t2, wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at, curve: Curve::Flat }
     }
 
     fn cube(mass: f64, com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>) -> StageBody {
@@ -281,7 +282,7 @@ mod tests {
     fn a_body_held_to_a_prescribed_motion_follows_it() {
         let tau = 5e-4;
         let c = 1e8 * tau + 100.0;
-        let law = StageLaw::Friction { w: Vector3::zeros(), c, level: 50.0, viscous: 0.0, dims: 3, at: Vector3::zeros() };
+        let law = StageLaw::Friction { w: Vector3::zeros(), c, level: 50.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
         let laws = [GroupLaw { law, body: 0, partner: Some((1, Vector3::zeros())) }];
         let body = StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
         let source = StageBody { a: Vector3::new(4.0, 0.0, 0.0), prescribed: true, ..body };
@@ -299,7 +300,7 @@ mod tests {
     #[test]
     fn a_group_at_rest_in_equilibrium_keeps_zero_rates() {
         let tau = 1e-3;
-        let friction = |w: f64, at: Vector3<f64>| StageLaw::Friction { w: Vector3::new(w, 0.0, 0.0), c: 1e7, level: 5.0, viscous: 0.0, dims: 3, at };
+        let friction = |w: f64, at: Vector3<f64>| StageLaw::Friction { w: Vector3::new(w, 0.0, 0.0), c: 1e7, level: 5.0, viscous: 0.0, dims: 3, at, curve: Curve::Flat };
         let p = |x: f64| Vector3::new(x, 0.0, 0.0);
         // Body 1 pushed by 2 N along x (its element to body 0 takes it: f = −w on 1, +w on 0),
         // body 0 held by its element to the ground (takes 2 N back).

@@ -26,7 +26,7 @@
 use crate::component::{Fault, PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
 use crate::port::{Force, Motion};
 use crate::schedule::Schedule;
-use crate::stage_law::{group_rates, GroupLaw, StageBody};
+use crate::stage_law::{group_rates, Curve, GroupLaw, StageBody};
 use petgraph::unionfind::UnionFind;
 use nalgebra::Vector3;
 
@@ -330,5 +330,5 @@ fn law_point(law: &StageLaw) -> Vector3<f64> {
 
 /// A law that puts no force: a place not yet written, and a port an impedance left alone.
 fn no_law() -> StageLaw {
-    StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, viscous: 0.0, dims: 1, at: Vector3::zeros() }
+    StageLaw::Friction { w: Vector3::zeros(), c: 0.0, level: 0.0, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat }
 }
