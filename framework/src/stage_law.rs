@@ -192,13 +192,13 @@ impl StageLaw {
     /// [`implicit_rate`](Self::implicit_rate) by Newton's method on R(Δ) = m Δ − τ (f_o + Σ f_j(Δ)).
     fn newton_rate(laws: &[StageLaw], m: f64, a: Vector3<f64>, tau: f64) -> Vector3<f64> {
         let fo = laws.iter().fold(a * m, |f, l| f - l.force());
-        let residual = |d: &Vector3<f64>| {
+        let residual = |d: &Vector3<f64>, _: bool| {
             let (f, jac) = laws.iter().fold((fo, Matrix3::zeros()), |(f, j), l| {
                 let (fl, jl) = l.at(d);
                 (f + fl, j + jl)
             });
             let r = d * m - f * tau;
-            (r, Matrix3::from_diagonal_element(m) + jac * tau)
+            (r, Some(Matrix3::from_diagonal_element(m) + jac * tau))
         };
         newton(residual, Vector3::zeros(), (fo.norm() + a.norm() * m) * tau) / tau
     }
@@ -235,7 +235,7 @@ impl StageLaw {
             fo -= f;
             mo -= lever(l).cross(&f);
         }
-        let residual = |d: &Vector6<f64>| {
+        let residual = |d: &Vector6<f64>, _: bool| {
             let (dv, dw) = (d.fixed_rows::<3>(0).into_owned(), d.fixed_rows::<3>(3).into_owned());
             let mut r = Vector6::zeros();
             let mut jac = Matrix6::zeros();
@@ -263,7 +263,7 @@ impl StageLaw {
             linear += Matrix3::from_diagonal_element(m);
             let mut angular = jac.fixed_view_mut::<3, 3>(3, 3);
             angular += inertia;
-            (r, jac)
+            (r, Some(jac))
         };
         let d = newton(residual, Vector6::zeros(), (fo.norm() + a.norm() * m + mo.norm() + (inertia * alpha).norm()) * tau);
         (d.fixed_rows::<3>(0) / tau, d.fixed_rows::<3>(3) / tau)
@@ -307,7 +307,7 @@ impl StageLaw {
         if let Some((j, laws)) = at_tip {
             fo -= j.transpose() * laws.iter().map(StageLaw::force).sum::<Vector3<f64>>();
         }
-        let residual = |d: &SVector<f64, MAX_JOINTS>| {
+        let residual = |d: &SVector<f64, MAX_JOINTS>, _: bool| {
             let mut f = fo;
             let mut jac = h;
             for i in 0..n {
@@ -326,7 +326,7 @@ impl StageLaw {
                 }
             }
             let r = h * d - f * tau;
-            (r, jac)
+            (r, Some(jac))
         };
         let scale = (fo.norm() + ha.norm()) * tau;
         newton(residual, SVector::<f64, MAX_JOINTS>::zeros(), scale) / tau
@@ -405,10 +405,11 @@ impl StageLaw {
 /// ([`StageLaw::implicit_rate`]), a rigid body's 6 ([`StageLaw::rigid_rates`]), a
 /// robot's joints ([`StageLaw::joint_rates`]) or a group's bodies ([`group_rates`], their
 /// number known at run time).
-/// `residual` gives r(d) and its Jacobian J(d); the Newton step J⁻¹ r is solved (LU) only
-/// where it is taken, not at the point that ends the iteration.
+/// `residual(d, jacobian)` gives r(d) and, where asked (or where it is cheap), its Jacobian
+/// J(d); the Newton step J⁻¹ r is solved (LU) only where it is taken, and J is asked for
+/// only at a point the iteration goes on from (not at the trial that ends it).
 fn newton<D: nalgebra::DimMin<D, Output = D>>(
-    mut residual: impl FnMut(&OVector<f64, D>) -> (OVector<f64, D>, OMatrix<f64, D, D>),
+    mut residual: impl FnMut(&OVector<f64, D>, bool) -> (OVector<f64, D>, Option<OMatrix<f64, D, D>>),
     start: OVector<f64, D>,
     scale: f64,
 ) -> OVector<f64, D>
@@ -416,20 +417,20 @@ where
     nalgebra::DefaultAllocator: nalgebra::allocator::Allocator<D, D> + nalgebra::allocator::Allocator<D>,
 {
     let mut d = start;
-    let (mut r, jac) = residual(&d);
-    let mut jac = Some(jac);
+    let (mut r, mut jac) = residual(&d, true);
     for _ in 0..MAX_NEWTON {
         if r.norm() <= 1e-15 * scale {
             break;
         }
-        let Some(dir) = jac.take().and_then(|j| j.lu().solve(&r)) else { break };
+        let Some(j) = jac.take().or_else(|| residual(&d, true).1) else { break };
+        let Some(dir) = j.lu().solve(&r) else { break };
         let mut t = 1.0;
         let mut taken = false;
         for _ in 0..40 {
             let trial = &d - &dir * t;
-            let (rt, jt) = residual(&trial);
+            let (rt, jt) = residual(&trial, false);
             if rt.norm() < r.norm() {
-                (d, r, jac, taken) = (trial, rt, Some(jt), true);
+                (d, r, jac, taken) = (trial, rt, jt, true);
                 break;
             }
             t *= 0.5;

@@ -132,9 +132,9 @@ where
         }
     }
     scale = (scale + fo.norm()) * tau;
-    let residual = |d: &OVector<f64, D>| {
+    let residual = |d: &OVector<f64, D>, jacobian: bool| {
         let mut f = fo.clone();
-        let mut jac = inertia.clone();
+        let mut jac = jacobian.then(|| inertia.clone());
         for l in laws {
             let (i, o) = (l.body, 6 * l.body);
             let at = point(&l.law);
@@ -162,9 +162,14 @@ where
                 }
             }
             let (fl, jl) = l.law.at(&x);
-            let jt = jl * tau;
             let mut rows = f.fixed_rows_mut::<3>(o);
             rows += fl;
+            if let Some(ri) = &ri {
+                let mut rows = f.fixed_rows_mut::<3>(o + 3);
+                rows += ri.transpose() * fl;
+            }
+            let Some(jac) = jac.as_mut() else { continue };
+            let jt = jl * tau;
             // G_iᵀ J G_i on the diagonal block, −G_iᵀ J G_j off it: [[J, J R_j], [R_iᵀ J, R_iᵀ J R_j]]
             // (the rows of R_i and the columns of R_j only where the body turns).
             let rt = ri.map(|ri| ri.transpose() * jt);
@@ -187,10 +192,6 @@ where
             block(o, &ri, 1.0);
             if let Some((q, rj)) = other {
                 block(q, &rj, -1.0);
-            }
-            if let Some(ri) = &ri {
-                let mut rows = f.fixed_rows_mut::<3>(o + 3);
-                rows += ri.transpose() * fl;
             }
         }
         (&inertia * d - f * tau, jac)
