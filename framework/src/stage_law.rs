@@ -78,9 +78,10 @@ impl Curve {
             Curve::Flat => (level, 0.0),
             Curve::Stribeck { peak, vs, exponent } => {
                 let r = norm / (c * vs);
-                let drop = (peak - level) * (-r.powf(exponent)).exp();
-                // d/d‖x‖ of drop·… = −δ r^(δ−1) drop/(c v_s); 0 at rest where δ ≥ 1.
-                let slope = if r > 0.0 { -exponent * r.powf(exponent - 1.0) * drop / (c * vs) } else { 0.0 };
+                let rd = r.powf(exponent);
+                let drop = (peak - level) * (-rd).exp();
+                // d drop/d‖x‖ = −δ r^(δ−1) drop/(c v_s) = −δ (r^δ/r) drop/(c v_s); 0 at rest.
+                let slope = if r > 0.0 { -exponent * (rd / r) * drop / (c * vs) } else { 0.0 };
                 (level + drop, slope)
             }
         }
