@@ -273,6 +273,24 @@ pub fn stiff_inner(method: Method, step: f64, mass: f64, k: f64, b: f64) -> bool
     method != Method::Euler && !inner.stable(method.tableau(), step)
 }
 
+/// The model of a spring K with damper B on inertia M that RK4's explicit stages integrate
+/// (`paper`: (19)'s τK of damping per stage too).
+fn explicit_model(inertia: f64, k: f64, b: f64, paper: bool) -> PortModel {
+    let k_implicit = if paper { k } else { 0.0 };
+    PortModel { inertia, k, b, k_implicit, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false }
+}
+
+/// Whether RK4's explicit stages would not keep inertia M on spring K with damper B stable
+/// at the step (`paper`: (19)'s τK of damping per stage too): `check`'s warning.
+pub fn explicit_unstable(step: f64, inertia: f64, k: f64, b: f64, paper: bool) -> bool {
+    !explicit_model(inertia, k, b, paper).stable(Method::Rk4.tableau(), step)
+}
+
+/// The largest step ≤ `step` at which [`explicit_unstable`] is false (0 if none).
+pub fn largest_stable_step(step: f64, inertia: f64, k: f64, b: f64, paper: bool) -> f64 {
+    explicit_model(inertia, k, b, paper).largest_stable_step(Method::Rk4.tableau(), step).unwrap_or(0.0)
+}
+
 /// How an I_fricK element (19) is integrated ([`StageForm::element`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElementForm {

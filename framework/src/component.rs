@@ -7,7 +7,7 @@ pub use crate::error::Fault;
 use crate::method::Method;
 use crate::port::{Force, Layout, Motion};
 use crate::views::{AdmittanceBatch, ImpedanceBatch, PortStates};
-pub use crate::stage_law::{Curve, PortLaws, StageBody, StageLaw};
+pub use crate::stage_law::{Curve, LevelTable, PortLaws, StageBody, StageLaw};
 use nalgebra::{Matrix3, Vector3};
 
 /// Most ports of an impedance (a spring has 2, a contact 1).
@@ -62,6 +62,19 @@ pub struct StageSpring {
     /// ([`Impedance::stage_law`]): while it holds, their velocity rate is the stage force
     /// over M + τ (B + τK) instead of M.
     pub coupled: bool,
+}
+
+/// A joint's springs on the relative rotation of the two bodies it joins, in the stuck state
+/// ([`Impedance::held_moments`]): a bending spring on the rotation about the axes normal to
+/// `axis` and a held spring about `axis` (a penalty joint's twist friction while it holds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldMoments {
+    /// The joint axis, unit, world frame.
+    pub axis: Vector3<f64>,
+    /// The bending spring (N·m/rad) and its damper, explicit (no τK).
+    pub bend: StageSpring,
+    /// The twist element's held spring and damper ((19): τK per stage).
+    pub twist: StageSpring,
 }
 
 /// Description of an output signal a component offers, e.g. `v` with 3 elements.
@@ -435,6 +448,20 @@ pub trait Impedance: Send + Sync {
     fn couples_explicit_spring(&self) -> bool {
         false
     }
+    /// A joint between two rigid bodies: its springs on their relative rotation in the stuck
+    /// state at the port motions `motion` ([`HeldMoments`]). `None` (the default): none.
+    fn held_moments(&self, _motion: &[Motion]) -> Option<HeldMoments> {
+        None
+    }
+    /// Called once by `Simulator::new`, after [`held_frequency`](Self::held_frequency), on an
+    /// impedance with [`held_moments`](Self::held_moments) whose ports are rigid bodies:
+    /// ω̄² of its bending spring and of its twist spring on the bodies' rotational inertias,
+    /// K λ_max(P (I_a⁻¹ + I_b⁻¹) P) with P the projection normal to the axis and
+    /// K zᵀ (I_a⁻¹ + I_b⁻¹) z (world inverse inertias about the centres of mass, a grounded
+    /// port none), and whether those bodies take stage laws (`couple`): where RK4 would not
+    /// keep a spring stable, the element may hold it implicitly with them
+    /// ([`stage_law`](Self::stage_law)'s moments) and `check` may warn where it stays explicit.
+    fn held_moment_frequencies(&self, _method: Method, _step: f64, _omega2: [f64; 2], _couple: bool) {}
     /// Whether this element couples implicitly with the masses on its ports
     /// ([`held_frequency`](Self::held_frequency)): the stepper then asks for its
     /// [`stage_law`](Self::stage_law) in every stage. `false` (the default).

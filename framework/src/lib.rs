@@ -77,7 +77,7 @@ pub mod system;
 
 pub use batch::{PointAdmittance, PointImpedance, PointMotion, PortStates};
 pub use component::{
-    Admittance, AffineSlip, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, Impedance, Probe, RigidInertia, SignalInfo,
+    Admittance, AffineSlip, AffineSwitch, Block, ContactPoint, Diagnostic, Fault, HeldMoments, Impedance, Probe, RigidInertia, SignalInfo,
     Curve, StageLaw, StageSpring, MAX_IMPEDANCE_PORTS,
 };
 pub use error::{Error, Result};

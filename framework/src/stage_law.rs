@@ -10,13 +10,14 @@
 //! the implicit step of models A and D ((26), (45)) for a mass with an element outside it.
 
 use nalgebra::{Matrix3, Matrix6, OMatrix, OVector, SMatrix, SVector, Vector2, Vector3, Vector6};
+use std::sync::Arc;
 
 mod group;
 pub use group::{group_rates, GroupLaw, StageBody};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum StageLaw {
     /// An I_fricK element (19): f = −gsat(F, w + c Δ) on the first `dims` axes, gsat(F, x) = x
     /// where ‖x‖ ≤ F, else F x/‖x‖ ((15)); with a viscous part D on its slider, while it
@@ -57,16 +58,79 @@ pub enum StageLaw {
         /// How μ falls with the slider's speed ([`Curve`]; `mu` is the kinetic one).
         curve: Curve,
     },
+    /// A joint between two rigid bodies held implicitly with them (a penalty joint), on one
+    /// body's port: the translational spring–damper at the articulation point `at`,
+    /// f = −(w + c Δ) (unbounded), and moments in the bodies' relative angular velocity change
+    /// Δω (this body's less the other's): the bending spring's `bend` − c_bend (Δω − (Δω·z) z)
+    /// and the twist element's −gsat(F, t + c_twist Δω·z) z about the unit axis z ((19) about
+    /// the axis: t = K e + (B + τK) ω·z, c_twist = B + τK). A part not held has its value and
+    /// its rate 0 (its force or moment is in the explicit stage accelerations).
+    Joint {
+        w: Vector3<f64>,
+        c: f64,
+        at: Vector3<f64>,
+        axis: Vector3<f64>,
+        bend: Vector3<f64>,
+        c_bend: f64,
+        twist: f64,
+        c_twist: f64,
+        level: f64,
+    },
 }
 
 /// The shape of a coupled element's friction level over its slider's speed s = ‖x‖/c, the
 /// argument of (57)'s g at Z = 1/c (the element's own Φ_Z, `FrictionLaw::phi_z`): constant
-/// (Coulomb), or a Stribeck curve from `peak` at rest down to the law's kinetic level,
-/// g(s) = level + (peak − level) exp(−(s/v_s)^δ) (a contact's in μ, scaled by f_n).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// (Coulomb), a Stribeck curve from `peak` at rest down to the law's kinetic level,
+/// g(s) = level + (peak − level) exp(−(s/v_s)^δ) (a contact's in μ, scaled by f_n), or a
+/// table of levels over speed ([`LevelTable`], shared with the element that owns it).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Curve {
     Flat,
     Stribeck { peak: f64, vs: f64, exponent: f64 },
+    Table(Arc<LevelTable>),
+}
+
+/// A friction level tabulated over the slider's speed: piecewise linear through the points
+/// (speed_i, level_i), speeds from 0 and increasing, held at the last level beyond the last
+/// speed (a `"law": "table"` friction law's g).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelTable {
+    speed: Box<[f64]>,
+    level: Box<[f64]>,
+}
+
+impl LevelTable {
+    /// The table through `speed` and `level` (one level per speed); `None` where the two
+    /// differ in length or are empty, or the speeds do not start at 0 and increase strictly.
+    pub fn new(speed: Vec<f64>, level: Vec<f64>) -> Option<LevelTable> {
+        let increasing = speed.windows(2).all(|w| w[0] < w[1]);
+        (!speed.is_empty() && speed.len() == level.len() && speed[0] == 0.0 && increasing)
+            .then(|| LevelTable { speed: speed.into(), level: level.into() })
+    }
+
+    /// The speeds (m/s or rad/s).
+    pub fn speeds(&self) -> &[f64] {
+        &self.speed
+    }
+
+    /// The levels, one per speed.
+    pub fn levels(&self) -> &[f64] {
+        &self.level
+    }
+
+    /// The level g(s) at speed `s` ≥ 0 and its slope g'(s): the segment's that starts at or
+    /// below s (the right-hand slope at a point), 0 at and beyond the last speed.
+    #[inline]
+    pub fn at(&self, s: f64) -> (f64, f64) {
+        let (speed, level) = (&self.speed, &self.level);
+        let last = speed.len() - 1;
+        if s >= speed[last] {
+            return (level[last], 0.0);
+        }
+        let i = speed.partition_point(|&x| x <= s).max(1);
+        let (s0, s1, g0, g1) = (speed[i - 1], speed[i], level[i - 1], level[i]);
+        (g0 + (g1 - g0) * (s - s0) / (s1 - s0), (g1 - g0) / (s1 - s0))
+    }
 }
 
 impl Curve {
@@ -75,6 +139,10 @@ impl Curve {
     #[inline]
     fn level(&self, level: f64, norm: f64, c: f64) -> (f64, f64) {
         match *self {
+            Curve::Table(ref table) => {
+                let (g, slope) = table.at(norm / c);
+                (g, slope / c)
+            }
             Curve::Flat => (level, 0.0),
             Curve::Stribeck { peak, vs, exponent } => {
                 let r = norm / (c * vs);
@@ -119,7 +187,7 @@ impl StageLaw {
     /// The force the law gives at Δ = 0: what the element's `evaluate` put on the port.
     pub fn force(&self) -> Vector3<f64> {
         match *self {
-            StageLaw::Friction { w, c, level, viscous, dims, curve, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, ref curve, .. } => {
                 let n = dims.clamp(1, 3);
                 let norm = w.rows(0, n).norm();
                 let (level, _) = curve.level(level, norm, c);
@@ -130,13 +198,49 @@ impl StageLaw {
                 }
                 f
             }
-            StageLaw::Contact { n, t1, t2, wn, wt, c, mu, curve, .. } => {
+            StageLaw::Contact { n, t1, t2, wn, wt, c, mu, ref curve, .. } => {
                 let fn_ = wn.max(0.0);
                 let (mu, _) = curve.level(mu, wt.norm(), c);
                 let ft = saturated(mu * fn_, wt);
                 n * fn_ - t1 * ft.x - t2 * ft.y
             }
+            StageLaw::Joint { w, .. } => -w,
         }
+    }
+
+    /// The world point the law's force acts at (a rigid body's lever; a mass ignores it).
+    pub fn point(&self) -> Vector3<f64> {
+        match self {
+            StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } | StageLaw::Joint { at, .. } => *at,
+        }
+    }
+
+    /// Whether the law puts moments on its rigid body (a [`Joint`](StageLaw::Joint)).
+    #[inline]
+    pub fn has_moments(&self) -> bool {
+        matches!(self, StageLaw::Joint { .. })
+    }
+
+    /// The moment the law puts on its rigid body at Δω = 0 (a [`Joint`](StageLaw::Joint)'s;
+    /// none for the others).
+    pub fn moment(&self) -> Vector3<f64> {
+        self.moment_at(&Vector3::zeros()).0
+    }
+
+    /// The moment at relative angular velocity change `x` and its Jacobian, negated
+    /// (−∂m/∂x: c_bend (I − z zᵀ), and c_twist z zᵀ while the twist element holds); zero for a
+    /// law without moments.
+    pub(crate) fn moment_at(&self, x: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
+        let StageLaw::Joint { axis, bend, c_bend, twist, c_twist, level, .. } = *self else {
+            return (Vector3::zeros(), Matrix3::zeros());
+        };
+        let along = x.dot(&axis);
+        let normal = Matrix3::identity() - axis * axis.transpose();
+        let arg = twist + c_twist * along;
+        let (held, f) = if arg.abs() <= level { (true, arg) } else { (false, level.copysign(arg)) };
+        let m = bend - (x - axis * along) * c_bend - axis * f;
+        let jac = normal * c_bend + if held { axis * axis.transpose() * c_twist } else { Matrix3::zeros() };
+        (m, jac)
     }
 
     /// The acceleration of a mass `m` whose explicit stage acceleration is `a` (every force
@@ -169,6 +273,8 @@ impl StageLaw {
                 let at = hold_or_slide(m, tau, &fot, wt.as_slice(), c, mu * f_n, 0.0);
                 n * an + t1 * at[0] + t2 * at[1]
             }
+            // (Not flat: solved above.)
+            StageLaw::Joint { .. } => Self::newton_rate(std::slice::from_ref(self), m, a, tau),
         }
     }
 }
@@ -227,14 +333,15 @@ impl StageLaw {
         if laws.is_empty() {
             return (a, alpha);
         }
-        let lever = |l: &StageLaw| match l {
-            StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => at - com,
-        };
+        let lever = |l: &StageLaw| l.point() - com;
         let (mut fo, mut mo) = (a * m, inertia * alpha);
         for l in laws {
             let f = l.force();
             fo -= f;
             mo -= lever(l).cross(&f);
+            if l.has_moments() {
+                mo -= l.moment();
+            }
         }
         let residual = |d: &Vector6<f64>, _: bool| {
             let (dv, dw) = (d.fixed_rows::<3>(0).into_owned(), d.fixed_rows::<3>(3).into_owned());
@@ -257,6 +364,13 @@ impl StageLaw {
                 upper += top * tau;
                 let mut lower = jac.fixed_view_mut::<3, 6>(3, 0);
                 lower += bottom * tau;
+                if l.has_moments() {
+                    // Its moments in the body's Δω (the other end ground).
+                    let (ml, jm) = l.moment_at(&dw);
+                    mm += ml;
+                    let mut angular = jac.fixed_view_mut::<3, 3>(3, 3);
+                    angular += jm * tau;
+                }
             }
             r.fixed_rows_mut::<3>(0).copy_from(&(dv * m - f * tau));
             r.fixed_rows_mut::<3>(3).copy_from(&(inertia * dw - mm * tau));
@@ -338,7 +452,7 @@ impl StageLaw {
     /// also falls with Δ_n).
     fn at(&self, d: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
         match *self {
-            StageLaw::Friction { w, c, level, viscous, dims, curve, .. } => {
+            StageLaw::Friction { w, c, level, viscous, dims, ref curve, .. } => {
                 let n = dims.clamp(1, 3);
                 let mut x = Vector3::zeros();
                 for i in 0..n {
@@ -366,7 +480,7 @@ impl StageLaw {
                     (-u * phi, jac)
                 }
             }
-            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, curve, .. } => {
+            StageLaw::Contact { n, t1, t2, wn, cn, wt, c, mu, ref curve, .. } => {
                 let xn = wn - cn * n.dot(d);
                 let pressed = xn > 0.0;
                 let fn_ = if pressed { xn } else { 0.0 };
@@ -397,6 +511,7 @@ impl StageLaw {
                 };
                 (n * fn_ - tm * ft, jac)
             }
+            StageLaw::Joint { w, c, .. } => (-(w + d * c), Matrix3::from_diagonal_element(c)),
         }
     }
 }
@@ -513,7 +628,7 @@ mod tests {
                 let fo = a * m - law.force();
                 let delta = rate * tau;
                 // f(Δ) of the law, evaluated directly.
-                let f = match law {
+                let f = match law.clone() {
                     StageLaw::Friction { w, c, level, viscous, at, curve, .. } => {
                         StageLaw::Friction { w: w + delta * c, c, level, viscous, dims: 3, at, curve }.force()
                     }
@@ -521,6 +636,7 @@ mod tests {
                         n, t1, t2, wn: wn - cn * delta.z, cn, wt: wt + Vector2::new(delta.x, delta.y) * c, c, mu, at, curve
                     }
                     .force(),
+                    StageLaw::Joint { w, c, .. } => -(w + delta * c),
                 };
                 let residual = delta * m - (fo + f) * tau;
                 assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{law:?}, a = {a}: residual {residual}");
@@ -534,11 +650,15 @@ mod tests {
     #[test]
     fn stribeck_laws_solve_the_stage_with_their_jacobian() {
         let (m, tau, c) = (2.0, 1e-3, 5e3);
-        let curve = Curve::Stribeck { peak: 6.0, vs: 0.1, exponent: 2.0 };
-        let friction = |w: [f64; 3], viscous: f64| StageLaw::Friction { w: Vector3::from(w), c, level: 4.0, viscous, dims: 3, at: Vector3::zeros(), curve };
+        let stribeck = Curve::Stribeck { peak: 6.0, vs: 0.1, exponent: 2.0 };
+        // A table of levels: falling from 6 to 3.5 N, then rising to 4 N and held.
+        let levels = LevelTable::new(vec![0.0, 0.05, 0.2, 1.0], vec![6.0, 4.5, 3.5, 4.0]).expect("a valid table");
+        let table = Curve::Table(Arc::new(levels));
+        let with = |curve: &Curve, w: [f64; 3], viscous: f64| StageLaw::Friction { w: Vector3::from(w), c, level: 4.0, viscous, dims: 3, at: Vector3::zeros(), curve: curve.clone() };
+        let friction = |w: [f64; 3], viscous: f64| with(&stribeck, w, viscous);
         let mu_curve = Curve::Stribeck { peak: 0.8, vs: 0.1, exponent: 1.5 };
         let contact = |wn: f64, wt: [f64; 2]| StageLaw::Contact {
-            n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at: Vector3::zeros(), curve: mu_curve,
+            n: Vector3::z(), t1: Vector3::x(), t2: Vector3::y(), wn, cn: c, wt: Vector2::from(wt), c, mu: 0.5, at: Vector3::zeros(), curve: mu_curve.clone(),
         };
         let laws = [
             friction([1.0, 2.0, 0.5], 0.0),
@@ -548,10 +668,15 @@ mod tests {
             contact(20.0, [3.0, 1.0]),
             contact(20.0, [12.0, 8.0]),
             contact(20.0, [-600.0, 1.0]),
+            with(&table, [1.0, 2.0, 0.5], 0.0),
+            with(&table, [5.0, 1.0, 0.0], 0.0),
+            with(&table, [300.0, -2.0, 0.0], 0.0),
+            with(&table, [3000.0, -2.0, 0.0], 0.0),
+            with(&table, [300.0, -2.0, 0.0], 2.0),
         ];
         for law in laws {
             for a in [Vector3::new(0.5, -1.0, -9.81), Vector3::new(-3.0, 2.0, 20.0)] {
-                let delta = StageLaw::implicit_rate(&[law], m, a, tau) * tau;
+                let delta = StageLaw::implicit_rate(std::slice::from_ref(&law), m, a, tau) * tau;
                 let fo = a * m - law.force();
                 let residual = delta * m - (fo + law.at(&delta).0) * tau;
                 assert!(residual.norm() < 1e-12 * (1.0 + fo.norm()), "{law:?}, a = {a}: residual {residual}");
@@ -623,6 +748,39 @@ mod tests {
             let rv = dv * m - (fo + f) * tau;
             let rw = inertia * dw - (mo + mm) * tau;
             assert!(rv.norm() < 1e-13 && rw.norm() < 1e-13, "residuals {rv}, {rw}");
+        }
+    }
+
+    /// A rigid body held to the ground by a joint ([`StageLaw::Joint`]: its translational
+    /// spring at a point off the centre, its bending spring and its twist friction held and
+    /// slipping): its rates solve m Δv = τ (f_o + f), I Δω = τ (m_o + r × f + m(Δω)).
+    #[test]
+    fn a_rigid_body_on_a_joint_law_solves_its_stage() {
+        let (m, tau) = (0.1, 1e-3);
+        let inertia = Matrix3::from_diagonal(&Vector3::new(1.25e-4, 2.1e-3, 2.1e-3));
+        let com = Vector3::new(0.25, 0.0, 0.0);
+        for twist in [0.2, 0.6] {
+            let law = StageLaw::Joint {
+                w: Vector3::new(0.5, -0.2, 0.1),
+                c: 1e3,
+                at: Vector3::zeros(),
+                axis: Vector3::z(),
+                bend: Vector3::new(0.02, -0.01, 0.0),
+                c_bend: 1e3,
+                twist,
+                c_twist: 1e4,
+                level: 0.5,
+            };
+            let (a, alpha) = (Vector3::new(0.0, 1.0, -2.0), Vector3::new(3.0, -1.0, 40.0));
+            let (ra, ralpha) = StageLaw::rigid_rates(std::slice::from_ref(&law), m, &inertia, com, (a, alpha), tau);
+            let (dv, dw) = (ra * tau, ralpha * tau);
+            let r = law.point() - com;
+            let fo = a * m - law.force();
+            let mo = inertia * alpha - r.cross(&law.force()) - law.moment();
+            let fl = law.at(&(dv + dw.cross(&r))).0;
+            let rv = dv * m - (fo + fl) * tau;
+            let rw = inertia * dw - (mo + r.cross(&fl) + law.moment_at(&dw).0) * tau;
+            assert!(rv.norm() < 1e-13 && rw.norm() < 1e-13, "twist {twist}: residuals {rv}, {rw}");
         }
     }
 

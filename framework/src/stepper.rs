@@ -344,6 +344,14 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hol
         }
         forced.sort_unstable();
     }
+    // Joints' springs on the relative rotation of their bodies (a penalty joint's bending
+    // spring and twist friction), on the bodies' rotational inertias.
+    if s.has_moments {
+        for (i, omega2) in moment_frequencies(s, x) {
+            s.imp[i].held_moment_frequencies(method, step, omega2, couplable(i));
+            any = true;
+        }
+    }
     // A group too large to solve densely stays explicit: its elements between bodies are
     // told again, not to couple.
     if !any {
@@ -417,6 +425,53 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
         };
         (mass > 0.0).then(|| sum + k_on[gp] / mass)
     })
+}
+
+/// For each impedance with [held moments](crate::component::Impedance::held_moments) between
+/// rigid bodies: ω̄² of its bending and its twist spring,
+/// [`held_moment_frequencies`](crate::component::Impedance::held_moment_frequencies)'s
+/// estimate, as [`tell_held_frequencies`]' for springs (Gershgorin's row sums along a chain
+/// of joints): λ_max(P Σ_b K_b I_b⁻¹ P) and zᵀ (Σ_b K_b I_b⁻¹) z over the joint's bodies b,
+/// K_b the sum of the bending (twist) stiffnesses of every such joint on body b, I_b⁻¹ its
+/// world inverse inertia, P the projection normal to the axis z (a grounded port and a
+/// prescribed motion add none). An impedance one of whose ports is not a rigid body, or
+/// with none, is left out.
+fn moment_frequencies(s: &Schedule, x: &[f64]) -> Vec<(usize, [f64; 2])> {
+    use nalgebra::Matrix3;
+    let held: Vec<(usize, crate::component::HeldMoments)> =
+        (0..s.imp.len()).filter_map(|i| s.imp[i].held_moments(&s.impedance_motions(i, x)).map(|h| (i, h))).collect();
+    if held.is_empty() {
+        return Vec::new();
+    }
+    // Σ K over the joints on each admittance (the bending's, the twist's).
+    let mut on = vec![[0.0f64; 2]; s.adm.len()];
+    for (i, h) in &held {
+        for (adm, _) in s.impedance_attachments_iter(*i).flatten() {
+            on[adm][0] += h.bend.k;
+            on[adm][1] += h.twist.k;
+        }
+    }
+    let mut out = Vec::with_capacity(held.len());
+    'joints: for (i, h) in held {
+        let (mut bend, mut twist, mut bodies) = (Matrix3::zeros(), Matrix3::zeros(), 0);
+        for (adm, port) in s.impedance_attachments_iter(i).flatten() {
+            if s.adm[adm].prescribes_motion() {
+                continue;
+            }
+            let Some(body) = s.adm[adm].port_rigid_inertia(&x[s.adm_x[adm]..s.adm_x[adm + 1]], port) else { continue 'joints };
+            bend += body.inertia_inv * on[adm][0];
+            twist += body.inertia_inv * on[adm][1];
+            bodies += 1;
+        }
+        let z = h.axis;
+        let normal = Matrix3::identity() - z * z.transpose();
+        let Some(eig) = nalgebra::SymmetricEigen::try_new(normal * bend * normal, f64::EPSILON, 100) else { continue };
+        let top = eig.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v));
+        if bodies > 0 {
+            out.push((i, [top, z.dot(&(twist * z))]));
+        }
+    }
+    out
 }
 
 /// `"solver": {"hold": ...}`: whether stiff elements are held implicitly with the bodies they

@@ -134,7 +134,7 @@ impl Pair {
             ContactLaw::Stribeck { mu_s, vs, exponent } => Curve::Stribeck { peak: mu_s, vs, exponent },
         };
         if let [la, lb, ..] = laws {
-            *la = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x, curve };
+            *la = StageLaw::Contact { n: g.n, t1: g.t1, t2: g.t2, wn, cn, wt, c, mu, at: g.x, curve: curve.clone() };
             *lb = StageLaw::Contact { n: -g.n, t1: -g.t1, t2: -g.t2, wn, cn, wt, c, mu, at: g.x, curve };
         }
     }

@@ -9,12 +9,20 @@
 //! m_b = K_r (z_b × z_a) − B_r (ω − (ω·z_a) z_a) + (τ_M(t) − f_fric) z_a
 //! f_fric = gsat(F, (B_f + τK_f) ω·z_a + K_f e),  ė = (f_fric − K_f e)/(B_f + τK_f)
 //! and port a receives the opposite wrench.
+//!
+//! Under RK4, where the links' inertias would not keep a spring stable at twice the step,
+//! it is held implicitly with the two links ([`Impedance::stage_law`], one
+//! [`StageLaw::Joint`] on each): the translational spring (its damping B + τK), the bending
+//! spring (B_r + τK_r) and the twist friction ((19) in the paper's form), each decided on
+//! its own estimate (the stepper's `held_frequency` and `held_moment_frequencies`); `check`
+//! warns where one stays explicit and unstable.
 
 use crate::friction::fric_k::FricK;
-use crate::stage_form::resolves_held;
+use crate::stage_form::{largest_stable_step, resolves_held, explicit_unstable};
 use nalgebra::{UnitQuaternion, Vector3};
-use std::sync::atomic::{AtomicBool, Ordering};
-use stiction_framework::component::{Curve, Fault, Impedance, Probe, SignalInfo, StageLaw};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use stiction_framework::component::{Fault, HeldMoments, Impedance, Probe, SignalInfo, StageLaw};
+use stiction_framework::StageSpring;
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::signal::{TimeFunction, Window};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -43,22 +51,53 @@ pub struct PenaltyJoint {
     pub coupled: Coupled,
 }
 
-/// [`PenaltyJoint::coupled`]: a flag the stepper sets once after `prepare`.
-#[derive(Debug, Default)]
-pub struct Coupled(AtomicBool);
+/// [`PenaltyJoint::coupled`]: what the stepper decides once after `prepare`: whether the
+/// translational spring and the bending spring are held implicitly with the bodies, and the
+/// bending and twist springs' ω̄² on the bodies' rotational inertias (for `check`; NaN: not
+/// told). The twist friction's decision is its [`FricK`]'s own.
+#[derive(Debug)]
+pub struct Coupled {
+    translation: AtomicBool,
+    bend: AtomicBool,
+    omega2: [AtomicU64; 2],
+}
+
+impl Default for Coupled {
+    fn default() -> Self {
+        Coupled { translation: AtomicBool::new(false), bend: AtomicBool::new(false), omega2: [0, 1].map(|_| AtomicU64::new(f64::NAN.to_bits())) }
+    }
+}
 
 impl Clone for Coupled {
     fn clone(&self) -> Self {
-        Coupled(AtomicBool::new(self.get()))
+        let c = Coupled::default();
+        c.set(self.get());
+        c.set_bend(self.bend());
+        c.set_omega2(self.omega2());
+        c
     }
 }
 
 impl Coupled {
     fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.translation.load(Ordering::Relaxed)
     }
     fn set(&self, on: bool) {
-        self.0.store(on, Ordering::Relaxed);
+        self.translation.store(on, Ordering::Relaxed);
+    }
+    fn bend(&self) -> bool {
+        self.bend.load(Ordering::Relaxed)
+    }
+    fn set_bend(&self, on: bool) {
+        self.bend.store(on, Ordering::Relaxed);
+    }
+    fn omega2(&self) -> [f64; 2] {
+        [0, 1].map(|k| f64::from_bits(self.omega2[k].load(Ordering::Relaxed)))
+    }
+    fn set_omega2(&self, w2: [f64; 2]) {
+        for (a, w) in self.omega2.iter().zip(w2) {
+            a.store(w.to_bits(), Ordering::Relaxed);
+        }
     }
 }
 
@@ -90,12 +129,24 @@ impl PenaltyJoint {
             self.b
         }
     }
+
+    /// The bending damping in a stage of step τ: B_r, and B_r + τK_r where the bending spring
+    /// is held implicitly (its angle advanced by τ ω within the stage, as the separation).
+    fn bend_damping(&self, tau: f64) -> f64 {
+        if self.coupled.bend() {
+            self.b_rot + tau * self.k_rot
+        } else {
+            self.b_rot
+        }
+    }
 }
 
 impl Impedance for PenaltyJoint {
     /// Records the method in its joint friction ([`FricK`]'s prepare).
     fn prepare(&self, method: stiction_framework::Method, step: f64) -> std::result::Result<(), String> {
         self.coupled.set(false);
+        self.coupled.set_bend(false);
+        self.coupled.set_omega2([f64::NAN; 2]);
         self.friction.prepare(method, step)
     }
     fn couples_explicit_spring(&self) -> bool {
@@ -110,28 +161,99 @@ impl Impedance for PenaltyJoint {
         self.coupled.set(method != stiction_framework::Method::Euler && unresolved);
     }
     fn implicit_coupling(&self) -> bool {
-        self.coupled.get()
+        self.coupled.get() || self.coupled.bend() || self.friction.form.coupled()
     }
-    /// Held implicitly with its bodies: `check` says so (an info).
+    /// The bending spring (K_r, B_r) on the normal axes and the twist friction's held spring
+    /// (K_f, B_f) about the axis z_a, as the stepper weighs them on the bodies' rotation.
+    fn held_moments(&self, m: &[Motion]) -> Option<HeldMoments> {
+        let spring = |k, b, implicit| StageSpring { k, b, implicit, coupled: false };
+        let f = &self.friction;
+        Some(HeldMoments { axis: m[0].rot * self.axis_a, bend: spring(self.k_rot, self.b_rot, false), twist: spring(f.k, f.b, true) })
+    }
+    /// Where RK4 would not keep the bending spring stable at twice the step on the bodies'
+    /// rotational inertias (ω̄² from the stepper), it is held implicitly with them; the twist
+    /// friction decides as any I_fricK element does (`StageForm::set_held_frequency`, its
+    /// paper form: coupled where unstable at twice the step). Never under Euler.
+    fn held_moment_frequencies(&self, method: stiction_framework::Method, step: f64, omega2: [f64; 2], couple: bool) {
+        self.coupled.set_omega2(omega2);
+        let rk4 = method != stiction_framework::Method::Euler;
+        self.coupled.set_bend(rk4 && couple && !resolves_held(method, step, self.k_rot, self.b_rot, Some(omega2[0])));
+        let f = &self.friction;
+        f.form.set_held_frequency(method, step, f.k, f.b, None, couple.then_some(omega2[1]));
+    }
+    /// Held implicitly with its bodies: `check` says so (an info); a bending or twist spring
+    /// RK4 would not keep stable at the step on the bodies' rotation, left explicit (the
+    /// bodies take no stage laws, or `"hold": "explicit"`): a warning.
     fn diagnose(&self, inertia: &[Option<f64>], step: f64) -> Vec<stiction_framework::component::Diagnostic> {
+        use stiction_framework::component::Diagnostic;
+        let mut out = Vec::new();
         if self.coupled.get() {
-            return vec![crate::stability::coupled_info("penalty stiffness", self.k, inertia, step)];
+            out.push(crate::stability::coupled_info("penalty stiffness", self.k, inertia, step));
         }
-        Vec::new()
+        let [bend, twist] = self.coupled.omega2();
+        let f = &self.friction;
+        let parts = [
+            ("bending spring K_rot", self.k_rot, self.b_rot, bend, self.coupled.bend(), false),
+            ("twist friction's friction_K", f.k, f.b, twist, f.form.coupled(), !f.form.continuous_law()),
+        ];
+        for (what, k, b, w2, coupled, paper) in parts {
+            if w2.is_nan() || w2 <= 0.0 {
+                continue;
+            }
+            let inertia = k / w2;
+            if coupled {
+                out.push(Diagnostic::Info(format!(
+                    "penalty joint: {what} = {k} on the bodies' rotational inertia {inertia:.3e} kg·m² (ω·T = {:.2}): held implicitly with them, stable at every step",
+                    w2.sqrt() * step
+                )));
+            } else if explicit_unstable(step, inertia, k, b, paper) {
+                out.push(Diagnostic::Warning(format!(
+                    "penalty joint: {what} = {k} (damping {b}) on the bodies' rotational inertia {inertia:.3e} kg·m² gives ω·T = {:.2}: \
+                     the explicit stages diverge; use T < {:.3e} s, a smaller stiffness, or let the bodies hold it implicitly (\"hold\": \"auto\")",
+                    w2.sqrt() * step,
+                    largest_stable_step(step, inertia, k, b, paper)
+                )));
+            }
+        }
+        out
     }
-    /// The translational spring–damper as a law of the articulation points' relative
-    /// velocity change Δ, their separation d = p_b − p_a advancing τ (v + Δ) within the stage
-    /// as (19)'s element does: f_b = −(K d + (B + τK)(v + Δ)), v = v_b − v_a, and −f_b on a;
-    /// unbounded ([`StageLaw::Friction`] of infinite level). The bending spring and the joint
-    /// friction stay explicit.
-    fn stage_law(&self, m: &[Motion], _y: &[f64], tau: f64, laws: &mut [StageLaw]) {
+    /// The parts held implicitly as one [`StageLaw::Joint`] on each body: the translational
+    /// spring–damper in the articulation points' relative velocity change Δ, their separation
+    /// d = p_b − p_a advancing τ (v + Δ) within the stage as (19)'s element does:
+    /// f_b = −(K d + (B + τK)(v + Δ)), v = v_b − v_a; the bending spring in the relative
+    /// angular velocity change, its angle advanced by τ (ω + Δω) the same way:
+    /// m_b = K_r (z_b × z_a) − (B_r + τK_r)(ω + Δω)_⊥; the twist friction (19) about z_a,
+    /// −gsat(F, K_f e + (B_f + τK_f)(ω + Δω)·z_a) z_a; on a the opposite, in a's relative
+    /// change. A part left explicit is absent from the law (0, rate 0).
+    fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
         let (a, b) = (&m[0], &m[1]);
-        let c = self.b + tau * self.k;
-        let w = (b.p - a.p) * self.k + (b.v - a.v) * c;
-        let law = |w: Vector3<f64>, at: Vector3<f64>| StageLaw::Friction { w, c, level: f64::INFINITY, viscous: 0.0, dims: 3, at, curve: Curve::Flat };
+        let zero = Vector3::zeros();
+        let (w, c) = if self.coupled.get() {
+            let c = self.b + tau * self.k;
+            ((b.p - a.p) * self.k + (b.v - a.v) * c, c)
+        } else {
+            (zero, 0.0)
+        };
+        let (za, zb) = (a.rot * self.axis_a, b.rot * self.axis_b);
+        let omega = b.w - a.w;
+        let along = omega.dot(&za);
+        let (bend, c_bend) = if self.coupled.bend() {
+            let c = self.bend_damping(tau);
+            (self.k_rot * zb.cross(&za) - (omega - along * za) * c, c)
+        } else {
+            (zero, 0.0)
+        };
+        let f = &self.friction;
+        let (twist, c_twist, level) = if f.form.coupled() {
+            let c = f.b + tau * f.k;
+            (along * c + y[0] * f.k, c, f.f_max)
+        } else {
+            (0.0, 0.0, 0.0)
+        };
+        let law = |s: f64, at: Vector3<f64>| StageLaw::Joint { w: w * s, c, at, axis: za, bend: bend * s, c_bend, twist: twist * s, c_twist, level };
         if let [la, lb, ..] = laws {
-            *la = law(-w, a.p);
-            *lb = law(w, b.p);
+            *la = law(-1.0, a.p);
+            *lb = law(1.0, b.p);
         }
     }
     fn layout(&self) -> Layout {
@@ -160,7 +282,7 @@ impl Impedance for PenaltyJoint {
         let w_axis = w.dot(&za);
         let (fric, eps) = self.friction.scalar(w_axis, y[0], tau);
         dy[0] = eps;
-        let mb = self.k_rot * zb.cross(&za) - self.b_rot * (w - w_axis * za) + (self.window.eval(&self.torque, t) - fric) * za;
+        let mb = self.k_rot * zb.cross(&za) - self.bend_damping(tau) * (w - w_axis * za) + (self.window.eval(&self.torque, t) - fric) * za;
         force[1] = Force::wrench(fb, mb);
         force[0] = Force::wrench(-fb, -mb);
         Ok(())

@@ -20,7 +20,8 @@
 //! x‖Φ(x)‖/‖x‖ = Φ(x); anisotropic laws are not offered.
 
 use nalgebra::Vector3;
-use stiction_framework::component::Diagnostic;
+use std::sync::Arc;
+use stiction_framework::component::{Diagnostic, LevelTable};
 use stiction_framework::system::{ParamDoc, Params};
 use stiction_framework::Result;
 
@@ -31,8 +32,11 @@ pub enum DryLaw {
     Coulomb { f: f64 },
     /// Stribeck curve: g(s) = Fc + (Fs − Fc)·exp(−(s/vs)^δ).
     Stribeck { fc: f64, fs: f64, vs: f64, exponent: f64 },
-    /// Piecewise-linear g through (speed, force) points, held constant beyond the last.
-    Table { speed: Vec<f64>, force: Vec<f64> },
+    /// Piecewise-linear g through (speed, level) points, held constant beyond the last
+    /// (shared with the stage laws of an element held implicitly: [`Curve::Table`]).
+    ///
+    /// [`Curve::Table`]: stiction_framework::component::Curve::Table
+    Table(Arc<LevelTable>),
 }
 
 /// A friction law Φ(x) = (g(‖x‖) + D‖x‖)·x/‖x‖.
@@ -67,15 +71,7 @@ impl FrictionLaw {
         match &self.dry {
             DryLaw::Coulomb { f } => *f,
             DryLaw::Stribeck { fc, fs, vs, exponent } => fc + (fs - fc) * (-(s / vs).powf(*exponent)).exp(),
-            DryLaw::Table { speed, force } => {
-                let n = speed.len();
-                if s >= speed[n - 1] {
-                    return force[n - 1];
-                }
-                let i = speed.partition_point(|&x| x <= s).max(1);
-                let (s0, s1, f0, f1) = (speed[i - 1], speed[i], force[i - 1], force[i]);
-                f0 + (f1 - f0) * (s - s0) / (s1 - s0)
-            }
+            DryLaw::Table(table) => table.at(s).0,
         }
     }
 
@@ -87,13 +83,7 @@ impl FrictionLaw {
                 let r = s / vs;
                 -(fs - fc) * exponent / vs * r.powf(exponent - 1.0) * (-r.powf(*exponent)).exp()
             }
-            DryLaw::Table { speed, force } => {
-                if s >= speed[speed.len() - 1] {
-                    return 0.0;
-                }
-                let i = speed.partition_point(|&x| x <= s).max(1);
-                (force[i] - force[i - 1]) / (speed[i] - speed[i - 1])
-            }
+            DryLaw::Table(table) => table.at(s).1,
         }
     }
 
@@ -191,7 +181,8 @@ impl FrictionLaw {
                 lo = lo.min(d0);
                 hi = hi.max(d0.abs());
             }
-            DryLaw::Table { speed, force } => {
+            DryLaw::Table(table) => {
+                let (speed, force) = (table.speeds(), table.levels());
                 for i in 1..speed.len() {
                     let d = (force[i] - force[i - 1]) / (speed[i] - speed[i - 1]);
                     lo = lo.min(d);
@@ -269,7 +260,11 @@ impl FrictionLaw {
                 if let Some(i) = force.iter().position(|&f| f < 0.0) {
                     return Err(p.err(&format!("levels[{i}]"), format!("must be ≥ 0, got {}", force[i])));
                 }
-                DryLaw::Table { speed, force }
+                // Checked above: speeds from 0, strictly increasing, one level each.
+                match LevelTable::new(speed, force) {
+                    Some(table) => DryLaw::Table(Arc::new(table)),
+                    None => return Err(p.err("speed", "a table needs one level per speed, speeds from 0 and increasing")),
+                }
             }
             _ => DryLaw::Coulomb { f: p.nonneg("F")? },
         };
@@ -399,7 +394,8 @@ mod tests {
 
     #[test]
     fn table_interpolates() {
-        let law = FrictionLaw { dry: DryLaw::Table { speed: vec![0.0, 1.0, 2.0], force: vec![3.0, 2.0, 2.5] }, d: 0.0 };
+        let table = LevelTable::new(vec![0.0, 1.0, 2.0], vec![3.0, 2.0, 2.5]).expect("a valid table");
+        let law = FrictionLaw { dry: DryLaw::Table(Arc::new(table)), d: 0.0 };
         assert_eq!(law.g(0.5), 2.5);
         assert_eq!(law.g(1.5), 2.25);
         assert_eq!(law.g(5.0), 2.5);

@@ -121,25 +121,21 @@ pub fn stage_laws(
     let c = b + tau * k;
     let w = v * c + e * k;
     [
-        StageLaw::Friction { w: -w, c, level, viscous, dims, at: at[0], curve },
+        StageLaw::Friction { w: -w, c, level, viscous, dims, at: at[0], curve: curve.clone() },
         StageLaw::Friction { w, c, level, viscous, dims, at: at[1], curve },
     ]
 }
 
-/// Whether an element of law `law` may couple implicitly with its masses: Coulomb friction,
-/// with or without a viscous part, whose force is gsat(F, ·) while it holds and (57) exactly
-/// while it slides, and a Stribeck curve, (57) with g at the slider's speed as the element's
-/// own Φ_Z ([`stage_laws`]); not a table (its levels are not a [`Curve`]).
-pub fn couples(law: &FrictionLaw) -> bool {
-    stage_curve(law).is_some()
-}
-
-/// The law's kinetic level and [`Curve`] for [`stage_laws`]; `None` for a table.
-pub fn stage_curve(law: &FrictionLaw) -> Option<(f64, Curve)> {
-    match law.dry {
-        DryLaw::Coulomb { f } => Some((f, Curve::Flat)),
-        DryLaw::Stribeck { fc, fs, vs, exponent } => Some((fc, Curve::Stribeck { peak: fs, vs, exponent })),
-        DryLaw::Table { .. } => None,
+/// The law's kinetic level (a table's last) and [`Curve`] for [`stage_laws`]. Every law
+/// couples implicitly with its masses where stiff: Coulomb friction, with or without a
+/// viscous part, whose force is gsat(F, ·) while it holds and (57) exactly while it slides;
+/// a Stribeck curve or a table of levels, (57) with g at the slider's speed as the
+/// element's own Φ_Z.
+pub fn stage_curve(law: &FrictionLaw) -> (f64, Curve) {
+    match &law.dry {
+        DryLaw::Coulomb { f } => (*f, Curve::Flat),
+        &DryLaw::Stribeck { fc, fs, vs, exponent } => (fc, Curve::Stribeck { peak: fs, vs, exponent }),
+        DryLaw::Table(table) => (table.levels().last().copied().unwrap_or(0.0), Curve::Table(table.clone())),
     }
 }
 
@@ -223,7 +219,7 @@ impl Impedance for ModelC {
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
     fn held_frequency(&self, method: stiction_framework::Method, step: f64, omega2: Option<f64>, couple: Option<f64>) {
-        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couple.filter(|_| couples(&self.law)));
+        self.form.set_held_frequency(method, step, self.k, self.b, omega2, couple);
     }
     fn implicit_coupling(&self) -> bool {
         self.form.coupled()
@@ -232,8 +228,7 @@ impl Impedance for ModelC {
     fn stage_law(&self, m: &[Motion], y: &[f64], tau: f64, laws: &mut [StageLaw]) {
         let n = self.dims;
         let v = first(m[1].v - m[0].v, n);
-        // Coupled only where it `couples` (a table law never: its stepper asks no stage law).
-        let (level, curve) = stage_curve(&self.law).unwrap_or((self.law.static_level(), Curve::Flat));
+        let (level, curve) = stage_curve(&self.law);
         let pair = stage_laws(self.k, self.b, (level, self.law.d, curve), v, load(y, n), tau, n, [m[0].p, m[1].p]);
         laws.iter_mut().zip(pair).for_each(|(l, p)| *l = p);
     }

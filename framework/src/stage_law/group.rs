@@ -55,9 +55,9 @@ impl StageBody {
 
 /// One coupled element's law on a body of the group ([`group_rates`]).
 #[derive(Clone, Copy, Debug)]
-pub struct GroupLaw {
+pub struct GroupLaw<'a> {
     /// The law on `body`'s port, in the relative velocity change at its point.
-    pub law: StageLaw,
+    pub law: &'a StageLaw,
     /// The body (index into the group) the law acts on.
     pub body: usize,
     /// The element's other end: its body and the world point of its port there; `None`
@@ -65,12 +65,6 @@ pub struct GroupLaw {
     pub partner: Option<(usize, Vector3<f64>)>,
 }
 
-/// The world point a law acts at.
-fn point(law: &StageLaw) -> Vector3<f64> {
-    match law {
-        StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => *at,
-    }
-}
 
 /// Solve the group's stage (module doc) and write each body's accelerations Δv/τ, Δω/τ
 /// into `bodies`. `laws`: every coupled law on every body of the group (both ends of an
@@ -78,7 +72,7 @@ fn point(law: &StageLaw) -> Vector3<f64> {
 /// unknowns, its Jacobian blockwise M_i + τ Σ G_iᵀ J_l G_i on the diagonal and
 /// −τ G_iᵀ J_l G_j between an element's two bodies (J_l = −∂f_l/∂Δ). Groups of up to four
 /// bodies (a stack of three, a grasp) are solved in fixed-size matrices on the stack.
-pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
+pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw<'_>], tau: f64) {
     match bodies.len() {
         1 => solve(Const::<6>, bodies, laws, tau),
         2 => solve(Const::<12>, bodies, laws, tau),
@@ -89,7 +83,7 @@ pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64) {
 }
 
 /// [`group_rates`] in `n` = 6 × bodies unknowns (fixed or known at run time).
-fn solve<D>(n: D, bodies: &mut [StageBody], laws: &[GroupLaw], tau: f64)
+fn solve<D>(n: D, bodies: &mut [StageBody], laws: &[GroupLaw<'_>], tau: f64)
 where
     D: DimMin<D, Output = D>,
     DefaultAllocator: Allocator<D, D> + Allocator<D>,
@@ -126,9 +120,12 @@ where
         let f0 = l.law.force();
         let mut rows = fo.fixed_rows_mut::<3>(o);
         rows -= f0;
-        if let Some(r) = bodies[l.body].arm(&point(&l.law)) {
+        if let Some(r) = bodies[l.body].arm(&l.law.point()) {
             let mut rows = fo.fixed_rows_mut::<3>(o + 3);
             rows -= r.transpose() * f0;
+            if l.law.has_moments() {
+                rows -= l.law.moment();
+            }
         }
     }
     scale = (scale + fo.norm()) * tau;
@@ -137,7 +134,7 @@ where
         let mut jac = jacobian.then(|| inertia.clone());
         for l in laws {
             let (i, o) = (l.body, 6 * l.body);
-            let at = point(&l.law);
+            let at = l.law.point();
             let ri = bodies[i].arm(&at);
             // The change of the law's argument: its point on its body less the partner's,
             // Δv + R Δω on each (G = [I, R]).
@@ -194,6 +191,34 @@ where
                 block(q, &rj, -1.0);
             }
         }
+        // The joints' moments, in the relative change of the two bodies' Δω (on a body that
+        // turns: a point mass has no rotation for them to act on).
+        for l in laws.iter().filter(|l| l.law.has_moments() && bodies[l.body].inertia.is_some()) {
+            let o = 6 * l.body + 3;
+            let mut x: Vector3<f64> = d.fixed_rows::<3>(o).into_owned();
+            let mut other = None;
+            if let Some((j, _)) = l.partner {
+                let b = &bodies[j];
+                if b.prescribed {
+                    x -= b.alpha * tau;
+                } else if b.inertia.is_some() {
+                    x -= d.fixed_rows::<3>(6 * j + 3);
+                    other = Some(6 * j + 3);
+                }
+            }
+            let (ml, jm) = l.law.moment_at(&x);
+            let mut rows = f.fixed_rows_mut::<3>(o);
+            rows += ml;
+            if let Some(jac) = jac.as_mut() {
+                let jt = jm * tau;
+                let mut b = jac.fixed_view_mut::<3, 3>(o, o);
+                b += jt;
+                if let Some(q) = other {
+                    let mut b = jac.fixed_view_mut::<3, 3>(o, q);
+                    b -= jt;
+                }
+            }
+        }
         (&inertia * d - f * tau, jac)
     };
     let d = super::newton(residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
@@ -224,20 +249,23 @@ mod tests {
     }
 
     /// The residual of the group's stage at the solved accelerations, body by body.
-    fn residuals(before: &[StageBody], after: &[StageBody], laws: &[GroupLaw], tau: f64) -> f64 {
+    fn residuals(before: &[StageBody], after: &[StageBody], laws: &[GroupLaw<'_>], tau: f64) -> f64 {
         let mut worst: f64 = 0.0;
         for (i, (b, s)) in before.iter().zip(after).enumerate() {
             let (dv, dw) = (s.a * tau, s.alpha * tau);
             let mut f = b.a * b.mass;
             let mut m = b.inertia.map_or(Vector3::zeros(), |j| j * b.alpha);
             for l in laws.iter().filter(|l| l.body == i) {
-                let at = point(&l.law);
+                let at = l.law.point();
                 let own = dv + dw.cross(&(at - b.com));
                 let other = l.partner.map_or(Vector3::zeros(), |(j, p)| after[j].a * tau + (after[j].alpha * tau).cross(&(p - after[j].com)));
                 let f0 = l.law.force();
                 let fl = l.law.at(&(own - other)).0;
                 f += fl - f0;
                 m += (at - b.com).cross(&(fl - f0));
+                // A joint's moments in the relative change of the bodies' Δω.
+                let turn = l.partner.map_or(Vector3::zeros(), |(j, _)| after[j].alpha * tau);
+                m += l.law.moment_at(&(dw - turn)).0 - l.law.moment();
             }
             let rv = dv * b.mass - f * tau;
             let rw = b.inertia.map_or(Vector3::zeros(), |j| j * dw - m * tau);
@@ -254,23 +282,77 @@ mod tests {
         let c = 1e6;
         let low = Vector3::new(0.0, 0.0, 0.05);
         let up = Vector3::new(0.0, 0.0, 0.15);
-        let mut laws = Vec::new();
+        let mut owned = Vec::new();
         for (k, (x, y)) in [(0.05, 0.05), (-0.05, 0.05), (0.05, -0.05), (-0.05, -0.05)].into_iter().enumerate() {
             let ground = Vector3::new(x, y, 0.0);
-            laws.push(GroupLaw { law: contact(5.0 + k as f64, [0.3, -0.2], c, ground, 1.0), body: 0, partner: None });
+            owned.push((contact(5.0 + k as f64, [0.3, -0.2], c, ground, 1.0), 0, None));
             let top = Vector3::new(x, y, 0.1);
             let wt = [[0.1, 0.0], [3.0, 1.0], [0.0, -0.2], [0.5, 0.5]][k];
             let wn = [2.5, 2.0, -0.5, 3.0][k];
             // The upper box's law (a's, relative to the lower), and the lower's against it.
-            laws.push(GroupLaw { law: contact(wn, wt, c, top, 1.0), body: 1, partner: Some((0, top)) });
-            laws.push(GroupLaw { law: contact(wn, wt, c, top, -1.0), body: 0, partner: Some((1, top)) });
+            owned.push((contact(wn, wt, c, top, 1.0), 1, Some((0, top))));
+            owned.push((contact(wn, wt, c, top, -1.0), 0, Some((1, top))));
         }
+        let laws: Vec<GroupLaw<'_>> = owned.iter().map(|(law, body, partner)| GroupLaw { law, body: *body, partner: *partner }).collect();
         for (a0, a1) in [(Vector3::new(0.5, -1.0, -9.81), Vector3::new(0.0, 2.0, -9.81)), (Vector3::new(30.0, 0.0, 5.0), Vector3::new(-20.0, 0.0, -40.0))] {
             let before = [cube(1.0, low, a0, Vector3::new(1.0, 0.0, -2.0)), cube(0.5, up, a1, Vector3::new(0.0, 3.0, 0.0))];
             let mut after = before;
             group_rates(&mut after, &laws, tau);
             let r = residuals(&before, &after, &laws, tau);
             assert!(r < 1e-12, "residual {r:e}");
+        }
+    }
+
+    /// Two links joined by a stiff penalty joint and the first to the ground by another
+    /// ([`StageLaw::Joint`]: the translational spring, the bending spring and the twist
+    /// friction, held and slipping): the accelerations solve the stage of both, moments
+    /// included; and each joint law's moment Jacobian is its central differences.
+    #[test]
+    fn links_joined_by_joint_laws_solve_their_stage_together() {
+        let tau = 1e-3;
+        let rod = |com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>| StageBody {
+            mass: 0.1,
+            inertia: Some(Matrix3::from_diagonal(&Vector3::new(1.25e-4, 2.1e-3, 2.1e-3))),
+            com,
+            a,
+            alpha,
+            prescribed: false,
+        };
+        let joint = |sign: f64, at: Vector3<f64>, twist: f64| StageLaw::Joint {
+            w: Vector3::new(0.5, -0.2, 0.1) * sign,
+            c: 1e6 * tau + 100.0,
+            at,
+            axis: Vector3::z(),
+            bend: Vector3::new(0.02, -0.01, 0.0) * sign,
+            c_bend: 1e6 * tau + 0.05,
+            twist: twist * sign,
+            c_twist: 1e7 * tau + 1.0,
+            level: 0.5,
+        };
+        for twist in [0.3, 0.49, 2.0] {
+            let (base, mid) = (Vector3::zeros(), Vector3::new(0.5, 0.0, 0.0));
+            let (ground, up, down) = (joint(1.0, base, twist), joint(1.0, mid, twist), joint(-1.0, mid, twist));
+            let laws = [
+                GroupLaw { law: &ground, body: 0, partner: None },
+                GroupLaw { law: &down, body: 0, partner: Some((1, mid)) },
+                GroupLaw { law: &up, body: 1, partner: Some((0, mid)) },
+            ];
+            let before = [
+                rod(Vector3::new(0.25, 0.0, 0.0), Vector3::new(0.0, 1.0, 0.0), Vector3::new(3.0, -1.0, 40.0)),
+                rod(Vector3::new(0.75, 0.0, 0.0), Vector3::new(0.0, -2.0, 0.5), Vector3::new(-20.0, 5.0, 10.0)),
+            ];
+            let mut after = before;
+            group_rates(&mut after, &laws, tau);
+            let r = residuals(&before, &after, &laws, tau);
+            assert!(r < 1e-12, "twist {twist}: residual {r:e}");
+            // −∂m/∂x by central differences.
+            let x = Vector3::new(1e-4, -2e-4, 3e-6);
+            let (_, jac) = up.moment_at(&x);
+            for k in 0..3 {
+                let h = 1e-9 * Vector3::ith(k, 1.0);
+                let diff = -(up.moment_at(&(x + h)).0 - up.moment_at(&(x - h)).0) / 2e-9;
+                assert!((jac.column(k) - diff).norm() < 1e-5 * (1.0 + jac.norm()), "twist {twist}: column {k} {} against {diff}", jac.column(k));
+            }
         }
     }
 
@@ -284,7 +366,7 @@ mod tests {
         let tau = 5e-4;
         let c = 1e8 * tau + 100.0;
         let law = StageLaw::Friction { w: Vector3::zeros(), c, level: 50.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
-        let laws = [GroupLaw { law, body: 0, partner: Some((1, Vector3::zeros())) }];
+        let laws = [GroupLaw { law: &law, body: 0, partner: Some((1, Vector3::zeros())) }];
         let body = StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
         let source = StageBody { a: Vector3::new(4.0, 0.0, 0.0), prescribed: true, ..body };
         let mut bodies = [body, source];
@@ -305,10 +387,11 @@ mod tests {
         let p = |x: f64| Vector3::new(x, 0.0, 0.0);
         // Body 1 pushed by 2 N along x (its element to body 0 takes it: f = −w on 1, +w on 0),
         // body 0 held by its element to the ground (takes 2 N back).
+        let (up, down, ground) = (friction(2.0, p(1.0)), friction(-2.0, p(0.0)), friction(2.0, p(0.0)));
         let laws = [
-            GroupLaw { law: friction(2.0, p(1.0)), body: 1, partner: Some((0, p(0.0))) },
-            GroupLaw { law: friction(-2.0, p(0.0)), body: 0, partner: Some((1, p(1.0))) },
-            GroupLaw { law: friction(2.0, p(0.0)), body: 0, partner: None },
+            GroupLaw { law: &up, body: 1, partner: Some((0, p(0.0))) },
+            GroupLaw { law: &down, body: 0, partner: Some((1, p(1.0))) },
+            GroupLaw { law: &ground, body: 0, partner: None },
         ];
         let point = |x: f64| StageBody { mass: 1.0, inertia: None, com: p(x), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
         let mut bodies = [point(0.0), point(1.0)];

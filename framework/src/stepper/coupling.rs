@@ -243,8 +243,8 @@ impl Coupling {
             }
             for k in self.starts[pa] as usize..self.starts[pb] as usize {
                 let (q, other) = self.partner[k];
-                let partner = (q != u32::MAX).then(|| (other as usize, law_point(&self.laws[q as usize])));
-                laws.push(GroupLaw { law: self.laws[k], body: m, partner });
+                let partner = (q != u32::MAX).then(|| (other as usize, self.laws[q as usize].point()));
+                laws.push(GroupLaw { law: &self.laws[k], body: m, partner });
             }
         }
         group_rates(out, &laws, tau);
@@ -261,21 +261,22 @@ impl Coupling {
     /// states) with stage step `tau`.
     pub(crate) fn gather(&mut self, s: &Schedule, input: &[f64], tau: f64) {
         let xa = &input[..s.nx];
-        let none = no_law();
+        // Each element writes a law for every port (`Impedance::stage_law`), moved into its
+        // place (the place's last law back into the buffer: no clone of a table's levels).
+        let mut laws: [StageLaw; MAX_IMPEDANCE_PORTS] = std::array::from_fn(|_| no_law());
         let mut place = self.places.iter();
         for &i in &self.imp {
             self.motions.clear();
             self.motions.extend((s.imp_slots[i]..s.imp_slots[i + 1]).map(|slot| s.motion(xa, slot)));
             let n = self.motions.len().min(MAX_IMPEDANCE_PORTS);
-            let mut laws = [none; MAX_IMPEDANCE_PORTS];
             s.imp[i].stage_law(&self.motions, &input[s.imp_y[i]..s.imp_y[i + 1]], tau, &mut laws[..n]);
-            for (at, law) in s.impedance_attachments_iter(i).zip(&laws[..n]) {
+            for (at, law) in s.impedance_attachments_iter(i).zip(&mut laws[..n]) {
                 // A grounded port has no place.
                 if at.is_none() {
                     continue;
                 }
                 if let Some(&k) = place.next() {
-                    self.laws[k as usize] = *law;
+                    std::mem::swap(&mut self.laws[k as usize], law);
                 }
             }
         }
@@ -319,13 +320,6 @@ pub(crate) fn group_end(s: &Schedule, x: &[f64], j: usize) -> Option<End> {
     }
     let body = s.adm[j].stage_body(x, &vec![0.0; x.len()])?;
     Some(if body.prescribed { End::Prescribed } else { End::Body })
-}
-
-/// The world point a law acts at.
-fn law_point(law: &StageLaw) -> Vector3<f64> {
-    match law {
-        StageLaw::Contact { at, .. } | StageLaw::Friction { at, .. } => *at,
-    }
 }
 
 /// A law that puts no force: a place not yet written, and a port an impedance left alone.
