@@ -69,7 +69,8 @@ pub struct StageSpring {
 /// `axis` and a held spring about `axis` (a penalty joint's twist friction while it holds).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeldMoments {
-    /// The joint axis, unit, world frame.
+    /// The joint axis, unit, in the frame of the element's first port (turned by that
+    /// port's motion into the world frame).
     pub axis: Vector3<f64>,
     /// The bending spring (N·m/rad) and its damper, explicit (no τK).
     pub bend: StageSpring,
@@ -449,8 +450,8 @@ pub trait Impedance: Send + Sync {
         false
     }
     /// A joint between two rigid bodies: its springs on their relative rotation in the stuck
-    /// state at the port motions `motion` ([`HeldMoments`]). `None` (the default): none.
-    fn held_moments(&self, _motion: &[Motion]) -> Option<HeldMoments> {
+    /// state ([`HeldMoments`]). `None` (the default): none.
+    fn held_moments(&self) -> Option<HeldMoments> {
         None
     }
     /// Called once by `Simulator::new`, after [`held_frequency`](Self::held_frequency), on an

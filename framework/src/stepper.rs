@@ -438,8 +438,14 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
 /// with none, is left out.
 fn moment_frequencies(s: &Schedule, x: &[f64]) -> Vec<(usize, [f64; 2])> {
     use nalgebra::Matrix3;
-    let held: Vec<(usize, crate::component::HeldMoments)> =
-        (0..s.imp.len()).filter_map(|i| s.imp[i].held_moments(&s.impedance_motions(i, x)).map(|h| (i, h))).collect();
+    let held: Vec<(usize, crate::component::HeldMoments)> = (0..s.imp.len())
+        .filter_map(|i| {
+            let mut h = s.imp[i].held_moments()?;
+            // The axis from its first port's frame into the world.
+            h.axis = s.motion(&x[..s.nx], s.imp_slots[i]).rot * h.axis;
+            Some((i, h))
+        })
+        .collect();
     if held.is_empty() {
         return Vec::new();
     }

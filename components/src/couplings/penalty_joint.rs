@@ -165,10 +165,10 @@ impl Impedance for PenaltyJoint {
     }
     /// The bending spring (K_r, B_r) on the normal axes and the twist friction's held spring
     /// (K_f, B_f) about the axis z_a, as the stepper weighs them on the bodies' rotation.
-    fn held_moments(&self, m: &[Motion]) -> Option<HeldMoments> {
+    fn held_moments(&self) -> Option<HeldMoments> {
         let spring = |k, b, implicit| StageSpring { k, b, implicit, coupled: false };
         let f = &self.friction;
-        Some(HeldMoments { axis: m[0].rot * self.axis_a, bend: spring(self.k_rot, self.b_rot, false), twist: spring(f.k, f.b, true) })
+        Some(HeldMoments { axis: self.axis_a, bend: spring(self.k_rot, self.b_rot, false), twist: spring(f.k, f.b, true) })
     }
     /// Where RK4 would not keep the bending spring stable at twice the step on the bodies'
     /// rotational inertias (ω̄² from the stepper), it is held implicitly with them; the twist

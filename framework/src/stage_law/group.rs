@@ -164,6 +164,9 @@ where
             if let Some(ri) = &ri {
                 let mut rows = f.fixed_rows_mut::<3>(o + 3);
                 rows += ri.transpose() * fl;
+                if l.law.has_moments() {
+                    joint_moments(l, bodies, d, tau, &mut f, jac.as_mut());
+                }
             }
             let Some(jac) = jac.as_mut() else { continue };
             let jt = jl * tau;
@@ -191,34 +194,6 @@ where
                 block(q, &rj, -1.0);
             }
         }
-        // The joints' moments, in the relative change of the two bodies' Δω (on a body that
-        // turns: a point mass has no rotation for them to act on).
-        for l in laws.iter().filter(|l| l.law.has_moments() && bodies[l.body].inertia.is_some()) {
-            let o = 6 * l.body + 3;
-            let mut x: Vector3<f64> = d.fixed_rows::<3>(o).into_owned();
-            let mut other = None;
-            if let Some((j, _)) = l.partner {
-                let b = &bodies[j];
-                if b.prescribed {
-                    x -= b.alpha * tau;
-                } else if b.inertia.is_some() {
-                    x -= d.fixed_rows::<3>(6 * j + 3);
-                    other = Some(6 * j + 3);
-                }
-            }
-            let (ml, jm) = l.law.moment_at(&x);
-            let mut rows = f.fixed_rows_mut::<3>(o);
-            rows += ml;
-            if let Some(jac) = jac.as_mut() {
-                let jt = jm * tau;
-                let mut b = jac.fixed_view_mut::<3, 3>(o, o);
-                b += jt;
-                if let Some(q) = other {
-                    let mut b = jac.fixed_view_mut::<3, 3>(o, q);
-                    b -= jt;
-                }
-            }
-        }
         (&inertia * d - f * tau, jac)
     };
     let d = super::newton(residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
@@ -226,6 +201,41 @@ where
         b.a = d.fixed_rows::<3>(6 * i) / tau;
         if b.inertia.is_some() {
             b.alpha = d.fixed_rows::<3>(6 * i + 3) / tau;
+        }
+    }
+}
+
+/// A joint law's moments on its body (which turns) in the relative change of the two bodies'
+/// Δω (the partner's given change where it is prescribed, none where it is a point mass or
+/// the ground) into the residual's forces `f` and, where asked, the Jacobian's rotation
+/// blocks ([`StageLaw::Joint`]).
+fn joint_moments<D>(l: &GroupLaw<'_>, bodies: &[StageBody], d: &OVector<f64, D>, tau: f64, f: &mut OVector<f64, D>, jac: Option<&mut OMatrix<f64, D, D>>)
+where
+    D: nalgebra::Dim,
+    DefaultAllocator: Allocator<D, D> + Allocator<D>,
+{
+    let o = 6 * l.body + 3;
+    let mut x: Vector3<f64> = d.fixed_rows::<3>(o).into_owned();
+    let mut other = None;
+    if let Some((j, _)) = l.partner {
+        let b = &bodies[j];
+        if b.prescribed {
+            x -= b.alpha * tau;
+        } else if b.inertia.is_some() {
+            x -= d.fixed_rows::<3>(6 * j + 3);
+            other = Some(6 * j + 3);
+        }
+    }
+    let (ml, jm) = l.law.moment_at(&x);
+    let mut rows = f.fixed_rows_mut::<3>(o);
+    rows += ml;
+    if let Some(jac) = jac {
+        let jt = jm * tau;
+        let mut b = jac.fixed_view_mut::<3, 3>(o, o);
+        b += jt;
+        if let Some(q) = other {
+            let mut b = jac.fixed_view_mut::<3, 3>(o, q);
+            b -= jt;
         }
     }
 }
