@@ -472,7 +472,7 @@ pub trait Impedance: Send + Sync {
     /// The law of the force this element puts on each port as the stage `tau` at `motion`,
     /// `y` evaluates it, as a function of that port's velocity change Δ within the stage
     /// (its position advancing τ Δ too) ([`StageLaw`]: a friction element, a plane contact). Written
-    /// into `laws` (one per port). Called only where
+    /// into `laws`, one per port: every port's (the buffer holds other laws before the call). Called only where
     /// [`implicit_coupling`](Self::implicit_coupling) is true.
     fn stage_law(&self, _motion: &[Motion], _y: &[f64], _tau: f64, _laws: &mut [StageLaw]) {}
     /// For a contact between two bodies: its contact point and normal at the port motions

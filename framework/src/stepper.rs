@@ -346,11 +346,10 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hol
     }
     // Joints' springs on the relative rotation of their bodies (a penalty joint's bending
     // spring and twist friction), on the bodies' rotational inertias.
-    if s.has_moments {
-        for (i, omega2) in moment_frequencies(s, x) {
-            s.imp[i].held_moment_frequencies(method, step, omega2, couplable(i));
-            any = true;
-        }
+    let moments = if s.has_moments { moment_frequencies(s, x) } else { Vec::new() };
+    for &(i, omega2) in &moments {
+        s.imp[i].held_moment_frequencies(method, step, omega2, couplable(i));
+        any = true;
     }
     // A group too large to solve densely stays explicit: its elements between bodies are
     // told again, not to couple.
@@ -378,6 +377,9 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hol
         // is unstable; its group, within check's 16 bodies, grew only by other couplings.)
         if size[root.find_mut(a)] > MAX_GROUP_BODIES && forced.binary_search(&i).is_err() {
             tell(i, told[i], None);
+            if let Some(&(_, omega2)) = moments.iter().find(|(j, _)| *j == i) {
+                s.imp[i].held_moment_frequencies(method, step, omega2, false);
+            }
         }
     }
 }
