@@ -249,8 +249,7 @@ impl StageForm {
 pub fn resolves_held(method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) -> bool {
     method != Method::Euler
         && omega2.is_some_and(|w2| {
-            let held = PortModel { inertia: k / w2, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-            w2 > 0.0 && held.stable(method.tableau(), 2.0 * step)
+            w2 > 0.0 && explicit_model(k / w2, k, b, false).stable(method.tableau(), 2.0 * step)
         })
 }
 
@@ -260,8 +259,7 @@ pub fn resolves_held(method: Method, step: f64, k: f64, b: f64, omega2: Option<f
 pub fn unresolved_paper(method: Method, step: f64, k: f64, b: f64, omega2: Option<f64>) -> bool {
     method != Method::Euler
         && omega2.is_some_and(|w2| {
-            let held = PortModel { inertia: k / w2, k, b, k_implicit: k, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-            w2 > 0.0 && !held.stable(method.tableau(), 2.0 * step)
+            w2 > 0.0 && !explicit_model(k / w2, k, b, true).stable(method.tableau(), 2.0 * step)
         })
 }
 
@@ -269,8 +267,7 @@ pub fn unresolved_paper(method: Method, step: f64, k: f64, b: f64, omega2: Optio
 /// (its other end held) stable at the step ([`StageForm::set_stage_implicit`]): exactly
 /// where `check` warned of the explicit form before; false under Euler.
 pub fn stiff_inner(method: Method, step: f64, mass: f64, k: f64, b: f64) -> bool {
-    let inner = PortModel { inertia: mass, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-    method != Method::Euler && !inner.stable(method.tableau(), step)
+    method != Method::Euler && !explicit_model(mass, k, b, false).stable(method.tableau(), step)
 }
 
 /// The model of a spring K with damper B on inertia M that RK4's explicit stages integrate

@@ -419,8 +419,7 @@ fn coupling_frequency(s: &Schedule, x: &[f64], i: usize, k_on: &[f64]) -> Option
             Domain::Frame => {
                 let body = s.adm[adm].port_rigid_inertia(xs, port)?;
                 let rx = (point()? - body.com).cross_matrix();
-                let turn = nalgebra::SymmetricEigen::try_new(rx * body.inertia_inv * rx.transpose(), f64::EPSILON, 100)?;
-                let top = turn.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v));
+                let top = largest_eigenvalue(rx * body.inertia_inv * rx.transpose())?;
                 1.0 / (1.0 / body.mass + top)
             }
             _ => s.adm[adm].coupling_inertia(xs, port)?,
@@ -473,13 +472,18 @@ fn moment_frequencies(s: &Schedule, x: &[f64]) -> Vec<(usize, [f64; 2])> {
         }
         let z = h.axis;
         let normal = Matrix3::identity() - z * z.transpose();
-        let Some(eig) = nalgebra::SymmetricEigen::try_new(normal * bend * normal, f64::EPSILON, 100) else { continue };
-        let top = eig.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v));
+        let Some(top) = largest_eigenvalue(normal * bend * normal) else { continue };
         if bodies > 0 {
             out.push((i, [top, z.dot(&(twist * z))]));
         }
     }
     out
+}
+
+/// The largest eigenvalue of a symmetric 3 × 3 matrix (≥ 0), `None` where it is not found.
+fn largest_eigenvalue(m: nalgebra::Matrix3<f64>) -> Option<f64> {
+    let eig = nalgebra::SymmetricEigen::try_new(m, f64::EPSILON, 100)?;
+    Some(eig.eigenvalues.iter().fold(0.0f64, |m, v| m.max(*v)))
 }
 
 /// `"solver": {"hold": ...}`: whether stiff elements are held implicitly with the bodies they
