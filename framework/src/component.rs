@@ -303,6 +303,13 @@ pub trait Admittance: Send + Sync {
     /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it, its
     /// group's stage solved) into the rates `dx`, in place of the explicit ones.
     fn set_stage_body(&self, _x: &[f64], _body: &StageBody, _dx: &mut [f64]) {}
+    /// For an admittance of several ports (a robot): the one port through which it takes
+    /// part in a group, [`stage_body`](Self::stage_body) then being that port's (a point of
+    /// a mechanism, [`StageBody::mobility`]). `None` (the default): only an admittance of one
+    /// port takes part.
+    fn group_port(&self) -> Option<usize> {
+        None
+    }
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

@@ -391,8 +391,8 @@ pub const MAX_GROUP_BODIES: usize = 16;
 /// Whether impedance `i` joins two bodies that can be solved in a group (stepper/coupling.rs).
 fn in_group(s: &Schedule, x: &[f64], i: usize) -> bool {
     let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
-    let body = |j| coupling::group_end(s, x, j) == Some(coupling::End::Body);
-    matches!(ends[..], [(a, _), (b, _)] if a != b && body(a) && body(b))
+    let body = |(j, port)| coupling::group_end(s, x, j, port) == Some(coupling::End::Body);
+    matches!(ends[..], [(a, pa), (b, pb)] if a != b && body((a, pa)) && body((b, pb)))
 }
 
 /// For impedance `i`, whose ports all take stage laws: Σ_ports (Σ K of the stuck springs on

@@ -74,7 +74,7 @@ impl Admittance for Mass {
     /// Along its one axis (x), the group's other two at rest.
     fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
         let (com, a) = (Vector3::new(x[0], 0.0, 0.0), Vector3::new(dx[1], 0.0, 0.0));
-        Some(StageBody { mass: self.mass, inertia: None, com, a, alpha: Vector3::zeros(), prescribed: false })
+        Some(StageBody::point(self.mass, com, a))
     }
     fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
         dx[1] = body.a.x;

@@ -105,7 +105,7 @@ impl Admittance for PointMass {
     }
     fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
-        Some(StageBody { mass: self.mass, inertia: None, com, a, alpha: Vector3::zeros(), prescribed: false })
+        Some(StageBody::point(self.mass, com, a))
     }
     fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());

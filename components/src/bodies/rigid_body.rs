@@ -156,7 +156,7 @@ impl Admittance for RigidBody {
         let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
         let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
-        Some(StageBody { mass: self.mass, inertia: Some(inertia), com, a, alpha, prescribed: false })
+        Some(StageBody::rigid(self.mass, inertia, com, a, alpha))
     }
     fn set_stage_body(&self, x: &[f64], body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());

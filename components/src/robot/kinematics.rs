@@ -61,4 +61,19 @@ impl Kinematics {
     pub fn tip_velocity(&self, n: usize, tip: &Vector3<f64>, w: &[f64]) -> Vector3<f64> {
         (0..n).fold(Vector3::zeros(), |v, i| v + self.jacobian_column(i, tip) * w[i])
     }
+
+    /// The tip's acceleration at zero joint accelerations, J̇ ω: the time derivative of
+    /// Σ z_i × (p − p_i) ω_i with ż_i = Ω_{i−1} × z_i (Ω_{i−1} the parent link's angular
+    /// velocity) and ṗ_i the velocity of joint i's origin.
+    pub fn tip_bias(&self, n: usize, tip: &Vector3<f64>, w: &[f64]) -> Vector3<f64> {
+        let v_tip = self.tip_velocity(n, tip, w);
+        let (mut omega, mut acc) = (Vector3::zeros(), Vector3::zeros());
+        for i in 0..n {
+            let z = self.axis[i];
+            let v_joint = self.tip_velocity(i, &self.joint[i], w);
+            acc += (omega.cross(&z).cross(&(tip - self.joint[i])) + z.cross(&(v_tip - v_joint))) * w[i];
+            omega += z * w[i];
+        }
+        acc
+    }
 }

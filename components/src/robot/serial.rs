@@ -30,7 +30,7 @@ use super::link::Link;
 use super::rnea::rnea;
 use nalgebra::{DMatrix, DVector, Matrix3, Matrix3xX, SMatrix, Vector3};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
-use stiction_framework::component::{PortLaws, StageLaw};
+use stiction_framework::component::{PortLaws, StageBody, StageLaw};
 use stiction_framework::{Admittance, Domain, Error, Fault, Force, Layout, Motion, PortInfo, Probe, Result, SignalInfo};
 
 /// Isotropic inertia (kg·m²) given to the lumped point masses of [`SerialRobot::planar`].
@@ -257,6 +257,20 @@ impl SerialRobot {
         j
     }
 
+    /// The tip's mobility at kinematics `k`: H⁻¹ Jᵀ (its first n rows) and the tip's inverse
+    /// inertia W = J H⁻¹ Jᵀ (a unit force f at the tip changes ω̇ by H⁻¹ Jᵀ f and the tip's
+    /// acceleration by W f); `None` where H is not positive definite.
+    fn tip_mobility(&self, k: &Kinematics) -> Option<(SMatrix<f64, MAX_DOF, 3>, Matrix3<f64>)> {
+        let (n, h, j) = (self.dof(), self.crba(k), self.jacobian_fixed(k));
+        let mut hj = SMatrix::<f64, MAX_DOF, 3>::zeros();
+        for r in 0..3 {
+            let (mut l, mut b) = (h, j.row(r).transpose());
+            cholesky_solve(&mut l, n, &mut b).ok()?;
+            hj.set_column(r, &b);
+        }
+        Some((hj, j * hj))
+    }
+
     fn rnea(&self, k: &Kinematics, w: &[f64], wd: Option<&[f64]>, g: &Vector3<f64>) -> VecN {
         rnea(&self.links, k, w, wd, g)
     }
@@ -426,15 +440,40 @@ impl Admittance for SerialRobot {
             e[port] = 1.0;
             1.0 / solve(e)?[port]
         } else {
-            let j = self.jacobian_fixed(&k);
-            let mut inv = Matrix3::zeros();
-            for r in 0..3 {
-                let col = solve(j.row(r).transpose())?;
-                inv.set_column(r, &(j * col));
-            }
-            1.0 / nalgebra::SymmetricEigen::new(inv).eigenvalues.max()
+            1.0 / nalgebra::SymmetricEigen::new(self.tip_mobility(&k)?.1).eigenvalues.max()
         };
         (m.is_finite() && m > 0.0).then_some(m)
+    }
+    /// The tip: an element between it and another body is solved with that body's group
+    /// ([`stage_body`](Self::stage_body)) while no joint holds a coupled law.
+    fn group_port(&self) -> Option<usize> {
+        Some(self.dof())
+    }
+    /// The tip as a point of the mechanism: its inverse inertia W = J H⁻¹ Jᵀ, its explicit
+    /// acceleration J ω̇ (the velocity-product term J̇ω left out, as a body's lever leaves
+    /// out ω × (ω × r)), mass 1/λ_max(W).
+    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+        let n = self.dof();
+        let k = self.kinematics(&x[..n]);
+        let (_, w) = self.tip_mobility(&k)?;
+        let top = nalgebra::SymmetricEigen::new(w).eigenvalues.max();
+        if !(top.is_finite() && top > 0.0) {
+            return None;
+        }
+        let mut wd = VecN::zeros();
+        wd.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
+        let a = self.jacobian_fixed(&k) * wd + k.tip_bias(n, &self.tip_point(&k), &x[n..2 * n]);
+        Some(StageBody { mobility: Some(w), ..StageBody::point(1.0 / top, self.tip_point(&k), a) })
+    }
+    /// ω̇ += H⁻¹ Jᵀ Δf, Δf the change of the laws' force at the tip the group's solve found.
+    fn set_stage_body(&self, x: &[f64], body: &StageBody, dx: &mut [f64]) {
+        let n = self.dof();
+        if let Some((hj, _)) = self.tip_mobility(&self.kinematics(&x[..n])) {
+            let change = hj * body.force;
+            for (d, c) in dx[n..2 * n].iter_mut().zip(change.iter()) {
+                *d += c;
+            }
+        }
     }
     /// H_ii for joint i; `None` for the tip.
     fn port_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
@@ -722,6 +761,35 @@ mod tests {
                 "c = {c} vs Lagrange {expect} at q={q:?} w={w:?}"
             );
         }
+    }
+
+    /// J̇ω (`Kinematics::tip_bias`) is the derivative of the tip velocity J(θ)ω along θ̇ = ω
+    /// (central differences), and the tip's stage body at zero joint accelerations has it
+    /// as its acceleration, with W = J H⁻¹ Jᵀ.
+    #[test]
+    fn the_tip_bias_is_the_derivative_of_the_tip_velocity() {
+        let robot = spatial_chain();
+        let (q, w) = ([0.4, -1.3, 2.2], [0.7, -0.4, 1.1]);
+        let tip_velocity = |h: f64| {
+            let qh: Vec<f64> = q.iter().zip(&w).map(|(q, w)| q + h * w).collect();
+            let k = robot.kinematics(&qh);
+            k.tip_velocity(3, &robot.tip_point(&k), &w)
+        };
+        let h = 1e-6;
+        let numeric = (tip_velocity(h) - tip_velocity(-h)) / (2.0 * h);
+        let k = robot.kinematics(&q);
+        let bias = k.tip_bias(3, &robot.tip_point(&k), &w);
+        assert!((bias - numeric).norm() < 1e-7 * (1.0 + numeric.norm()), "{bias} against {numeric}");
+        let x: Vec<f64> = q.iter().chain(&w).copied().collect();
+        let body = robot.stage_body(&x, &[0.0; 6]).expect("a stage body");
+        assert!((body.a - bias).norm() < 1e-12);
+        let (hj, mobility) = robot.tip_mobility(&k).expect("H positive definite");
+        assert_eq!(body.mobility, Some(mobility));
+        let j = robot.jacobian_of(&k);
+        let h = robot.crba(&k).fixed_view::<3, 3>(0, 0).into_owned();
+        let expected = j.clone() * h.try_inverse().expect("H invertible") * j.transpose();
+        assert!((mobility - expected).norm() < 1e-9 * expected.norm());
+        assert!((hj.fixed_rows::<3>(0) - h.try_inverse().expect("H") * j.transpose()).norm() < 1e-9 * hj.norm());
     }
 
     #[test]

@@ -126,7 +126,7 @@ impl Admittance for VelocitySource {
     fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
         let n = self.dims;
         let (com, a) = (load(x, n), load(&dx[n..], n));
-        Some(StageBody { mass: 1.0, inertia: None, com, a, alpha: Vector3::zeros(), prescribed: true })
+        Some(StageBody { prescribed: true, ..StageBody::point(1.0, com, a) })
     }
     fn next_break(&self, t0: f64, t1: f64) -> Option<f64> {
         next_break_of(&self.velocity, t0, t1)

@@ -42,9 +42,27 @@ pub struct StageBody {
     /// A prescribed motion (a velocity source): its accelerations are given, not solved
     /// for, and no law acts on it; an element to it is taken at the relative change.
     pub prescribed: bool,
+    /// A point of a mechanism (a robot's tip) rather than a free body: its inverse inertia
+    /// W there (symmetric, positive semidefinite: J H⁻¹ Jᵀ), so that its velocity change
+    /// under the laws' forces is Δ = τ (a + W Σ (f_l(Δ) − f_l(0))); `mass` is then the
+    /// smallest effective mass 1/λ_max(W) (the rows' scale), `inertia` `None`.
+    pub mobility: Option<Matrix3<f64>>,
+    /// After [`group_rates`], for a body with `mobility`: the change of the laws' total
+    /// force on it, Σ (f_l(Δ) − f_l(0)), which the mechanism maps to its own rates.
+    pub force: Vector3<f64>,
 }
 
 impl StageBody {
+    /// A point mass `mass` at `com` with the explicit acceleration `a`.
+    pub fn point(mass: f64, com: Vector3<f64>, a: Vector3<f64>) -> StageBody {
+        StageBody { mass, inertia: None, com, a, alpha: Vector3::zeros(), prescribed: false, mobility: None, force: Vector3::zeros() }
+    }
+
+    /// A rigid body: mass, world inertia, centre, linear and angular explicit accelerations.
+    pub fn rigid(mass: f64, inertia: Matrix3<f64>, com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>) -> StageBody {
+        StageBody { inertia: Some(inertia), alpha, ..StageBody::point(mass, com, a) }
+    }
+
     /// The rotation part R = −[r]ₓ of the lever G(r) = [I, R] at world point `at` (the change
     /// of that point per unit Δω); `None` for a point mass (its Δω moves no point).
     #[inline]
@@ -103,7 +121,10 @@ where
         }
         inertia.fixed_view_mut::<3, 3>(o, o).fill_diagonal(b.mass);
         let f = b.a * b.mass;
-        fo.fixed_rows_mut::<3>(o).copy_from(&f);
+        // A mechanism's point: its rows hold only the laws' change (below).
+        if b.mobility.is_none() {
+            fo.fixed_rows_mut::<3>(o).copy_from(&f);
+        }
         scale += f.norm();
         match b.inertia {
             Some(j) => {
@@ -129,7 +150,9 @@ where
         }
     }
     scale = (scale + fo.norm()) * tau;
-    let residual = |d: &OVector<f64, D>, jacobian: bool| {
+    // The forces (fo and the laws at d) and, where asked, the Jacobian of the residual
+    // M d − τ f.
+    let forces = |d: &OVector<f64, D>, jacobian: bool| {
         let mut f = fo.clone();
         let mut jac = jacobian.then(|| inertia.clone());
         for l in laws {
@@ -194,9 +217,35 @@ where
                 block(q, &rj, -1.0);
             }
         }
-        (&inertia * d - f * tau, jac)
+        (f, jac)
+    };
+    let residual = |d: &OVector<f64, D>, jacobian: bool| {
+        let (f, mut jac) = forces(d, jacobian);
+        let mut r = &inertia * d - &f * tau;
+        // A mechanism's point: m (Δ − τ a − τ W Σ (f_l(Δ) − f_l(0))), its Jacobian rows
+        // m I + W (the laws' part) with m its rows' scale.
+        for (i, b) in bodies.iter().enumerate() {
+            let Some(w) = b.mobility.filter(|_| !b.prescribed) else { continue };
+            let o = 6 * i;
+            let change = w * f.fixed_rows::<3>(o) + b.a;
+            r.fixed_rows_mut::<3>(o).copy_from(&((d.fixed_rows::<3>(o) - change * tau) * b.mass));
+            if let Some(jac) = jac.as_mut() {
+                for c in 0..jac.ncols() {
+                    let own: Vector3<f64> = inertia.fixed_view::<3, 1>(o, c).into_owned();
+                    let laws = jac.fixed_view::<3, 1>(o, c) - own;
+                    jac.fixed_view_mut::<3, 1>(o, c).copy_from(&(own + w * laws * b.mass));
+                }
+            }
+        }
+        (r, jac)
     };
     let d = super::newton(residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
+    if bodies.iter().any(|b| b.mobility.is_some()) {
+        let (f, _) = forces(&d, false);
+        for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| b.mobility.is_some()) {
+            b.force = f.fixed_rows::<3>(6 * i).into_owned();
+        }
+    }
     for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
         b.a = d.fixed_rows::<3>(6 * i) / tau;
         if b.inertia.is_some() {
@@ -255,7 +304,7 @@ mod tests {
 
     fn cube(mass: f64, com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>) -> StageBody {
         let i = mass * 0.02 / 6.0;
-        StageBody { mass, inertia: Some(Matrix3::from_diagonal_element(i)), com, a, alpha, prescribed: false }
+        StageBody::rigid(mass, Matrix3::from_diagonal_element(i), com, a, alpha)
     }
 
     /// The residual of the group's stage at the solved accelerations, body by body.
@@ -320,14 +369,7 @@ mod tests {
     #[test]
     fn links_joined_by_joint_laws_solve_their_stage_together() {
         let tau = 1e-3;
-        let rod = |com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>| StageBody {
-            mass: 0.1,
-            inertia: Some(Matrix3::from_diagonal(&Vector3::new(1.25e-4, 2.1e-3, 2.1e-3))),
-            com,
-            a,
-            alpha,
-            prescribed: false,
-        };
+        let rod = |com: Vector3<f64>, a: Vector3<f64>, alpha: Vector3<f64>| StageBody::rigid(0.1, Matrix3::from_diagonal(&Vector3::new(1.25e-4, 2.1e-3, 2.1e-3)), com, a, alpha);
         let joint = |sign: f64, at: Vector3<f64>, twist: f64| StageLaw::Joint {
             w: Vector3::new(0.5, -0.2, 0.1) * sign,
             c: 1e6 * tau + 100.0,
@@ -377,7 +419,7 @@ mod tests {
         let c = 1e8 * tau + 100.0;
         let law = StageLaw::Friction { w: Vector3::zeros(), c, level: 50.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat };
         let laws = [GroupLaw { law: &law, body: 0, partner: Some((1, Vector3::zeros())) }];
-        let body = StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
+        let body = StageBody::point(1.0, Vector3::zeros(), Vector3::zeros());
         let source = StageBody { a: Vector3::new(4.0, 0.0, 0.0), prescribed: true, ..body };
         let mut bodies = [body, source];
         group_rates(&mut bodies, &laws, tau);
@@ -403,9 +445,42 @@ mod tests {
             GroupLaw { law: &down, body: 0, partner: Some((1, p(1.0))) },
             GroupLaw { law: &ground, body: 0, partner: None },
         ];
-        let point = |x: f64| StageBody { mass: 1.0, inertia: None, com: p(x), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false };
+        let point = |x: f64| StageBody::point(1.0, p(x), Vector3::zeros());
         let mut bodies = [point(0.0), point(1.0)];
         group_rates(&mut bodies, &laws, tau);
         assert_eq!(bodies, [point(0.0), point(1.0)]);
+    }
+
+    /// A point of a mechanism (its inverse inertia W): with W = I/m it is the point mass m
+    /// (the same stage to rounding); with W singular along z (a planar arm's tip) the laws
+    /// cannot change its z motion, Δ_z = τ a_z, and its partner takes the element's whole
+    /// z law; the force change it reports is what maps its rates (W Δf = Δ/τ − a).
+    #[test]
+    fn a_point_of_a_mechanism_solves_its_stage_with_its_mobility() {
+        let tau = 1e-3;
+        let p = |x: f64| Vector3::new(x, 0.0, 0.0);
+        let law = |w: [f64; 3], at: Vector3<f64>| StageLaw::Friction { w: Vector3::from(w), c: 1e7 * tau, level: 5.0, viscous: 0.0, dims: 3, at, curve: Curve::Flat };
+        let (on_tip, on_mass) = (law([1.0, -0.5, 0.8], p(0.0)), law([-1.0, 0.5, -0.8], p(0.0)));
+        let laws = [GroupLaw { law: &on_tip, body: 0, partner: Some((1, p(0.0))) }, GroupLaw { law: &on_mass, body: 1, partner: Some((0, p(0.0))) }];
+        let (a_tip, a_mass) = (Vector3::new(3.0, -1.0, 2.0), Vector3::new(-0.5, 0.2, 1.0));
+        let m = 0.05;
+        let mut points = [StageBody::point(m, p(0.0), a_tip), StageBody::point(1.0, p(0.0), a_mass)];
+        group_rates(&mut points, &laws, tau);
+        let tip = |w: Matrix3<f64>| StageBody { mobility: Some(w), ..StageBody::point(m, p(0.0), a_tip) };
+        let mut mech = [tip(Matrix3::from_diagonal_element(1.0 / m)), StageBody::point(1.0, p(0.0), a_mass)];
+        group_rates(&mut mech, &laws, tau);
+        for (a, b) in mech.iter().zip(&points) {
+            assert!((a.a - b.a).norm() < 1e-9 * b.a.norm().max(1.0), "{} against {}", a.a, b.a);
+        }
+        assert!((mech[0].force / m - (mech[0].a - a_tip)).norm() < 1e-9, "the force change maps the rates");
+        // Stuck together: the element's spring keeps them moving as one (rates within
+        // (c τ)⁻¹ of each other).
+        assert!((mech[0].a - mech[1].a).norm() < 1e-2 * (a_tip - a_mass).norm());
+        let w = Matrix3::from_diagonal(&Vector3::new(1.0 / m, 2.0 / m, 0.0));
+        let mut planar = [tip(w), StageBody::point(1.0, p(0.0), a_mass)];
+        group_rates(&mut planar, &laws, tau);
+        assert!((planar[0].a.z - a_tip.z).abs() < 1e-9, "no law moves the tip along z: {}", planar[0].a.z);
+        assert!((w * planar[0].force - (planar[0].a - a_tip)).norm() < 1e-9 * planar[0].a.norm());
+        assert!((planar[0].a.xy() - planar[1].a.xy()).norm() < 1e-2 * (a_tip - a_mass).norm());
     }
 }

@@ -98,29 +98,37 @@ impl Coupling {
         let adm: Vec<usize> = (0..s.adm.len()).filter(|&j| held[j]).collect();
         // The groups: bodies joined by an element between two of them that can both be
         // solved in a group (union–find over the admittances), each with the prescribed
-        // motions its bodies' elements end on. A pair: the places of its body's law and of
-        // the other end's, and the two admittances.
+        // motions its bodies' elements end on.
         let mut root = UnionFind::<usize>::new(s.adm.len());
+        // A pair: the places of its body's law and of the other end's, the two admittances
+        // and what the other end is.
         let mut pairs = Vec::new();
         let mut place = 0;
+        // An admittance of several ports (a robot) takes part through its group port only
+        // while no other of its ports holds a coupled law (those it solves itself).
+        let lone = |j: usize, port: usize| {
+            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+            (pa..pb).all(|q| q == pa + port || starts[q + 1] == starts[q])
+        };
+        let end = |j: usize, port: usize| group_end(s, x, j, port).filter(|_| lone(j, port));
         for &i in &imp {
             let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
-            if let [(a, _), (b, _)] = ends[..] {
-                match (group_end(s, x, a), group_end(s, x, b)) {
+            if let [(a, pa), (b, pb)] = ends[..] {
+                match (end(a, pa), end(b, pb)) {
                     _ if a == b => {}
                     (Some(End::Body), Some(End::Body)) => {
-                        pairs.push((place, place + 1, a, b));
+                        pairs.push((place, place + 1, a, b, End::Body));
                         root.union(a, b);
                     }
-                    (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, a, b)),
-                    (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, b, a)),
+                    (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, a, b, End::Prescribed)),
+                    (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, b, a, End::Prescribed)),
                     _ => {}
                 }
             }
             place += ends.len();
         }
         let mut bodies: Vec<(usize, usize)> = pairs.iter().map(|p| (root.find_mut(p.2), p.2)).collect();
-        bodies.extend(pairs.iter().filter(|p| group_end(s, x, p.3) == Some(End::Body)).map(|p| (root.find_mut(p.3), p.3)));
+        bodies.extend(pairs.iter().filter(|p| p.4 == End::Body).map(|p| (root.find_mut(p.3), p.3)));
         bodies.sort_unstable();
         bodies.dedup();
         // Per (group, admittance): its index within the group.
@@ -135,7 +143,7 @@ impl Coupling {
             if bodies.get(n + 1).is_none_or(|b| b.0 != r) {
                 // The group's prescribed motions after its bodies.
                 for p in pairs.iter().filter(|p| root.find_mut(p.2) == r) {
-                    if group_end(s, x, p.3) == Some(End::Prescribed) && !index.contains_key(&(r, p.3)) {
+                    if p.4 == End::Prescribed && !index.contains_key(&(r, p.3)) {
                         index.insert((r, p.3), (members.len() - start) as u32);
                         members.push(p.3);
                     }
@@ -144,11 +152,11 @@ impl Coupling {
             }
         }
         let mut partner = vec![NO_PARTNER; places.len()];
-        for &(pa, pb, a, b) in &pairs {
+        for &(pa, pb, a, b, end_b) in &pairs {
             let r = root.find_mut(a);
             let (qa, qb) = (places[pa], places[pb]);
             partner[qa as usize] = (qb, index[&(r, b)]);
-            if group_end(s, x, b) == Some(End::Body) {
+            if end_b == End::Body {
                 partner[qb as usize] = (qa, index[&(r, a)]);
             }
         }
@@ -160,7 +168,7 @@ impl Coupling {
             motions: Vec::with_capacity(MAX_IMPEDANCE_PORTS),
             imp,
             partner,
-            solved: vec![StageBody { mass: 1.0, inertia: None, com: Vector3::zeros(), a: Vector3::zeros(), alpha: Vector3::zeros(), prescribed: false }; members.len()],
+            solved: vec![StageBody::point(1.0, Vector3::zeros(), Vector3::zeros()); members.len()],
             members,
             group_starts,
             member_of,
@@ -309,13 +317,14 @@ pub(crate) enum End {
     Prescribed,
 }
 
-/// What admittance `j` of one port is to a group at state `x` ([`Admittance::stage_body`]):
-/// `None` where it cannot take part.
+/// What admittance `j`, through its port `port`, is to a group at state `x`
+/// ([`Admittance::stage_body`]): `None` where it cannot take part (an admittance of several
+/// ports takes part through its [`group_port`](crate::component::Admittance::group_port) only).
 ///
 /// [`Admittance::stage_body`]: crate::component::Admittance::stage_body
-pub(crate) fn group_end(s: &Schedule, x: &[f64], j: usize) -> Option<End> {
+pub(crate) fn group_end(s: &Schedule, x: &[f64], j: usize, port: usize) -> Option<End> {
     let x = &x[s.adm_x[j]..s.adm_x[j + 1]];
-    if s.adm_ports[j + 1] - s.adm_ports[j] != 1 {
+    if s.adm_ports[j + 1] - s.adm_ports[j] != 1 && s.adm[j].group_port() != Some(port) {
         return None;
     }
     let body = s.adm[j].stage_body(x, &vec![0.0; x.len()])?;
