@@ -758,7 +758,14 @@ impl Simulator {
                     }
                 }
             }
-            self.stages(from, to - from, count && next.is_none())?;
+            // The sub-step's length from its ends, as ever; but an h below an ulp of t0 (a
+            // located switch's last sub-step) gives to − from = 0, and its stages then had
+            // τ = 0: what is left of h instead.
+            let length = match to - from {
+                l if l > 0.0 => l,
+                _ => (t0 - from) + h,
+            };
+            self.stages(from, length, count && next.is_none())?;
             let last = self.method.tableau().stages() - 1;
             match next {
                 Some(_) if from == t0 => {
