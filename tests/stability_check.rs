@@ -337,6 +337,7 @@ fn pair_analysis_sees_the_rotation_of_a_body_through_a_contact_at_its_rim() {
         inertia: [1.0, 1.0],
         own: [PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false }; 2],
         joint: PortModel { inertia: 1.0, k, b, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false },
+        grouped: false,
     };
     assert!(translational.radius(&Tableau::RK4, step).unwrap() <= 1.0 + 1e-9);
 

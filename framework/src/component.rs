@@ -293,23 +293,18 @@ pub trait Admittance: Send + Sync {
     /// once per stage for an admittance with laws on any of its ports.
     fn implicit_rate(&self, _x: &[f64], _laws: &PortLaws<'_>, _tau: f64, _dx: &mut [f64]) {}
     /// The body a group of bodies joined by stiff coupled elements solves its stage with
-    /// ([`crate::stage_law::group_rates`]): for an admittance of one port, its mass (and
-    /// world inertia), centre and the explicit accelerations in the rates `dx` that
-    /// [`derivative`](Self::derivative) wrote at state `x`. `None` (the default): it cannot
-    /// be solved in a group, and an element between it and another body stays explicit.
-    fn stage_body(&self, _x: &[f64], _dx: &[f64]) -> Option<StageBody> {
+    /// ([`crate::stage_law::group_rates`]), as seen at `port`: for an admittance of one port,
+    /// its mass (and world inertia), centre and the explicit accelerations in the rates `dx`
+    /// that [`derivative`](Self::derivative) wrote at state `x`; for one of several ports (a
+    /// robot), the port as a point of its mechanism ([`StageBody::mobility`]), asked only
+    /// while no other of its ports holds a coupled law. `None` (the default): it cannot be
+    /// solved in a group, and an element between it and another body stays explicit.
+    fn stage_body(&self, _x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         None
     }
-    /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it, its
-    /// group's stage solved) into the rates `dx`, in place of the explicit ones.
-    fn set_stage_body(&self, _x: &[f64], _body: &StageBody, _dx: &mut [f64]) {}
-    /// For an admittance of several ports (a robot): the one port through which it takes
-    /// part in a group, [`stage_body`](Self::stage_body) then being that port's (a point of
-    /// a mechanism, [`StageBody::mobility`]). `None` (the default): only an admittance of one
-    /// port takes part.
-    fn group_port(&self) -> Option<usize> {
-        None
-    }
+    /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it at
+    /// `port`, its group's stage solved) into the rates `dx`, in place of the explicit ones.
+    fn set_stage_body(&self, _x: &[f64], _port: usize, _body: &StageBody, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

@@ -587,6 +587,11 @@ pub struct PairModel {
     pub own: [PortModel; 2],
     /// The sum of the joining springs.
     pub joint: PortModel,
+    /// The two solve their stage together (stepper/coupling.rs: bodies joined by coupled
+    /// elements, a group): the coupled joint's B + τK enters both rows at once,
+    /// [M_a + τ(c_a + c), −τc; −τc, M_b + τ(c_b + c)] v̇ = forces; else each mass divides by
+    /// its own M + τ(c_own + c) with the other at its stage motion.
+    pub grouped: bool,
 }
 
 impl PairModel {
@@ -594,17 +599,29 @@ impl PairModel {
     fn rate(&self, tau: f64) -> DMatrix<f64> {
         let mut j = DMatrix::zeros(4, 4);
         let c = &self.joint;
+        let joint = tau * (c.b_coupled + tau * c.k_coupled);
+        let mut m = [0.0; 2];
         for i in 0..2 {
             let o = &self.own[i];
             // The mass with the coupled elements on its side and between (Admittance::implicit_rate).
-            let m = self.inertia[i] + tau * (o.b_coupled + c.b_coupled + tau * (o.k_coupled + c.k_coupled));
+            m[i] = self.inertia[i] + tau * (o.b_coupled + tau * o.k_coupled) + joint;
             // Row of v̇_i: −(K_i + K_ab) q_i + K_ab q_other − (D_i + D_ab) v_i + D_ab v_other.
             let (k, d) = (c.k, c.b + tau * c.k_implicit);
             let (ko, dd) = (o.k, o.b + tau * o.k_implicit);
-            j[(2 + i, i)] = -(ko + k) / m;
-            j[(2 + i, 1 - i)] = k / m;
-            j[(2 + i, 2 + i)] = -(dd + d) / m;
-            j[(2 + i, 3 - i)] = d / m;
+            j[(2 + i, i)] = -(ko + k) / m[i];
+            j[(2 + i, 1 - i)] = k / m[i];
+            j[(2 + i, 2 + i)] = -(dd + d) / m[i];
+            j[(2 + i, 3 - i)] = d / m[i];
+        }
+        if self.grouped && joint != 0.0 {
+            // Solved together: the rows above hold M_i⁻¹ n_i with M_i the diagonal of the
+            // pair's stage matrix; with its off-diagonal −τc, v̇ = A⁻¹ n.
+            let det = m[0] * m[1] - joint * joint;
+            for col in 0..4 {
+                let (n0, n1) = (j[(2, col)] * m[0], j[(3, col)] * m[1]);
+                j[(2, col)] = (m[1] * n0 + joint * n1) / det;
+                j[(3, col)] = (joint * n0 + m[0] * n1) / det;
+            }
         }
         for i in 0..2 {
             if self.own[i].implicit_position {
@@ -659,8 +676,9 @@ impl PairModel {
     }
 
     /// The model's bits, as a [`Memo`] key.
-    fn key(&self) -> [u64; 23] {
-        let mut k = [0; 23];
+    fn key(&self) -> [u64; 24] {
+        let mut k = [0; 24];
+        k[23] = self.grouped as u64;
         k[0] = self.inertia[0].to_bits();
         k[1] = self.inertia[1].to_bits();
         for (i, m) in [&self.own[0], &self.own[1], &self.joint].into_iter().enumerate() {
@@ -733,7 +751,7 @@ fn analyse_pair(
     step: f64,
     ends: PairEnds,
     imps: &[(usize, StageSpring)],
-    memo: &mut Memo<23, (Option<f64>, Option<f64>)>,
+    memo: &mut Memo<24, (Option<f64>, Option<f64>)>,
     tally: &mut Tally<PairEnds>,
     keep: &impl Fn(f64) -> bool,
     out: &mut Vec<PairResult>,
@@ -754,10 +772,22 @@ fn analyse_pair(
     for (_, s) in imps {
         joint.add(*s);
     }
-    let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint };
+    // Bodies the stepper solves together (stepper/coupling.rs): joined by a coupled element,
+    // each end a body that can take part through that port, the only one of its admittance
+    // holding coupled elements.
+    let grouped = (joint.k_coupled != 0.0 || joint.b_coupled != 0.0)
+        && ends.iter().all(|&(j, port)| {
+            let xs = &x[sched.adm_x[j]..sched.adm_x[j + 1]];
+            let lone = att.of(j).all(|a| a.port == port || !a.spring.coupled);
+            lone && sched.adm[j].stage_body(xs, &vec![0.0; xs.len()], port).is_some_and(|b| !b.prescribed)
+        });
+    let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint, grouped };
     let mut models = vec![(None, model)];
     if ends.iter().any(|&(j, port)| bases.base(sched, j, port).rigid) {
         models.extend(contact_models(sched, x, &ends, imps, [oa, ob]));
+    }
+    for (_, m) in &mut models {
+        m.grouped = grouped;
     }
     // The largest radius (any undecided: undecided), the smallest largest stable step;
     // each distinct model analysed once ([`Memo`]).
@@ -818,7 +848,7 @@ fn contact_models(
             let own = [0, 1].map(|s| PortModel { inertia: inertia[s], ..own[s] });
             let mut joint = PortModel { inertia: 1.0, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
             joint.add(spring);
-            out.push((Some((imp, dir)), PairModel { inertia, own, joint }));
+            out.push((Some((imp, dir)), PairModel { inertia, own, joint, grouped: false }));
         }
     }
     out
@@ -1608,7 +1638,7 @@ mod tests {
     fn a_free_pair_is_its_relative_mode_on_the_inertias_in_series() {
         let own = |m: f64| PortModel { inertia: m, k: 0.0, b: 0.0, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
         let joint = PortModel { inertia: 1.0, k: 3.0, b: 0.2, k_implicit: 0.0, k_coupled: 0.0, b_coupled: 0.0, implicit_position: false };
-        let pair = PairModel { inertia: [1.0, 2.0], own: [own(1.0), own(2.0)], joint };
+        let pair = PairModel { inertia: [1.0, 2.0], own: [own(1.0), own(2.0)], joint, grouped: false };
         let rel = pair.free_relative().unwrap();
         assert_eq!((rel.inertia, rel.k, rel.b), (2.0 / 3.0, 3.0, 0.2));
         for t in [2.0, 3.0, 5.0] {

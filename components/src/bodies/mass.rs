@@ -72,11 +72,11 @@ impl Admittance for Mass {
         dx[1] = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[1], 0.0, 0.0), tau).x;
     }
     /// Along its one axis (x), the group's other two at rest.
-    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+    fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let (com, a) = (Vector3::new(x[0], 0.0, 0.0), Vector3::new(dx[1], 0.0, 0.0));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[1] = body.a.x;
     }
 }

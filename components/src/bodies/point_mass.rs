@@ -103,11 +103,11 @@ impl Admittance for PointMass {
         let a = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
         dx[3..6].copy_from_slice(a.as_slice());
     }
-    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+    fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());
     }
 }

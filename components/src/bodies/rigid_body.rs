@@ -151,14 +151,14 @@ impl Admittance for RigidBody {
         dx[10..13].copy_from_slice((rot.inverse() * alpha).as_slice());
     }
     /// World inertia R J Rᵀ, ω̇ in world coordinates (the gyroscopic term kept in it).
-    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+    fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let rot = Self::rotation(x).to_rotation_matrix();
         let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
         let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
         Some(StageBody::rigid(self.mass, inertia, com, a, alpha))
     }
-    fn set_stage_body(&self, x: &[f64], body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());
         dx[10..13].copy_from_slice((Self::rotation(x).inverse() * body.alpha).as_slice());
     }

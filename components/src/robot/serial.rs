@@ -271,6 +271,13 @@ impl SerialRobot {
         Some((hj, j * hj))
     }
 
+    /// H⁻¹ e_i (its first n entries): the joints' response to a unit torque at joint i.
+    fn joint_mobility(&self, k: &Kinematics, i: usize) -> Option<VecN> {
+        let (mut l, mut b) = (self.crba(k), VecN::zeros());
+        b[i] = 1.0;
+        cholesky_solve(&mut l, self.dof(), &mut b).ok().map(|_| b)
+    }
+
     fn rnea(&self, k: &Kinematics, w: &[f64], wd: Option<&[f64]>, g: &Vector3<f64>) -> VecN {
         rnea(&self.links, k, w, wd, g)
     }
@@ -430,49 +437,46 @@ impl Admittance for SerialRobot {
     fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
-        let h = self.crba(&k);
-        let solve = |mut b: VecN| {
-            let mut l = h;
-            cholesky_solve(&mut l, n, &mut b).ok().map(|_| b)
-        };
         let m = if port < n {
-            let mut e = VecN::zeros();
-            e[port] = 1.0;
-            1.0 / solve(e)?[port]
+            1.0 / self.joint_mobility(&k, port)?[port]
         } else {
             1.0 / nalgebra::SymmetricEigen::new(self.tip_mobility(&k)?.1).eigenvalues.max()
         };
         (m.is_finite() && m > 0.0).then_some(m)
     }
-    /// The tip: an element between it and another body is solved with that body's group
-    /// ([`stage_body`](Self::stage_body)) while no joint holds a coupled law.
-    fn group_port(&self) -> Option<usize> {
-        Some(self.dof())
-    }
-    /// The tip as a point of the mechanism: its inverse inertia W = J H⁻¹ Jᵀ, its explicit
-    /// acceleration J ω̇ (the velocity-product term J̇ω left out, as a body's lever leaves
-    /// out ω × (ω × r)), mass 1/λ_max(W).
-    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+    /// A joint or the tip as a point of the mechanism, an element between it and another
+    /// body being solved with that body's group (asked while no other port holds a coupled
+    /// law): at the tip its inverse inertia W = J H⁻¹ Jᵀ and acceleration J ω̇ + J̇ ω (the
+    /// velocity-product term, as a body's lever carries ω × (ω × r) only in its explicit
+    /// acceleration); at joint i, along x, (H⁻¹)_ii and ω̇_i. Mass 1/λ_max(W).
+    fn stage_body(&self, x: &[f64], dx: &[f64], port: usize) -> Option<StageBody> {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
-        let (_, w) = self.tip_mobility(&k)?;
+        let (w, a, at) = if port < n {
+            let c = self.joint_mobility(&k, port)?;
+            (Matrix3::from_diagonal(&Vector3::new(c[port], 0.0, 0.0)), Vector3::new(dx[n + port], 0.0, 0.0), Vector3::new(x[port], 0.0, 0.0))
+        } else {
+            let (_, w) = self.tip_mobility(&k)?;
+            let mut wd = VecN::zeros();
+            wd.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
+            let tip = self.tip_point(&k);
+            (w, self.jacobian_fixed(&k) * wd + k.tip_bias(n, &tip, &x[n..2 * n]), tip)
+        };
         let top = nalgebra::SymmetricEigen::new(w).eigenvalues.max();
-        if !(top.is_finite() && top > 0.0) {
-            return None;
-        }
-        let mut wd = VecN::zeros();
-        wd.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
-        let a = self.jacobian_fixed(&k) * wd + k.tip_bias(n, &self.tip_point(&k), &x[n..2 * n]);
-        Some(StageBody { mobility: Some(w), ..StageBody::point(1.0 / top, self.tip_point(&k), a) })
+        (top.is_finite() && top > 0.0).then(|| StageBody { mobility: Some(w), ..StageBody::point(1.0 / top, at, a) })
     }
-    /// ω̇ += H⁻¹ Jᵀ Δf, Δf the change of the laws' force at the tip the group's solve found.
-    fn set_stage_body(&self, x: &[f64], body: &StageBody, dx: &mut [f64]) {
+    /// ω̇ += H⁻¹ e_i Δf_x at joint i, H⁻¹ Jᵀ Δf at the tip, Δf the change of the laws'
+    /// force there that the group's solve found.
+    fn set_stage_body(&self, x: &[f64], port: usize, body: &StageBody, dx: &mut [f64]) {
         let n = self.dof();
-        if let Some((hj, _)) = self.tip_mobility(&self.kinematics(&x[..n])) {
-            let change = hj * body.force;
-            for (d, c) in dx[n..2 * n].iter_mut().zip(change.iter()) {
-                *d += c;
-            }
+        let k = self.kinematics(&x[..n]);
+        let change = if port < n {
+            self.joint_mobility(&k, port).map(|c| c * body.force.x)
+        } else {
+            self.tip_mobility(&k).map(|(hj, _)| hj * body.force)
+        };
+        for (d, c) in dx[n..2 * n].iter_mut().zip(change.unwrap_or_else(VecN::zeros).iter()) {
+            *d += c;
         }
     }
     /// H_ii for joint i; `None` for the tip.
@@ -781,7 +785,7 @@ mod tests {
         let bias = k.tip_bias(3, &robot.tip_point(&k), &w);
         assert!((bias - numeric).norm() < 1e-7 * (1.0 + numeric.norm()), "{bias} against {numeric}");
         let x: Vec<f64> = q.iter().chain(&w).copied().collect();
-        let body = robot.stage_body(&x, &[0.0; 6]).expect("a stage body");
+        let body = robot.stage_body(&x, &[0.0; 6], 3).expect("a stage body");
         assert!((body.a - bias).norm() < 1e-12);
         let (hj, mobility) = robot.tip_mobility(&k).expect("H positive definite");
         assert_eq!(body.mobility, Some(mobility));

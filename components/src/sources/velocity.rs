@@ -123,7 +123,7 @@ impl Admittance for VelocitySource {
         true
     }
     /// Its point with the acceleration of its input's stage (the rates `derivative` wrote).
-    fn stage_body(&self, x: &[f64], dx: &[f64]) -> Option<StageBody> {
+    fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let n = self.dims;
         let (com, a) = (load(x, n), load(&dx[n..], n));
         Some(StageBody { prescribed: true, ..StageBody::point(1.0, com, a) })

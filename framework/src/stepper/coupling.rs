@@ -104,8 +104,8 @@ impl Coupling {
         // and what the other end is.
         let mut pairs = Vec::new();
         let mut place = 0;
-        // An admittance of several ports (a robot) takes part through its group port only
-        // while no other of its ports holds a coupled law (those it solves itself).
+        // An admittance of several ports (a robot) takes part through one port only while no
+        // other of its ports holds a coupled law (those it solves itself).
         let lone = |j: usize, port: usize| {
             let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
             (pa..pb).all(|q| q == pa + port || starts[q + 1] == starts[q])
@@ -244,7 +244,7 @@ impl Coupling {
             rates.clear();
             rates.resize(x.len(), 0.0);
             s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
-            let Some(body) = s.adm[j].stage_body(x, &rates) else { continue };
+            let Some(body) = s.adm[j].stage_body(x, &rates, self.law_port(s, j)) else { continue };
             out[m] = body;
             if body.prescribed {
                 continue;
@@ -257,6 +257,13 @@ impl Coupling {
         }
         group_rates(out, &laws, tau);
         Ok(())
+    }
+
+    /// The port of group member `j` that holds its coupled laws (the only one, for an
+    /// admittance of several ports; a prescribed motion's own).
+    fn law_port(&self, s: &Schedule, j: usize) -> usize {
+        let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+        (pa..pb).position(|q| self.starts[q + 1] > self.starts[q]).unwrap_or(0)
     }
 
     /// Whether no element couples.
@@ -298,7 +305,7 @@ impl Coupling {
         for (k, &j) in self.adm.iter().enumerate().skip(first).take_while(|(_, &j)| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
             match self.member_of.get(k) {
-                Some(&m) if m != u32::MAX => s.adm[j].set_stage_body(&xa[a..b], &self.solved[m as usize], &mut dx[a..b]),
+                Some(&m) if m != u32::MAX => s.adm[j].set_stage_body(&xa[a..b], self.law_port(s, j), &self.solved[m as usize], &mut dx[a..b]),
                 _ => {
                     let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
                     s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
@@ -318,16 +325,12 @@ pub(crate) enum End {
 }
 
 /// What admittance `j`, through its port `port`, is to a group at state `x`
-/// ([`Admittance::stage_body`]): `None` where it cannot take part (an admittance of several
-/// ports takes part through its [`group_port`](crate::component::Admittance::group_port) only).
+/// ([`Admittance::stage_body`]): `None` where it cannot take part.
 ///
 /// [`Admittance::stage_body`]: crate::component::Admittance::stage_body
 pub(crate) fn group_end(s: &Schedule, x: &[f64], j: usize, port: usize) -> Option<End> {
     let x = &x[s.adm_x[j]..s.adm_x[j + 1]];
-    if s.adm_ports[j + 1] - s.adm_ports[j] != 1 && s.adm[j].group_port() != Some(port) {
-        return None;
-    }
-    let body = s.adm[j].stage_body(x, &vec![0.0; x.len()])?;
+    let body = s.adm[j].stage_body(x, &vec![0.0; x.len()], port)?;
     Some(if body.prescribed { End::Prescribed } else { End::Body })
 }
 
