@@ -604,7 +604,7 @@ impl PairModel {
         for i in 0..2 {
             let o = &self.own[i];
             // The mass with the coupled elements on its side and between (Admittance::implicit_rate).
-            m[i] = self.inertia[i] + tau * (o.b_coupled + tau * o.k_coupled) + joint;
+            m[i] = self.inertia[i] + tau * (o.b_coupled + c.b_coupled + tau * (o.k_coupled + c.k_coupled));
             // Row of v̇_i: −(K_i + K_ab) q_i + K_ab q_other − (D_i + D_ab) v_i + D_ab v_other.
             let (k, d) = (c.k, c.b + tau * c.k_implicit);
             let (ko, dd) = (o.k, o.b + tau * o.k_implicit);

@@ -42,8 +42,8 @@ pub struct StageBody {
     /// A prescribed motion (a velocity source): its accelerations are given, not solved
     /// for, and no law acts on it; an element to it is taken at the relative change.
     pub prescribed: bool,
-    /// A point of a mechanism (a robot's tip) rather than a free body: its inverse inertia
-    /// W there (symmetric, positive semidefinite: J H⁻¹ Jᵀ), so that its velocity change
+    /// A point of a mechanism (a robot's tip or joint) rather than a free body: its inverse
+    /// inertia W there (symmetric, positive semidefinite: J H⁻¹ Jᵀ), so that its velocity change
     /// under the laws' forces is Δ = τ (a + W Σ (f_l(Δ) − f_l(0))); `mass` is then the
     /// smallest effective mass 1/λ_max(W) (the rows' scale), `inertia` `None`.
     pub mobility: Option<Matrix3<f64>>,
