@@ -150,9 +150,11 @@ where
         }
     }
     scale = (scale + fo.norm()) * tau;
-    // The forces (fo and the laws at d) and, where asked, the Jacobian of the residual
-    // M d − τ f.
-    let forces = |d: &OVector<f64, D>, jacobian: bool| {
+    // Points of a mechanism in the group (a robot's port): their rows below, and the laws'
+    // force change on them at the solution kept in `at_mechanism`.
+    let mechanism = bodies.iter().any(|b| b.mobility.is_some());
+    let mut at_mechanism = fo.clone();
+    let mut residual = |d: &OVector<f64, D>, jacobian: bool| {
         let mut f = fo.clone();
         let mut jac = jacobian.then(|| inertia.clone());
         for l in laws {
@@ -217,10 +219,9 @@ where
                 block(q, &rj, -1.0);
             }
         }
-        (f, jac)
-    };
-    let residual = |d: &OVector<f64, D>, jacobian: bool| {
-        let (f, mut jac) = forces(d, jacobian);
+        if !mechanism {
+            return (&inertia * d - f * tau, jac);
+        }
         let mut r = &inertia * d - &f * tau;
         // A mechanism's point: m (Δ − τ a − τ W Σ (f_l(Δ) − f_l(0))), its Jacobian rows
         // m I + W (the laws' part) with m its rows' scale.
@@ -237,13 +238,15 @@ where
                 }
             }
         }
+        at_mechanism.copy_from(&f);
         (r, jac)
     };
-    let d = super::newton(residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
-    if bodies.iter().any(|b| b.mobility.is_some()) {
-        let (f, _) = forces(&d, false);
+    let d = super::newton(&mut residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
+    if mechanism {
+        // The forces at the solution itself (Newton's last evaluation may be a rejected trial).
+        residual(&d, false);
         for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| b.mobility.is_some()) {
-            b.force = f.fixed_rows::<3>(6 * i).into_owned();
+            b.force = at_mechanism.fixed_rows::<3>(6 * i).into_owned();
         }
     }
     for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
