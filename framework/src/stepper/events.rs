@@ -600,7 +600,12 @@ impl Events {
         let mut any = check(out_a, &self.aligned, part(0..na), parallel, |m| m.g(xa));
         any |= check(out_b, &self.affine, part(na..nb), parallel, |m| m.g(xa));
         let (nc, laws) = (nb + 2 * nh, &self.both_laws);
-        any |= check_pairs(out_hc, out_hs, &self.both, part(nb..nb + nh), part(nb + nh..nc), parallel, BothG { laws, x });
+        let (g0c, g0s) = (part(nb..nb + nh), part(nb + nh..nc));
+        any |= match laws[..] {
+            // One law for all (a chain's contacts): its constants held out of the loop.
+            [law] => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, |m: &AlignedBoth| m.g(&law, x)),
+            _ => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, BothG { laws, x }),
+        };
         let general = |m: &General| {
             let &General { imp, slots: (sa, sb), y, contact, slip } = m;
             let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
