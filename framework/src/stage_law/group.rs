@@ -153,7 +153,7 @@ where
     // Points of a mechanism in the group (a robot's port): their rows below, and the laws'
     // force change on them at the solution kept in `at_mechanism`.
     let mechanism = bodies.iter().any(|b| b.mobility.is_some());
-    let mut at_mechanism = fo.clone();
+    let mut at_mechanism = mechanism.then(|| fo.clone());
     let mut residual = |d: &OVector<f64, D>, jacobian: bool| {
         let mut f = fo.clone();
         let mut jac = jacobian.then(|| inertia.clone());
@@ -238,15 +238,19 @@ where
                 }
             }
         }
-        at_mechanism.copy_from(&f);
+        if let Some(at) = at_mechanism.as_mut() {
+            at.copy_from(&f);
+        }
         (r, jac)
     };
     let d = super::newton(&mut residual, OVector::<f64, D>::zeros_generic(n, Const::<1>), scale);
     if mechanism {
         // The forces at the solution itself (Newton's last evaluation may be a rejected trial).
         residual(&d, false);
-        for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| b.mobility.is_some()) {
-            b.force = at_mechanism.fixed_rows::<3>(6 * i).into_owned();
+        if let Some(at) = &at_mechanism {
+            for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| b.mobility.is_some()) {
+                b.force = at.fixed_rows::<3>(6 * i).into_owned();
+            }
         }
     }
     for (i, b) in bodies.iter_mut().enumerate().filter(|(_, b)| !b.prescribed) {
