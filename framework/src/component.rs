@@ -296,14 +296,23 @@ pub trait Admittance: Send + Sync {
     /// ([`crate::stage_law::group_rates`]), as seen at `port`: for an admittance of one port,
     /// its mass (and world inertia), centre and the explicit accelerations in the rates `dx`
     /// that [`derivative`](Self::derivative) wrote at state `x`; for one of several ports (a
-    /// robot), the port as a point of its mechanism ([`StageBody::mobility`]), asked only
-    /// while no other of its ports holds a coupled law. `None` (the default): it cannot be
-    /// solved in a group, and an element between it and another body stays explicit.
+    /// robot), the port as a point of its mechanism ([`StageBody::mobility`]): each of its
+    /// ports that holds coupled laws is then a point of the group, the points joined by
+    /// [`stage_mobility`](Self::stage_mobility). `None` (the default): it cannot be solved in
+    /// a group, and an element between it and another body stays explicit.
     fn stage_body(&self, _x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         None
     }
+    /// For an admittance whose ports are points of one mechanism ([`StageBody::mobility`]):
+    /// the change of `port`'s acceleration per unit force at `from` (3 × 3, world; a scalar
+    /// port along x), G_port H⁻¹ G_fromᵀ for a robot. `None` (the default): its ports cannot be
+    /// solved in a group together.
+    fn stage_mobility(&self, _x: &[f64], _port: usize, _from: usize) -> Option<Matrix3<f64>> {
+        None
+    }
     /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it at
-    /// `port`, its group's stage solved) into the rates `dx`, in place of the explicit ones.
+    /// `port`, its group's stage solved) into the rates `dx`, in place of the explicit ones;
+    /// a point of a mechanism adds what its force change does to them, one port at a time.
     fn set_stage_body(&self, _x: &[f64], _port: usize, _body: &StageBody, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.

@@ -959,6 +959,18 @@ impl Schedule {
         }
     }
 
+    /// Whether the ports `ports` of admittance `j` (all those holding coupled laws) can each
+    /// be a point of its mechanism in a group of bodies at state `x` (stepper/coupling.rs):
+    /// a point with a mobility ([`StageBody::mobility`](crate::stage_law::StageBody::mobility))
+    /// at each, and the mobilities between every two ([`Admittance::stage_mobility`]).
+    pub(crate) fn mechanism_points(&self, x: &[f64], j: usize, ports: &[usize]) -> bool {
+        let x = &x[self.adm_x[j]..self.adm_x[j + 1]];
+        let rates = vec![0.0; x.len()];
+        let adm = &self.adm[j];
+        ports.iter().all(|&p| adm.stage_body(x, &rates, p).is_some_and(|b| b.mobility.is_some() && !b.prescribed))
+            && ports.iter().all(|&p| ports.iter().all(|&q| p == q || adm.stage_mobility(x, p, q).is_some()))
+    }
+
     /// The admittance ports impedance `i` is attached to, (admittance, port), in port order
     /// (its grounded ports left out).
     pub fn impedance_ports(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {

@@ -773,13 +773,16 @@ fn analyse_pair(
         joint.add(*s);
     }
     // Bodies the stepper solves together (stepper/coupling.rs): joined by a coupled element,
-    // each end a body that can take part through that port, the only one of its admittance
-    // holding coupled elements.
+    // each end a body that can take part through that port: the only one of its admittance
+    // holding coupled elements, or each such port a point of its mechanism.
     let grouped = (joint.k_coupled != 0.0 || joint.b_coupled != 0.0)
         && ends.iter().all(|&(j, port)| {
             let xs = &x[sched.adm_x[j]..sched.adm_x[j + 1]];
-            let lone = att.of(j).all(|a| a.port == port || !a.spring.coupled);
-            lone && sched.adm[j].stage_body(xs, &vec![0.0; xs.len()], port).is_some_and(|b| !b.prescribed)
+            let mut coupled: Vec<usize> = att.of(j).filter(|a| a.spring.coupled).map(|a| a.port).collect();
+            coupled.sort_unstable();
+            coupled.dedup();
+            let takes_part = coupled.iter().all(|&q| q == port) || sched.mechanism_points(x, j, &coupled);
+            takes_part && sched.adm[j].stage_body(xs, &vec![0.0; xs.len()], port).is_some_and(|b| !b.prescribed)
         });
     let model = PairModel { inertia: [oa.inertia, ob.inertia], own: [oa, ob], joint, grouped };
     let mut models = vec![(None, model)];

@@ -13,7 +13,7 @@ use nalgebra::{Matrix3, Matrix6, OMatrix, OVector, SMatrix, SVector, Vector2, Ve
 use std::sync::Arc;
 
 mod group;
-pub use group::{group_rates, GroupLaw, StageBody};
+pub use group::{group_rates, CrossMobility, GroupLaw, StageBody};
 
 /// The law of a coupled element's force on one port within a stage, in the port's velocity
 /// change Δ ([module doc](self)).

@@ -466,6 +466,26 @@ impl Admittance for SerialRobot {
         let top = nalgebra::SymmetricEigen::new(w).eigenvalues.max();
         (top.is_finite() && top > 0.0).then(|| StageBody { mobility: Some(w), ..StageBody::point(1.0 / top, at, a) })
     }
+    /// Between two points of the arm: the response at `port` to a unit force at `from`,
+    /// G_port H⁻¹ G_fromᵀ (G = e_iᵀ along x at joint i, J at the tip).
+    fn stage_mobility(&self, x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
+        let n = self.dof();
+        let k = self.kinematics(&x[..n]);
+        let response = if from < n {
+            let mut r = SMatrix::<f64, MAX_DOF, 3>::zeros();
+            r.set_column(0, &self.joint_mobility(&k, from)?);
+            r
+        } else {
+            self.tip_mobility(&k)?.0
+        };
+        Some(if port < n {
+            let mut w = Matrix3::zeros();
+            w.set_row(0, &response.row(port));
+            w
+        } else {
+            self.jacobian_fixed(&k) * response
+        })
+    }
     /// ω̇ += H⁻¹ e_i Δf_x at joint i, H⁻¹ Jᵀ Δf at the tip, Δf the change of the laws'
     /// force there that the group's solve found.
     fn set_stage_body(&self, x: &[f64], port: usize, body: &StageBody, dx: &mut [f64]) {

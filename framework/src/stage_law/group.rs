@@ -83,25 +83,37 @@ pub struct GroupLaw<'a> {
     pub partner: Option<(usize, Vector3<f64>)>,
 }
 
+/// Two points of one mechanism in a group (a robot's joint and its tip, each holding coupled
+/// laws): the change of `body`'s acceleration per unit force at `from` (both indices into
+/// the group), W_body,from = G_body H⁻¹ G_fromᵀ ([`Admittance::stage_mobility`]).
+///
+/// [`Admittance::stage_mobility`]: crate::component::Admittance::stage_mobility
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrossMobility {
+    pub body: usize,
+    pub from: usize,
+    pub w: Matrix3<f64>,
+}
 
 /// Solve the group's stage (module doc) and write each body's accelerations Δv/τ, Δω/τ
 /// into `bodies`. `laws`: every coupled law on every body of the group (both ends of an
-/// element between two of them). Newton's method on the residual over all the bodies'
+/// element between two of them); `cross`: the mobilities between points of one mechanism
+/// (none for free bodies). Newton's method on the residual over all the bodies'
 /// unknowns, its Jacobian blockwise M_i + τ Σ G_iᵀ J_l G_i on the diagonal and
 /// −τ G_iᵀ J_l G_j between an element's two bodies (J_l = −∂f_l/∂Δ). Groups of up to four
 /// bodies (a stack of three, a grasp) are solved in fixed-size matrices on the stack.
-pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw<'_>], tau: f64) {
+pub fn group_rates(bodies: &mut [StageBody], laws: &[GroupLaw<'_>], cross: &[CrossMobility], tau: f64) {
     match bodies.len() {
-        1 => solve(Const::<6>, bodies, laws, tau),
-        2 => solve(Const::<12>, bodies, laws, tau),
-        3 => solve(Const::<18>, bodies, laws, tau),
-        4 => solve(Const::<24>, bodies, laws, tau),
-        n => solve(Dyn(6 * n), bodies, laws, tau),
+        1 => solve(Const::<6>, bodies, laws, cross, tau),
+        2 => solve(Const::<12>, bodies, laws, cross, tau),
+        3 => solve(Const::<18>, bodies, laws, cross, tau),
+        4 => solve(Const::<24>, bodies, laws, cross, tau),
+        n => solve(Dyn(6 * n), bodies, laws, cross, tau),
     }
 }
 
 /// [`group_rates`] in `n` = 6 × bodies unknowns (fixed or known at run time).
-fn solve<D>(n: D, bodies: &mut [StageBody], laws: &[GroupLaw<'_>], tau: f64)
+fn solve<D>(n: D, bodies: &mut [StageBody], laws: &[GroupLaw<'_>], cross: &[CrossMobility], tau: f64)
 where
     D: DimMin<D, Output = D>,
     DefaultAllocator: Allocator<D, D> + Allocator<D>,
@@ -223,18 +235,31 @@ where
             return (&inertia * d - f * tau, jac);
         }
         let mut r = &inertia * d - &f * tau;
-        // A mechanism's point: m (Δ − τ a − τ W Σ (f_l(Δ) − f_l(0))), its Jacobian rows
-        // m I + W (the laws' part) with m its rows' scale.
+        // A mechanism's point: m (Δ − τ a − τ W Σ (f_l(Δ) − f_l(0)) − τ Σ_k W_k F_k), its
+        // Jacobian rows m I + W (the laws' part) + Σ_k W_k (point k's laws' part) with m its
+        // rows' scale, F_k and W_k the force change on each other point k of its mechanism
+        // and the mobility from there (`cross`; their rows read before any is replaced).
+        let before = (!cross.is_empty()).then(|| jac.clone()).flatten();
         for (i, b) in bodies.iter().enumerate() {
             let Some(w) = b.mobility.filter(|_| !b.prescribed) else { continue };
             let o = 6 * i;
-            let change = w * f.fixed_rows::<3>(o) + b.a;
+            let mut change = w * f.fixed_rows::<3>(o) + b.a;
+            for x in cross.iter().filter(|x| x.body == i) {
+                change += x.w * f.fixed_rows::<3>(6 * x.from);
+            }
             r.fixed_rows_mut::<3>(o).copy_from(&((d.fixed_rows::<3>(o) - change * tau) * b.mass));
             if let Some(jac) = jac.as_mut() {
                 for c in 0..jac.ncols() {
                     let own: Vector3<f64> = inertia.fixed_view::<3, 1>(o, c).into_owned();
-                    let laws = jac.fixed_view::<3, 1>(o, c) - own;
-                    jac.fixed_view_mut::<3, 1>(o, c).copy_from(&(own + w * laws * b.mass));
+                    let laws_of = |q: usize| {
+                        let rows = before.as_ref().map_or(jac.fixed_view::<3, 1>(q, c).into_owned(), |j| j.fixed_view::<3, 1>(q, c).into_owned());
+                        rows - inertia.fixed_view::<3, 1>(q, c)
+                    };
+                    let mut add = w * laws_of(o);
+                    for x in cross.iter().filter(|x| x.body == i) {
+                        add += x.w * laws_of(6 * x.from);
+                    }
+                    jac.fixed_view_mut::<3, 1>(o, c).copy_from(&(own + add * b.mass));
                 }
             }
         }
@@ -363,7 +388,7 @@ mod tests {
         for (a0, a1) in [(Vector3::new(0.5, -1.0, -9.81), Vector3::new(0.0, 2.0, -9.81)), (Vector3::new(30.0, 0.0, 5.0), Vector3::new(-20.0, 0.0, -40.0))] {
             let before = [cube(1.0, low, a0, Vector3::new(1.0, 0.0, -2.0)), cube(0.5, up, a1, Vector3::new(0.0, 3.0, 0.0))];
             let mut after = before;
-            group_rates(&mut after, &laws, tau);
+            group_rates(&mut after, &laws, &[], tau);
             let r = residuals(&before, &after, &laws, tau);
             assert!(r < 1e-12, "residual {r:e}");
         }
@@ -401,7 +426,7 @@ mod tests {
                 rod(Vector3::new(0.75, 0.0, 0.0), Vector3::new(0.0, -2.0, 0.5), Vector3::new(-20.0, 5.0, 10.0)),
             ];
             let mut after = before;
-            group_rates(&mut after, &laws, tau);
+            group_rates(&mut after, &laws, &[], tau);
             let r = residuals(&before, &after, &laws, tau);
             assert!(r < 1e-12, "twist {twist}: residual {r:e}");
             // −∂m/∂x by central differences.
@@ -429,7 +454,7 @@ mod tests {
         let body = StageBody::point(1.0, Vector3::zeros(), Vector3::zeros());
         let source = StageBody { a: Vector3::new(4.0, 0.0, 0.0), prescribed: true, ..body };
         let mut bodies = [body, source];
-        group_rates(&mut bodies, &laws, tau);
+        group_rates(&mut bodies, &laws, &[], tau);
         // m Δ = τ (−c (Δ − τ a_s)) ⇒ Δ/τ = c τ a_s / (m + τ c).
         let expected = c * tau * 4.0 / (1.0 + tau * c);
         assert!((bodies[0].a.x - expected).abs() < 1e-12 && (expected - 4.0).abs() < 0.2, "{} against {expected}", bodies[0].a.x);
@@ -454,7 +479,7 @@ mod tests {
         ];
         let point = |x: f64| StageBody::point(1.0, p(x), Vector3::zeros());
         let mut bodies = [point(0.0), point(1.0)];
-        group_rates(&mut bodies, &laws, tau);
+        group_rates(&mut bodies, &laws, &[], tau);
         assert_eq!(bodies, [point(0.0), point(1.0)]);
     }
 
@@ -472,10 +497,10 @@ mod tests {
         let (a_tip, a_mass) = (Vector3::new(3.0, -1.0, 2.0), Vector3::new(-0.5, 0.2, 1.0));
         let m = 0.05;
         let mut points = [StageBody::point(m, p(0.0), a_tip), StageBody::point(1.0, p(0.0), a_mass)];
-        group_rates(&mut points, &laws, tau);
+        group_rates(&mut points, &laws, &[], tau);
         let tip = |w: Matrix3<f64>| StageBody { mobility: Some(w), ..StageBody::point(m, p(0.0), a_tip) };
         let mut mech = [tip(Matrix3::from_diagonal_element(1.0 / m)), StageBody::point(1.0, p(0.0), a_mass)];
-        group_rates(&mut mech, &laws, tau);
+        group_rates(&mut mech, &laws, &[], tau);
         for (a, b) in mech.iter().zip(&points) {
             assert!((a.a - b.a).norm() < 1e-9 * b.a.norm().max(1.0), "{} against {}", a.a, b.a);
         }
@@ -485,9 +510,68 @@ mod tests {
         assert!((mech[0].a - mech[1].a).norm() < 1e-2 * (a_tip - a_mass).norm());
         let w = Matrix3::from_diagonal(&Vector3::new(1.0 / m, 2.0 / m, 0.0));
         let mut planar = [tip(w), StageBody::point(1.0, p(0.0), a_mass)];
-        group_rates(&mut planar, &laws, tau);
+        group_rates(&mut planar, &laws, &[], tau);
         assert!((planar[0].a.z - a_tip.z).abs() < 1e-9, "no law moves the tip along z: {}", planar[0].a.z);
         assert!((w * planar[0].force - (planar[0].a - a_tip)).norm() < 1e-9 * planar[0].a.norm());
         assert!((planar[0].a.xy() - planar[1].a.xy()).norm() < 1e-2 * (a_tip - a_mass).norm());
+    }
+
+    /// Two points of one mechanism (a 2-joint arm's joint 0 and its tip, each held by a
+    /// grounded law): the group with the mobilities between them (`cross`) is the joint-space
+    /// stage H Δ = τ (f_o + e_0 f_0(Δ_0) + Jᵀ f_t(J Δ)) of [`StageLaw::joint_rates`] (its
+    /// residual to rounding, in two load cases); without `cross` it is not.
+    #[test]
+    fn points_of_one_mechanism_solve_its_joint_space_stage() {
+        use crate::stage_law::MAX_JOINTS;
+        use nalgebra::{SMatrix, SVector};
+        let tau = 1e-3;
+        let mut h = SMatrix::<f64, MAX_JOINTS, MAX_JOINTS>::zeros();
+        (h[(0, 0)], h[(0, 1)], h[(1, 0)], h[(1, 1)]) = (0.07, 0.02, 0.02, 0.011);
+        let mut jac = SMatrix::<f64, 3, MAX_JOINTS>::zeros();
+        (jac[(0, 0)], jac[(0, 1)], jac[(1, 0)], jac[(1, 1)]) = (-0.6, -0.3, 0.8, 0.1);
+        let mut a = SVector::<f64, MAX_JOINTS>::zeros();
+        (a[0], a[1]) = (40.0, -25.0);
+        let h2 = nalgebra::Matrix2::new(h[(0, 0)], h[(0, 1)], h[(1, 0)], h[(1, 1)]);
+        let hi = h2.try_inverse().expect("positive definite");
+        let j2 = jac.fixed_columns::<2>(0).into_owned();
+        // G_0 = e_0ᵀ (along x), G_tip = J: W = G H⁻¹ Gᵀ.
+        let e0 = nalgebra::Matrix3x2::new(1.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let w = |g: &nalgebra::Matrix3x2<f64>, k: &nalgebra::Matrix3x2<f64>| g * hi * k.transpose();
+        for (joint_w, tip_w) in [(0.3, [1.0, -0.5, 0.0]), (-2.0, [9.0, 4.0, 0.0])] {
+            let joint = [StageLaw::Friction { w: Vector3::new(joint_w, 0.0, 0.0), c: 1e6 * tau, level: 0.5, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat }];
+            let tip = [StageLaw::Friction { w: Vector3::from(tip_w), c: 1e7 * tau, level: 5.0, viscous: 0.0, dims: 3, at: Vector3::zeros(), curve: Curve::Flat }];
+            let expected = StageLaw::joint_rates(&h, 2, &a, |i| match i {
+                0 => &joint[..],
+                2 => &tip[..],
+                _ => &[],
+            }, Some(&jac), tau);
+            let a2 = nalgebra::Vector2::new(a[0], a[1]);
+            let point = |g: &nalgebra::Matrix3x2<f64>| {
+                let wp = w(g, g);
+                let top = wp.symmetric_eigenvalues().max();
+                StageBody { mobility: Some(wp), ..StageBody::point(1.0 / top, Vector3::zeros(), g * a2) }
+            };
+            let laws = [GroupLaw { law: &joint[0], body: 0, partner: None }, GroupLaw { law: &tip[0], body: 1, partner: None }];
+            let cross = [CrossMobility { body: 0, from: 1, w: w(&e0, &j2) }, CrossMobility { body: 1, from: 0, w: w(&j2, &e0) }];
+            let mut points = [point(&e0), point(&j2)];
+            group_rates(&mut points, &laws, &cross, tau);
+            // The joints' rates: a + H⁻¹ (e_0 F_0 + Jᵀ F_tip).
+            let rates = a2 + hi * (e0.transpose() * points[0].force + j2.transpose() * points[1].force);
+            let resid = |r: nalgebra::Vector2<f64>| {
+                let d = r * tau;
+                let f0 = joint[0].at(&Vector3::new(d[0], 0.0, 0.0)).0.x - joint[0].force().x;
+                let ft = tip[0].at(&(j2 * d)).0 - tip[0].force();
+                h2 * d - tau * (h2 * a2 + nalgebra::Vector2::new(f0, 0.0) + j2.transpose() * ft)
+            };
+            assert!(resid(rates).norm() < 1e-15, "the joint-space stage's residual {}", resid(rates).norm());
+            for i in 0..2 {
+                assert!((rates[i] - expected[i]).abs() < 1e-9 * expected[i].abs().max(1.0), "joint {i}: {} against {}", rates[i], expected[i]);
+            }
+            assert!((points[1].a - j2 * rates).norm() < 1e-9 * rates.norm(), "the tip moves with the joints");
+            let mut alone = [point(&e0), point(&j2)];
+            group_rates(&mut alone, &laws, &[], tau);
+            let rates = a2 + hi * (e0.transpose() * alone[0].force + j2.transpose() * alone[1].force);
+            assert!((rates - nalgebra::Vector2::new(expected[0], expected[1])).norm() > 1e-3, "the mobilities between the points matter here");
+        }
     }
 }

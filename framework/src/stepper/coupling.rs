@@ -26,7 +26,7 @@
 use crate::component::{Fault, PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
 use crate::port::{Force, Motion};
 use crate::schedule::Schedule;
-use crate::stage_law::{group_rates, Curve, GroupLaw, StageBody};
+use crate::stage_law::{group_rates, CrossMobility, Curve, GroupLaw, StageBody};
 use petgraph::unionfind::UnionFind;
 use nalgebra::Vector3;
 
@@ -52,12 +52,14 @@ pub(crate) struct Coupling {
     /// body's index within their group ([`NO_PARTNER`] where the element is not between
     /// two bodies of a group).
     partner: Vec<(u32, u32)>,
-    /// The groups' bodies (admittance indices), group by group, and where each group
+    /// The groups' bodies, group by group, each an admittance and the port whose laws it
+    /// takes (a body's one port; each port of a robot that holds coupled laws is a point
+    /// of its mechanism, the points of one admittance side by side), and where each group
     /// starts (one more entry).
-    members: Vec<usize>,
+    members: Vec<(usize, usize)>,
     group_starts: Vec<usize>,
-    /// Per admittance of `adm`: its place in `members` (u32::MAX: in no group).
-    member_of: Vec<u32>,
+    /// Per admittance of `adm`: its first place in `members` and how many (0: in no group).
+    member_of: Vec<(u32, u32)>,
     /// Per body of `members`: its stage as the group's solve left it.
     solved: Vec<StageBody>,
 }
@@ -104,47 +106,61 @@ impl Coupling {
         // and what the other end is.
         let mut pairs = Vec::new();
         let mut place = 0;
-        // An admittance of several ports (a robot) takes part through one port only while no
-        // other of its ports holds a coupled law (those it solves itself).
-        let lone = |j: usize, port: usize| {
-            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
-            (pa..pb).all(|q| q == pa + port || starts[q + 1] == starts[q])
+        // The ports of admittance j that hold coupled laws.
+        let law_ports = |j: usize| {
+            let pa = s.adm_ports[j];
+            (pa..s.adm_ports[j + 1]).filter(|&q| starts[q + 1] > starts[q]).map(move |q| q - pa)
         };
-        let end = |j: usize, port: usize| group_end(s, x, j, port).filter(|_| lone(j, port));
+        // An admittance of several ports (a robot) takes part through each of its ports that
+        // holds coupled laws, every one of them a point of its mechanism (`mechanism`), or
+        // through its one such port; else not at all (it solves its laws itself).
+        let mechanism: Vec<bool> = (0..s.adm.len())
+            .map(|j| law_ports(j).count() > 1 && s.mechanism_points(x, j, &law_ports(j).collect::<Vec<_>>()))
+            .collect();
+        let takes_part = |j: usize, port: usize| law_ports(j).all(|q| q == port) || mechanism[j];
+        let end = |j: usize, port: usize| group_end(s, x, j, port).filter(|_| takes_part(j, port));
         for &i in &imp {
             let ends: Vec<(usize, usize)> = s.impedance_ports(i).collect();
             if let [(a, pa), (b, pb)] = ends[..] {
                 match (end(a, pa), end(b, pb)) {
                     _ if a == b => {}
                     (Some(End::Body), Some(End::Body)) => {
-                        pairs.push((place, place + 1, a, b, End::Body));
+                        pairs.push((place, place + 1, (a, pa), (b, pb), End::Body));
                         root.union(a, b);
                     }
-                    (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, a, b, End::Prescribed)),
-                    (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, b, a, End::Prescribed)),
+                    (Some(End::Body), Some(End::Prescribed)) => pairs.push((place, place + 1, (a, pa), (b, pb), End::Prescribed)),
+                    (Some(End::Prescribed), Some(End::Body)) => pairs.push((place + 1, place, (b, pb), (a, pa), End::Prescribed)),
                     _ => {}
                 }
             }
             place += ends.len();
         }
-        let mut bodies: Vec<(usize, usize)> = pairs.iter().map(|p| (root.find_mut(p.2), p.2)).collect();
-        bodies.extend(pairs.iter().filter(|p| p.4 == End::Body).map(|p| (root.find_mut(p.3), p.3)));
+        // (group, admittance, port) of every body; a mechanism's every point.
+        let mut bodies: Vec<(usize, usize, usize)> = pairs.iter().map(|p| (root.find_mut(p.2 .0), p.2 .0, p.2 .1)).collect();
+        bodies.extend(pairs.iter().filter(|p| p.4 == End::Body).map(|p| (root.find_mut(p.3 .0), p.3 .0, p.3 .1)));
+        let points: Vec<(usize, usize, usize)> =
+            bodies.iter().filter(|b| mechanism[b.1]).flat_map(|&(r, j, _)| law_ports(j).map(move |q| (r, j, q))).collect();
+        bodies.extend(points);
         bodies.sort_unstable();
         bodies.dedup();
-        // Per (group, admittance): its index within the group.
-        let mut index: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::new();
+        // Per (group, admittance, port): its index within the group.
+        let mut index: std::collections::HashMap<(usize, usize, usize), u32> = std::collections::HashMap::new();
         let (mut members, mut group_starts) = (Vec::new(), vec![0]);
-        let mut member_of = vec![u32::MAX; adm.len()];
-        for (n, &(r, j)) in bodies.iter().enumerate() {
+        let mut member_of = vec![(u32::MAX, 0); adm.len()];
+        for (n, &(r, j, port)) in bodies.iter().enumerate() {
             let start = group_starts[group_starts.len() - 1];
-            index.insert((r, j), (members.len() - start) as u32);
-            member_of[adm.partition_point(|&a| a < j)] = members.len() as u32;
-            members.push(j);
+            index.insert((r, j, port), (members.len() - start) as u32);
+            let of = &mut member_of[adm.partition_point(|&a| a < j)];
+            if of.1 == 0 {
+                of.0 = members.len() as u32;
+            }
+            of.1 += 1;
+            members.push((j, port));
             if bodies.get(n + 1).is_none_or(|b| b.0 != r) {
                 // The group's prescribed motions after its bodies.
-                for p in pairs.iter().filter(|p| root.find_mut(p.2) == r) {
-                    if p.4 == End::Prescribed && !index.contains_key(&(r, p.3)) {
-                        index.insert((r, p.3), (members.len() - start) as u32);
+                for p in pairs.iter().filter(|p| root.find_mut(p.2 .0) == r) {
+                    if p.4 == End::Prescribed && !index.contains_key(&(r, p.3 .0, p.3 .1)) {
+                        index.insert((r, p.3 .0, p.3 .1), (members.len() - start) as u32);
                         members.push(p.3);
                     }
                 }
@@ -153,11 +169,11 @@ impl Coupling {
         }
         let mut partner = vec![NO_PARTNER; places.len()];
         for &(pa, pb, a, b, end_b) in &pairs {
-            let r = root.find_mut(a);
+            let r = root.find_mut(a.0);
             let (qa, qb) = (places[pa], places[pb]);
-            partner[qa as usize] = (qb, index[&(r, b)]);
+            partner[qa as usize] = (qb, index[&(r, b.0, b.1)]);
             if end_b == End::Body {
-                partner[qb as usize] = (qa, index[&(r, a)]);
+                partner[qb as usize] = (qa, index[&(r, a.0, a.1)]);
             }
         }
         let none = no_law();
@@ -229,41 +245,47 @@ impl Coupling {
         // Sized once (no growth inside the loop): the group's laws, its largest port count and state.
         let members = &self.members[start..start + out.len()];
         let (mut nl, mut np, mut nx) = (0, 0, 0);
-        for &j in members {
+        for &(j, port) in members {
             let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
-            nl += (self.starts[pb] - self.starts[pa]) as usize;
+            nl += (self.starts[pa + port + 1] - self.starts[pa + port]) as usize;
             (np, nx) = (np.max(pb - pa), nx.max(s.adm_x[j + 1] - s.adm_x[j]));
         }
         let (mut phi, mut rates, mut laws) = (Vec::with_capacity(np), Vec::with_capacity(nx), Vec::with_capacity(nl));
-        for (m, &j) in members.iter().enumerate() {
-            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
-            phi.clear();
-            phi.resize(pb - pa, Force::ZERO);
-            s.scatter_phi(xa, force, moment, j..j + 1, &mut phi);
+        let mut cross = Vec::new();
+        for (m, &(j, port)) in members.iter().enumerate() {
+            let pa = s.adm_ports[j];
             let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
-            rates.clear();
-            rates.resize(x.len(), 0.0);
-            s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
-            let Some(body) = s.adm[j].stage_body(x, &rates, self.law_port(s, j)) else { continue };
+            // A mechanism's next point: the same admittance's rates.
+            let next_point = m > 0 && members[m - 1].0 == j;
+            if !next_point {
+                phi.clear();
+                phi.resize(s.adm_ports[j + 1] - pa, Force::ZERO);
+                s.scatter_phi(xa, force, moment, j..j + 1, &mut phi);
+                rates.clear();
+                rates.resize(x.len(), 0.0);
+                s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
+            }
+            let Some(body) = s.adm[j].stage_body(x, &rates, port) else { continue };
             out[m] = body;
             if body.prescribed {
                 continue;
             }
-            for k in self.starts[pa] as usize..self.starts[pb] as usize {
+            // The mobilities between this point and the mechanism's others.
+            if body.mobility.is_some() {
+                for (k, &(_, from)) in members.iter().enumerate().filter(|&(k, o)| o.0 == j && k != m) {
+                    if let Some(w) = s.adm[j].stage_mobility(x, port, from) {
+                        cross.push(CrossMobility { body: m, from: k, w });
+                    }
+                }
+            }
+            for k in self.starts[pa + port] as usize..self.starts[pa + port + 1] as usize {
                 let (q, other) = self.partner[k];
                 let partner = (q != u32::MAX).then(|| (other as usize, self.laws[q as usize].point()));
                 laws.push(GroupLaw { law: &self.laws[k], body: m, partner });
             }
         }
-        group_rates(out, &laws, tau);
+        group_rates(out, &laws, &cross, tau);
         Ok(())
-    }
-
-    /// The port of group member `j` that holds its coupled laws (the only one, for an
-    /// admittance of several ports; a prescribed motion's own).
-    fn law_port(&self, s: &Schedule, j: usize) -> usize {
-        let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
-        (pa..pb).position(|q| self.starts[q + 1] > self.starts[q]).unwrap_or(0)
     }
 
     /// Whether no element couples.
@@ -305,7 +327,11 @@ impl Coupling {
         for (k, &j) in self.adm.iter().enumerate().skip(first).take_while(|(_, &j)| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
             match self.member_of.get(k) {
-                Some(&m) if m != u32::MAX => s.adm[j].set_stage_body(&xa[a..b], self.law_port(s, j), &self.solved[m as usize], &mut dx[a..b]),
+                Some(&(first, count)) if count > 0 => {
+                    for m in first as usize..(first + count) as usize {
+                        s.adm[j].set_stage_body(&xa[a..b], self.members[m].1, &self.solved[m], &mut dx[a..b]);
+                    }
+                }
                 _ => {
                     let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
                     s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
