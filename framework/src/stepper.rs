@@ -852,14 +852,15 @@ impl Simulator {
     fn impedances(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
         let Buffers { input, next, x, acc, force, moment, frames, sched, split, balance, coupling, .. } =
             self.buffers(input, out);
-        if !coupling.is_empty() {
-            coupling.gather(sched, input, tau);
-        }
         let nx = sched.nx;
         let (xa, xy) = input.split_at(nx);
-        // Each frame's motion once for all the slots attached to it.
+        // Each frame's motion once for all the slots attached to it (the coupled elements'
+        // stage laws read them too).
         sched.gather_frames(xa, frames);
         let gathered = Gathered { sched, frames: &frames[..] };
+        if !coupling.is_empty() {
+            coupling.gather(sched, &gathered, input, tau);
+        }
         let x_y = &x[nx..];
         let (cost, work) = balance.impedances(split.timing);
         type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);

@@ -26,6 +26,7 @@
 use crate::component::{Fault, PortLaws, StageLaw, MAX_IMPEDANCE_PORTS};
 use crate::port::{Force, Motion};
 use crate::schedule::Schedule;
+use crate::views::SlotMotion;
 use crate::stage_law::{group_rates, CrossMobility, Curve, GroupLaw, StageBody};
 use petgraph::unionfind::UnionFind;
 use nalgebra::Vector3;
@@ -295,8 +296,9 @@ impl Coupling {
     }
 
     /// The coupled elements' laws of the stage at state `input` (admittances and impedance
-    /// states) with stage step `tau`.
-    pub(crate) fn gather(&mut self, s: &Schedule, input: &[f64], tau: f64) {
+    /// states) with stage step `tau`, their ports' motions read through `motions` (the
+    /// stage's gathered frames).
+    pub(crate) fn gather(&mut self, s: &Schedule, motions: &impl SlotMotion, input: &[f64], tau: f64) {
         let xa = &input[..s.nx];
         // Each element writes a law for every port (`Impedance::stage_law`), moved into its
         // place (the place's last law back into the buffer: no clone of a table's levels).
@@ -304,7 +306,7 @@ impl Coupling {
         let mut place = self.places.iter();
         for &i in &self.imp {
             self.motions.clear();
-            self.motions.extend((s.imp_slots[i]..s.imp_slots[i + 1]).map(|slot| s.motion(xa, slot)));
+            self.motions.extend((s.imp_slots[i]..s.imp_slots[i + 1]).map(|slot| motions.motion(xa, slot)));
             let n = self.motions.len().min(MAX_IMPEDANCE_PORTS);
             s.imp[i].stage_law(&self.motions, &input[s.imp_y[i]..s.imp_y[i + 1]], tau, &mut laws[..n]);
             for (at, law) in s.impedance_attachments_iter(i).zip(&mut laws[..n]) {
