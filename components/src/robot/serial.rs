@@ -817,6 +817,48 @@ mod tests {
         assert!((hj.fixed_rows::<3>(0) - h.try_inverse().expect("H") * j.transpose()).norm() < 1e-9 * hj.norm());
     }
 
+    /// The mobility between two ports (`stage_mobility`) is the change of one port's
+    /// acceleration per unit force at the other, by differences of `derivative`: a torque at
+    /// joint i or a force at the tip, the joint acceleration (along x) or the tip's J ω̇ read;
+    /// at one port it is the stage body's W.
+    #[test]
+    fn the_mobility_between_two_ports_is_the_response_of_the_dynamics() {
+        let robot = spatial_chain();
+        let x = [0.4, -1.3, 2.2, 0.7, -0.4, 1.1];
+        let k = robot.kinematics(&x[..3]);
+        let j = robot.jacobian_of(&k);
+        // The port accelerations (joint i along x, the tip's J ω̇: the bias cancels in the
+        // difference) under a force at port `from` along `dir`.
+        let response = |from: usize, dir: usize, f: f64| {
+            let mut forces = [Force::scalar(0.0), Force::scalar(0.0), Force::scalar(0.0), Force::point(Vector3::zeros())];
+            if from < 3 {
+                forces[from] = Force::scalar(f);
+            } else {
+                forces[3] = Force::point(Vector3::ith(dir, f));
+            }
+            let mut dx = [0.0; 6];
+            robot.derivative(&x, &forces, 0.0, 1e-3, &mut dx).expect("rates");
+            let wd = nalgebra::Vector3::new(dx[3], dx[4], dx[5]);
+            (wd, &j * wd)
+        };
+        for port in 0..4 {
+            for from in 0..4 {
+                let w = robot.stage_mobility(&x, port, from).expect("a mobility");
+                let dirs = if from < 3 { 1 } else { 3 };
+                for dir in 0..dirs {
+                    let (wp, tp) = response(from, dir, 1.0);
+                    let (wm, tm) = response(from, dir, -1.0);
+                    let numeric = if port < 3 { Vector3::new((wp[port] - wm[port]) / 2.0, 0.0, 0.0) } else { (tp - tm) / 2.0 };
+                    assert!((w.column(dir) - numeric).norm() < 1e-9 * (1.0 + numeric.norm()), "port {port} from {from} along {dir}: {} against {numeric}", w.column(dir));
+                }
+                if port == from {
+                    let body = robot.stage_body(&x, &[0.0; 6], port).expect("a stage body");
+                    assert_eq!(body.mobility, Some(w), "port {port}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn crba_matches_rnea_columns() {
         let robot = spatial_chain();
