@@ -718,6 +718,19 @@ fn a_stiff_element_at_a_robots_tip_is_held_implicitly() {
     assert!(x[from..].iter().all(|&v| v == x[from]) && y[from..].iter().all(|&v| v == y[from]), "creeps under constant torques");
 }
 
+/// The largest |a − b| of each named signal over `a`'s sample times (each found in `b`).
+fn worst_differences(a: &Recorder, b: &Recorder, names: &[&str]) -> Vec<f64> {
+    let columns: Vec<(Vec<f64>, Vec<f64>)> = names.iter().map(|name| (col(a, name), col(b, name))).collect();
+    let mut worst = vec![0.0f64; names.len()];
+    for (i, t) in a.time.iter().enumerate() {
+        let j = b.time.iter().position(|s| (s - t).abs() < 1e-9).expect("the same sample times");
+        for (w, (ca, cb)) in worst.iter_mut().zip(&columns) {
+            *w = w.max((ca[i] - cb[j]).abs());
+        }
+    }
+    worst
+}
+
 /// A 2-link arm (Simulation II's links, no joint friction, free) whose tip holds a 1 kg
 /// `point_mass` through a stiff `kikuuwe_c` (dims 3, K = 1e7, F = 5 N), the mass pushed by
 /// (1, 0.5, 0) N: the element stays stuck and the mass drags the arm. At `step` with the
@@ -752,13 +765,7 @@ fn a_stiff_element_between_a_robots_tip_and_a_body_is_solved_with_the_group() {
     let reference = arm_holding_a_mass(5e-6, "explicit");
     assert_eq!(warnings(&reference), Vec::<String>::new(), "the reference is explicitly stable");
     let (a, b) = (run_value(&held), run_value(&reference));
-    let mut worst = [0.0f64; 4];
-    for (i, t) in a.time.iter().enumerate() {
-        let j = b.time.iter().position(|s| (s - t).abs() < 1e-9).expect("the same sample times");
-        for (w, name) in worst.iter_mut().zip(["q0", "q1", "x", "y"]) {
-            *w = w.max((col(&a, name)[i] - col(&b, name)[j]).abs());
-        }
-    }
+    let worst = worst_differences(&a, &b, &["q0", "q1", "x", "y"]);
     // Stuck throughout: the element's deflection below F/K.
     assert!(col(&a, "e").iter().all(|e| e.abs() < F / K), "the element slipped");
     eprintln!("arm holding a mass on a stiff kikuuwe_c, T = 1e-3 held against 5e-6 explicit: |Δq0|, |Δq1|, |Δx|, |Δy| at most {:.1e} {:.1e} {:.1e} {:.1e}", worst[0], worst[1], worst[2], worst[3]);
@@ -792,13 +799,7 @@ fn a_stiff_element_between_a_robots_joint_and_a_body_is_solved_with_the_group() 
     let reference = system(2e-6, "explicit");
     assert_eq!(warnings(&reference), Vec::<String>::new());
     let (a, b) = (run_value(&held), run_value(&reference));
-    let mut worst = [0.0f64; 3];
-    for (i, t) in a.time.iter().enumerate() {
-        let j = b.time.iter().position(|s| (s - t).abs() < 1e-9).expect("the same sample times");
-        for (w, name) in worst.iter_mut().zip(["q0", "q1", "r"]) {
-            *w = w.max((col(&a, name)[i] - col(&b, name)[j]).abs());
-        }
-    }
+    let worst = worst_differences(&a, &b, &["q0", "q1", "r"]);
     eprintln!("arm joint held to a rotor (K = 1e6, T = 1e-3) against 2e-6 explicit: |Δq0|, |Δq1|, |Δr| at most {:.1e} {:.1e} {:.1e}", worst[0], worst[1], worst[2]);
     assert!(worst.iter().all(|w| *w < 1e-6), "off by {worst:?}");
 }
@@ -824,13 +825,7 @@ fn a_robot_with_coupled_laws_on_two_ports_solves_them_with_its_group() {
     let reference = system(5e-6, "explicit");
     assert_eq!(warnings(&reference), Vec::<String>::new(), "the reference is explicitly stable");
     let (a, b) = (run_value(&held), run_value(&reference));
-    let mut worst = [0.0f64; 4];
-    for (i, t) in a.time.iter().enumerate() {
-        let j = b.time.iter().position(|s| (s - t).abs() < 1e-9).expect("the same sample times");
-        for (w, name) in worst.iter_mut().zip(["q0", "q1", "x", "y"]) {
-            *w = w.max((col(&a, name)[i] - col(&b, name)[j]).abs());
-        }
-    }
+    let worst = worst_differences(&a, &b, &["q0", "q1", "x", "y"]);
     assert!(col(&a, "e").iter().all(|e| e.abs() < F / K), "the tip's element slipped");
     assert!(col(&a, "j").iter().all(|e| e.abs() < 2.0 / 1e6), "the joint's element slipped");
     eprintln!("arm holding a mass, joint 1 held too, T = 1e-3 against 5e-6 explicit: |Δq0|, |Δq1|, |Δx|, |Δy| at most {:.1e} {:.1e} {:.1e} {:.1e}", worst[0], worst[1], worst[2], worst[3]);
@@ -857,13 +852,7 @@ fn a_robot_joined_to_two_bodies_solves_both_in_one_group() {
     let reference = system(2e-6, "explicit");
     assert_eq!(warnings(&reference), Vec::<String>::new(), "the reference is explicitly stable");
     let (a, b) = (run_value(&held), run_value(&reference));
-    let mut worst = [0.0f64; 5];
-    for (i, t) in a.time.iter().enumerate() {
-        let j = b.time.iter().position(|s| (s - t).abs() < 1e-9).expect("the same sample times");
-        for (w, name) in worst.iter_mut().zip(["q0", "q1", "x", "y", "r"]) {
-            *w = w.max((col(&a, name)[i] - col(&b, name)[j]).abs());
-        }
-    }
+    let worst = worst_differences(&a, &b, &["q0", "q1", "x", "y", "r"]);
     eprintln!("arm holding a mass and joined to a rotor, T = 1e-3 against 2e-6 explicit: |Δq0|, |Δq1|, |Δx|, |Δy|, |Δr| at most {:.1e} {:.1e} {:.1e} {:.1e} {:.1e}", worst[0], worst[1], worst[2], worst[3], worst[4]);
     assert!(worst.iter().all(|w| *w < 1e-4), "off by {worst:?}");
 }

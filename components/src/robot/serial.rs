@@ -278,6 +278,26 @@ impl SerialRobot {
         cholesky_solve(&mut l, self.dof(), &mut b).ok().map(|_| b)
     }
 
+    /// G_port H⁻¹ G_fromᵀ at kinematics `k` (G = e_iᵀ along x at joint i, J at the tip): the
+    /// change of `port`'s acceleration per unit force at `from` (at one port, its W).
+    fn mobility_between(&self, k: &Kinematics, port: usize, from: usize) -> Option<Matrix3<f64>> {
+        let n = self.dof();
+        let response = if from < n {
+            let mut r = SMatrix::<f64, MAX_DOF, 3>::zeros();
+            r.set_column(0, &self.joint_mobility(k, from)?);
+            r
+        } else {
+            self.tip_mobility(k)?.0
+        };
+        Some(if port < n {
+            let mut w = Matrix3::zeros();
+            w.set_row(0, &response.row(port));
+            w
+        } else {
+            self.jacobian_fixed(k) * response
+        })
+    }
+
     fn rnea(&self, k: &Kinematics, w: &[f64], wd: Option<&[f64]>, g: &Vector3<f64>) -> VecN {
         rnea(&self.links, k, w, wd, g)
     }
@@ -445,23 +465,22 @@ impl Admittance for SerialRobot {
         (m.is_finite() && m > 0.0).then_some(m)
     }
     /// A joint or the tip as a point of the mechanism, an element between it and another
-    /// body being solved with that body's group (asked while no other port holds a coupled
-    /// law): at the tip its inverse inertia W = J H⁻¹ Jᵀ and its whole acceleration
+    /// body being solved with that body's group (each port holding coupled laws a point,
+    /// joined by [`stage_mobility`](Self::stage_mobility)): at the tip its inverse inertia W = J H⁻¹ Jᵀ and its whole acceleration
     /// J ω̇ + J̇ ω (left out, the velocity-product term made the held element first order
     /// with a large constant: 1.8e-3 rad off at 0.5 s, T = 1e-3, against 1.1e-6 with it);
     /// at joint i, along x, (H⁻¹)_ii and ω̇_i. Mass 1/λ_max(W).
     fn stage_body(&self, x: &[f64], dx: &[f64], port: usize) -> Option<StageBody> {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
-        let (w, a, at) = if port < n {
-            let c = self.joint_mobility(&k, port)?;
-            (Matrix3::from_diagonal(&Vector3::new(c[port], 0.0, 0.0)), Vector3::new(dx[n + port], 0.0, 0.0), Vector3::new(x[port], 0.0, 0.0))
+        let w = self.mobility_between(&k, port, port)?;
+        let (a, at) = if port < n {
+            (Vector3::new(dx[n + port], 0.0, 0.0), Vector3::new(x[port], 0.0, 0.0))
         } else {
-            let (_, w) = self.tip_mobility(&k)?;
             let mut wd = VecN::zeros();
             wd.as_mut_slice()[..n].copy_from_slice(&dx[n..2 * n]);
             let tip = self.tip_point(&k);
-            (w, self.jacobian_fixed(&k) * wd + k.tip_bias(n, &tip, &x[n..2 * n]), tip)
+            (self.jacobian_fixed(&k) * wd + k.tip_bias(n, &tip, &x[n..2 * n]), tip)
         };
         let top = nalgebra::SymmetricEigen::new(w).eigenvalues.max();
         (top.is_finite() && top > 0.0).then(|| StageBody { mobility: Some(w), ..StageBody::point(1.0 / top, at, a) })
@@ -469,22 +488,7 @@ impl Admittance for SerialRobot {
     /// Between two points of the arm: the response at `port` to a unit force at `from`,
     /// G_port H⁻¹ G_fromᵀ (G = e_iᵀ along x at joint i, J at the tip).
     fn stage_mobility(&self, x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
-        let n = self.dof();
-        let k = self.kinematics(&x[..n]);
-        let response = if from < n {
-            let mut r = SMatrix::<f64, MAX_DOF, 3>::zeros();
-            r.set_column(0, &self.joint_mobility(&k, from)?);
-            r
-        } else {
-            self.tip_mobility(&k)?.0
-        };
-        Some(if port < n {
-            let mut w = Matrix3::zeros();
-            w.set_row(0, &response.row(port));
-            w
-        } else {
-            self.jacobian_fixed(&k) * response
-        })
+        self.mobility_between(&self.kinematics(&x[..self.dof()]), port, from)
     }
     /// ω̇ += H⁻¹ e_i Δf_x at joint i, H⁻¹ Jᵀ Δf at the tip, Δf the change of the laws'
     /// force there that the group's solve found.
