@@ -290,8 +290,9 @@ pub trait Admittance: Send + Sync {
     /// [`StageLaw::implicit_rate`] (a body: [`StageLaw::rigid_rates`]; joints coupled
     /// through an inertia matrix: [`StageLaw::joint_rates`]): the elements' forces taken at
     /// the stage's new velocity v + τ v̇, with their stick–slip decisions made there. Called
-    /// once per stage for an admittance with laws on any of its ports.
-    fn implicit_rate(&self, _x: &[f64], _laws: &PortLaws<'_>, _tau: f64, _dx: &mut [f64]) {}
+    /// once per stage for an admittance with laws on any of its ports. `forces`: the forces
+    /// on its ports (Φ) that `derivative` received (a gear's stage reads its torques).
+    fn implicit_rate(&self, _x: &[f64], _forces: &[Force], _laws: &PortLaws<'_>, _tau: f64, _dx: &mut [f64]) {}
     /// The body a group of bodies joined by stiff coupled elements solves its stage with
     /// ([`crate::stage_law::group_rates`]), as seen at `port`: for an admittance of one port,
     /// its mass (and world inertia), centre and the explicit accelerations in the rates `dx`
@@ -303,6 +304,25 @@ pub trait Admittance: Send + Sync {
     fn stage_body(&self, _x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         None
     }
+    /// For an admittance whose velocity change over a stage is a set-valued function of the
+    /// force on `port` (a gear, which sticks over a range of torques): the body of the stage's
+    /// mode (stuck, or sliding in one direction under one regime of its friction) that the
+    /// change `change` of the coupled laws' force on `port` selects, given the port forces
+    /// `forces` that [`derivative`](Self::derivative) received (the laws' at Δ = 0 included).
+    /// Within a mode the response is affine, a point of a mechanism
+    /// ([`StageBody::mobility`]): stuck, W = 0 and the acceleration that stops it. A group
+    /// solves its stage in the mode its explicit forces select, and again in the mode its
+    /// solution selects until they agree (stepper/coupling.rs). `None` (the default): the
+    /// response is single-valued, [`stage_body`](Self::stage_body) applies.
+    fn stage_mode(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, _change: Vector3<f64>) -> Option<StageBody> {
+        None
+    }
+    /// Every mode's body of [`stage_mode`](Self::stage_mode) at `port` (tried where the
+    /// modes the solutions select come round again); empty (the default) where the response
+    /// is single-valued.
+    fn stage_modes(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize) -> Vec<StageBody> {
+        Vec::new()
+    }
     /// For an admittance whose ports are points of one mechanism ([`StageBody::mobility`]):
     /// the change of `port`'s acceleration per unit force at `from` (3 × 3, world; a scalar
     /// port along x), G_port H⁻¹ G_fromᵀ for a robot. `None` (the default): its ports cannot be
@@ -312,8 +332,9 @@ pub trait Admittance: Send + Sync {
     }
     /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it at
     /// `port`, its group's stage solved) into the rates `dx`, in place of the explicit ones;
-    /// a point of a mechanism adds what its force change does to them, one port at a time.
-    fn set_stage_body(&self, _x: &[f64], _port: usize, _body: &StageBody, _dx: &mut [f64]) {}
+    /// a point of a mechanism adds what its force change does to them, one port at a time
+    /// (`forces` as in [`implicit_rate`](Self::implicit_rate); `tau` the stage step).
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, _body: &StageBody, _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

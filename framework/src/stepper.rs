@@ -268,7 +268,7 @@ const BREAK_TOLERANCE: f64 = 1e-6;
 /// τK).
 fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hold: Hold) {
     // Every end a body that takes the stage laws (stepper/coupling.rs) or a prescribed
-    // motion, and a contact between two bodies only where their group's stage is solved
+    // motion, and an element between two bodies only where their group's stage is solved
     // together: each body solving its stage with the other at its stage motion, a stiff
     // contact solved so from both sides overshoots, opens and chatters (measured: a point on
     // a point on the floor, K = 1e8, T = 1e-3, bounced at mm/s with the normal force 0 to 40×
@@ -278,7 +278,7 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hol
         let bodies = s.impedance_ports(i).filter(takes).count();
         hold == Hold::Auto
             && bodies > 0
-            && !(s.imp[i].is_body_contact() && bodies > 1 && !in_group(s, x, i))
+            && (bodies <= 1 || in_group(s, x, i))
             && s.impedance_ports(i).all(|p| takes(&p) || s.adm[p.0].prescribes_motion())
     };
     // Tell impedance i (and the batch's own copy of it).
@@ -947,7 +947,12 @@ impl Simulator {
                         .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, next)
                         .map_err(|(k, f)| (group.start + k, f))?;
                     if let Some(c) = coupling {
-                        c.apply(sched, chunk.clone(), &xa[xa0..xb0], tau, next);
+                        let phi = if group.batch.sums_points() {
+                            coupling::Phi::Slots { xa, force, moment }
+                        } else {
+                            coupling::Phi::Summed(phi)
+                        };
+                        c.apply(sched, chunk.clone(), &xa[xa0..xb0], phi, tau, next);
                     }
                     finite &= combine.apply(&x_a[xa0..xb0], &mut acc.buf[xa0 - x0..xb0 - x0], next);
                     if combine.ends_step() {

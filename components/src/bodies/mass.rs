@@ -68,7 +68,7 @@ impl Admittance for Mass {
         true
     }
     /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`]).
-    fn implicit_rate(&self, _x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+    fn implicit_rate(&self, _x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         dx[1] = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[1], 0.0, 0.0), tau).x;
     }
     /// Along its one axis (x), the group's other two at rest.
@@ -76,7 +76,7 @@ impl Admittance for Mass {
         let (com, a) = (Vector3::new(x[0], 0.0, 0.0), Vector3::new(dx[1], 0.0, 0.0));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[1] = body.a.x;
     }
 }

@@ -99,7 +99,7 @@ impl Admittance for PointMass {
     }
     /// The implicit stage with the coupled element's law ([`StageLaw::implicit_rate`];
     /// gravity among the forces, so that a mass held at rest keeps v̇ = 0).
-    fn implicit_rate(&self, _x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+    fn implicit_rate(&self, _x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let a = StageLaw::implicit_rate(laws.of(0), self.mass, Vector3::new(dx[3], dx[4], dx[5]), tau);
         dx[3..6].copy_from_slice(a.as_slice());
     }
@@ -107,7 +107,7 @@ impl Admittance for PointMass {
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());
     }
 }

@@ -139,7 +139,7 @@ impl Admittance for RigidBody {
     /// The implicit stage with the coupled contacts' laws at their points
     /// ([`StageLaw::rigid_rates`]): v̇ and ω̇ (world, then back to body coordinates), the
     /// gyroscopic term kept as it was.
-    fn implicit_rate(&self, x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+    fn implicit_rate(&self, x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let laws = laws.of(0);
         let rot = Self::rotation(x).to_rotation_matrix();
         let inertia = rot.matrix() * self.inertia * rot.matrix().transpose();
@@ -158,7 +158,7 @@ impl Admittance for RigidBody {
         let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
         Some(StageBody::rigid(self.mass, inertia, com, a, alpha))
     }
-    fn set_stage_body(&self, x: &[f64], _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
         dx[3..6].copy_from_slice(body.a.as_slice());
         dx[10..13].copy_from_slice((Self::rotation(x).inverse() * body.alpha).as_slice());
     }

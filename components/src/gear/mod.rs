@@ -7,5 +7,6 @@ family! {
 }
 
 pub mod efficiency;
+mod stage;
 
 pub use transmission::{Gear, GearModel, Geometry};

@@ -27,7 +27,8 @@ use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
 use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use nalgebra::Vector3;
+use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Error, Method, Result};
@@ -349,7 +350,7 @@ impl Gear {
 
     /// (fu, fv) from the summed port forces and the speed v.
     #[inline]
-    fn torques(&self, forces: &[Force], v: f64) -> (f64, f64) {
+    pub(crate) fn torques(&self, forces: &[Force], v: f64) -> (f64, f64) {
         (self.model.ratio * forces[0].value(), -forces[1].value() + self.damping * v)
     }
 }
@@ -443,12 +444,43 @@ impl Admittance for Gear {
         if !(fu.is_finite() && fv.is_finite()) {
             return Err(Fault::new(format!("non-finite gear torques fu = {fu}, fv = {fv}")));
         }
-        let s = self.step_locked(v, fu, fv, tau, self.stop.direction().map(|d| d.x));
-        // (44) under Euler and while stuck: q(k) = q(k−1) + h v(k); else the stage velocity (docs/explanation/gear.md).
-        dx[0] = self.form.position_rate(v, s.v, s.v == 0.0);
-        dx[1] = exact_rate(v, s.v, tau);
-        dx[2] = (if s.v == 0.0 { 1.0 } else { 0.0 } - x[2]) / tau;
+        self.write_rates(x, fu, fv, tau, dx);
         Ok(())
+    }
+    /// A port takes the stage laws of stiff elements where its response to its torque
+    /// increases in every mode of (44): the output of a backdrivable gear, the input of a
+    /// forward-drivable one (gear/stage.rs).
+    fn takes_stage_laws(&self, port: usize) -> bool {
+        self.stage_port(port)
+    }
+    /// (44) with the coupled elements' torques at the stage's new speed, mode by mode (gear/stage.rs).
+    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        self.stage_rates(x, forces, laws, tau, dx);
+    }
+    /// A port that takes stage laws, as a point of a group (here stuck: the body that
+    /// [`stage_mode`](Admittance::stage_mode) gives the stage replaces it).
+    fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
+        self.stage_point(x, port)
+    }
+    /// The port in the mode of (44) that the torques with `change` select (gear/stage.rs).
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, change: Vector3<f64>) -> Option<StageBody> {
+        self.stage_mode_at(x, forces, tau, port, change.x)
+    }
+    /// Every mode of (44) at `port` (gear/stage.rs).
+    fn stage_modes(&self, x: &[f64], forces: &[Force], tau: f64, port: usize) -> Vec<StageBody> {
+        self.stage_mode_bodies(x, forces, tau, port)
+    }
+    /// (44) at the torques with the group's change on `port`.
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, body: &StageBody, dx: &mut [f64]) {
+        self.set_stage(x, forces, tau, port, body.force.x, dx);
+    }
+    /// The smallest inertia over the modes of (44) where the port takes stage laws.
+    fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        if self.stage_port(port) {
+            Some(self.smallest_port_inertia(port))
+        } else {
+            self.port_inertia(x, port)
+        }
     }
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);

@@ -441,7 +441,7 @@ impl Admittance for SerialRobot {
     /// The implicit stage of the joints with the coupled elements' laws on them and at the
     /// tip, solved together through H(θ) ([`StageLaw::joint_rates`]):
     /// H Δω = τ (τ_o + Σ f(Δω_i) + Jᵀ Σ f_t(J Δω)).
-    fn implicit_rate(&self, x: &[f64], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+    fn implicit_rate(&self, x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
         let h = self.crba(&k);
@@ -492,7 +492,7 @@ impl Admittance for SerialRobot {
     }
     /// ω̇ += H⁻¹ e_i Δf_x at joint i, H⁻¹ Jᵀ Δf at the tip, Δf the change of the laws'
     /// force there that the group's solve found.
-    fn set_stage_body(&self, x: &[f64], port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, port: usize, body: &StageBody, dx: &mut [f64]) {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
         let change = if port < n {

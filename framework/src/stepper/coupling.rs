@@ -65,6 +65,10 @@ pub(crate) struct Coupling {
     solved: Vec<StageBody>,
 }
 
+/// The most times a group with set-valued members is solved in one stage
+/// ([`Admittance::stage_mode`](crate::component::Admittance::stage_mode)).
+const MAX_MODE_PASSES: usize = 8;
+
 /// [`Coupling`]'s `partner` of a law with no partner in a group.
 const NO_PARTNER: (u32, u32) = (u32::MAX, u32::MAX);
 
@@ -253,6 +257,9 @@ impl Coupling {
         }
         let (mut phi, mut rates, mut laws) = (Vec::with_capacity(np), Vec::with_capacity(nx), Vec::with_capacity(nl));
         let mut cross = Vec::new();
+        // The members whose response is set-valued (a gear): each with its port forces, to
+        // pick its mode again from the solution (`Admittance::stage_mode`).
+        let mut modal: Vec<(usize, Vec<Force>)> = Vec::new();
         for (m, &(j, port)) in members.iter().enumerate() {
             let pa = s.adm_ports[j];
             let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
@@ -266,7 +273,11 @@ impl Coupling {
                 rates.resize(x.len(), 0.0);
                 s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
             }
-            let Some(body) = s.adm[j].stage_body(x, &rates, port) else { continue };
+            let mode = s.adm[j].stage_mode(x, &phi, tau, port, Vector3::zeros());
+            if mode.is_some() {
+                modal.push((m, phi.clone()));
+            }
+            let Some(body) = mode.or_else(|| s.adm[j].stage_body(x, &rates, port)) else { continue };
             out[m] = body;
             if body.prescribed {
                 continue;
@@ -285,7 +296,58 @@ impl Coupling {
                 laws.push(GroupLaw { law: &self.laws[k], body: m, partner });
             }
         }
-        group_rates(out, &laws, &cross, tau);
+        if modal.is_empty() {
+            group_rates(out, &laws, &cross, tau);
+            return Ok(());
+        }
+        // A set-valued member's mode is the one its force at the solution selects: solved
+        // again from the explicit bodies with each member's mode so picked until the modes
+        // agree (a stuck gear released, a sliding one stopped). Where the modes come round
+        // again (one mode's solution selects a neighbour whose solution selects it back), a
+        // single such member's every other mode is tried, the first that selects itself
+        // taken: within a mode the stage's solution is unique, so the solution's own mode
+        // selects itself. Several such members in one group: the last pass stands.
+        let explicit: Vec<StageBody> = out.to_vec();
+        let mut current = explicit.clone();
+        let mut seen: Vec<Vec<StageBody>> = Vec::new();
+        let pick = |out: &[StageBody], (m, phi): &(usize, Vec<Force>)| {
+            let (j, port) = members[*m];
+            s.adm[j].stage_mode(&xa[s.adm_x[j]..s.adm_x[j + 1]], phi, tau, port, out[*m].force)
+        };
+        for _ in 0..MAX_MODE_PASSES {
+            out.copy_from_slice(&current);
+            group_rates(out, &laws, &cross, tau);
+            let modes: Vec<StageBody> = modal.iter().map(|m| current[m.0]).collect();
+            seen.push(modes);
+            let mut changed = false;
+            for member in &modal {
+                if let Some(b) = pick(out, member).filter(|b| *b != current[member.0]) {
+                    current[member.0] = b;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return Ok(());
+            }
+            if seen.iter().any(|s| s.iter().zip(&modal).all(|(b, m)| *b == current[m.0])) {
+                break;
+            }
+        }
+        if let [(m, phi)] = &modal[..] {
+            let (j, port) = members[*m];
+            let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
+            for mode in s.adm[j].stage_modes(x, phi, tau, port) {
+                if seen.iter().any(|s| s[0] == mode) {
+                    continue;
+                }
+                out.copy_from_slice(&explicit);
+                out[*m] = mode;
+                group_rates(out, &laws, &cross, tau);
+                if pick(out, &modal[0]) == Some(mode) {
+                    return Ok(());
+                }
+            }
+        }
         Ok(())
     }
 
@@ -322,25 +384,47 @@ impl Coupling {
     }
 
     /// The implicit rates of the coupled admittances among `members` (schedule indices),
-    /// whose states start at `xa[0]` and whose rates `dx` start at the first member's.
-    pub(crate) fn apply(&self, s: &Schedule, members: std::ops::Range<usize>, xa: &[f64], tau: f64, dx: &mut [f64]) {
+    /// whose states start at `xa[0]` and whose rates `dx` start at the first member's; `phi`:
+    /// the forces on the members' ports where the stage summed them (`Phi::Summed`), else
+    /// summed here for each coupled admittance from the stage's slot forces.
+    pub(crate) fn apply(&self, s: &Schedule, members: std::ops::Range<usize>, xa: &[f64], phi: Phi<'_>, tau: f64, dx: &mut [f64]) {
         let first = self.adm.partition_point(|&j| j < members.start);
         let x0 = s.adm_x[members.start];
+        // A point body's batch (one port each, its forces summed by the batch itself).
+        let mut own = [Force::ZERO; 1];
         for (k, &j) in self.adm.iter().enumerate().skip(first).take_while(|(_, &j)| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
+            let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
+            let forces: &[Force] = match phi {
+                Phi::Summed(phi) => &phi[pa - s.adm_ports[members.start]..pb - s.adm_ports[members.start]],
+                Phi::Slots { xa: all, force, moment } if pb - pa <= own.len() => {
+                    s.scatter_phi(all, force, moment, j..j + 1, &mut own[..pb - pa]);
+                    &own[..pb - pa]
+                }
+                Phi::Slots { .. } => &[],
+            };
             match self.member_of.get(k) {
                 Some(&(first, count)) if count > 0 => {
                     for m in first as usize..(first + count) as usize {
-                        s.adm[j].set_stage_body(&xa[a..b], self.members[m].1, &self.solved[m], &mut dx[a..b]);
+                        s.adm[j].set_stage_body(&xa[a..b], forces, tau, self.members[m].1, &self.solved[m], &mut dx[a..b]);
                     }
                 }
                 _ => {
-                    let laws = PortLaws::new(&self.laws, &self.starts[s.adm_ports[j]..=s.adm_ports[j + 1]]);
-                    s.adm[j].implicit_rate(&xa[a..b], &laws, tau, &mut dx[a..b]);
+                    let laws = PortLaws::new(&self.laws, &self.starts[pa..=pb]);
+                    s.adm[j].implicit_rate(&xa[a..b], forces, &laws, tau, &mut dx[a..b]);
                 }
             }
         }
     }
+}
+
+/// The forces on the ports of a chunk of admittances ([`Coupling::apply`]): summed by the
+/// stage (Φ of the chunk's ports), or to be summed from the slot forces (a batch that sums
+/// its own, point bodies).
+#[derive(Clone, Copy)]
+pub(crate) enum Phi<'a> {
+    Summed(&'a [Force]),
+    Slots { xa: &'a [f64], force: &'a [Vector3<f64>], moment: &'a [Vector3<f64>] },
 }
 
 /// What an admittance is to a group ([`group_end`]).
