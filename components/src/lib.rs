@@ -40,6 +40,7 @@ pub mod couplings;
 mod doc_table;
 pub mod friction;
 pub mod gear;
+mod modes;
 mod ndim;
 pub mod robot;
 pub mod saturation;

@@ -26,6 +26,7 @@ use super::transmission::{exact_rate, Gear};
 use nalgebra::{Matrix3, Vector3};
 use stiction_framework::component::{PortLaws, StageBody};
 use stiction_framework::port::Force;
+use crate::modes::consistent_mode;
 use stiction_framework::stage_law::{group_rates, CrossMobility, GroupLaw};
 
 /// A mode of the gear's stage: within it the new speed is affine in the port torques.
@@ -50,38 +51,6 @@ fn modes(dir: Option<f64>) -> impl Iterator<Item = Mode> {
         (Mode::Slide { s, .. }, Some(d)) => *s == d,
         _ => true,
     })
-}
-
-/// The solution `solve` gives in the mode that its own solution selects (`select`): from
-/// `first`, each solution's mode in turn; where a mode comes round again (the solution of
-/// one mode selects a neighbour whose solution selects it back: the true one is a third,
-/// φ's sign flipped between them), every mode not yet tried, the first that selects itself.
-/// Within a mode the stage is affine and its solution unique, so the mode of the stage's
-/// solution selects itself and is found; the last tried where rounding leaves none.
-fn consistent_mode<C: Copy>(first: Mode, dir: Option<f64>, mut solve: impl FnMut(Mode) -> C, select: impl Fn(&C) -> Mode) -> C {
-    let mut tried: [Option<Mode>; 5] = [None; 5];
-    let (mut mode, mut n) = (first, 0);
-    loop {
-        let c = solve(mode);
-        let next = select(&c);
-        if next == mode {
-            return c;
-        }
-        tried[n] = Some(mode);
-        n += 1;
-        if tried.contains(&Some(next)) || n == tried.len() {
-            // A cycle: the modes not yet tried.
-            let mut last = c;
-            for m in modes(dir).filter(|m| !tried.contains(&Some(*m))) {
-                last = solve(m);
-                if select(&last) == m {
-                    return last;
-                }
-            }
-            return last;
-        }
-        mode = next;
-    }
 }
 
 impl Gear {
@@ -224,7 +193,7 @@ impl Gear {
             let (fu, fv) = self.stage_torques(forces, v, *change);
             self.mode(v, fu, fv, tau, dir)
         };
-        let change = consistent_mode(self.mode(v, fu0, fv0, tau, dir), dir, solve, select);
+        let change = consistent_mode(self.mode(v, fu0, fv0, tau, dir), modes(dir), solve, select);
         let (fu, fv) = self.stage_torques(forces, v, change);
         self.write_rates(x, fu, fv, tau, dx);
     }

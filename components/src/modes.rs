@@ -1,0 +1,66 @@
+//! The stage of an admittance whose response to a port force is set-valued (a gear, model A:
+//! stuck over a range of forces): affine within each *mode* of its implicit step (stuck, or
+//! sliding one way), solved with the coupled elements' laws in the mode that its own solution
+//! selects (framework/src/stepper/coupling.rs does the same for a group).
+
+/// Most modes of one admittance's stage.
+const MAX_MODES: usize = 8;
+
+/// The solution `solve` gives in the mode that its own solution selects (`select`): from
+/// `first`, each solution's mode in turn; where a mode comes round again (the solution of
+/// one mode selects a neighbour whose solution selects it back: the true one is a third, the
+/// gear's φ of (32) of the other sign between them), every mode of `all` not yet tried, the
+/// first that selects itself. Within a mode the stage is affine and its solution unique, so
+/// the mode of the stage's solution selects itself and is found; the last tried where
+/// rounding leaves none.
+pub(crate) fn consistent_mode<M: Copy + PartialEq, C: Copy>(
+    first: M,
+    all: impl Iterator<Item = M>,
+    mut solve: impl FnMut(M) -> C,
+    select: impl Fn(&C) -> M,
+) -> C {
+    let mut tried: [Option<M>; MAX_MODES] = [None; MAX_MODES];
+    let (mut mode, mut n) = (first, 0);
+    loop {
+        let c = solve(mode);
+        let next = select(&c);
+        if next == mode {
+            return c;
+        }
+        tried[n] = Some(mode);
+        n += 1;
+        if tried.contains(&Some(next)) || n == tried.len() {
+            // A cycle: the modes not yet tried.
+            let mut last = c;
+            for m in all.filter(|m| !tried.contains(&Some(*m))) {
+                last = solve(m);
+                if select(&last) == m {
+                    return last;
+                }
+            }
+            return last;
+        }
+        mode = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Modes 0..5 on a line, each solution selecting the mode `target` picks for it: a chain
+    /// ends where a mode selects itself; a two-cycle 1 ↔ 2 is broken by trying the others.
+    #[test]
+    fn the_mode_that_selects_itself_is_found_through_a_cycle() {
+        let chain = consistent_mode(0, 0..5, |m| m, |&m| if m < 3 { m + 1 } else { m });
+        assert_eq!(chain, 3);
+        let cycle = consistent_mode(1, 0..5, |m| m, |&m| match m {
+            1 => 2,
+            2 => 1,
+            m => 4.max(m),
+        });
+        assert_eq!(cycle, 4, "0 selects 4, 3 selects 4, 4 itself");
+        let none = consistent_mode(0, 0..2, |m| m, |&m| 1 - m);
+        assert!(none == 0 || none == 1);
+    }
+}
