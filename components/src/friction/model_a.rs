@@ -26,9 +26,11 @@ use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
 use crate::stage_form::{StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
-use nalgebra::Vector3;
+use crate::modes::consistent_mode;
+use nalgebra::{Matrix3, Vector3};
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody};
+use stiction_framework::stage_law::{group_rates, GroupLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Method, Result};
@@ -96,6 +98,91 @@ impl ModelA {
     fn smooth(&self) -> bool {
         self.form.sliding_continuous()
     }
+
+    /// The rates of (26) under the applied force `h` (port force and constant force): the
+    /// stage that [`derivative`](Admittance::derivative) returns.
+    fn write_rates(&self, x: &[f64], h: Vector3<f64>, tau: f64, dx: &mut [f64]) {
+        let n = self.dims;
+        let v = load(&x[n..], n);
+        let dir = self.stop.direction();
+        if self.smooth() {
+            // (26) decides stick or slip (a locked stage slides); sliding, the continuous law.
+            let (vn, stuck) = self.step(v, h, tau);
+            if dir.is_some() || !stuck {
+                store(&v, &mut dx[..n], n);
+                store(&((h - self.law.sliding_force(v, h, dir)) / self.mass), &mut dx[n..2 * n], n);
+                dx[2 * n] = -x[2 * n] / tau;
+            } else {
+                store(&vn, &mut dx[..n], n);
+                store(&((vn - v) / tau), &mut dx[n..2 * n], n);
+                dx[2 * n] = (1.0 - x[2 * n]) / tau;
+            }
+            return;
+        }
+        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, dir.map(|d| d.x)) } else { self.step(v, h, tau) };
+        store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
+        store(&((vn - v) / tau), &mut dx[n..2 * n], n);
+        dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
+    }
+
+    /// Whether the port takes stage laws ([`Admittance::takes_stage_laws`]).
+    fn stage_port(&self) -> bool {
+        self.dims == 1 && self.smooth()
+    }
+
+    /// The applied force along x: the port's and the constant one.
+    fn applied(&self, forces: &[Force]) -> f64 {
+        forces.first().map_or(0.0, |f| f.f.x) + self.force.x
+    }
+
+    /// The mode (26) takes from velocity `v` under the applied force `h` over a stage τ.
+    fn stage_mode_of(&self, v: f64, h: f64, tau: f64) -> StageMode {
+        let locked = self.stop.direction().is_some();
+        let (_, stuck) = self.step(Vector3::new(v, 0.0, 0.0), Vector3::new(h, 0.0, 0.0), tau);
+        match () {
+            _ if stuck && !locked => StageMode::Stuck,
+            _ if v != 0.0 || locked => StageMode::Slide(0.0),
+            _ => StageMode::Slide(if h >= 0.0 { 1.0 } else { -1.0 }),
+        }
+    }
+
+    /// The modes of the stage from velocity `v` (a breakaway from rest in either direction).
+    fn stage_modes_of(&self, v: f64) -> impl Iterator<Item = StageMode> {
+        let locked = self.stop.direction().is_some();
+        let all = [StageMode::Stuck, StageMode::Slide(0.0), StageMode::Slide(1.0), StageMode::Slide(-1.0)];
+        all.into_iter().filter(move |m| match m {
+            StageMode::Stuck => !locked,
+            StageMode::Slide(s) => (*s == 0.0) == (v != 0.0 || locked),
+        })
+    }
+
+    /// The port in `mode` under the explicit applied force `h0`: stuck, a point that does not
+    /// move (W = 0, the acceleration that stops it); sliding, the mass M under the friction of
+    /// the stage velocity (from rest, of the mode's direction).
+    fn mode_body(&self, mode: StageMode, x: &[f64], h0: f64, tau: f64) -> StageBody {
+        let v = x[1];
+        let (w, a) = match mode {
+            StageMode::Stuck => (0.0, -v / tau),
+            StageMode::Slide(s) => {
+                let f = if s == 0.0 {
+                    self.law.sliding_force(Vector3::new(v, 0.0, 0.0), Vector3::new(h0, 0.0, 0.0), self.stop.direction()).x
+                } else {
+                    s * self.law.g(0.0)
+                };
+                (1.0 / self.mass, (h0 - f) / self.mass)
+            }
+        };
+        let at = Vector3::new(x[0], 0.0, 0.0);
+        StageBody { mobility: Some(Matrix3::from_diagonal(&Vector3::new(w, 0.0, 0.0))), ..StageBody::point(self.mass, at, Vector3::new(a, 0.0, 0.0)) }
+    }
+}
+
+/// A mode of model A's stage in one dimension (components/src/modes.rs): stuck, or sliding on
+/// the friction of the stage velocity (`Slide(0)`), from rest in direction ±1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum StageMode {
+    Stuck,
+    Slide(f64),
 }
 
 impl Admittance for ModelA {
@@ -147,30 +234,51 @@ impl Admittance for ModelA {
         self.stop.on_switch(v, &mut s[0]);
     }
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
-        let n = self.dims;
-        let v = load(&x[n..], n);
-        let h = first(f[0].f, n) + self.force;
-        let dir = self.stop.direction();
-        if self.smooth() {
-            // (26) decides stick or slip (a locked stage slides); sliding, the continuous law.
-            let (vn, stuck) = self.step(v, h, tau);
-            if dir.is_some() || !stuck {
-                store(&v, &mut dx[..n], n);
-                store(&((h - self.law.sliding_force(v, h, dir)) / self.mass), &mut dx[n..2 * n], n);
-                dx[2 * n] = -x[2 * n] / tau;
-            } else {
-                store(&vn, &mut dx[..n], n);
-                store(&((vn - v) / tau), &mut dx[n..2 * n], n);
-                dx[2 * n] = (1.0 - x[2 * n]) / tau;
-            }
-            return Ok(());
-        }
-        let (vn, stuck) = if n == 1 { self.step_locked(v, h, tau, dir.map(|d| d.x)) } else { self.step(v, h, tau) };
-        store(&self.form.position_rate(v, vn, stuck), &mut dx[..n], n);
-        store(&((vn - v) / tau), &mut dx[n..2 * n], n);
-        dx[2 * n] = (if stuck { 1.0 } else { 0.0 } - x[2 * n]) / tau;
+        self.write_rates(x, first(f[0].f, self.dims) + self.force, tau, dx);
         Ok(())
     }
+    /// Where a stiff element on it can be held implicitly with it: in one dimension, with
+    /// sliding stages on the continuous law (RK4, D T/M ≤ 1), where each mode of the stage
+    /// is affine in the force (components/src/modes.rs).
+    fn takes_stage_laws(&self, _port: usize) -> bool {
+        self.stage_port()
+    }
+    /// (26) with the coupled elements' forces at the stage's new velocity, in the mode its
+    /// solution selects.
+    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        let h0 = self.applied(forces);
+        let group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
+        let solve = |mode: StageMode| {
+            let mut body = [self.mode_body(mode, x, h0, tau)];
+            group_rates(&mut body, &group, &[], tau);
+            body[0].force.x
+        };
+        let select = |change: &f64| self.stage_mode_of(x[1], h0 + change, tau);
+        let change = consistent_mode(self.stage_mode_of(x[1], h0, tau), self.stage_modes_of(x[1]), solve, select);
+        self.write_rates(x, Vector3::new(h0 + change, 0.0, 0.0), tau, dx);
+    }
+    /// As a point of a group, stuck (the body of the stage's mode replaces it, `stage_mode`).
+    fn stage_body(&self, x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
+        self.stage_port().then(|| self.mode_body(StageMode::Stuck, x, 0.0, 1.0))
+    }
+    /// The body of the mode of (26) that the force with `change` selects.
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize, change: Vector3<f64>) -> Option<StageBody> {
+        let h0 = self.applied(forces);
+        self.stage_port().then(|| self.mode_body(self.stage_mode_of(x[1], h0 + change.x, tau), x, h0, tau))
+    }
+    /// Every mode's body.
+    fn stage_modes(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize) -> Vec<StageBody> {
+        let h0 = self.applied(forces);
+        if !self.stage_port() {
+            return Vec::new();
+        }
+        self.stage_modes_of(x[1]).map(|m| self.mode_body(m, x, h0, tau)).collect()
+    }
+    /// (26) at the force with the group's change.
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
+        self.write_rates(x, Vector3::new(self.applied(forces) + body.force.x, 0.0, 0.0), tau, dx);
+    }
+
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         self.form.set_sliding_continuous(method == Method::Rk4 && self.law.d * step <= self.mass);
@@ -260,4 +368,54 @@ pub fn register(r: &mut Registry) {
         signals: SIGNALS,
         build,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::Lcg;
+    use stiction_framework::component::{Curve, StageLaw};
+
+    /// The stage with a coupled law −gsat(F, w + c Δ) is (26) at the law's force at its own
+    /// new velocity: in one dimension under RK4, v̇ = (26)'s rate at h + f(Δ) − f(0) with
+    /// Δ = τ v̇; held in its static set, v̇ = −v/τ (the indicator then sets v = 0.0).
+    #[test]
+    fn the_stage_with_a_coupled_law_is_the_step_at_its_force() {
+        let mut r = Lcg(5);
+        let (mut stuck, mut sliding) = (0, 0);
+        for case in 0..3000 {
+            let a = ModelA {
+                dims: 1,
+                mass: r.next(0.2, 3.0),
+                law: FrictionLaw::coulomb(r.next(0.5, 6.0), r.next(0.0, 2.0)),
+                force: Vector3::zeros(),
+                q0: Vector3::zeros(),
+                v0: Vector3::zeros(),
+                form: StageForm::default(),
+                stop: StopSwitch::default(),
+            };
+            a.prepare(Method::Rk4, 1e-3).expect("prepared");
+            assert!(a.takes_stage_laws(0));
+            let v = if case % 3 == 0 { 0.0 } else { r.next(-1.0, 1.0) };
+            let x = [0.0, v, f64::from(v == 0.0)];
+            let tau = r.next(1e-4, 1e-3);
+            let forces = [Force::scalar(r.next(-10.0, 10.0))];
+            let (w, c, level) = (r.next(-5.0, 5.0), r.next(1e2, 1e5), r.next(0.5, 8.0));
+            let laws = [StageLaw::Friction { w: Vector3::new(w, 0.0, 0.0), c, level, viscous: 0.0, dims: 1, at: Vector3::zeros(), curve: Curve::Flat }];
+            let mut dx = [0.0; 3];
+            a.implicit_rate(&x, &forces, &PortLaws::new(&laws, &[0, 1]), tau, &mut dx);
+            let delta = tau * dx[1];
+            let force = |d: f64| -(w + c * d).clamp(-level, level);
+            let (mut want, h) = ([0.0; 3], forces[0].f.x + force(delta) - force(0.0));
+            a.write_rates(&x, Vector3::new(h, 0.0, 0.0), tau, &mut want);
+            assert!((want[1] - dx[1]).abs() <= 1e-9 * (1.0 + dx[1].abs()), "case {case}: {} against {}", dx[1], want[1]);
+            if a.stage_mode_of(v, h, tau) == StageMode::Stuck {
+                assert_eq!(dx[1], -v / tau, "case {case}: held, not exactly");
+                stuck += 1;
+            } else {
+                sliding += 1;
+            }
+        }
+        assert!(stuck > 150 && sliding > 300, "{stuck} held, {sliding} sliding");
+    }
 }
