@@ -13,6 +13,49 @@ use nalgebra::{Matrix3, Vector3};
 /// Most ports of an impedance (a spring has 2, a contact 1).
 pub const MAX_IMPEDANCE_PORTS: usize = 4;
 
+/// What an impedance keeps of one evaluation of its switching functions to bound how far
+/// they can move ([`Impedance::switchings_kept`], [`Impedance::switching_reach`]): its own
+/// numbers (a contact's lever lengths, speeds and forces there).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SwitchKept(pub [f64; 8]);
+
+/// Bounds on how far a port's motion moved between two instants
+/// ([`Impedance::switching_reach`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MotionChange {
+    /// |Δp| (m).
+    pub dp: f64,
+    /// |Δv| (m/s).
+    pub dv: f64,
+    /// |Δω| (rad/s).
+    pub dw: f64,
+    /// ‖R₁ − R₀‖₂ = 2 sin(θ/2), θ the angle turned: |R₁ u − R₀ u| ≤ turn |u|.
+    pub turn: f64,
+    /// |ω| at the first instant (rad/s).
+    pub w: f64,
+}
+
+impl MotionChange {
+    /// The change from `from` to `to`.
+    pub fn between(from: &Motion, to: &Motion) -> MotionChange {
+        // q₀⁻¹ q₁ = (cos θ/2, sin θ/2 · axis): its vector part's norm is sin θ/2 (either sign of q).
+        let rel = from.rot.inverse() * to.rot;
+        MotionChange {
+            dp: (to.p - from.p).norm(),
+            dv: (to.v - from.v).norm(),
+            dw: (to.w - from.w).norm(),
+            turn: 2.0 * rel.imag().norm(),
+            w: from.w.norm(),
+        }
+    }
+
+    /// The change of a point carried at distance `lever` from the frame whose change this
+    /// is (p + R a, v + ω × R a with |a| = `lever`): |Δp| + lever turn, |Δv| + lever (|Δω| + |ω| turn).
+    pub fn at_lever(self, lever: f64) -> MotionChange {
+        MotionChange { dp: self.dp + lever * self.turn, dv: self.dv + lever * (self.dw + self.w * self.turn), ..self }
+    }
+}
+
 /// The rigid body behind an admittance port in a state, for the stuck-state analysis of
 /// `stiction check`: a force f at world point x moves the point at x by
 /// ẍ = f/m + I⁻¹ (r × f) × r, r = x − c, so along a direction d it meets the effective mass
@@ -585,6 +628,21 @@ pub trait Impedance: Send + Sync {
     /// the same values: a component whose two share work (a contact's geometry) overrides it.
     fn switchings(&self, motion: &[Motion], y: &[f64], t: f64) -> [Option<f64>; 2] {
         [self.switching(motion, y, t), self.slip_switching(motion, y, t)]
+    }
+    /// [`switchings`](Self::switchings), and what the component keeps of that evaluation to
+    /// bound how far the functions can move from there ([`switching_reach`](Self::switching_reach)):
+    /// `None` (the default) where it gives no bound.
+    fn switchings_kept(&self, motion: &[Motion], y: &[f64], t: f64) -> ([Option<f64>; 2], Option<SwitchKept>) {
+        (self.switchings(motion, y, t), None)
+    }
+    /// A bound on how far each of the two switching functions of
+    /// [`switchings`](Self::switchings) can be from their values where `kept` was taken
+    /// ([`switchings_kept`](Self::switchings_kept)), its ports' motions having changed by at
+    /// most `change` (one per port) since and its state now `y`: the stepper's check of the
+    /// switches reads the kept values where they are farther from zero than this, without
+    /// the geometry (stepper/events.rs). Infinite (the default): always evaluated.
+    fn switching_reach(&self, _kept: &SwitchKept, _change: &[MotionChange], _y: &[f64]) -> [f64; 2] {
+        [f64::INFINITY; 2]
     }
     /// How many switching functions of its state and port motions the impedance has where
     /// its force or rates jump ([`state_switchings`](Self::state_switchings); asked once by

@@ -743,6 +743,21 @@ impl SlotMotion for Gathered<'_> {
     }
 }
 
+impl Gathered<'_> {
+    /// What slot `slot`'s motion is carried by, and how far from it: the gathered frame and
+    /// the length of the slot's offset on it, or the slot's own motion at distance 0 (a
+    /// point port, the ground).
+    #[inline]
+    pub(crate) fn carrier(&self, xa: &[f64], slot: usize) -> (Motion, f64) {
+        let a = self.sched.attach[slot];
+        if let (Tap::Other, false) = (&self.sched.taps[slot], a.adm == GROUND) {
+            let m = self.frames[self.sched.frame_of[slot] as usize];
+            return (m, self.sched.offsets.get(a.at as usize).map_or(0.0, |o| o.vector().norm()));
+        }
+        (self.sched.motion(xa, slot), 0.0)
+    }
+}
+
 impl Schedule {
     /// The motion of every frame of [`Schedule::frames`] at the admittance states `xa`, into
     /// `out` (cleared first).

@@ -26,7 +26,7 @@ use crate::stability::{coupled_info, stiffness_warnings};
 use crate::stage_form::StageForm;
 use nalgebra::{Vector2, Vector3};
 use stiction_framework::batch::{FrameImpedanceBatch, ImpedanceBatch};
-use stiction_framework::component::{ContactPoint, Curve, Diagnostic, Fault, Impedance, Probe, SignalInfo, StageLaw, StageSpring};
+use stiction_framework::component::{ContactPoint, Curve, Diagnostic, Fault, Impedance, MotionChange, Probe, SignalInfo, StageLaw, StageSpring, SwitchKept};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Method, Result};
@@ -369,6 +369,43 @@ impl Impedance for BodyContact {
         let (g, e) = (self.geometry(&m[0], &m[1]), Vector3::new(y[0], y[1], 0.0));
         self.pair.switchings(&m[0], &m[1], &g, e, self.form.continuous_law())
     }
+    /// With what bounds their change ([`switching_reach`](Impedance::switching_reach)): the
+    /// lever |p_a − c| of the normal's turn, the slip speed |v|, the lever |x − p_b| of b's
+    /// spin, the normal force, |B v_t + K e| and e.
+    fn switchings_kept(&self, m: &[Motion], y: &[f64], t: f64) -> ([Option<f64>; 2], Option<SwitchKept>) {
+        let (a, b) = (&m[0], &m[1]);
+        let g = self.geometry(a, b);
+        let e = Vector3::new(y[0], y[1], 0.0);
+        let out = self.pair.switchings(a, b, &g, e, self.form.continuous_law());
+        let _ = t;
+        let c = if self.pair.domain_b == Domain::Frame { b.p + b.rot * self.point } else { b.p + self.point };
+        let v = self.pair.slip(a, b, &g);
+        let (kd, vn) = (self.pair.k * g.depth, g.n.dot(&v));
+        let normal = if g.depth > 0.0 { (kd - self.pair.b * vn).max(0.0) } else { 0.0 };
+        let w = Vector3::new(g.t1.dot(&v), g.t2.dot(&v), 0.0) * self.pair.b + e * self.pair.k;
+        let kept = [(a.p - c).norm(), v.norm(), (g.x - b.p).norm(), normal, w.norm(), e.x, e.y, 0.0];
+        (out, Some(SwitchKept(kept)))
+    }
+    /// From the ports' changes: |Δδ| ≤ |Δp_a| + |Δp_b| + |c_b| turn_b + |p_a − c| |Δn| with
+    /// |Δn| ≤ turn_b, |Δv| ≤ |Δv_a| + r (|Δω_a| + |ω_a| |Δn|) + |Δv_b| + |Δω_b| |x − p_b|' +
+    /// |ω_b| |Δ(x − p_b)|, |Δv_n| ≤ |Δv| + |Δn| |v|: the contact switch min(K δ, K δ − B v_n)
+    /// moves at most K |Δδ| + B |Δv_n|; the stick–slip switch (μ f_n)² − |B v_t + K e|² at most
+    /// μ² (2 f_n + Δf) Δf + (2 |w| + Δw) Δw with Δf that bound and Δw ≤ B (|Δv| + |Δn| |v|) + K |Δe|
+    /// (Coulomb; a Stribeck law has no stick–slip switch).
+    fn switching_reach(&self, kept: &SwitchKept, change: &[MotionChange], y: &[f64]) -> [f64; 2] {
+        let [lever, speed, arm, normal, w, e0, e1, _] = kept.0;
+        let (a, b) = (change[0], change[1]);
+        let (k, bv, r) = (self.pair.k, self.pair.b, self.radius);
+        let dn = b.turn;
+        let depth = a.dp + b.dp + self.point.norm() * b.turn + lever * dn;
+        let moved = a.dp + r * dn + b.dp;
+        let dv = a.dv + r * (a.dw + a.w * dn) + b.dv + b.dw * (arm + moved) + b.w * moved;
+        let contact = k * depth + bv * (dv + dn * speed);
+        let de = ((y[0] - e0).powi(2) + (y[1] - e1).powi(2)).sqrt();
+        let dw = bv * (dv + dn * speed) + k * de;
+        let mu = self.pair.mu;
+        [contact, mu * mu * (2.0 * normal + contact) * contact + (2.0 * w + dw) * dw]
+    }
     /// Whether RK4 resolves the held spring with the inertias on the ports
     /// ([`StageForm::set_held_frequency`]).
     /// Where its body takes stage laws (a point mass or a rigid body, against the ground)
@@ -473,4 +510,84 @@ pub fn register(r: &mut Registry) {
         signals: SIGNALS,
         build,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::Lcg;
+    use nalgebra::UnitQuaternion;
+    use stiction_framework::port::Offset;
+
+    fn vec3(r: &mut Lcg, s: f64) -> Vector3<f64> {
+        Vector3::new(r.next(-s, s), r.next(-s, s), r.next(-s, s))
+    }
+
+    fn motion(r: &mut Lcg) -> Motion {
+        Motion { p: vec3(r, 0.5), v: vec3(r, 1.0), rot: UnitQuaternion::from_scaled_axis(vec3(r, 2.0)), w: vec3(r, 3.0) }
+    }
+
+    /// `to` moved from `from` by up to `s` in each part.
+    fn moved(r: &mut Lcg, from: &Motion, s: f64) -> Motion {
+        let turn = UnitQuaternion::from_scaled_axis(vec3(r, s));
+        Motion { p: from.p + vec3(r, s), v: from.v + vec3(r, s), rot: turn * from.rot, w: from.w + vec3(r, s) }
+    }
+
+    /// The reach bounds the change of both switching functions between any two port
+    /// motions (frames carrying the ports at offsets, the element's state changed too), from
+    /// changes a millionth of the scale to the scale itself: the check that reads kept values
+    /// (stepper/events.rs) never misses a side.
+    #[test]
+    fn the_reach_bounds_how_far_the_switching_functions_move() {
+        let mut r = Lcg(3);
+        let (mut tight, mut checked) = (0.0f64, [0; 2]);
+        for case in 0..20000 {
+            let normal = vec3(&mut r, 1.0).normalize();
+            let (t1, t2) = super::super::plane_basis(&normal);
+            let (k, b) = (r.next(1e3, 1e6), r.next(1.0, 1e3));
+            let form = StageForm::default();
+            form.set_element(Method::Rk4, 1e-3, k, b);
+            let pair = Pair { k, b, mu: r.next(0.1, 1.0), law: ContactLaw::Coulomb, domain_a: Domain::Frame, domain_b: Domain::Frame };
+            let c = BodyContact { pair, radius: r.next(0.0, 0.1), point: vec3(&mut r, 0.3), normal, t1, t2, form };
+            // Each port a point of a frame at an offset; the contact pressed about half the time.
+            let (fa, fb) = (motion(&mut r), motion(&mut r));
+            let (oa, ob) = (Offset::Body(vec3(&mut r, 0.2)), Offset::Body(vec3(&mut r, 0.2)));
+            let mut fa = fa;
+            let (ma, mb) = (oa.apply(&fa).0, ob.apply(&fb).0);
+            let g0 = c.geometry(&ma, &mb);
+            fa.p += c.geometry(&ma, &mb).n * (g0.depth - r.next(-1e-3, 1e-3));
+            let (ma, mb) = (oa.apply(&fa).0, ob.apply(&fb).0);
+            let y0 = [r.next(-1e-3, 1e-3), r.next(-1e-3, 1e-3)];
+            let (g, kept) = c.switchings_kept(&[ma, mb], &y0, 0.0);
+            let kept = kept.expect("a body contact keeps its numbers");
+            let s = 10f64.powf(r.next(-6.0, 0.0));
+            let (ta, tb) = (moved(&mut r, &fa, s), moved(&mut r, &fb, s));
+            let y1 = [y0[0] + r.next(-s, s) * 1e-3, y0[1] + r.next(-s, s) * 1e-3];
+            let after = c.switchings(&[oa.apply(&ta).0, ob.apply(&tb).0], &y1, 0.0);
+            let change = [
+                MotionChange::between(&fa, &ta).at_lever(oa.vector().norm()),
+                MotionChange::between(&fb, &tb).at_lever(ob.vector().norm()),
+            ];
+            let reach = c.switching_reach(&kept, &change, &y1);
+            // The stick–slip switch's bound holds where the contact keeps its side (the check
+            // reads kept values only where both functions are clear of zero): where it opens or
+            // closes, the normal force may jump.
+            let kept_side = g[0].is_some_and(|g| g.abs() > reach[0]);
+            for i in 0..2 {
+                let (Some(before), Some(after)) = (g[i], after[i]) else { continue };
+                if i == 1 && !kept_side {
+                    continue;
+                }
+                checked[i] += 1;
+                let moved = (after - before).abs();
+                assert!(moved <= reach[i] * (1.0 + 1e-9) + 1e-9 * before.abs().max(after.abs()), "case {case}, function {i}: moved {moved} beyond {}", reach[i]);
+                if reach[i] > 0.0 {
+                    tight = tight.max(moved / reach[i]);
+                }
+            }
+        }
+        // Not a bound so loose that it bounds nothing.
+        assert!(tight > 0.1, "largest share of the reach used: {tight}");
+        assert!(checked[0] > 10000 && checked[1] > 2000, "{checked:?}");
+    }
 }
