@@ -492,7 +492,16 @@ impl Events {
                 ev.general.push(general);
             }
         }
-        ev.kept = vec![Kept::default(); ev.general.len()];
+        // The members that keep what bounds their next checks (two ports, a component that
+        // gives a reach: body contacts) first, each with its record; the others (a plane
+        // contact on a body's corner) on their own, touching no record.
+        let keeps = |m: &General| {
+            let two = m.slots.1 - m.slots.0 == 2;
+            two && sched.imp[m.imp].switchings_kept(&sched.impedance_motions(m.imp, x), &x[m.y.0..m.y.1], 0.0).1.is_some()
+        };
+        let (keeping, plain): (Vec<General>, Vec<General>) = ev.general.drain(..).partition(keeps);
+        ev.kept = vec![Kept::default(); keeping.len()];
+        ev.general = keeping.into_iter().chain(plain).collect();
         let mut at = 0;
         for (adm, c) in sched.adm.iter().enumerate() {
             let n = c.state_switches();
@@ -671,12 +680,21 @@ impl Events {
             [law] => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, |m: &AlignedBoth| m.g(&law, x)),
             _ => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, BothG { laws, x }),
         };
-        let general = |(m, kept): (&General, &mut Kept)| {
+        let pick = |has: bool, g: Option<f64>| if has { g.unwrap_or(0.0) } else { ABSENT };
+        let general = |m: &General| {
             let &General { imp, slots: (sa, sb), y, contact, slip } = m;
+            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
+            for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
+                *m = gathered.motion(xa, slot);
+            }
+            let [c, s] = sched.imp[imp].switchings(&motions[..sb - sa], &x[y.0..y.1], t);
+            (pick(contact, c), pick(slip, s))
+        };
+        let keeping = |(m, kept): (&General, &mut Kept)| {
+            let &General { imp, slots: (sa, _), y, contact, slip } = m;
             let (c, y) = (&*sched.imp[imp], &x[y.0..y.1]);
-            // Two ports: their carriers' changes since the kept evaluation, each motion read
-            // as its body's gathered frame (no offset to apply).
-            let two = sb - sa == 2;
+            // Its two ports' carriers' changes since the kept evaluation, each motion read as
+            // its body's gathered frame (no offset to apply).
             let carriers = || [gathered.carrier(xa, sa), gathered.carrier(xa, sa + 1)];
             // Tried where the last check kept its evaluation and no miss asks to wait; after
             // a miss, `wait` checks evaluate before the one that keeps for the next try.
@@ -691,20 +709,14 @@ impl Events {
                 backoff = (2 * backoff + 1).min(MAX_BACKOFF);
                 wait = backoff;
             }
-            let mut motions = [Motion::REST; MAX_IMPEDANCE_PORTS];
-            for (slot, m) in (sa..sb).zip(motions.iter_mut()) {
-                *m = gathered.motion(xa, slot);
-            }
-            let ([gc, gs], keep) = c.switchings_kept(&motions[..sb - sa], y, t);
-            let pick = |has: bool, g: Option<f64>| if has { g.unwrap_or(0.0) } else { ABSENT };
+            let motions = [gathered.motion(xa, sa), gathered.motion(xa, sa + 1)];
+            let ([gc, gs], keep) = c.switchings_kept(&motions, y, t);
             let g = (pick(contact, gc), pick(slip, gs));
             match keep {
-                Some(k) if two && wait == 0 => {
+                Some(k) if wait == 0 => {
                     let [a, b] = carriers();
                     *kept = Kept { g, from: [a.0, b.0], kept: k, valid: true, wait, backoff };
                 }
-                // (Field by field: a member that keeps nothing, a plane contact on a body's
-                // corner, pays no copy of the record.)
                 _ => (kept.valid, kept.wait, kept.backoff) = (false, wait, backoff),
             }
             (g, false)
@@ -714,8 +726,12 @@ impl Events {
         let (out_gc, out_gs) = out_g.split_at_mut(ng);
         let (out_gs, out_s) = out_gs.split_at_mut(ng);
         let (g0c, g0s) = if g0.is_empty() { (g0, g0) } else { g0[nc..nc + 2 * ng].split_at(ng) };
-        let (changed, read) = check_general(out_gc, out_gs, &self.general, &mut self.kept, g0c, g0s, parallel, general);
-        any |= changed;
+        let nk = self.kept.len();
+        let ((out_kc, out_gc), (out_ks, out_gs)) = (out_gc.split_at_mut(nk), out_gs.split_at_mut(nk));
+        let ((g0kc, g0c), (g0ks, g0s)) = if g0.is_empty() { ((g0, g0), (g0, g0)) } else { (g0c.split_at(nk), g0s.split_at(nk)) };
+        let (members_k, members) = self.general.split_at(nk);
+        let (changed, read) = check_general(out_kc, out_ks, members_k, &mut self.kept, g0kc, g0ks, parallel, keeping);
+        any |= changed | check_pairs(out_gc, out_gs, members, g0c, g0s, parallel, general);
         self.counts.kept += read;
         // The admittances' own switches (few: on this thread).
         for m in &self.states {
