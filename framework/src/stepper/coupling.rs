@@ -390,18 +390,24 @@ impl Coupling {
     pub(crate) fn apply(&self, s: &Schedule, members: std::ops::Range<usize>, xa: &[f64], phi: Phi<'_>, tau: f64, dx: &mut [f64]) {
         let first = self.adm.partition_point(|&j| j < members.start);
         let x0 = s.adm_x[members.start];
-        // A point body's batch (one port each, its forces summed by the batch itself).
-        let mut own = [Force::ZERO; 1];
+        // A point body's batch sums its forces itself: summed here, on the stack for a body of
+        // a few ports.
+        let (mut own, mut many) = ([Force::ZERO; 4], Vec::new());
         for (k, &j) in self.adm.iter().enumerate().skip(first).take_while(|(_, &j)| j < members.end) {
             let (a, b) = (s.adm_x[j] - x0, s.adm_x[j + 1] - x0);
             let (pa, pb) = (s.adm_ports[j], s.adm_ports[j + 1]);
             let forces: &[Force] = match phi {
                 Phi::Summed(phi) => &phi[pa - s.adm_ports[members.start]..pb - s.adm_ports[members.start]],
-                Phi::Slots { xa: all, force, moment } if pb - pa <= own.len() => {
-                    s.scatter_phi(all, force, moment, j..j + 1, &mut own[..pb - pa]);
-                    &own[..pb - pa]
+                Phi::Slots { xa: all, force, moment } => {
+                    let buf = if pb - pa <= own.len() {
+                        &mut own[..pb - pa]
+                    } else {
+                        many.resize(pb - pa, Force::ZERO);
+                        &mut many[..]
+                    };
+                    s.scatter_phi(all, force, moment, j..j + 1, buf);
+                    buf
                 }
-                Phi::Slots { .. } => &[],
             };
             match self.member_of.get(k) {
                 Some(&(first, count)) if count > 0 => {
