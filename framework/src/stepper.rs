@@ -356,10 +356,30 @@ fn tell_held_frequencies(s: &Schedule, x: &[f64], method: Method, step: f64, hol
     if !any {
         return;
     }
-    let joined: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling() && in_group(s, x, i)).collect();
+    let mut joined: Vec<usize> = (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling() && in_group(s, x, i)).collect();
     if joined.is_empty() {
         return;
     }
+    // An admittance with coupled laws on several ports takes part in groups only where they
+    // are points of its mechanism (stepper/coupling.rs); else an element between it and
+    // another body would be solved from each end with the other at its stage motion (a gear
+    // with stiff elements to bodies on both ports: 1.6 rad off): told again, not to couple.
+    let mut law_ports: Vec<Vec<usize>> = vec![Vec::new(); s.adm.len()];
+    for i in (0..s.imp.len()).filter(|&i| s.imp[i].implicit_coupling()) {
+        for (adm, port) in s.impedance_ports(i) {
+            if !law_ports[adm].contains(&port) {
+                law_ports[adm].push(port);
+            }
+        }
+    }
+    let apart = |adm: usize| law_ports[adm].len() > 1 && !s.mechanism_points(x, adm, &law_ports[adm]);
+    joined.retain(|&i| {
+        let keep = !s.impedance_ports(i).any(|(adm, _)| apart(adm)) || forced.binary_search(&i).is_ok();
+        if !keep {
+            tell(i, told[i], None);
+        }
+        keep
+    });
     let mut root = petgraph::unionfind::UnionFind::<usize>::new(s.adm.len());
     for &i in &joined {
         let mut ends = s.impedance_ports(i).map(|(adm, _)| adm);
