@@ -117,6 +117,27 @@ pub fn big_phi(s: f64, phi: f64, rho: f64) -> f64 {
     s * lambda_s(phi, rho * s).abs()
 }
 
+/// A mode of the implicit step of a gear ((44); per joint, (69)): stuck, or sliding in
+/// direction `s` (±1) with λ of (31) (φ of (32)) of sign `sigma` (±1). Within a mode the step
+/// is affine in the torques (components/src/gear/stage.rs, the active-set solver of
+/// components/src/robot/axproj.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// v = 0, the torques in the static set.
+    Stuck,
+    /// v of sign `s`, λ of sign `sigma`, the friction s |λ|.
+    Slip { s: i8, sigma: i8 },
+}
+
+/// Every [`Mode`].
+pub(crate) const MODES: [Mode; 5] = [
+    Mode::Stuck,
+    Mode::Slip { s: 1, sigma: 1 },
+    Mode::Slip { s: 1, sigma: -1 },
+    Mode::Slip { s: -1, sigma: 1 },
+    Mode::Slip { s: -1, sigma: -1 },
+];
+
 /// (23): whether torques (fu, fv) (input torque referred to the output, output torque on
 /// the load) can be held by static friction: fu − fv ∈ |γu fu + γv fv|·[−1, 1].
 pub fn holds_statically(gamma_u: f64, gamma_v: f64, fu: f64, fv: f64) -> bool {

@@ -21,7 +21,7 @@
 //! response is not increasing (the output of a self-locking gear, back-driven) takes no
 //! stage laws: an element there stays explicit and `stiction check` says so.
 
-use super::efficiency::phi;
+use super::efficiency::{phi, Mode, MODES};
 use super::transmission::{exact_rate, Gear};
 use nalgebra::{Matrix3, Vector3};
 use stiction_framework::component::{PortLaws, StageBody};
@@ -29,26 +29,11 @@ use stiction_framework::port::Force;
 use crate::modes::consistent_mode;
 use stiction_framework::stage_law::{group_rates, CrossMobility, GroupLaw};
 
-/// A mode of the gear's stage: within it the new speed is affine in the port torques.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Mode {
-    Stuck,
-    /// Sliding in direction `s` (±1) with φ of sign `sigma` (±1).
-    Slide { s: f64, sigma: f64 },
-}
-
-/// Every mode, and those with the sliding direction `dir` where it is locked.
+/// The modes of the stage, those sliding in direction `dir` where it is locked.
 fn modes(dir: Option<f64>) -> impl Iterator<Item = Mode> {
-    let all = [
-        Mode::Stuck,
-        Mode::Slide { s: 1.0, sigma: 1.0 },
-        Mode::Slide { s: 1.0, sigma: -1.0 },
-        Mode::Slide { s: -1.0, sigma: 1.0 },
-        Mode::Slide { s: -1.0, sigma: -1.0 },
-    ];
-    all.into_iter().filter(move |m| match (m, dir) {
+    MODES.into_iter().filter(move |m| match (m, dir) {
         (Mode::Stuck, Some(_)) => false,
-        (Mode::Slide { s, .. }, Some(d)) => *s == d,
+        (Mode::Slip { s, .. }, Some(d)) => f64::from(*s) == d,
         _ => true,
     })
 }
@@ -68,16 +53,17 @@ impl Gear {
         if v_new == 0.0 && dir.is_none() {
             return Mode::Stuck;
         }
-        let s = dir.unwrap_or(if v_new > 0.0 { 1.0 } else { -1.0 });
+        let s = if dir.unwrap_or(v_new) > 0.0 { 1 } else { -1 };
         let rho = self.rho_hat();
-        let sigma = if phi(self.model.gamma_u, self.model.gamma_v, fu, fv, rho) >= 0.0 { 1.0 } else { -1.0 };
-        Mode::Slide { s, sigma }
+        let sigma = if phi(self.model.gamma_u, self.model.gamma_v, fu, fv, rho) >= 0.0 { 1 } else { -1 };
+        Mode::Slip { s, sigma }
     }
 
     /// In `mode`, at torques (fu, fv): the output's v̇ and its change per unit torque on the
     /// input and on the output (module doc); stuck: the v̇ that stops it, and none.
     fn mode_rates(&self, mode: Mode, v: f64, fu: f64, fv: f64, tau: f64) -> (f64, [f64; 2]) {
-        let Mode::Slide { s, sigma } = mode else { return (-v / tau, [0.0; 2]) };
+        let Mode::Slip { s, sigma } = mode else { return (-v / tau, [0.0; 2]) };
+        let (s, sigma) = (f64::from(s), f64::from(sigma));
         let (gu, gv, rho) = (self.model.gamma_u, self.model.gamma_v, self.rho_hat());
         let (u, inertia) = (s * sigma, self.m + self.big_m);
         let q = 1.0 - sigma * rho * s;
@@ -241,7 +227,7 @@ mod tests {
             let (v, tau) = (r.next(-2.0, 2.0), r.next(1e-4, 1e-2));
             let (fu, fv) = (r.next(-30.0, 30.0), r.next(-30.0, 30.0));
             let mode = g.mode(v, fu, fv, tau, None);
-            let Mode::Slide { .. } = mode else { continue };
+            let Mode::Slip { .. } = mode else { continue };
             let (acc, per) = g.mode_rates(mode, v, fu, fv, tau);
             let v_new = g.step(v, fu, fv, tau).v;
             assert!((v + tau * acc - v_new).abs() <= 1e-12 * (1.0 + v_new.abs()), "v̇ of the mode");

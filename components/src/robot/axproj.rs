@@ -21,17 +21,8 @@
 //! direction past v = 0, or held. The geared robot's stops and breakaways are located
 //! within the RK4 step with it (issue 43, as the 1-DOF gear's).
 
-use crate::gear::efficiency::{lambda_s, LAMBDA_BOUND};
+use crate::gear::efficiency::{lambda_s, Mode, LAMBDA_BOUND, MODES};
 use nalgebra::{DMatrix, DVector};
-
-/// Mode of one joint in a pattern of the active-set solver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    /// v_i = 0, |f_i| ≤ |λ_i|.
-    Stuck,
-    /// v_i has sign `s`, λ_i has sign `sigma`, f_i = s |λ_i|.
-    Slip { s: i8, sigma: i8 },
-}
 
 /// A joint's mode imposed on axproj ([`axproj_fixed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,19 +235,12 @@ pub fn axproj_enumerate(
     fixed: &[Fix],
 ) -> Option<Axproj> {
     let n = v.len();
-    let all = [
-        Mode::Stuck,
-        Mode::Slip { s: 1, sigma: 1 },
-        Mode::Slip { s: 1, sigma: -1 },
-        Mode::Slip { s: -1, sigma: 1 },
-        Mode::Slip { s: -1, sigma: -1 },
-    ];
     let total = 5usize.pow(n as u32);
     let mut modes = vec![Mode::Stuck; n];
     for k in 0..total {
         let mut c = k;
         for m in modes.iter_mut() {
-            *m = all[c % 5];
+            *m = MODES[c % 5];
             c /= 5;
         }
         let keeps = |(i, m): (usize, &Mode)| match (fix(fixed, i), *m) {
