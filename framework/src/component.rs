@@ -348,36 +348,52 @@ pub trait Admittance: Send + Sync {
         None
     }
     /// For an admittance whose velocity change over a stage is a set-valued function of the
-    /// force on `port` (a gear, which sticks over a range of torques): the body of the stage's
-    /// mode (stuck, or sliding in one direction under one regime of its friction) that the
-    /// change `change` of the coupled laws' force on `port` selects, given the port forces
-    /// `forces` that [`derivative`](Self::derivative) received (the laws' at Δ = 0 included).
-    /// Within a mode the response is affine, a point of a mechanism
-    /// ([`StageBody::mobility`]): stuck, W = 0 and the acceleration that stops it. A group
-    /// solves its stage in the mode its explicit forces select, and again in the mode its
-    /// solution selects until they agree (stepper/coupling.rs). `None` (the default): the
-    /// response is single-valued, [`stage_body`](Self::stage_body) applies.
-    fn stage_mode(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, _change: Vector3<f64>) -> Option<StageBody> {
+    /// forces on its ports (a gear, which sticks over a range of torques): the mode of the
+    /// stage (stuck, or sliding in one direction under one regime of its friction, numbered
+    /// by the admittance) that the changes `changes` of the coupled laws' forces select, one
+    /// per port (zero where no law acts), given the port forces `forces` that
+    /// [`derivative`](Self::derivative) received (the laws' at Δ = 0 included). Within a mode
+    /// the response is affine: each port a point of a mechanism
+    /// ([`stage_mode_body`](Self::stage_mode_body)), joined by
+    /// [`stage_mode_mobility`](Self::stage_mode_mobility). A group solves its stage in the
+    /// mode its explicit forces select, and again in the mode its solution selects until they
+    /// agree (stepper/coupling.rs). `None` (the default): the response is single-valued,
+    /// [`stage_body`](Self::stage_body) applies.
+    fn stage_mode(&self, _x: &[f64], _forces: &[Force], _tau: f64, _changes: &[Vector3<f64>]) -> Option<usize> {
         None
     }
-    /// Every mode's body of [`stage_mode`](Self::stage_mode) at `port` (tried where the
+    /// Every mode [`stage_mode`](Self::stage_mode) can select at state `x` (tried where the
     /// modes the solutions select come round again); empty (the default) where the response
     /// is single-valued.
-    fn stage_modes(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize) -> Vec<StageBody> {
+    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
         Vec::new()
+    }
+    /// `port` as a point of the group in stage mode `mode` at the explicit forces `forces`:
+    /// its acceleration and mobility ([`StageBody::mobility`]); stuck, W = 0 and the
+    /// acceleration that stops it. `None` where the port takes no stage laws.
+    fn stage_mode_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _mode: usize, _port: usize) -> Option<StageBody> {
+        None
+    }
+    /// In stage mode `mode`: the change of `port`'s acceleration per unit force at `from`
+    /// ([`stage_mobility`](Self::stage_mobility) of that mode). `None` (the default): the
+    /// ports are not joined in any mode.
+    fn stage_mode_mobility(&self, _x: &[f64], _forces: &[Force], _tau: f64, _mode: usize, _port: usize, _from: usize) -> Option<Matrix3<f64>> {
+        None
     }
     /// For an admittance whose ports are points of one mechanism ([`StageBody::mobility`]):
     /// the change of `port`'s acceleration per unit force at `from` (3 × 3, world; a scalar
-    /// port along x), G_port H⁻¹ G_fromᵀ for a robot. `None` (the default): its ports cannot be
-    /// solved in a group together.
+    /// port along x), G_port H⁻¹ G_fromᵀ for a robot; for one with stage modes, `Some` where
+    /// the two ports are joined in its modes ([`stage_mode_mobility`](Self::stage_mode_mobility)
+    /// gives the value). `None` (the default): its ports cannot be solved in a group together.
     fn stage_mobility(&self, _x: &[f64], _port: usize, _from: usize) -> Option<Matrix3<f64>> {
         None
     }
-    /// Write the accelerations of `body` (as [`stage_body`](Self::stage_body) gave it at
-    /// `port`, its group's stage solved) into the rates `dx`, in place of the explicit ones;
-    /// a point of a mechanism adds what its force change does to them, one port at a time
-    /// (`forces` as in [`implicit_rate`](Self::implicit_rate); `tau` the stage step).
-    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, _body: &StageBody, _dx: &mut [f64]) {}
+    /// Write the accelerations of the group's solved `bodies` (as [`stage_body`](Self::stage_body)
+    /// or [`stage_mode_body`](Self::stage_mode_body) gave them at the ports `ports`, one each)
+    /// into the rates `dx`, in place of the explicit ones: a body's own, or for the points of
+    /// a mechanism what their force changes do to its rates, all at once (`forces` as in
+    /// [`implicit_rate`](Self::implicit_rate); `tau` the stage step).
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], _bodies: &[StageBody], _dx: &mut [f64]) {}
     /// A spring–damper inside the admittance between `port` and its own frictional contact
     /// (model D's presliding compliance), seen in the stuck state; `None` for most.
     fn internal_spring(&self, _port: usize) -> Option<StageSpring> {

@@ -76,7 +76,8 @@ impl Admittance for Mass {
         let (com, a) = (Vector3::new(x[0], 0.0, 0.0), Vector3::new(dx[1], 0.0, 0.0));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        let Some(body) = bodies.first() else { return };
         dx[1] = body.a.x;
     }
 }

@@ -107,7 +107,8 @@ impl Admittance for PointMass {
         let (com, a) = (Vector3::new(x[0], x[1], x[2]), Vector3::new(dx[3], dx[4], dx[5]));
         Some(StageBody::point(self.mass, com, a))
     }
-    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        let Some(body) = bodies.first() else { return };
         dx[3..6].copy_from_slice(body.a.as_slice());
     }
 }

@@ -158,7 +158,8 @@ impl Admittance for RigidBody {
         let alpha = rot * Vector3::new(dx[10], dx[11], dx[12]);
         Some(StageBody::rigid(self.mass, inertia, com, a, alpha))
     }
-    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
+    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        let Some(body) = bodies.first() else { return };
         dx[3..6].copy_from_slice(body.a.as_slice());
         dx[10..13].copy_from_slice((Self::rotation(x).inverse() * body.alpha).as_slice());
     }

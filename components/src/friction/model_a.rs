@@ -149,8 +149,7 @@ impl ModelA {
     /// The modes of the stage from velocity `v` (a breakaway from rest in either direction).
     fn stage_modes_of(&self, v: f64) -> impl Iterator<Item = StageMode> {
         let locked = self.stop.direction().is_some();
-        let all = [StageMode::Stuck, StageMode::Slide(0.0), StageMode::Slide(1.0), StageMode::Slide(-1.0)];
-        all.into_iter().filter(move |m| match m {
+        STAGE_MODES.into_iter().filter(move |m| match m {
             StageMode::Stuck => !locked,
             StageMode::Slide(s) => (*s == 0.0) == (v != 0.0 || locked),
         })
@@ -184,6 +183,9 @@ enum StageMode {
     Stuck,
     Slide(f64),
 }
+
+/// Every [`StageMode`], numbered for `Admittance::stage_mode`.
+const STAGE_MODES: [StageMode; 4] = [StageMode::Stuck, StageMode::Slide(0.0), StageMode::Slide(1.0), StageMode::Slide(-1.0)];
 
 impl Admittance for ModelA {
     fn layout(&self) -> Layout {
@@ -261,22 +263,28 @@ impl Admittance for ModelA {
     fn stage_body(&self, x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         self.stage_port().then(|| self.mode_body(StageMode::Stuck, x, 0.0, 1.0))
     }
-    /// The body of the mode of (26) that the force with `change` selects.
-    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize, change: Vector3<f64>) -> Option<StageBody> {
-        let h0 = self.applied(forces);
-        self.stage_port().then(|| self.mode_body(self.stage_mode_of(x[1], h0 + change.x, tau), x, h0, tau))
+    /// The mode of (26) (its index in [`STAGE_MODES`]) that the force with the change selects.
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+        let h = self.applied(forces) + changes.first().map_or(0.0, |c| c.x);
+        let mode = self.stage_mode_of(x[1], h, tau);
+        self.stage_port().then(|| STAGE_MODES.iter().position(|m| *m == mode)).flatten()
     }
-    /// Every mode's body.
-    fn stage_modes(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize) -> Vec<StageBody> {
-        let h0 = self.applied(forces);
+    /// The modes the stage can take from `x`'s velocity.
+    fn stage_modes(&self, x: &[f64]) -> Vec<usize> {
         if !self.stage_port() {
             return Vec::new();
         }
-        self.stage_modes_of(x[1]).map(|m| self.mode_body(m, x, h0, tau)).collect()
+        self.stage_modes_of(x[1]).filter_map(|m| STAGE_MODES.iter().position(|n| *n == m)).collect()
+    }
+    /// The body of mode `mode` under the explicit force.
+    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, _port: usize) -> Option<StageBody> {
+        let mode = *STAGE_MODES.get(mode)?;
+        self.stage_port().then(|| self.mode_body(mode, x, self.applied(forces), tau))
     }
     /// (26) at the force with the group's change.
-    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize, body: &StageBody, dx: &mut [f64]) {
-        self.write_rates(x, Vector3::new(self.applied(forces) + body.force.x, 0.0, 0.0), tau, dx);
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        let change = bodies.first().map_or(0.0, |b| b.force.x);
+        self.write_rates(x, Vector3::new(self.applied(forces) + change, 0.0, 0.0), tau, dx);
     }
 
     fn prepare(&self, method: Method, step: f64) -> std::result::Result<(), String> {

@@ -110,33 +110,53 @@ impl Gear {
     }
 
     /// `Admittance::stage_body`: a port that takes stage laws as a point of a group, stuck
-    /// (the body of the stage's mode replaces it, `stage_mode_at`).
+    /// (the body of the stage's mode replaces it, `stage_mode_point`).
     pub(crate) fn stage_point(&self, x: &[f64], port: usize) -> Option<StageBody> {
         self.stage_port(port).then(|| self.mode_body(Mode::Stuck, x, 0.0, 0.0, 1.0, port))
     }
 
-    /// `Admittance::stage_mode`: the body of the mode the change `change` of the coupled
-    /// laws' torque on `port` selects.
-    pub(crate) fn stage_mode_at(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, change: f64) -> Option<StageBody> {
-        if !self.stage_port(port) {
+    /// `Admittance::stage_mode`: the mode (its index in [`MODES`]) that the changes `changes`
+    /// of the coupled laws' torques on the ports select; `None` where neither port takes
+    /// stage laws.
+    pub(crate) fn stage_mode_index(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+        if !(self.stage_port(0) || self.stage_port(1)) {
             return None;
         }
-        let mut delta = [0.0; 2];
-        delta[port] = change;
-        let (fu, fv) = self.stage_torques(forces, x[1], delta);
+        let change = |p: usize| changes.get(p).map_or(0.0, |c| c.x);
+        let (fu, fv) = self.stage_torques(forces, x[1], [change(0), change(1)]);
         let mode = self.mode(x[1], fu, fv, tau, self.stop.direction().map(|d| d.x));
-        let (fu0, fv0) = self.torques(forces, x[1]);
-        Some(self.mode_body(mode, x, fu0, fv0, tau, port))
+        MODES.iter().position(|m| *m == mode)
     }
 
-    /// `Admittance::stage_modes`: the body of every mode at `port` (of the locked direction's
-    /// where the events locked it).
-    pub(crate) fn stage_mode_bodies(&self, x: &[f64], forces: &[Force], tau: f64, port: usize) -> Vec<StageBody> {
-        if !self.stage_port(port) {
-            return Vec::new();
+    /// `Admittance::stage_modes`: the indices of the modes (of the locked direction's where
+    /// the events locked it).
+    pub(crate) fn stage_mode_indices(&self) -> Vec<usize> {
+        let dir = self.stop.direction().map(|d| d.x);
+        (0..MODES.len()).filter(|&i| modes(dir).any(|m| m == MODES[i])).collect()
+    }
+
+    /// `Admittance::stage_mode_body`: `port` in mode `MODES[mode]` at the explicit torques.
+    pub(crate) fn stage_mode_point(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
+        let mode = *MODES.get(mode)?;
+        let (fu0, fv0) = self.torques(forces, x[1]);
+        self.stage_port(port).then(|| self.mode_body(mode, x, fu0, fv0, tau, port))
+    }
+
+    /// `Admittance::stage_mode_mobility`: in mode `MODES[mode]`, `port`'s acceleration (in
+    /// its own scale) per unit torque on `from`.
+    pub(crate) fn stage_cross(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
+        let mode = *MODES.get(mode)?;
+        if !(self.stage_port(port) && self.stage_port(from)) {
+            return None;
         }
         let (fu0, fv0) = self.torques(forces, x[1]);
-        modes(self.stop.direction().map(|d| d.x)).map(|m| self.mode_body(m, x, fu0, fv0, tau, port)).collect()
+        let (_, per) = self.mode_rates(mode, x[1], fu0, fv0, tau);
+        Some(self.cross(per, port, from))
+    }
+
+    /// `port`'s acceleration per unit torque on `from`, of a mode's `per` (`mode_rates`).
+    fn cross(&self, per: [f64; 2], port: usize, from: usize) -> Matrix3<f64> {
+        Matrix3::from_diagonal(&Vector3::new(self.port_scale(port) * per[from], 0.0, 0.0))
     }
 
     /// `Admittance::implicit_rate`: the stage with the coupled laws on either port or both
@@ -163,7 +183,7 @@ impl Gear {
             }
             // Two ports: each one's acceleration per unit torque on the other.
             let (_, per) = self.mode_rates(mode, v, fu0, fv0, tau);
-            let w = |port: usize, from: usize| Matrix3::from_diagonal(&Vector3::new(self.port_scale(port) * per[from], 0.0, 0.0));
+            let w = |port: usize, from: usize| self.cross(per, port, from);
             let cross: Vec<CrossMobility> = match ports[..] {
                 [a, b] => vec![CrossMobility { body: 0, from: 1, w: w(a, b) }, CrossMobility { body: 1, from: 0, w: w(b, a) }],
                 _ => Vec::new(),
@@ -185,10 +205,14 @@ impl Gear {
     }
 
     /// `Admittance::set_stage_body`: the rates of (44) at the torques with the group's
-    /// change on `port`.
-    pub(crate) fn set_stage(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, change: f64, dx: &mut [f64]) {
+    /// changes on the ports `ports` (`bodies`, one each).
+    pub(crate) fn set_stage(&self, x: &[f64], forces: &[Force], tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
         let mut delta = [0.0; 2];
-        delta[port] = change;
+        for (&port, body) in ports.iter().zip(bodies) {
+            if let Some(d) = delta.get_mut(port) {
+                *d = body.force.x;
+            }
+        }
         let (fu, fv) = self.stage_torques(forces, x[1], delta);
         self.write_rates(x, fu, fv, tau, dx);
     }

@@ -27,7 +27,7 @@ use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
 use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::OnceLock;
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -462,17 +462,29 @@ impl Admittance for Gear {
     fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
         self.stage_point(x, port)
     }
-    /// The port in the mode of (44) that the torques with `change` select (gear/stage.rs).
-    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, change: Vector3<f64>) -> Option<StageBody> {
-        self.stage_mode_at(x, forces, tau, port, change.x)
+    /// The mode of (44) that the torques with the changes `changes` select (gear/stage.rs).
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+        self.stage_mode_index(x, forces, tau, changes)
     }
-    /// Every mode of (44) at `port` (gear/stage.rs).
-    fn stage_modes(&self, x: &[f64], forces: &[Force], tau: f64, port: usize) -> Vec<StageBody> {
-        self.stage_mode_bodies(x, forces, tau, port)
+    /// The modes of (44) (of the locked direction where the events locked it).
+    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
+        self.stage_mode_indices()
     }
-    /// (44) at the torques with the group's change on `port`.
-    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, port: usize, body: &StageBody, dx: &mut [f64]) {
-        self.set_stage(x, forces, tau, port, body.force.x, dx);
+    /// `port` in mode `mode` of (44) (gear/stage.rs).
+    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
+        self.stage_mode_point(x, forces, tau, mode, port)
+    }
+    /// In mode `mode` of (44): `port`'s acceleration per unit torque on `from` (gear/stage.rs).
+    fn stage_mode_mobility(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
+        self.stage_cross(x, forces, tau, mode, port, from)
+    }
+    /// Both ports take stage laws: joined in every mode (the value is the mode's).
+    fn stage_mobility(&self, _x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
+        (self.stage_port(port) && self.stage_port(from)).then(Matrix3::zeros)
+    }
+    /// (44) at the torques with the group's changes on the ports.
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        self.set_stage(x, forces, tau, ports, bodies, dx);
     }
     /// The smallest inertia over the modes of (44) where the port takes stage laws.
     fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {

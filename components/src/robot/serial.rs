@@ -491,17 +491,19 @@ impl Admittance for SerialRobot {
         self.mobility_between(&self.kinematics(&x[..self.dof()]), port, from)
     }
     /// ω̇ += H⁻¹ e_i Δf_x at joint i, H⁻¹ Jᵀ Δf at the tip, Δf the change of the laws'
-    /// force there that the group's solve found.
-    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, port: usize, body: &StageBody, dx: &mut [f64]) {
+    /// force there that the group's solve found, port by port.
+    fn set_stage_body(&self, x: &[f64], _forces: &[Force], _tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
         let n = self.dof();
         let k = self.kinematics(&x[..n]);
-        let change = if port < n {
-            self.joint_mobility(&k, port).map(|c| c * body.force.x)
-        } else {
-            self.tip_mobility(&k).map(|(hj, _)| hj * body.force)
-        };
-        for (d, c) in dx[n..2 * n].iter_mut().zip(change.unwrap_or_else(VecN::zeros).iter()) {
-            *d += c;
+        for (&port, body) in ports.iter().zip(bodies) {
+            let change = if port < n {
+                self.joint_mobility(&k, port).map(|c| c * body.force.x)
+            } else {
+                self.tip_mobility(&k).map(|(hj, _)| hj * body.force)
+            };
+            for (d, c) in dx[n..2 * n].iter_mut().zip(change.unwrap_or_else(VecN::zeros).iter()) {
+                *d += c;
+            }
         }
     }
     /// H_ii for joint i; `None` for the tip.

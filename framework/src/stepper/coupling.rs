@@ -59,6 +59,8 @@ pub(crate) struct Coupling {
     /// starts (one more entry).
     members: Vec<(usize, usize)>,
     group_starts: Vec<usize>,
+    /// Per body of `members`: its port.
+    ports: Vec<usize>,
     /// Per admittance of `adm`: its first place in `members` and how many (0: in no group).
     member_of: Vec<(u32, u32)>,
     /// Per body of `members`: its stage as the group's solve left it.
@@ -68,6 +70,16 @@ pub(crate) struct Coupling {
 /// The most times a group with set-valued members is solved in one stage
 /// ([`Admittance::stage_mode`](crate::component::Admittance::stage_mode)).
 const MAX_MODE_PASSES: usize = 8;
+
+/// A member of a group whose response is set-valued ([`Admittance::stage_mode`](crate::component::Admittance::stage_mode)):
+/// admittance `j`, its points in the group's members, the forces on its ports and the mode
+/// of its explicit forces.
+struct Modal {
+    j: usize,
+    points: std::ops::Range<usize>,
+    phi: Vec<Force>,
+    mode: usize,
+}
 
 /// [`Coupling`]'s `partner` of a law with no partner in a group.
 const NO_PARTNER: (u32, u32) = (u32::MAX, u32::MAX);
@@ -190,6 +202,7 @@ impl Coupling {
             imp,
             partner,
             solved: vec![StageBody::point(1.0, Vector3::zeros(), Vector3::zeros()); members.len()],
+            ports: members.iter().map(|m| m.1).collect(),
             members,
             group_starts,
             member_of,
@@ -257,9 +270,9 @@ impl Coupling {
         }
         let (mut phi, mut rates, mut laws) = (Vec::with_capacity(np), Vec::with_capacity(nx), Vec::with_capacity(nl));
         let mut cross = Vec::new();
-        // The members whose response is set-valued (a gear): each with its port forces, to
-        // pick its mode again from the solution (`Admittance::stage_mode`).
-        let mut modal: Vec<(usize, Vec<Force>)> = Vec::new();
+        // The members whose response is set-valued (a gear): each with its port forces, the
+        // range of its points in `members` and its mode (`Admittance::stage_mode`).
+        let mut modal: Vec<Modal> = Vec::new();
         for (m, &(j, port)) in members.iter().enumerate() {
             let pa = s.adm_ports[j];
             let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
@@ -272,18 +285,26 @@ impl Coupling {
                 rates.clear();
                 rates.resize(x.len(), 0.0);
                 s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
+                let none = vec![Vector3::zeros(); phi.len()];
+                if let Some(mode) = s.adm[j].stage_mode(x, &phi, tau, &none) {
+                    modal.push(Modal { j, points: m..m, phi: phi.clone(), mode });
+                }
             }
-            let mode = s.adm[j].stage_mode(x, &phi, tau, port, Vector3::zeros());
-            if mode.is_some() {
-                modal.push((m, phi.clone()));
-            }
-            let Some(body) = mode.or_else(|| s.adm[j].stage_body(x, &rates, port)) else { continue };
+            let body = match modal.last_mut().filter(|o| o.j == j) {
+                Some(o) => {
+                    o.points.end = m + 1;
+                    s.adm[j].stage_mode_body(x, &phi, tau, o.mode, port)
+                }
+                None => s.adm[j].stage_body(x, &rates, port),
+            };
+            let Some(body) = body else { continue };
             out[m] = body;
             if body.prescribed {
                 continue;
             }
-            // The mobilities between this point and the mechanism's others.
-            if body.mobility.is_some() {
+            // The mobilities between this point and the mechanism's others (a set-valued
+            // member's: its mode's, below).
+            if body.mobility.is_some() && modal.last().is_none_or(|o| o.j != j) {
                 for (k, &(_, from)) in members.iter().enumerate().filter(|&(k, o)| o.0 == j && k != m) {
                     if let Some(w) = s.adm[j].stage_mobility(x, port, from) {
                         cross.push(CrossMobility { body: m, from: k, w });
@@ -300,7 +321,7 @@ impl Coupling {
             group_rates(out, &laws, &cross, tau);
             return Ok(());
         }
-        // A set-valued member's mode is the one its force at the solution selects: solved
+        // A set-valued member's mode is the one its forces at the solution select: solved
         // again from the explicit bodies with each member's mode so picked until the modes
         // agree (a stuck gear released, a sliding one stopped). Where the modes come round
         // again (one mode's solution selects a neighbour whose solution selects it back), a
@@ -308,42 +329,60 @@ impl Coupling {
         // taken: within a mode the stage's solution is unique, so the solution's own mode
         // selects itself. Several such members in one group: the last pass stands.
         let explicit: Vec<StageBody> = out.to_vec();
-        let mut current = explicit.clone();
-        let mut seen: Vec<Vec<StageBody>> = Vec::new();
-        let pick = |out: &[StageBody], (m, phi): &(usize, Vec<Force>)| {
-            let (j, port) = members[*m];
-            s.adm[j].stage_mode(&xa[s.adm_x[j]..s.adm_x[j + 1]], phi, tau, port, out[*m].force)
-        };
-        for _ in 0..MAX_MODE_PASSES {
-            out.copy_from_slice(&current);
-            group_rates(out, &laws, &cross, tau);
-            let modes: Vec<StageBody> = modal.iter().map(|m| current[m.0]).collect();
-            seen.push(modes);
-            let mut changed = false;
-            for member in &modal {
-                if let Some(b) = pick(out, member).filter(|b| *b != current[member.0]) {
-                    current[member.0] = b;
-                    changed = true;
+        let fixed = cross.len();
+        let x_of = |j: usize| &xa[s.adm_x[j]..s.adm_x[j + 1]];
+        // The group in the members' `modes`: their points' bodies and the mobilities between them.
+        let set_modes = |out: &mut [StageBody], cross: &mut Vec<CrossMobility>, modes: &[usize]| {
+            out.copy_from_slice(&explicit);
+            cross.truncate(fixed);
+            for (o, &mode) in modal.iter().zip(modes) {
+                let x = x_of(o.j);
+                for m in o.points.clone() {
+                    let port = members[m].1;
+                    if let Some(b) = s.adm[o.j].stage_mode_body(x, &o.phi, tau, mode, port) {
+                        out[m] = b;
+                    }
+                    for k in o.points.clone().filter(|&k| k != m) {
+                        if let Some(w) = s.adm[o.j].stage_mode_mobility(x, &o.phi, tau, mode, port, members[k].1) {
+                            cross.push(CrossMobility { body: m, from: k, w });
+                        }
+                    }
                 }
             }
-            if !changed {
+        };
+        // The mode each member's forces at the solution `out` select.
+        let pick = |out: &[StageBody], o: &Modal| {
+            let mut changes = vec![Vector3::zeros(); o.phi.len()];
+            for m in o.points.clone() {
+                if let Some(c) = changes.get_mut(members[m].1) {
+                    *c = out[m].force;
+                }
+            }
+            s.adm[o.j].stage_mode(x_of(o.j), &o.phi, tau, &changes)
+        };
+        let mut modes: Vec<usize> = modal.iter().map(|o| o.mode).collect();
+        let mut seen: Vec<Vec<usize>> = Vec::new();
+        for _ in 0..MAX_MODE_PASSES {
+            set_modes(out, &mut cross, &modes);
+            group_rates(out, &laws, &cross, tau);
+            seen.push(modes.clone());
+            let next: Vec<usize> = modal.iter().zip(&modes).map(|(o, &m)| pick(out, o).unwrap_or(m)).collect();
+            if next == modes {
                 return Ok(());
             }
-            if seen.iter().any(|s| s.iter().zip(&modal).all(|(b, m)| *b == current[m.0])) {
+            modes = next;
+            if seen.contains(&modes) {
                 break;
             }
         }
-        if let [(m, phi)] = &modal[..] {
-            let (j, port) = members[*m];
-            let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
-            for mode in s.adm[j].stage_modes(x, phi, tau, port) {
+        if let [o] = &modal[..] {
+            for mode in s.adm[o.j].stage_modes(x_of(o.j)) {
                 if seen.iter().any(|s| s[0] == mode) {
                     continue;
                 }
-                out.copy_from_slice(&explicit);
-                out[*m] = mode;
+                set_modes(out, &mut cross, &[mode]);
                 group_rates(out, &laws, &cross, tau);
-                if pick(out, &modal[0]) == Some(mode) {
+                if pick(out, o) == Some(mode) {
                     return Ok(());
                 }
             }
@@ -411,9 +450,9 @@ impl Coupling {
             };
             match self.member_of.get(k) {
                 Some(&(first, count)) if count > 0 => {
-                    for m in first as usize..(first + count) as usize {
-                        s.adm[j].set_stage_body(&xa[a..b], forces, tau, self.members[m].1, &self.solved[m], &mut dx[a..b]);
-                    }
+                    let points = first as usize..(first + count) as usize;
+                    let (ports, bodies) = (&self.ports[points.clone()], &self.solved[points]);
+                    s.adm[j].set_stage_body(&xa[a..b], forces, tau, ports, bodies, &mut dx[a..b]);
                 }
                 _ => {
                     let laws = PortLaws::new(&self.laws, &self.starts[pa..=pb]);
