@@ -13,7 +13,7 @@ const MAX_MODES: usize = 8;
 /// first that selects itself. Within a mode the stage is affine and its solution unique, so
 /// the mode of the stage's solution selects itself and is found; the last tried where
 /// rounding leaves none.
-pub(crate) fn consistent_mode<M: Copy + PartialEq, C: Copy>(
+pub(crate) fn consistent_mode<M: Copy + PartialEq, C>(
     first: M,
     all: impl Iterator<Item = M>,
     mut solve: impl FnMut(M) -> C,

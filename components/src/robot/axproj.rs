@@ -72,7 +72,7 @@ fn sgn(x: f64) -> i8 {
 }
 
 /// Solve the linear system of one mode pattern.
-fn solve_pattern(
+pub(crate) fn solve_pattern(
     modes: &[Mode],
     a: &DMatrix<f64>,
     p: &DMatrix<f64>,

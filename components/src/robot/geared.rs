@@ -25,6 +25,8 @@
 //! force switches, from the step's limit h → 0 with the modes of the sub-step's start
 //! (`GearedRobot::margins`).
 
+mod stage;
+
 use super::axproj::{axproj_fixed, sigma_max, Axproj, Fix};
 use super::json::{read_links, read_tip_gravity_init, LINK_PARAMS, TIP_GRAVITY_PARAMS};
 use super::serial::SerialRobot;
@@ -33,8 +35,9 @@ use crate::gear::transmission::gear_model_params;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
 use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::{Arc, Mutex};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use std::sync::OnceLock;
+use stiction_framework::component::{PortLaws, StageBody};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{
     Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Method, Motion, PortInfo, Probe, Result, SignalInfo,
@@ -290,6 +293,21 @@ impl GearedRobot {
         (tau_u, tau_v)
     }
 
+    /// The rates of (69) at the port `forces`, as `derivative` writes them.
+    fn write_rates(&self, x: &[f64], forces: &[Force], tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
+        let n = self.dof();
+        let v = &x[n..2 * n];
+        // A locked joint slides on in its direction past v = 0 ([`StopSwitch`]).
+        let s = self.step_at(x, forces, tau, &self.locked()).0.map_err(Fault::new)?;
+        let euler = self.form.is_euler();
+        for i in 0..n {
+            dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
+            dx[n + i] = exact_rate(v[i], s.v[i], tau);
+            dx[2 * n + i] = (if s.v[i] == 0.0 { 1.0 } else { 0.0 } - x[2 * n + i]) / tau;
+        }
+        Ok(())
+    }
+
     fn probe_step(&self, p: &Probe) -> Option<(RobotStep, DVector<f64>, DVector<f64>)> {
         let (s, tu, tv) = self.step_at(p.state, p.forces, p.tau, &[]);
         s.ok().map(|s| (s, tu, tv))
@@ -389,22 +407,51 @@ impl Admittance for GearedRobot {
         }
     }
     fn derivative(&self, x: &[f64], forces: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
-        let n = self.dof();
-        let v = &x[n..2 * n];
-        // A locked joint slides on in its direction past v = 0 ([`StopSwitch`]).
-        let fixed: Vec<Fix> = self
-            .stops
-            .iter()
-            .map(|s| s.direction().map_or(Fix::Free, |d| Fix::Slip(if d.x < 0.0 { -1 } else { 1 })))
-            .collect();
-        let s = self.step_at(x, forces, tau, &fixed).0.map_err(Fault::new)?;
-        let euler = self.form.is_euler();
-        for i in 0..n {
-            dx[i] = if euler || s.axproj.stuck[i] { s.v[i] } else { v[i] };
-            dx[n + i] = exact_rate(v[i], s.v[i], tau);
-            dx[2 * n + i] = (if s.v[i] == 0.0 { 1.0 } else { 0.0 } - x[2 * n + i]) / tau;
+        self.write_rates(x, forces, tau, dx)
+    }
+    /// A port that takes stage laws: its smallest inertia over the patterns (robot/geared/stage.rs).
+    fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
+        if self.stage_port(port) {
+            self.stage_inertia(x, port)
+        } else {
+            self.port_inertia(x, port)
         }
-        Ok(())
+    }
+    /// A joint or the tip takes the stage laws of stiff elements where every gear is
+    /// backdrivable and forward-drivable (robot/geared/stage.rs).
+    fn takes_stage_laws(&self, port: usize) -> bool {
+        self.stage_port(port)
+    }
+    /// (69) with the coupled elements' forces at the stage's new speeds, pattern by pattern
+    /// of the joints' modes (robot/geared/stage.rs).
+    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        self.stage_rates(x, forces, laws, tau, dx);
+    }
+    /// A joint or the tip as a point of a group, every joint stuck (the body of the stage's
+    /// pattern replaces it).
+    fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
+        self.stage_point(x, port)
+    }
+    /// The pattern of joint modes that (69) takes at the forces with `changes`.
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+        self.stage_pattern(x, forces, tau, changes)
+    }
+    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
+        self.stage_patterns()
+    }
+    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
+        self.stage_pattern_body(x, forces, tau, mode, port)
+    }
+    fn stage_mode_mobility(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
+        self.stage_pattern_mobility(x, forces, tau, mode, port, from)
+    }
+    /// Two ports that take stage laws are joined in every pattern (the value is the pattern's).
+    fn stage_mobility(&self, _x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
+        (self.stage_port(port) && self.stage_port(from)).then(Matrix3::zeros)
+    }
+    /// (69) at the forces with the group's changes on the ports.
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        self.set_stage(x, forces, tau, ports, bodies, dx);
     }
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);

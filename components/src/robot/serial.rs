@@ -238,6 +238,13 @@ impl SerialRobot {
         Kinematics::of(&self.links, q)
     }
 
+    /// The tip's acceleration at zero joint accelerations, J̇ ω, at state `x` = (θ, ω, …).
+    pub(crate) fn tip_velocity_product(&self, x: &[f64]) -> Vector3<f64> {
+        let n = self.dof();
+        let k = self.kinematics(&x[..n]);
+        k.tip_bias(n, &self.tip_point(&k), &x[n..2 * n])
+    }
+
     fn tip_point(&self, k: &Kinematics) -> Vector3<f64> {
         k.point(self.dof() - 1, &self.tip)
     }
