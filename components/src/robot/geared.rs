@@ -417,8 +417,8 @@ impl Admittance for GearedRobot {
             self.port_inertia(x, port)
         }
     }
-    /// A joint or the tip takes the stage laws of stiff elements where every gear is
-    /// backdrivable and forward-drivable (robot/geared/stage.rs).
+    /// A motor, a joint or the tip takes the stage laws of stiff elements where every gear
+    /// is backdrivable and forward-drivable (robot/geared/stage.rs).
     fn takes_stage_laws(&self, port: usize) -> bool {
         self.stage_port(port)
     }
@@ -427,7 +427,7 @@ impl Admittance for GearedRobot {
     fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         self.stage_rates(x, forces, laws, tau, dx);
     }
-    /// A joint or the tip as a point of a group, every joint stuck (the body of the stage's
+    /// A motor, a joint or the tip as a point of a group, every joint stuck (the body of the stage's
     /// pattern replaces it).
     fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
         self.stage_point(x, port)

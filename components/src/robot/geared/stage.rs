@@ -14,9 +14,9 @@
 //! v = 0.0 exactly. W and the accelerations are found by solving the pattern at the
 //! explicit forces and at a unit force along each of the port's axes (exact: affine).
 //!
-//! Ports that take stage laws: the joints and the tip where every gear is backdrivable and
-//! forward-drivable (|γu|, |γv| < 1); the motor ports and `tip_command` do not (an element
-//! there stays explicit and `check` says so).
+//! Ports that take stage laws: the motors, the joints and the tip where every gear is
+//! backdrivable and forward-drivable (|γu|, |γv| < 1), as a 1-DOF gear's input and output
+//! take them; `tip_command` does not (an element there stays explicit and `check` says so).
 
 use super::GearedRobot;
 use stiction_framework::Admittance;
@@ -36,11 +36,12 @@ impl GearedRobot {
     /// Whether a stiff element on `port` can be held implicitly with the robot (module doc).
     pub(crate) fn stage_port(&self, port: usize) -> bool {
         let n = self.dof();
-        (n..=2 * n).contains(&port) && self.gears.iter().all(|g| g.gamma_u.abs() < 1.0 && g.gamma_v.abs() < 1.0)
+        port <= 2 * n && self.gears.iter().all(|g| g.gamma_u.abs() < 1.0 && g.gamma_v.abs() < 1.0)
     }
 
     /// `Admittance::coupling_inertia` of a port that takes stage laws: the smallest inertia it
-    /// shows, 1/λ_max(G M̂⁻¹ Gᵀ) without friction (G = e_iᵀ at joint i, J at the tip), scaled
+    /// shows, 1/λ_max(G M̂⁻¹ Gᵀ) without friction (G = e_iᵀ at joint i, κ_i e_iᵀ at motor i,
+    /// J at the tip), scaled
     /// by (1 − σmax(P))/(1 + max |γv|) for the gears' load-dependent friction (their
     /// slipping modes' mobility, as a 1-DOF gear's, `Gear::smallest_port_inertia`).
     pub(crate) fn stage_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
@@ -49,7 +50,9 @@ impl GearedRobot {
             return None;
         }
         let (_, minv, p) = self.matrices(&x[..n]);
-        let top = if port < 2 * n {
+        let top = if port < n {
+            self.gears[port].ratio.powi(2) * minv[(port, port)]
+        } else if port < 2 * n {
             minv[(port - n, port - n)]
         } else {
             let (jac, _, _) = self.robot.jacobian_bias_inertia(&x[..n], &x[n..2 * n]);
@@ -141,7 +144,7 @@ impl GearedRobot {
     /// `Admittance::stage_mode`: the number of the pattern that (69) takes at the forces
     /// with the changes, with the joints' locked directions.
     pub(crate) fn stage_pattern(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
-        if !(self.dof()..=2 * self.dof()).any(|p| self.stage_port(p)) {
+        if !(0..=2 * self.dof()).any(|p| self.stage_port(p)) {
             return None;
         }
         let n = self.dof();
@@ -211,11 +214,12 @@ impl GearedRobot {
         StageBody { mobility: Some(w), ..StageBody::point(mass, self.port_motion(x, port).p, a) }
     }
 
-    /// A scale of `port`'s inertia: its joint's M̂_ii (the tip: joint n − 1's).
+    /// A scale of `port`'s inertia: its joint's M̂_ii (a motor's over κ², the tip: joint n − 1's).
     fn joint_inertia(&self, x: &[f64], port: usize) -> f64 {
         let n = self.dof();
-        let i = port.saturating_sub(n).min(n - 1);
-        self.robot.inertia_matrix(&x[..n])[(i, i)] + self.m[i]
+        let i = if port < n { port } else { (port - n).min(n - 1) };
+        let k = if port < n { self.gears[i].ratio } else { 1.0 };
+        (self.robot.inertia_matrix(&x[..n])[(i, i)] + self.m[i]) / (k * k)
     }
 
     /// `Admittance::stage_body`: a port that takes stage laws as a point of a group, every
