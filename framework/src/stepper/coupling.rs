@@ -81,6 +81,10 @@ struct Modal {
     mode: usize,
 }
 
+/// The most combinations of modes a group with several set-valued members tries where the
+/// modes its solutions select come round again.
+const MAX_MODE_COMBINATIONS: usize = 625;
+
 /// [`Coupling`]'s `partner` of a law with no partner in a group.
 const NO_PARTNER: (u32, u32) = (u32::MAX, u32::MAX);
 
@@ -324,10 +328,10 @@ impl Coupling {
         // A set-valued member's mode is the one its forces at the solution select: solved
         // again from the explicit bodies with each member's mode so picked until the modes
         // agree (a stuck gear released, a sliding one stopped). Where the modes come round
-        // again (one mode's solution selects a neighbour whose solution selects it back), a
-        // single such member's every other mode is tried, the first that selects itself
-        // taken: within a mode the stage's solution is unique, so the solution's own mode
-        // selects itself. Several such members in one group: the last pass stands.
+        // again (one mode's solution selects a neighbour whose solution selects it back), every
+        // other combination of the members' modes is tried, the first that selects itself
+        // taken: within a combination the stage's solution is unique, so the solution's own
+        // modes select themselves (past MAX_MODE_COMBINATIONS: the last pass stands).
         let explicit: Vec<StageBody> = out.to_vec();
         let fixed = cross.len();
         let x_of = |j: usize| &xa[s.adm_x[j]..s.adm_x[j + 1]];
@@ -375,16 +379,31 @@ impl Coupling {
                 break;
             }
         }
-        if let [o] = &modal[..] {
-            for mode in s.adm[o.j].stage_modes(x_of(o.j)) {
-                if seen.iter().any(|s| s[0] == mode) {
-                    continue;
+        // Every combination of the members' modes not yet tried (at most
+        // MAX_MODE_COMBINATIONS: two gears' 25, one two-joint robot's 25), the first that
+        // selects itself taken.
+        let all: Vec<Vec<usize>> = modal.iter().map(|o| s.adm[o.j].stage_modes(x_of(o.j))).collect();
+        let count = all.iter().try_fold(1usize, |n, m| n.checked_mul(m.len()));
+        if count.is_some_and(|n| n <= MAX_MODE_COMBINATIONS) {
+            let mut digits = vec![0; all.len()];
+            'combinations: loop {
+                let modes: Vec<usize> = all.iter().zip(&digits).map(|(m, &d)| m[d]).collect();
+                if !seen.contains(&modes) {
+                    set_modes(out, &mut cross, &modes);
+                    group_rates(out, &laws, &cross, tau);
+                    if modal.iter().zip(&modes).all(|(o, &m)| pick(out, o) == Some(m)) {
+                        return Ok(());
+                    }
                 }
-                set_modes(out, &mut cross, &[mode]);
-                group_rates(out, &laws, &cross, tau);
-                if pick(out, o) == Some(mode) {
-                    return Ok(());
+                // The next combination (the first member's mode the fastest digit).
+                for (d, m) in digits.iter_mut().zip(&all) {
+                    *d += 1;
+                    if *d < m.len() {
+                        continue 'combinations;
+                    }
+                    *d = 0;
                 }
+                break;
             }
         }
         Ok(())
