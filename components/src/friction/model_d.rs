@@ -37,7 +37,7 @@ use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::stability::PortModel;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -201,6 +201,32 @@ impl Admittance for ModelD {
     }
     fn port_inertia(&self, _x: &[f64], _port: usize) -> Option<f64> {
         Some(self.mass)
+    }
+    /// Where every stage returns the continuous law (RK4 resolves the contact and the
+    /// slider's relaxation), the body is a mass M under the contact's force at the stage
+    /// state, so a stiff element on it is held implicitly as on a `mass`; with (45)'s
+    /// implicit stages its response is set-valued (the slider sticks) and it stays explicit.
+    fn takes_stage_laws(&self, _port: usize) -> bool {
+        self.form.sliding_continuous()
+    }
+    /// The body's velocity rate of [`StageLaw::implicit_rate`] (the contact's force explicit).
+    fn implicit_rate(&self, _x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        let n = self.dims;
+        if self.form.sliding_continuous() {
+            let a = StageLaw::implicit_rate(laws.of(0), self.mass, load(&dx[n..], n), tau);
+            store(&first(a, n), &mut dx[n..2 * n], n);
+        }
+    }
+    /// Under the continuous law, a point mass M (the contact's force in its acceleration).
+    fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
+        let n = self.dims;
+        self.form.sliding_continuous().then(|| StageBody::point(self.mass, load(x, n), load(&dx[n..], n)))
+    }
+    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        let n = self.dims;
+        if let Some(b) = bodies.first() {
+            store(&first(b.a, n), &mut dx[n..2 * n], n);
+        }
     }
     /// With the slider held, (45) moves q with u_new under Euler, and under RK4 when the
     /// held spring–damper is too stiff for the continuous rates.
