@@ -277,6 +277,8 @@ impl Coupling {
         // The members whose response is set-valued (a gear): each with its port forces, the
         // range of its points in `members` and its mode (`Admittance::stage_mode`).
         let mut modal: Vec<Modal> = Vec::new();
+        // No change on any port: the mode of the explicit forces.
+        let mut none: Vec<Vector3<f64>> = Vec::with_capacity(np);
         for (m, &(j, port)) in members.iter().enumerate() {
             let pa = s.adm_ports[j];
             let x = &xa[s.adm_x[j]..s.adm_x[j + 1]];
@@ -289,7 +291,8 @@ impl Coupling {
                 rates.clear();
                 rates.resize(x.len(), 0.0);
                 s.adm[j].derivative(x, &phi, t, tau, &mut rates).map_err(|f| (j, f))?;
-                let none = vec![Vector3::zeros(); phi.len()];
+                none.clear();
+                none.resize(phi.len(), Vector3::zeros());
                 if let Some(mode) = s.adm[j].stage_mode(x, &phi, tau, &none) {
                     modal.push(Modal { j, points: m..m, phi: phi.clone(), mode });
                 }
@@ -331,7 +334,8 @@ impl Coupling {
         // again (one mode's solution selects a neighbour whose solution selects it back), every
         // other combination of the members' modes is tried, the first that selects itself
         // taken: within a combination the stage's solution is unique, so the solution's own
-        // modes select themselves (past MAX_MODE_COMBINATIONS: the last pass stands).
+        // modes select themselves (where rounding on a mode's border leaves none, the last
+        // tried stands; past MAX_MODE_COMBINATIONS, the last pass).
         let explicit: Vec<StageBody> = out.to_vec();
         let fixed = cross.len();
         let x_of = |j: usize| &xa[s.adm_x[j]..s.adm_x[j + 1]];
@@ -384,7 +388,7 @@ impl Coupling {
         // selects itself taken.
         let all: Vec<Vec<usize>> = modal.iter().map(|o| s.adm[o.j].stage_modes(x_of(o.j))).collect();
         let count = all.iter().try_fold(1usize, |n, m| n.checked_mul(m.len()));
-        if count.is_some_and(|n| n <= MAX_MODE_COMBINATIONS) {
+        if count.is_some_and(|n| n > 0 && n <= MAX_MODE_COMBINATIONS) {
             let mut digits = vec![0; all.len()];
             'combinations: loop {
                 let modes: Vec<usize> = all.iter().zip(&digits).map(|(m, &d)| m[d]).collect();
