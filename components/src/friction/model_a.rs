@@ -263,7 +263,7 @@ impl Admittance for ModelA {
     fn stage_body(&self, x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         self.stage_port().then(|| self.mode_body(StageMode::Stuck, x, 0.0, 1.0))
     }
-    /// The mode of (26) (its index in [`STAGE_MODES`]) that the force with the change selects.
+    /// The mode of (26) (its index in `STAGE_MODES`) that the force with the change selects.
     fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
         let h = self.applied(forces) + changes.first().map_or(0.0, |c| c.x);
         let mode = self.stage_mode_of(x[1], h, tau);
