@@ -44,6 +44,91 @@ pub(crate) fn consistent_mode<M: Copy + PartialEq, C>(
     }
 }
 
+/// The `Admittance` methods of an admittance whose coupled stage is solved mode by mode,
+/// delegated to its inherent methods of the same shape (components/src/gear/stage.rs,
+/// components/src/robot/geared/stage.rs): `stage_port`, `stage_rates`, `stage_point`,
+/// `stage_mode_index`, `stage_mode_indices`, `stage_mode_point`, `stage_cross`, `set_stage`.
+macro_rules! modal_stage_methods {
+    () => {
+        /// A port takes the stage laws of stiff elements where its response increases in
+        /// every mode of the implicit step.
+        fn takes_stage_laws(&self, port: usize) -> bool {
+            self.stage_port(port)
+        }
+        /// The implicit step with the coupled elements' forces at the stage's new speeds,
+        /// mode by mode.
+        fn implicit_rate(
+            &self,
+            x: &[f64],
+            forces: &[stiction_framework::port::Force],
+            laws: &stiction_framework::component::PortLaws<'_>,
+            tau: f64,
+            dx: &mut [f64],
+        ) {
+            self.stage_rates(x, forces, laws, tau, dx);
+        }
+        /// A port that takes stage laws as a point of a group, stuck (the body of the stage's
+        /// mode replaces it).
+        fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<stiction_framework::component::StageBody> {
+            self.stage_point(x, port)
+        }
+        /// The mode of the step that the forces with the changes `changes` select.
+        fn stage_mode(
+            &self,
+            x: &[f64],
+            forces: &[stiction_framework::port::Force],
+            tau: f64,
+            changes: &[nalgebra::Vector3<f64>],
+        ) -> Option<usize> {
+            self.stage_mode_index(x, forces, tau, changes)
+        }
+        /// The modes of the step (of the locked directions where the events locked them).
+        fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
+            self.stage_mode_indices()
+        }
+        /// `port` as a point in mode `mode`.
+        fn stage_mode_body(
+            &self,
+            x: &[f64],
+            forces: &[stiction_framework::port::Force],
+            tau: f64,
+            mode: usize,
+            port: usize,
+        ) -> Option<stiction_framework::component::StageBody> {
+            self.stage_mode_point(x, forces, tau, mode, port)
+        }
+        /// In mode `mode`: `port`'s acceleration per unit force at `from`.
+        fn stage_mode_mobility(
+            &self,
+            x: &[f64],
+            forces: &[stiction_framework::port::Force],
+            tau: f64,
+            mode: usize,
+            port: usize,
+            from: usize,
+        ) -> Option<nalgebra::Matrix3<f64>> {
+            self.stage_cross(x, forces, tau, mode, port, from)
+        }
+        /// Two ports that take stage laws are joined in every mode (the value is the mode's).
+        fn stage_mobility(&self, _x: &[f64], port: usize, from: usize) -> Option<nalgebra::Matrix3<f64>> {
+            (self.stage_port(port) && self.stage_port(from)).then(nalgebra::Matrix3::zeros)
+        }
+        /// The step at the forces with the group's changes on the ports.
+        fn set_stage_body(
+            &self,
+            x: &[f64],
+            forces: &[stiction_framework::port::Force],
+            tau: f64,
+            ports: &[usize],
+            bodies: &[stiction_framework::component::StageBody],
+            dx: &mut [f64],
+        ) {
+            self.set_stage(x, forces, tau, ports, bodies, dx);
+        }
+    };
+}
+pub(crate) use modal_stage_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,8 +27,7 @@ use super::efficiency::{self, big_phi, classify, efficiencies, phi, rho_hat};
 use crate::doc_table::table;
 use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::OnceLock;
-use nalgebra::{Matrix3, Vector3};
-use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, Probe, SignalInfo};
 use stiction_framework::port::{Domain, Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{Error, Method, Result};
@@ -447,45 +446,9 @@ impl Admittance for Gear {
         self.write_rates(x, fu, fv, tau, dx);
         Ok(())
     }
-    /// A port takes the stage laws of stiff elements where its response to its torque
-    /// increases in every mode of (44): the output of a backdrivable gear, the input of a
-    /// forward-drivable one (gear/stage.rs).
-    fn takes_stage_laws(&self, port: usize) -> bool {
-        self.stage_port(port)
-    }
-    /// (44) with the coupled elements' torques at the stage's new speed, mode by mode (gear/stage.rs).
-    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
-        self.stage_rates(x, forces, laws, tau, dx);
-    }
-    /// A port that takes stage laws, as a point of a group (here stuck: the body that
-    /// [`stage_mode`](Admittance::stage_mode) gives the stage replaces it).
-    fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
-        self.stage_point(x, port)
-    }
-    /// The mode of (44) that the torques with the changes `changes` select (gear/stage.rs).
-    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
-        self.stage_mode_index(x, forces, tau, changes)
-    }
-    /// The modes of (44) (of the locked direction where the events locked it).
-    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
-        self.stage_mode_indices()
-    }
-    /// `port` in mode `mode` of (44) (gear/stage.rs).
-    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
-        self.stage_mode_point(x, forces, tau, mode, port)
-    }
-    /// In mode `mode` of (44): `port`'s acceleration per unit torque on `from` (gear/stage.rs).
-    fn stage_mode_mobility(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
-        self.stage_cross(x, forces, tau, mode, port, from)
-    }
-    /// Both ports take stage laws: joined in every mode (the value is the mode's).
-    fn stage_mobility(&self, _x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
-        (self.stage_port(port) && self.stage_port(from)).then(Matrix3::zeros)
-    }
-    /// (44) at the torques with the group's changes on the ports.
-    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
-        self.set_stage(x, forces, tau, ports, bodies, dx);
-    }
+    // The output of a backdrivable gear, the input of a forward-drivable one: the coupled
+    // stage mode by mode of (44) (gear/stage.rs).
+    crate::modes::modal_stage_methods!();
     /// The smallest inertia over the modes of (44) where the port takes stage laws.
     fn coupling_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         if self.stage_port(port) {

@@ -35,9 +35,8 @@ use crate::gear::transmission::gear_model_params;
 use crate::gear::transmission::{exact_rate, mode, read_input_inertia, read_model, GearModel};
 use crate::stage_form::{StageForm, StopSwitch};
 use std::sync::{Arc, Mutex};
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use nalgebra::{DMatrix, DVector};
 use std::sync::OnceLock;
-use stiction_framework::component::{PortLaws, StageBody};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
 use stiction_framework::{
     Admittance, Diagnostic, Domain, Error, Fault, Force, Layout, Method, Motion, PortInfo, Probe, Result, SignalInfo,
@@ -417,42 +416,9 @@ impl Admittance for GearedRobot {
             self.port_inertia(x, port)
         }
     }
-    /// A motor, a joint or the tip takes the stage laws of stiff elements where every gear
-    /// is backdrivable and forward-drivable (robot/geared/stage.rs).
-    fn takes_stage_laws(&self, port: usize) -> bool {
-        self.stage_port(port)
-    }
-    /// (69) with the coupled elements' forces at the stage's new speeds, pattern by pattern
-    /// of the joints' modes (robot/geared/stage.rs).
-    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
-        self.stage_rates(x, forces, laws, tau, dx);
-    }
-    /// A motor, a joint or the tip as a point of a group, every joint stuck (the body of the stage's
-    /// pattern replaces it).
-    fn stage_body(&self, x: &[f64], _dx: &[f64], port: usize) -> Option<StageBody> {
-        self.stage_point(x, port)
-    }
-    /// The pattern of joint modes that (69) takes at the forces with `changes`.
-    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
-        self.stage_pattern(x, forces, tau, changes)
-    }
-    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
-        self.stage_patterns()
-    }
-    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
-        self.stage_pattern_body(x, forces, tau, mode, port)
-    }
-    fn stage_mode_mobility(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
-        self.stage_pattern_mobility(x, forces, tau, mode, port, from)
-    }
-    /// Two ports that take stage laws are joined in every pattern (the value is the pattern's).
-    fn stage_mobility(&self, _x: &[f64], port: usize, from: usize) -> Option<Matrix3<f64>> {
-        (self.stage_port(port) && self.stage_port(from)).then(Matrix3::zeros)
-    }
-    /// (69) at the forces with the group's changes on the ports.
-    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
-        self.set_stage(x, forces, tau, ports, bodies, dx);
-    }
+    // Motors, joints and tip: the coupled stage pattern by pattern of the joints' modes
+    // (robot/geared/stage.rs).
+    crate::modes::modal_stage_methods!();
     fn prepare(&self, method: Method, _step: f64) -> std::result::Result<(), String> {
         self.form.set(method);
         Ok(())

@@ -143,7 +143,7 @@ impl GearedRobot {
 
     /// `Admittance::stage_mode`: the number of the pattern that (69) takes at the forces
     /// with the changes, with the joints' locked directions.
-    pub(crate) fn stage_pattern(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+    pub(crate) fn stage_mode_index(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
         if !(0..=2 * self.dof()).any(|p| self.stage_port(p)) {
             return None;
         }
@@ -171,7 +171,7 @@ impl GearedRobot {
 
     /// `Admittance::stage_modes`: every pattern the locked directions allow (none past
     /// [`MAX_ENUMERATED_DOF`] joints).
-    pub(crate) fn stage_patterns(&self) -> Vec<usize> {
+    pub(crate) fn stage_mode_indices(&self) -> Vec<usize> {
         let n = self.dof();
         if n > MAX_ENUMERATED_DOF {
             return Vec::new();
@@ -191,7 +191,7 @@ impl GearedRobot {
     }
 
     /// `Admittance::stage_mode_body`: `port` as a point in pattern `mode` at the explicit forces.
-    pub(crate) fn stage_pattern_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
+    pub(crate) fn stage_mode_point(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize) -> Option<StageBody> {
         if !self.stage_port(port) {
             return None;
         }
@@ -231,7 +231,7 @@ impl GearedRobot {
 
     /// `Admittance::stage_mode_mobility`: in pattern `mode`, `port`'s acceleration per unit
     /// force at `from`.
-    pub(crate) fn stage_pattern_mobility(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
+    pub(crate) fn stage_cross(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, port: usize, from: usize) -> Option<Matrix3<f64>> {
         if !(self.stage_port(port) && self.stage_port(from)) {
             return None;
         }
@@ -259,16 +259,16 @@ impl GearedRobot {
             group.extend(laws.of(p).iter().map(|law| GroupLaw { law, body: i, partner: None }));
         }
         let none = vec![Vector3::zeros(); forces.len()];
-        let Some(first) = self.stage_pattern(x, forces, tau, &none) else { return };
+        let Some(first) = self.stage_mode_index(x, forces, tau, &none) else { return };
         let solve = |mode: usize| {
             let mut bodies: Vec<StageBody> = ports
                 .iter()
-                .map(|&p| self.stage_pattern_body(x, forces, tau, mode, p).unwrap_or_else(|| self.point(x, p, Vector3::zeros(), Matrix3::zeros())))
+                .map(|&p| self.stage_mode_point(x, forces, tau, mode, p).unwrap_or_else(|| self.point(x, p, Vector3::zeros(), Matrix3::zeros())))
                 .collect();
             let mut cross = Vec::new();
             for (i, &p) in ports.iter().enumerate() {
                 for (k, &from) in ports.iter().enumerate().filter(|&(k, _)| k != i) {
-                    if let Some(w) = self.stage_pattern_mobility(x, forces, tau, mode, p, from) {
+                    if let Some(w) = self.stage_cross(x, forces, tau, mode, p, from) {
                         cross.push(CrossMobility { body: i, from: k, w });
                     }
                 }
@@ -280,8 +280,8 @@ impl GearedRobot {
             }
             changes
         };
-        let select = |changes: &Vec<Vector3<f64>>| self.stage_pattern(x, forces, tau, changes).unwrap_or(first);
-        let changes = consistent_mode(first, self.stage_patterns().into_iter(), solve, select);
+        let select = |changes: &Vec<Vector3<f64>>| self.stage_mode_index(x, forces, tau, changes).unwrap_or(first);
+        let changes = consistent_mode(first, self.stage_mode_indices().into_iter(), solve, select);
         let pushed = Self::forces_with(forces, changes.into_iter().enumerate());
         let _ = self.write_rates(x, &pushed, tau, dx);
     }
