@@ -1599,6 +1599,46 @@ fn stiff_elements_on_a_model_d_body_are_held_with_it() {
     }
 }
 
+/// [`model_d_held`] with the block's contact K, B too stiff or too little damped for the
+/// continuous law at 1 ms (B < T K/2): every stage is (45)'s implicit step, whose response to
+/// a force is set-valued (the slider holds over a range of forces).
+fn model_d_implicit_held(step: f64, joined: bool, k: f64, b: f64) -> Value {
+    let mut v = model_d_held(step, joined);
+    v["components"]["block"]["K"] = json!(k);
+    v["components"]["block"]["B"] = json!(b);
+    v
+}
+
+/// Model D under (45)'s implicit stages, in one dimension with Coulomb friction: each mode of
+/// the step (slider held, sliding either way) is affine in the force, so a stiff element on
+/// the body is held with it mode by mode, as on model A. Contacts K = 1e4, B = 1 (RK4 resolves
+/// the held spring, not the slider's relaxation) and K = 1e7, B = 10 (neither: (45)'s held
+/// rates). The previous landing warned on all four systems and was 7.2e-5 / 1.3e-5 m off the
+/// explicit 2e-6 s run grounded (the stiffer one's slider moving 1.3e-5 m), 3.4e-3 / 2.2e-2 m
+/// joined (the load 0.086 / 0.092 m). Now grounded within 1.6e-7 / 4.5e-9 m, the slider not
+/// moving (0.0 at every sample, as in the reference); joined within 7.4e-5 / 9.9e-6 m, the
+/// size of model D's own first-order error in this form (2.5e-5 / 3.6e-6 m with a soft
+/// element, K = 1e3, in h's place).
+#[test]
+fn stiff_elements_on_a_model_d_body_under_its_implicit_step_are_held_mode_by_mode() {
+    for (k, b) in [(1e4, 1.0), (1e7, 10.0)] {
+        for joined in [false, true] {
+            let held = model_d_implicit_held(1e-3, joined, k, b);
+            assert_eq!(warnings(&held), Vec::<String>::new(), "K = {k}, B = {b}, joined: {joined}");
+            let (a, r) = (run_value(&held), run_value(&model_d_implicit_held(2e-6, joined, k, b)));
+            let names: &[&str] = if joined { &["q", "w", "l"] } else { &["q", "w"] };
+            let worst = worst_differences(&a, &r, names);
+            eprintln!("model D (K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+            let bound = if joined { 1e-4 } else { 5e-7 };
+            assert!(worst.iter().all(|w| *w < bound), "off by {worst:?}");
+            if !joined {
+                assert!(col(&r, "w").iter().all(|w| *w == 0.0), "the reference's slider holds");
+                assert!(col(&a, "w").iter().all(|w| *w == 0.0), "the slider does not creep");
+            }
+        }
+    }
+}
+
 /// Two gears in series joined by a stiff shaft (`kikuuwe_c`, K = 2.8e7), the second driving a
 /// load through another (K = 7.3e7), driven by three sines at T = 1e-3 (a random drivetrain of
 /// the issue-43 sweep): in 30 stages the modes the two gears' solutions select come round

@@ -33,11 +33,14 @@
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
+use super::law::DryLaw;
+use crate::modes::consistent_mode;
 use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
+use stiction_framework::stage_law::{group_rates, GroupLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::stability::PortModel;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -113,7 +116,95 @@ impl ModelD {
         let r = (u + e * (self.k / self.b)).norm();
         (1.0 / self.b) * self.law.g(r) - r
     }
+
+    /// The rates of a stage under the applied force `h` (port force and constant force):
+    /// the continuous law, the held continuous mechanics, or (45)'s implicit step.
+    fn write_rates(&self, x: &[f64], h: Vector3<f64>, tau: f64, dx: &mut [f64]) {
+        let n = self.dims;
+        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+        let e = q - w;
+        if self.form.sliding_continuous() {
+            // Every stage: the continuous law, q̇ = u.
+            let (_, du, wv, _) = self.continuous(u, e, h);
+            store(&u, &mut dx[..n], n);
+            store(&du, &mut dx[n..2 * n], n);
+            store(&wv, &mut dx[2 * n..], n);
+            return;
+        }
+        let (_, du, wv, stuck) = self.step(u, e, h, tau);
+        if stuck && self.form.held_continuous() {
+            // Held slider: the continuous M u̇ = h − K e − B u, q̇ = u, ẇ = 0.
+            store(&u, &mut dx[..n], n);
+            store(&((h - e * self.k - u * self.b) / self.mass), &mut dx[n..2 * n], n);
+            dx[2 * n..3 * n].fill(0.0);
+            return;
+        }
+        store(&self.form.position_rate(u, u + du * tau, stuck), &mut dx[..n], n);
+        store(&du, &mut dx[n..2 * n], n);
+        store(&wv, &mut dx[2 * n..], n);
+    }
+
+    /// Whether, under (45)'s implicit stages, the body takes stiff elements' stage laws mode
+    /// by mode (components/src/modes.rs): in one dimension under RK4, with Coulomb friction
+    /// (and a viscous part) on the slider, where each mode of the step is affine in the force.
+    fn modal_port(&self) -> bool {
+        self.dims == 1
+            && !self.form.is_euler()
+            && !self.form.sliding_continuous()
+            && matches!(self.law.dry, DryLaw::Coulomb { .. })
+    }
+
+    /// The applied force along x: the port's and the constant one.
+    fn applied(&self, forces: &[Force]) -> f64 {
+        forces.first().map_or(0.0, |f| f.f.x) + self.force.x
+    }
+
+    /// The mode (45) takes under the applied force `h` over a stage τ.
+    fn stage_mode_of(&self, x: &[f64], h: f64, tau: f64) -> StageMode {
+        let x1 = |v: f64| Vector3::new(v, 0.0, 0.0);
+        let (y, _, _, stuck) = self.step(x1(x[1]), x1(x[0] - x[2]), x1(h), tau);
+        match () {
+            _ if stuck => StageMode::Stuck,
+            _ if y.x >= 0.0 => StageMode::Slide(1.0),
+            _ => StageMode::Slide(-1.0),
+        }
+    }
+
+    /// The body in `mode` under the explicit applied force `h0`: the velocity rate (h0 − y)/M
+    /// of (45) with the mode's force y, affine in the force within the mode, and its mobility
+    /// (1 − dy/dh)/M. With d = B + τK, A as in (45) and v* = u + τh/M + K e/d: held,
+    /// y = K e + B u (continuous mechanics) or y = v*/A (the implicit step); sliding in
+    /// direction s, y = (s F + D v*)/(1 + A D), Φ_A (46) with Coulomb's g = F.
+    fn mode_body(&self, mode: StageMode, x: &[f64], h0: f64, tau: f64) -> StageBody {
+        let (m, k, b) = (self.mass, self.k, self.b);
+        let (u, e) = (x[1], x[0] - x[2]);
+        let d = b + tau * k;
+        let a = (tau * tau * k + tau * b + m) / (m * d);
+        let vs = u + tau * h0 / m + e * (k / d);
+        let (y, slope) = match mode {
+            StageMode::Stuck if self.form.held_continuous() => (e * k + u * b, 0.0),
+            StageMode::Stuck => (vs / a, tau / (m * a)),
+            StageMode::Slide(s) => {
+                let dv = self.law.d;
+                ((s * self.law.g(0.0) + dv * vs) / (1.0 + a * dv), dv * tau / (m * (1.0 + a * dv)))
+            }
+        };
+        let w = (1.0 - slope) / m;
+        let at = Vector3::new(x[0], 0.0, 0.0);
+        StageBody { mobility: Some(Matrix3::from_diagonal(&Vector3::new(w, 0.0, 0.0))), ..StageBody::point(m, at, Vector3::new((h0 - y) / m, 0.0, 0.0)) }
+    }
 }
+
+/// A mode of model D's implicit stage (45) in one dimension: the slider held, or sliding in
+/// direction ±1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum StageMode {
+    Stuck,
+    Slide(f64),
+}
+
+/// Every [`StageMode`], numbered for `Admittance::stage_mode`.
+const STAGE_MODES: [StageMode; 3] = [StageMode::Stuck, StageMode::Slide(1.0), StageMode::Slide(-1.0)];
 
 impl Admittance for ModelD {
     fn layout(&self) -> Layout {
@@ -130,29 +221,7 @@ impl Admittance for ModelD {
         Motion::point(load(x, n), load(&x[n..], n))
     }
     fn derivative(&self, x: &[f64], f: &[Force], _t: f64, tau: f64, dx: &mut [f64]) -> Result<(), Fault> {
-        let n = self.dims;
-        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
-        let h = first(f[0].f, n) + self.force;
-        let e = q - w;
-        if self.form.sliding_continuous() {
-            // Every stage: the continuous law, q̇ = u.
-            let (_, du, wv, _) = self.continuous(u, e, h);
-            store(&u, &mut dx[..n], n);
-            store(&du, &mut dx[n..2 * n], n);
-            store(&wv, &mut dx[2 * n..], n);
-            return Ok(());
-        }
-        let (_, du, wv, stuck) = self.step(u, e, h, tau);
-        if stuck && self.form.held_continuous() {
-            // Held slider: the continuous M u̇ = h − K e − B u, q̇ = u, ẇ = 0.
-            store(&u, &mut dx[..n], n);
-            store(&((h - e * self.k - u * self.b) / self.mass), &mut dx[n..2 * n], n);
-            dx[2 * n..3 * n].fill(0.0);
-            return Ok(());
-        }
-        store(&self.form.position_rate(u, u + du * tau, stuck), &mut dx[..n], n);
-        store(&du, &mut dx[n..2 * n], n);
-        store(&wv, &mut dx[2 * n..], n);
+        self.write_rates(x, first(f[0].f, self.dims) + self.force, tau, dx);
         Ok(())
     }
     /// The method, whether RK4 resolves the held spring–damper (its step map on the mass
@@ -205,26 +274,67 @@ impl Admittance for ModelD {
     /// Where every stage returns the continuous law (RK4 resolves the contact and the
     /// slider's relaxation), the body is a mass M under the contact's force at the stage
     /// state, so a stiff element on it is held implicitly as on a `mass`; with (45)'s
-    /// implicit stages its response is set-valued (the slider sticks) and it stays explicit.
+    /// implicit stages its response is set-valued (the slider sticks), and in one dimension
+    /// with Coulomb friction it is held mode by mode (stuck, sliding either way), as model A's.
     fn takes_stage_laws(&self, _port: usize) -> bool {
-        self.form.sliding_continuous()
+        self.form.sliding_continuous() || self.modal_port()
     }
-    /// The body's velocity rate of [`StageLaw::implicit_rate`] (the contact's force explicit).
-    fn implicit_rate(&self, _x: &[f64], _forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+    /// The body's velocity rate of [`StageLaw::implicit_rate`] (the contact's force explicit);
+    /// under (45)'s stages, (45) with the coupled elements' forces at the stage's new
+    /// velocity, in the mode its solution selects.
+    fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let n = self.dims;
         if self.form.sliding_continuous() {
             let a = StageLaw::implicit_rate(laws.of(0), self.mass, load(&dx[n..], n), tau);
             store(&first(a, n), &mut dx[n..2 * n], n);
+        } else if self.modal_port() {
+            let h0 = self.applied(forces);
+            let group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
+            let solve = |mode: StageMode| {
+                let mut body = [self.mode_body(mode, x, h0, tau)];
+                group_rates(&mut body, &group, &[], tau);
+                body[0].force.x
+            };
+            let select = |change: &f64| self.stage_mode_of(x, h0 + change, tau);
+            let change = consistent_mode(self.stage_mode_of(x, h0, tau), STAGE_MODES.into_iter(), solve, select);
+            self.write_rates(x, Vector3::new(h0 + change, 0.0, 0.0), tau, dx);
         }
     }
-    /// Under the continuous law, a point mass M (the contact's force in its acceleration).
+    /// Under the continuous law, a point mass M (the contact's force in its acceleration);
+    /// under (45)'s stages, held (the body of the stage's mode replaces it, `stage_mode`).
     fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let n = self.dims;
+        if self.modal_port() {
+            return Some(self.mode_body(StageMode::Stuck, x, 0.0, 1.0));
+        }
         self.form.sliding_continuous().then(|| StageBody::point(self.mass, load(x, n), load(&dx[n..], n)))
     }
-    fn set_stage_body(&self, _x: &[f64], _forces: &[Force], _tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+    /// The mode of (45) (its index in `STAGE_MODES`) that the force with the change selects.
+    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
+        let h = self.applied(forces) + changes.first().map_or(0.0, |c| c.x);
+        let mode = self.stage_mode_of(x, h, tau);
+        self.modal_port().then(|| STAGE_MODES.iter().position(|m| *m == mode)).flatten()
+    }
+    /// Every mode (the slider can hold or break away either way from any state).
+    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
+        if self.modal_port() {
+            (0..STAGE_MODES.len()).collect()
+        } else {
+            Vec::new()
+        }
+    }
+    /// The body of mode `mode` under the explicit force.
+    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, _port: usize) -> Option<StageBody> {
+        let mode = *STAGE_MODES.get(mode)?;
+        self.modal_port().then(|| self.mode_body(mode, x, self.applied(forces), tau))
+    }
+    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
         let n = self.dims;
-        if let Some(b) = bodies.first() {
+        if self.modal_port() {
+            // (45) at the force with the group's change.
+            let change = bodies.first().map_or(0.0, |b| b.force.x);
+            self.write_rates(x, Vector3::new(self.applied(forces) + change, 0.0, 0.0), tau, dx);
+        } else if let Some(b) = bodies.first() {
             store(&first(b.a, n), &mut dx[n..2 * n], n);
         }
     }
@@ -233,10 +343,12 @@ impl Admittance for ModelD {
     fn implicit_position(&self, method: Method) -> bool {
         method == Method::Euler || !self.form.held_continuous()
     }
-    /// The presliding spring–damper to the held slider, with the τK of the implicit step
-    /// where (45)'s held rates are used (see `implicit_position`).
+    /// The presliding spring–damper to the held slider. Where (45)'s held rates are used
+    /// (see `implicit_position`) they are the implicit step of the mass with it:
+    /// u̇ = (h − K e − (B + τK) u)/(M + τB + τ²K), its τK damping and its stage inertia.
     fn internal_spring(&self, _port: usize) -> Option<stiction_framework::StageSpring> {
-        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit: !self.form.held_continuous(), coupled: false })
+        let implicit = !self.form.held_continuous();
+        Some(stiction_framework::StageSpring { k: self.k, b: self.b, implicit, coupled: implicit })
     }
     fn diagnose(&self, _x: &[f64], step: f64) -> Vec<Diagnostic> {
         let a = |tau: f64| (tau * tau * self.k + tau * self.b + self.mass) / (self.mass * (self.b + tau * self.k));
