@@ -347,6 +347,16 @@ pub trait Admittance: Send + Sync {
     fn stage_body(&self, _x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
         None
     }
+    /// For an admittance whose own stage is the implicit step of a body with an element
+    /// inside it (model D (45): a mass and its presliding spring–damper and slider, the
+    /// implicit step of the mass with an I_fricK element (19)): the body at `port` under the
+    /// port `forces` with that element's force at Δ = 0 in its acceleration, and the
+    /// element's law on it. A group solves the body with that law among its coupled
+    /// elements' (stepper/coupling.rs), and [`set_stage_body`](Self::set_stage_body) receives
+    /// the solved body. `None` (the default): [`stage_body`](Self::stage_body) applies.
+    fn own_stage_law(&self, _x: &[f64], _forces: &[Force], _tau: f64, _port: usize) -> Option<(StageBody, StageLaw)> {
+        None
+    }
     /// For an admittance whose velocity change over a stage is a set-valued function of the
     /// forces on its ports (a gear, which sticks over a range of torques): the mode of the
     /// stage (stuck, or sliding in one direction under one regime of its friction, numbered

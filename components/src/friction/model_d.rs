@@ -34,12 +34,11 @@ use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
 use super::law::DryLaw;
-use crate::modes::consistent_mode;
 use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
+use stiction_framework::component::{Admittance, Curve, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
 use stiction_framework::stage_law::{group_rates, GroupLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::stability::PortModel;
@@ -144,67 +143,54 @@ impl ModelD {
         store(&wv, &mut dx[2 * n..], n);
     }
 
-    /// Whether, under (45)'s implicit stages, the body takes stiff elements' stage laws mode
-    /// by mode (components/src/modes.rs): in one dimension under RK4, with Coulomb friction
-    /// (and a viscous part) on the slider, where each mode of the step is affine in the force.
-    fn modal_port(&self) -> bool {
-        self.dims == 1
-            && !self.form.is_euler()
-            && !self.form.sliding_continuous()
-            && matches!(self.law.dry, DryLaw::Coulomb { .. })
+    /// Whether, under (45)'s implicit stages, the body takes stiff elements' stage laws with
+    /// its own element's ([`own_law`](Self::own_law)): under RK4 with Coulomb friction (and a
+    /// viscous part) on the slider, where that law is (45) exactly.
+    fn own_law_port(&self) -> bool {
+        !self.form.is_euler() && !self.form.sliding_continuous() && matches!(self.law.dry, DryLaw::Coulomb { .. })
     }
 
-    /// The applied force along x: the port's and the constant one.
-    fn applied(&self, forces: &[Force]) -> f64 {
-        forces.first().map_or(0.0, |f| f.f.x) + self.force.x
+    /// The applied force: the port's and the constant one.
+    fn applied(&self, forces: &[Force]) -> Vector3<f64> {
+        first(forces.first().map_or(Vector3::zeros(), |f| f.f), self.dims) + self.force
     }
 
-    /// The mode (45) takes under the applied force `h` over a stage τ.
-    fn stage_mode_of(&self, x: &[f64], h: f64, tau: f64) -> StageMode {
-        let x1 = |v: f64| Vector3::new(v, 0.0, 0.0);
-        let (y, _, _, stuck) = self.step(x1(x[1]), x1(x[0] - x[2]), x1(h), tau);
-        match () {
-            _ if stuck => StageMode::Stuck,
-            _ if y.x >= 0.0 => StageMode::Slide(1.0),
-            _ => StageMode::Slide(-1.0),
+    /// (45) as the implicit step of the mass M with its presliding element, an I_fricK
+    /// element (19) on the mass: its force −gsat(F, w + c Δ) in the mass's velocity change Δ,
+    /// w = K e + (B + τK) u, c = B + τK, sliding −(F c + D‖x‖)/(c + D) x/‖x‖ (x = w + c Δ).
+    /// With A = 1/c + τ/M that is (45)'s y = Φ_A(v*) (v* = u + τh/M + K e/c), held and sliding
+    /// with Coulomb's g = F and the viscous D ((46)). The body under the applied force `h`:
+    /// the mass with that force at Δ = 0 in its acceleration.
+    fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
+        let law = self.element_law(x, tau, Vector3::zeros());
+        let a = (h + law.force()) / self.mass;
+        (StageBody::point(self.mass, load(x, self.dims), a), law)
+    }
+
+    /// The law of [`own_law`](Self::own_law) at the velocity change `delta` (Δ = 0: the law).
+    fn element_law(&self, x: &[f64], tau: f64, delta: Vector3<f64>) -> StageLaw {
+        let n = self.dims;
+        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+        let c = self.b + tau * self.k;
+        StageLaw::Friction {
+            w: (q - w) * self.k + (u + delta) * c,
+            c,
+            level: self.law.static_level(),
+            viscous: self.law.d,
+            dims: n,
+            at: q,
+            curve: Curve::Flat,
         }
     }
 
-    /// The body in `mode` under the explicit applied force `h0`: the velocity rate (h0 − y)/M
-    /// of (45) with the mode's force y, affine in the force within the mode, and its mobility
-    /// (1 − dy/dh)/M. With d = B + τK, A as in (45) and v* = u + τh/M + K e/d: held,
-    /// y = K e + B u (continuous mechanics) or y = v*/A (the implicit step); sliding in
-    /// direction s, y = (s F + D v*)/(1 + A D), Φ_A (46) with Coulomb's g = F.
-    fn mode_body(&self, mode: StageMode, x: &[f64], h0: f64, tau: f64) -> StageBody {
-        let (m, k, b) = (self.mass, self.k, self.b);
-        let (u, e) = (x[1], x[0] - x[2]);
-        let d = b + tau * k;
-        let a = (tau * tau * k + tau * b + m) / (m * d);
-        let vs = u + tau * h0 / m + e * (k / d);
-        let (y, slope) = match mode {
-            StageMode::Stuck if self.form.held_continuous() => (e * k + u * b, 0.0),
-            StageMode::Stuck => (vs / a, tau / (m * a)),
-            StageMode::Slide(s) => {
-                let dv = self.law.d;
-                ((s * self.law.g(0.0) + dv * vs) / (1.0 + a * dv), dv * tau / (m * (1.0 + a * dv)))
-            }
-        };
-        let w = (1.0 - slope) / m;
-        let at = Vector3::new(x[0], 0.0, 0.0);
-        StageBody { mobility: Some(Matrix3::from_diagonal(&Vector3::new(w, 0.0, 0.0))), ..StageBody::point(m, at, Vector3::new((h0 - y) / m, 0.0, 0.0)) }
+    /// The rates of the stage whose body the coupled elements and its own law solved
+    /// (`body`'s acceleration): (45) at the applied force that gives that acceleration with
+    /// its own element's force at the solution, M a − f(τ a).
+    fn write_solved(&self, x: &[f64], body: &StageBody, tau: f64, dx: &mut [f64]) {
+        let own = self.element_law(x, tau, body.a * tau).force();
+        self.write_rates(x, body.a * self.mass - own, tau, dx);
     }
 }
-
-/// A mode of model D's implicit stage (45) in one dimension: the slider held, or sliding in
-/// direction ±1.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum StageMode {
-    Stuck,
-    Slide(f64),
-}
-
-/// Every [`StageMode`], numbered for `Admittance::stage_mode`.
-const STAGE_MODES: [StageMode; 3] = [StageMode::Stuck, StageMode::Slide(1.0), StageMode::Slide(-1.0)];
 
 impl Admittance for ModelD {
     fn layout(&self) -> Layout {
@@ -273,68 +259,48 @@ impl Admittance for ModelD {
     }
     /// Where every stage returns the continuous law (RK4 resolves the contact and the
     /// slider's relaxation), the body is a mass M under the contact's force at the stage
-    /// state, so a stiff element on it is held implicitly as on a `mass`; with (45)'s
-    /// implicit stages its response is set-valued (the slider sticks), and in one dimension
-    /// with Coulomb friction it is held mode by mode (stuck, sliding either way), as model A's.
+    /// state, so a stiff element on it is held implicitly as on a `mass`; under (45)'s
+    /// implicit stages, the mass with its own element's law among the coupled elements' (with
+    /// Coulomb friction on the slider: [`ModelD::own_law`]).
     fn takes_stage_laws(&self, _port: usize) -> bool {
-        self.form.sliding_continuous() || self.modal_port()
+        self.form.sliding_continuous() || self.own_law_port()
     }
     /// The body's velocity rate of [`StageLaw::implicit_rate`] (the contact's force explicit);
-    /// under (45)'s stages, (45) with the coupled elements' forces at the stage's new
-    /// velocity, in the mode its solution selects.
+    /// under (45)'s stages, the mass solved with the coupled elements' laws and its own.
     fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
         let n = self.dims;
         if self.form.sliding_continuous() {
             let a = StageLaw::implicit_rate(laws.of(0), self.mass, load(&dx[n..], n), tau);
             store(&first(a, n), &mut dx[n..2 * n], n);
-        } else if self.modal_port() {
-            let h0 = self.applied(forces);
-            let group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
-            let solve = |mode: StageMode| {
-                let mut body = [self.mode_body(mode, x, h0, tau)];
-                group_rates(&mut body, &group, &[], tau);
-                body[0].force.x
-            };
-            let select = |change: &f64| self.stage_mode_of(x, h0 + change, tau);
-            let change = consistent_mode(self.stage_mode_of(x, h0, tau), STAGE_MODES.into_iter(), solve, select);
-            self.write_rates(x, Vector3::new(h0 + change, 0.0, 0.0), tau, dx);
+        } else if self.own_law_port() {
+            let (body, own) = self.own_law(x, self.applied(forces), tau);
+            let mut group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
+            group.push(GroupLaw { law: &own, body: 0, partner: None });
+            let mut bodies = [body];
+            group_rates(&mut bodies, &group, &[], tau);
+            self.write_solved(x, &bodies[0], tau, dx);
         }
     }
     /// Under the continuous law, a point mass M (the contact's force in its acceleration);
-    /// under (45)'s stages, held (the body of the stage's mode replaces it, `stage_mode`).
+    /// under (45)'s stages the body of [`own_stage_law`](Admittance::own_stage_law).
     fn stage_body(&self, x: &[f64], dx: &[f64], _port: usize) -> Option<StageBody> {
         let n = self.dims;
-        if self.modal_port() {
-            return Some(self.mode_body(StageMode::Stuck, x, 0.0, 1.0));
+        let at = load(x, n);
+        if self.own_law_port() {
+            return Some(StageBody::point(self.mass, at, Vector3::zeros()));
         }
-        self.form.sliding_continuous().then(|| StageBody::point(self.mass, load(x, n), load(&dx[n..], n)))
+        self.form.sliding_continuous().then(|| StageBody::point(self.mass, at, load(&dx[n..], n)))
     }
-    /// The mode of (45) (its index in `STAGE_MODES`) that the force with the change selects.
-    fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
-        let h = self.applied(forces) + changes.first().map_or(0.0, |c| c.x);
-        let mode = self.stage_mode_of(x, h, tau);
-        self.modal_port().then(|| STAGE_MODES.iter().position(|m| *m == mode)).flatten()
+    /// Under (45)'s stages: the mass and its own element's law ([`ModelD::own_law`]).
+    fn own_stage_law(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize) -> Option<(StageBody, StageLaw)> {
+        self.own_law_port().then(|| self.own_law(x, self.applied(forces), tau))
     }
-    /// Every mode (the slider can hold or break away either way from any state).
-    fn stage_modes(&self, _x: &[f64]) -> Vec<usize> {
-        if self.modal_port() {
-            (0..STAGE_MODES.len()).collect()
-        } else {
-            Vec::new()
-        }
-    }
-    /// The body of mode `mode` under the explicit force.
-    fn stage_mode_body(&self, x: &[f64], forces: &[Force], tau: f64, mode: usize, _port: usize) -> Option<StageBody> {
-        let mode = *STAGE_MODES.get(mode)?;
-        self.modal_port().then(|| self.mode_body(mode, x, self.applied(forces), tau))
-    }
-    fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+    fn set_stage_body(&self, x: &[f64], _forces: &[Force], tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
         let n = self.dims;
-        if self.modal_port() {
-            // (45) at the force with the group's change.
-            let change = bodies.first().map_or(0.0, |b| b.force.x);
-            self.write_rates(x, Vector3::new(self.applied(forces) + change, 0.0, 0.0), tau, dx);
-        } else if let Some(b) = bodies.first() {
+        let Some(b) = bodies.first() else { return };
+        if self.own_law_port() {
+            self.write_solved(x, b, tau, dx);
+        } else {
             store(&first(b.a, n), &mut dx[n..2 * n], n);
         }
     }

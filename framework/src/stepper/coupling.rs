@@ -272,6 +272,8 @@ impl Coupling {
             nl += (self.starts[pa + port + 1] - self.starts[pa + port]) as usize;
             (np, nx) = (np.max(pb - pa), nx.max(s.adm_x[j + 1] - s.adm_x[j]));
         }
+        // The laws of elements inside members (`Admittance::own_stage_law`), each with its body.
+        let mut owns: Vec<(usize, StageLaw)> = Vec::new();
         let (mut phi, mut rates, mut laws) = (Vec::with_capacity(np), Vec::with_capacity(nx), Vec::with_capacity(nl));
         let mut cross = Vec::new();
         // The members whose response is set-valued (a gear): each with its port forces, the
@@ -302,7 +304,13 @@ impl Coupling {
                     o.points.end = m + 1;
                     s.adm[j].stage_mode_body(x, &phi, tau, o.mode, port)
                 }
-                None => s.adm[j].stage_body(x, &rates, port),
+                None => match s.adm[j].own_stage_law(x, &phi, tau, port) {
+                    Some((body, law)) => {
+                        owns.push((m, law));
+                        Some(body)
+                    }
+                    None => s.adm[j].stage_body(x, &rates, port),
+                },
             };
             let Some(body) = body else { continue };
             out[m] = body;
@@ -324,6 +332,7 @@ impl Coupling {
                 laws.push(GroupLaw { law: &self.laws[k], body: m, partner });
             }
         }
+        laws.extend(owns.iter().map(|(m, law)| GroupLaw { law, body: *m, partner: None }));
         if modal.is_empty() {
             group_rates(out, &laws, &cross, tau);
             return Ok(());
