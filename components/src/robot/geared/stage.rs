@@ -14,9 +14,11 @@
 //! v = 0.0 exactly. W and the accelerations are found by solving the pattern at the
 //! explicit forces and at a unit force along each of the port's axes (exact: affine).
 //!
-//! Ports that take stage laws: the motors, the joints and the tip where every gear is
-//! backdrivable and forward-drivable (|γu|, |γv| < 1), as a 1-DOF gear's input and output
-//! take them; `tip_command` does not (an element there stays explicit and `check` says so).
+//! Ports that take stage laws: the motors, the joints, the tip and the tip command where
+//! every gear is backdrivable and forward-drivable (|γu|, |γv| < 1), as a 1-DOF gear's input
+//! and output take them. A force f on the tip command is realised by the motors (τu += Jᵀ f)
+//! and the port moves with the tip: a stiff element there (a Cartesian spring to a target,
+//! a virtual brake) is the motors' stiffness, solved with the robot as an element at the tip is.
 
 use super::GearedRobot;
 use stiction_framework::Admittance;
@@ -36,14 +38,15 @@ impl GearedRobot {
     /// Whether a stiff element on `port` can be held implicitly with the robot (module doc).
     pub(crate) fn stage_port(&self, port: usize) -> bool {
         let n = self.dof();
-        port <= 2 * n && self.gears.iter().all(|g| g.gamma_u.abs() < 1.0 && g.gamma_v.abs() < 1.0)
+        port <= 2 * n + 1 && self.gears.iter().all(|g| g.gamma_u.abs() < 1.0 && g.gamma_v.abs() < 1.0)
     }
 
     /// `Admittance::coupling_inertia` of a port that takes stage laws: the smallest inertia it
     /// shows, 1/λ_max(G M̂⁻¹ Gᵀ) without friction (G = e_iᵀ at joint i, κ_i e_iᵀ at motor i,
-    /// J at the tip), scaled
-    /// by (1 − σmax(P))/(1 + max |γv|) for the gears' load-dependent friction (their
-    /// slipping modes' mobility, as a 1-DOF gear's, `Gear::smallest_port_inertia`).
+    /// J at the tip and the tip command), scaled by (1 − σmax(P))/(1 + max |γv|) for the
+    /// gears' load-dependent friction (their slipping modes' mobility, as a 1-DOF gear's,
+    /// `Gear::smallest_port_inertia`; the tip command's force passes the gears forward:
+    /// max |γu| too).
     pub(crate) fn stage_inertia(&self, x: &[f64], port: usize) -> Option<f64> {
         let n = self.dof();
         if !self.stage_port(port) {
@@ -59,7 +62,8 @@ impl GearedRobot {
             let w = &jac * &minv * jac.transpose();
             nalgebra::SymmetricEigen::new(Matrix3::from_fn(|r, c| w[(r, c)])).eigenvalues.max()
         };
-        let gamma = self.gears.iter().map(|g| g.gamma_v.abs()).fold(0.0, f64::max);
+        let command = port == 2 * n + 1;
+        let gamma = self.gears.iter().map(|g| if command { g.gamma_u.abs().max(g.gamma_v.abs()) } else { g.gamma_v.abs() }).fold(0.0, f64::max);
         let scale = (1.0 - sigma_max(&p)?) / (1.0 + gamma);
         let m = scale / top;
         (m.is_finite() && m > 0.0).then_some(m)
@@ -119,9 +123,9 @@ impl GearedRobot {
         f
     }
 
-    /// The unit forces along `port`'s axes: one for a joint, three at the tip.
+    /// The unit forces along `port`'s axes: one for a joint, three at the tip and its command.
     fn axes(&self, port: usize) -> usize {
-        if port == 2 * self.dof() {
+        if port >= 2 * self.dof() {
             3
         } else {
             1
@@ -199,7 +203,7 @@ impl GearedRobot {
         let pattern = self.pattern(mode)?;
         let v = self.pattern_speeds(x, forces, tau, &pattern)?;
         let mut a = (self.port_speed(x, port, v.as_slice()) - self.port_speed(x, port, &x[n..2 * n])) / tau;
-        if port == 2 * n {
+        if port >= 2 * n {
             a += self.robot.tip_velocity_product(x);
         }
         let w = self.mobility(x, forces, tau, &pattern, port, port)?;
