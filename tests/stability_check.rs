@@ -260,7 +260,7 @@ fn coupled_robot_joints_are_analysed_with_the_inertia_matrix() {
     assert!(line.contains("fric0 on port 0") && line.contains("fric1 on port 1"), "{line}");
     let limit: f64 = line.split("stable for T < ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
     assert!(limit > 1.4e-3 && limit < 1.5e-3, "largest stable step {limit}");
-    // (Model C's rule (63) still warns there: it is the paper's Euler rule.)
+    // (Model C's rule (63), the paper's Euler rule, is not asked under RK4.)
     let (_, out, _) = cli_on(&["check"], &arm(1.4e-3, true));
     assert!(!out.lines().any(|l| l.contains("warning: arm: stuck-state")), "T = 1.4e-3 is stable: {out}");
     let held = |step: f64, viscous: bool| col(&run_value(&arm(step, viscous)), "theta1").iter().fold(0.0f64, |m, v| m.max(v.abs()));

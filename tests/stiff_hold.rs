@@ -166,6 +166,37 @@ fn euler_keeps_the_papers_model_c_with_its_warning() {
     assert!(w.iter().any(|w| w.contains("rule (63)")), "{w:?}");
 }
 
+/// Rule (63) is the paper's, for its Euler algorithm; under RK4 the stuck-state analysis of
+/// the stage form decides. A 1 kg mass launched at 0.2 m/s and pushed by 2 N against a
+/// grounded `kikuuwe_c` (K = 1e8, B = 1, F = 3 N): at T = 1.25e-4 and 1.4e-4 (ω T = 1.25,
+/// 1.4: explicit, RK4 resolves the held spring with its τK) it stops and holds with q
+/// constant bit for bit over the last half second, and `check` says nothing (the previous
+/// landing warned "rule (63) fails: static friction will oscillate or diverge" there); under
+/// Euler at the same steps the rule still warns.
+#[test]
+fn rule_63_is_the_euler_rule_and_rk4_holds_where_the_stuck_state_analysis_says() {
+    let system = |method: &str, step: f64| {
+        json!({
+            "solver": {"method": method, "step": step, "stop_time": 1.0},
+            "output": {"signals": {"q": "m.q", "v": "m.v"}},
+            "components": {"m": {"type": "mass", "mass": 1.0, "init": {"v": 0.2}},
+                           "push": {"type": "force_source", "force": 2.0},
+                           "h": {"type": "kikuuwe_c", "K": 1e8, "B": 1.0, "F": 3.0}},
+            "connections": [{"from": "push.body", "to": "m"}, {"from": "h.a", "to": "ground"}, {"from": "h.b", "to": "m"}]
+        })
+    };
+    for step in [1.25e-4, 1.4e-4] {
+        let held = system("rk4", step);
+        assert!(warnings(&held).iter().all(|w| !w.contains("(63)") && !w.contains("stuck-state")), "{:?}", warnings(&held));
+        let rec = run_value(&held);
+        let q = col(&rec, "q");
+        let from = rec.time.iter().position(|&t| t >= 0.5).expect("rows");
+        assert!(q[from..].iter().all(|&x| x == q[from]), "T = {step}: q moves while held");
+        assert!(q[from] > 0.0199 && q[from] < 0.0201, "stops after 0.02 m: {}", q[from]);
+        assert!(warnings(&system("euler", step)).iter().any(|w| w.contains("rule (63)")), "Euler at {step}");
+    }
+}
+
 /// A 1 kg `point_mass` resting on a stiff `plane_contact` (K = 1e8, B = 1, μ = 0.5; ω T = 10
 /// at T = 1e-3) at its static depth, launched along x at `v0` m/s. Signals x, y, z, vx.
 fn on_plane(k: f64, v0: [f64; 3], z0: f64, plane: Value) -> Value {

@@ -8,8 +8,10 @@
 //! dimensions. Port b sees the motion relative to port a and receives the force −y
 //! (which opposes the relative sliding); port a receives +y.
 //!
-//! Parameter rule (63): a model-C element on a mass M in static friction converges without
-//! oscillation only if T² < M/(4K) (with B = 2√(KM)); `stiction check` warns otherwise.
+//! Parameter rule (63): under the paper's Euler algorithm, a model-C element on a mass M in
+//! static friction converges without oscillation only if T² < M/(4K) (with B = 2√(KM));
+//! `stiction check` warns otherwise. Under RK4 its stuck-state analysis of the stage form
+//! decides instead (framework/src/stability.rs): the rule would call steps unstable that hold.
 
 use super::law::{DryLaw, FrictionLaw, LAW_PARAMS};
 use crate::saturation::{gsat3, sat};
@@ -241,7 +243,7 @@ impl Impedance for ModelC {
         let mut out = Vec::new();
         if self.form.coupled() {
             out.push(crate::stability::coupled_info("model C stiffness", self.k, inertia, step));
-        } else if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min) {
+        } else if let Some(m) = inertia.iter().flatten().cloned().reduce(f64::min).filter(|_| self.form.is_euler()) {
             let limit = m / (4.0 * self.k);
             if step * step >= limit {
                 out.push(Diagnostic::Warning(format!(
