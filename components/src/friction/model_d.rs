@@ -31,9 +31,8 @@
 //! switch.
 
 use super::common::{read_init, INIT_PARAMS};
-use super::law::{FrictionLaw, LAW_PARAMS};
+use super::law::{DryLaw, FrictionLaw, LAW_PARAMS};
 use crate::doc_table::table;
-use super::law::DryLaw;
 use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use nalgebra::Vector3;
@@ -160,7 +159,10 @@ impl ModelD {
     /// w = K e + (B + τK) u, c = B + τK, sliding −(F c + D‖x‖)/(c + D) x/‖x‖ (x = w + c Δ).
     /// With A = 1/c + τ/M that is (45)'s y = Φ_A(v*) (v* = u + τh/M + K e/c), held and sliding
     /// with Coulomb's g = F and the viscous D ((46)). The body under the applied force `h`:
-    /// the mass with that force at Δ = 0 in its acceleration.
+    /// the mass with that force at Δ = 0 in its acceleration. Where RK4 resolves the held
+    /// spring (held stages return the continuous K e + B u) the law's held branch is (45)'s
+    /// implicit one, its mobility 1/(M + τB + τ²K) against the stage's 1/M: within that
+    /// range (τ²K/M below about 2) the runs match a soft element's (tests/stiff_hold.rs).
     fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
         let law = self.element_law(x, tau, Vector3::zeros());
         let a = (h + law.force()) / self.mass;
