@@ -189,7 +189,14 @@ def main():
             ra, rb = pairs(cmd, [args.reference, "10000", "1"], args.runs)
             ratios = [x["wall"] / y["wall"] for x, y in zip(ra, rb)]
             med, noise, _ = verdict(ratios, 0.02)
-            flag = "WORSE than the target" if med > 1.1 + noise else "within the target"
+            # The median decides; a median above 1.1 but within the pairs' noise of it is
+            # still not the target met.
+            if med <= 1.1:
+                flag = "met"
+            elif med > 1.1 + noise:
+                flag = "WORSE than the target"
+            else:
+                flag = f"not met (above it by less than the noise, {noise:.3f})"
             print(f"chain-10k, 1 thread / the reference loop (wall): {med:.3f} ({min(ratios):.3f}-{max(ratios):.3f}), target <= 1.1: {flag}")
             if med > 1.1 + noise:
                 worse.append("chain-10k against the reference loop")
