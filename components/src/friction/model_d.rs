@@ -263,7 +263,7 @@ impl Admittance for ModelD {
     /// slider's relaxation), the body is a mass M under the contact's force at the stage
     /// state, so a stiff element on it is held implicitly as on a `mass`; under (45)'s
     /// implicit stages, the mass with its own element's law among the coupled elements' (with
-    /// Coulomb friction on the slider: [`ModelD::own_law`]).
+    /// Coulomb friction on the slider: `ModelD::own_law`).
     fn takes_stage_laws(&self, _port: usize) -> bool {
         self.form.sliding_continuous() || self.own_law_port()
     }
@@ -293,7 +293,7 @@ impl Admittance for ModelD {
         }
         self.form.sliding_continuous().then(|| StageBody::point(self.mass, at, load(&dx[n..], n)))
     }
-    /// Under (45)'s stages: the mass and its own element's law ([`ModelD::own_law`]).
+    /// Under (45)'s stages: the mass and its own element's law (`ModelD::own_law`).
     fn own_stage_law(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize) -> Option<(StageBody, StageLaw)> {
         self.own_law_port().then(|| self.own_law(x, self.applied(forces), tau))
     }
