@@ -161,8 +161,9 @@ impl ModelD {
     /// with Coulomb's g = F and the viscous D ((46)). The body under the applied force `h`:
     /// the mass with that force at Δ = 0 in its acceleration. Where RK4 resolves the held
     /// spring (held stages return the continuous K e + B u) the law's held branch is (45)'s
-    /// implicit one, its mobility 1/(M + τB + τ²K) against the stage's 1/M: within that
-    /// range (τ²K/M below about 2) the runs match a soft element's (tests/stiff_hold.rs).
+    /// implicit one, its mobility 1/(M + τB + τ²K) against the stage's 1/M (τ²K/M up to
+    /// about 2): stable, but less accurate there (a joined load at K = 1e6, B = 0.5, 1 ms:
+    /// 6.1e-5 m off against a soft element's 1.3e-5).
     fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
         let law = self.element_law(x, tau, Vector3::zeros());
         let a = (h + law.force()) / self.mass;
