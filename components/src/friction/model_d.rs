@@ -160,21 +160,24 @@ impl ModelD {
     /// With A = 1/c + τ/M that is (45)'s y = Φ_A(v*) (v* = u + τh/M + K e/c), held and sliding
     /// with Coulomb's g = F and the viscous D ((46)). The body under the applied force `h`:
     /// the mass with that force at Δ = 0 in its acceleration. Where RK4 resolves the held
-    /// spring (held stages return the continuous K e + B u) the law's held branch is (45)'s
-    /// implicit one, its mobility 1/(M + τB + τ²K) against the stage's 1/M (τ²K/M up to
-    /// about 2): stable, but less accurate there (a joined load at K = 1e6, B = 0.5, 1 ms:
-    /// 6.1e-5 m off against a soft element's 1.3e-5).
+    /// spring (held stages return the continuous K e + B u), the law is taken without the τK
+    /// (c = B): held, that continuous force (B Δ its only implicit part), sliding the
+    /// continuous law's force where the stage's is (45)'s, ±F for Coulomb friction in 1-D.
+    /// With c = B + τK there, the held mobility 1/(M + τB + τ²K) against the stage's 1/M cost
+    /// accuracy: a joined load at K = 1e6, B = 0.5, 1 ms 6.1e-5 m off (now 2.2e-5, a soft
+    /// element's error 1.3e-5).
     fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
         let law = self.element_law(x, tau, Vector3::zeros());
         let a = (h + law.force()) / self.mass;
         (StageBody::point(self.mass, load(x, self.dims), a), law)
     }
 
-    /// The law of [`own_law`](Self::own_law) at the velocity change `delta` (Δ = 0: the law).
+    /// The law of [`own_law`](Self::own_law) at the velocity change `delta` (Δ = 0: the law):
+    /// c = B + τK, or B where the held spring's stages are continuous.
     fn element_law(&self, x: &[f64], tau: f64, delta: Vector3<f64>) -> StageLaw {
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
-        let c = self.b + tau * self.k;
+        let c = if self.form.held_continuous() { self.b } else { self.b + tau * self.k };
         StageLaw::Friction {
             w: (q - w) * self.k + (u + delta) * c,
             c,
