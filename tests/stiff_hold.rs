@@ -762,6 +762,16 @@ fn worst_differences(a: &Recorder, b: &Recorder, names: &[&str]) -> Vec<f64> {
     worst
 }
 
+/// The run of `held`, which `check` must not warn about, and of its explicit `reference`: the
+/// two recordings and the worst differences of the signals `names` (printed under `what`).
+fn against_reference(what: &str, held: &Value, reference: &Value, names: &[&str]) -> (Recorder, Recorder, Vec<f64>) {
+    assert_eq!(warnings(held), Vec::<String>::new(), "{what}");
+    let (a, b) = (run_value(held), run_value(reference));
+    let worst = worst_differences(&a, &b, names);
+    eprintln!("{what}: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+    (a, b, worst)
+}
+
 /// A 2-link arm (Simulation II's links, no joint friction, free) whose tip holds a 1 kg
 /// `point_mass` through a stiff `kikuuwe_c` (dims 3, K = 1e7, F = 5 N), the mass pushed by
 /// (1, 0.5, 0) N: the element stays stuck and the mass drags the arm. At `step` with the
@@ -1529,11 +1539,8 @@ fn geared_robot_gripping(step: f64, grip: bool, brake: bool) -> Value {
 /// the grip stayed explicit: `check` warned and the arm ran 0.8 rad off.
 #[test]
 fn a_geared_robot_and_its_stiffly_gripped_payload_are_solved_as_one_group() {
-    let held = geared_robot_gripping(1e-3, true, false);
-    assert_eq!(warnings(&held), Vec::<String>::new());
-    let (a, b) = (run_value(&held), run_value(&geared_robot_gripping(5e-6, true, false)));
-    let worst = worst_differences(&a, &b, &["q0", "q1", "px", "py"]);
-    eprintln!("geared robot gripping a payload, T = 1e-3 against 5e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+    let (held, reference) = (geared_robot_gripping(1e-3, true, false), geared_robot_gripping(5e-6, true, false));
+    let (a, b, worst) = against_reference("geared robot gripping a payload, T = 1e-3 against 5e-6 explicit", &held, &reference, &["q0", "q1", "px", "py"]);
     assert!(worst.iter().all(|w| *w < 1e-6), "off by {worst:?}");
     for name in ["v0", "v1"] {
         let stuck = |r: &Recorder| col(r, name).iter().filter(|v| **v == 0.0).count();
@@ -1572,12 +1579,9 @@ fn geared_robot_commanded(step: f64, payload: bool) -> Value {
 #[test]
 fn a_stiff_element_on_a_geared_robots_tip_command_is_held_with_the_robot() {
     for payload in [false, true] {
-        let held = geared_robot_commanded(1e-3, payload);
-        assert_eq!(warnings(&held), Vec::<String>::new());
-        let (a, b) = (run_value(&held), run_value(&geared_robot_commanded(5e-6, payload)));
         let names: &[&str] = if payload { &["q0", "q1", "px", "py"] } else { &["q0", "q1"] };
-        let worst = worst_differences(&a, &b, names);
-        eprintln!("geared robot with a stiff element on its tip command (payload: {payload}), T = 1e-3 against 5e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+        let (held, reference) = (geared_robot_commanded(1e-3, payload), geared_robot_commanded(5e-6, payload));
+        let (a, b, worst) = against_reference(&format!("geared robot with a stiff element on its tip command (payload: {payload}), T = 1e-3 against 5e-6 explicit"), &held, &reference, names);
         assert!(worst.iter().all(|w| *w < 1e-6), "off by {worst:?}");
         if !payload {
             for name in ["v0", "v1"] {
@@ -1597,11 +1601,8 @@ fn a_stiff_element_on_a_geared_robots_tip_command_is_held_with_the_robot() {
 #[test]
 fn a_stiff_brake_on_a_geared_robot_joint_is_held_with_the_robot() {
     for grip in [false, true] {
-        let held = geared_robot_gripping(1e-3, grip, true);
-        assert_eq!(warnings(&held), Vec::<String>::new());
-        let (a, b) = (run_value(&held), run_value(&geared_robot_gripping(5e-6, grip, true)));
-        let worst = worst_differences(&a, &b, &["q0", "q1"]);
-        eprintln!("geared robot with a braked joint (grip: {grip}), T = 1e-3 against 5e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+        let (held, reference) = (geared_robot_gripping(1e-3, grip, true), geared_robot_gripping(5e-6, grip, true));
+        let (_, _, worst) = against_reference(&format!("geared robot with a braked joint (grip: {grip}), T = 1e-3 against 5e-6 explicit"), &held, &reference, &["q0", "q1"]);
         assert!(worst.iter().all(|w| *w < 1e-3), "off by {worst:?}");
     }
 }
@@ -1623,11 +1624,8 @@ fn a_rotor_on_a_stiff_coupling_drives_a_geared_robot_motor_in_one_group() {
         c.extend([json!({"from": "motor.body", "to": "rotor"}), json!({"from": "coupling.a", "to": "rotor"}), json!({"from": "coupling.b", "to": "robot.motor0"})]);
         v
     };
-    let held = system(1e-3);
-    assert_eq!(warnings(&held), Vec::<String>::new());
-    let (a, b) = (run_value(&held), run_value(&system(5e-6)));
-    let worst = worst_differences(&a, &b, &["q0", "q1", "r"]);
-    eprintln!("rotor driving a geared robot's motor, T = 1e-3 against 5e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+    let (held, reference) = (system(1e-3), system(5e-6));
+    let (a, b, worst) = against_reference("rotor driving a geared robot's motor, T = 1e-3 against 5e-6 explicit", &held, &reference, &["q0", "q1", "r"]);
     assert!(worst.iter().all(|w| *w < 1e-6), "off by {worst:?}");
     let stuck = |r: &Recorder| col(r, "v0").iter().filter(|v| **v == 0.0).count();
     assert_eq!(stuck(&a), stuck(&b), "joint 0's samples held exactly");
@@ -1667,12 +1665,9 @@ fn model_d_held(step: f64, joined: bool) -> Value {
 #[test]
 fn stiff_elements_on_a_model_d_body_are_held_with_it() {
     for joined in [false, true] {
-        let held = model_d_held(1e-3, joined);
-        assert_eq!(warnings(&held), Vec::<String>::new());
-        let (a, b) = (run_value(&held), run_value(&model_d_held(2e-6, joined)));
         let names: &[&str] = if joined { &["q", "w", "l"] } else { &["q", "w"] };
-        let worst = worst_differences(&a, &b, names);
-        eprintln!("model D body with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+        let (held, reference) = (model_d_held(1e-3, joined), model_d_held(2e-6, joined));
+        let (_, _, worst) = against_reference(&format!("model D body with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit"), &held, &reference, names);
         assert!(worst.iter().all(|w| *w < 1e-6), "off by {worst:?}");
     }
 }
@@ -1704,12 +1699,9 @@ fn stiff_elements_on_a_model_d_body_under_its_implicit_step_are_held_with_its_ow
     // where the own law's held branch with (45)'s τK made it 6.1e-5 m (now 2.2e-5).
     for (k, b, joined_bound) in [(1e4, 1.0, 1e-4), (1e7, 10.0, 1e-4), (1e6, 0.5, 4e-5)] {
         for joined in [false, true] {
-            let held = model_d_implicit_held(1e-3, joined, k, b);
-            assert_eq!(warnings(&held), Vec::<String>::new(), "K = {k}, B = {b}, joined: {joined}");
-            let (a, r) = (run_value(&held), run_value(&model_d_implicit_held(2e-6, joined, k, b)));
             let names: &[&str] = if joined { &["q", "w", "l"] } else { &["q", "w"] };
-            let worst = worst_differences(&a, &r, names);
-            eprintln!("model D (K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+            let (held, reference) = (model_d_implicit_held(1e-3, joined, k, b), model_d_implicit_held(2e-6, joined, k, b));
+            let (a, r, worst) = against_reference(&format!("model D (K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit"), &held, &reference, names);
             let bound = if joined { joined_bound } else { 5e-7 };
             assert!(worst.iter().all(|w| *w < bound), "off by {worst:?}");
             if !joined {
@@ -1756,12 +1748,9 @@ fn model_d_planar(step: f64, joined: bool, k: f64, b: f64) -> Value {
 fn stiff_elements_on_a_planar_model_d_body_are_held_with_its_own_element() {
     for (k, b) in [(1e4, 1.0), (1e7, 10.0)] {
         for joined in [false, true] {
-            let held = model_d_planar(1e-3, joined, k, b);
-            assert_eq!(warnings(&held), Vec::<String>::new(), "K = {k}, B = {b}, joined: {joined}");
-            let (a, r) = (run_value(&held), run_value(&model_d_planar(2e-6, joined, k, b)));
             let names: &[&str] = if joined { &["qx", "qy", "wx", "wy", "lx", "ly"] } else { &["qx", "qy", "wx", "wy"] };
-            let worst = worst_differences(&a, &r, names);
-            eprintln!("planar model D (K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit: {:?}", worst.iter().map(|w| format!("{w:.1e}")).collect::<Vec<_>>());
+            let (held, reference) = (model_d_planar(1e-3, joined, k, b), model_d_planar(2e-6, joined, k, b));
+            let (_, _, worst) = against_reference(&format!("planar model D (K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit"), &held, &reference, names);
             let bound = if joined { 2e-4 } else { 3e-5 };
             assert!(worst.iter().all(|w| *w < bound), "off by {worst:?}");
         }
@@ -1792,11 +1781,8 @@ fn two_gears_on_a_stiff_shaft_find_their_modes_together() {
                             {"from": "out.a", "to": "g2.output"}, {"from": "out.b", "to": "load"}]
         })
     };
-    let held = system(1e-3);
-    assert_eq!(warnings(&held), Vec::<String>::new());
-    let (a, b) = (run_value(&held), run_value(&system(2e-6)));
-    let worst = worst_differences(&a, &b, &["p"]);
-    eprintln!("two gears on a stiff shaft, T = 1e-3 against 2e-6 explicit: {:.1e} rad", worst[0]);
+    let (held, reference) = (system(1e-3), system(2e-6));
+    let (_, _, worst) = against_reference("two gears on a stiff shaft, T = 1e-3 against 2e-6 explicit", &held, &reference, &["p"]);
     assert!(worst[0] < 5e-4, "off by {worst:?}");
 }
 
