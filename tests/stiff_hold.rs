@@ -1712,6 +1712,42 @@ fn stiff_elements_on_a_model_d_body_under_its_implicit_step_are_held_with_its_ow
     }
 }
 
+/// Model D on a Stribeck curve (Fc = 5, Fs = 6 N, v_s = 0.1 m/s, exponent 2) or a table of
+/// levels (6, 4.5, 5 N at 0, 0.05, 1 m/s) under (45)'s implicit stages, with a stiff element
+/// as in [`model_d_implicit_held`]: its own element's law takes g at the slider's speed, as
+/// a coupled element's does, and the stage's rates are that law's solution (`write_solved`).
+/// Grounded (K = 1e8, F = 3 N; with the block's 6 N it holds under 8 sin 2πt N): within
+/// 4.5e-9 / 3.9e-8 / 3.9e-8 m of the explicit 2e-6 s run, the slider 0.0 at every sample
+/// (the previous landing: explicit, `check` warned, 1.2e-5 / 1.6e-4 / 2.2e-4 m). Joined to the
+/// 0.05 kg load: 3.4e-2 / 3.2e-2 / 1.8e-2 m, model D's own error with these laws at 1 ms
+/// against the continuous law of the reference (a soft element, K = 1e3, in h's place:
+/// 3.4e-2 / 3.2e-2 / 2.1e-2 m); the previous landing 9.7e-2 / 1.0e-1 / 1.2e-1 m, warned.
+#[test]
+fn stiff_elements_on_a_model_d_body_with_a_stribeck_curve_or_a_table_are_held_with_its_own_element() {
+    let stribeck = json!({"law": "stribeck", "Fc": 5.0, "Fs": 6.0, "vs": 0.1, "exponent": 2.0});
+    let table = json!({"law": "table", "speed": [0.0, 0.05, 1.0], "levels": [6.0, 4.5, 5.0]});
+    for (law, k, b) in [(&stribeck, 1e7, 10.0), (&stribeck, 1e6, 0.5), (&table, 1e6, 0.5)] {
+        for joined in [false, true] {
+            let system = |step: f64| {
+                let mut v = model_d_implicit_held(step, joined, k, b);
+                let block = v["components"]["block"].as_object_mut().expect("the block");
+                block.remove("F");
+                block.extend(law.as_object().expect("a law").clone());
+                v
+            };
+            let names: &[&str] = if joined { &["q", "w", "l"] } else { &["q", "w"] };
+            let what = format!("model D ({}, K = {k}, B = {b}) with a stiff element (joined: {joined}), T = 1e-3 against 2e-6 explicit", law["law"]);
+            let (a, _, worst) = against_reference(&what, &system(1e-3), &system(2e-6), names);
+            if joined {
+                assert!(worst.iter().all(|w| *w < 4e-2), "off by {worst:?}");
+            } else {
+                assert!(worst.iter().all(|w| *w < 1e-7), "off by {worst:?}");
+                assert!(col(&a, "w").iter().all(|w| *w == 0.0), "the slider does not creep");
+            }
+        }
+    }
+}
+
 /// [`model_d_implicit_held`] in the plane: the block (`dims` 2) pushed by (8 sin 2πt,
 /// 5 sin(3πt + 1)) N, held by a grounded `kikuuwe_c` (dims 2, K = 1e8, F = 3 N) or joined by
 /// one (K = 1e6, F = 30 N) to a 0.05 kg point mass pushed by (0.5, 0.3) N.

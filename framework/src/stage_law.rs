@@ -208,6 +208,23 @@ impl StageLaw {
         }
     }
 
+    /// Whether the element holds at Δ = 0 (its argument within the level of its curve): a
+    /// [`Friction`](StageLaw::Friction) law's slider, a [`Contact`](StageLaw::Contact)'s
+    /// tangential element; a [`Joint`](StageLaw::Joint)'s twist element.
+    pub fn holds(&self) -> bool {
+        match *self {
+            StageLaw::Friction { w, c, level, dims, ref curve, .. } => {
+                let norm = w.rows(0, dims.clamp(1, 3)).norm();
+                norm <= curve.level(level, norm, c).0
+            }
+            StageLaw::Contact { wn, wt, c, mu, ref curve, .. } => {
+                let norm = wt.norm();
+                norm <= curve.level(mu, norm, c).0 * wn.max(0.0)
+            }
+            StageLaw::Joint { twist, level, .. } => twist.abs() <= level,
+        }
+    }
+
     /// The world point the law's force acts at (a rigid body's lever; a mass ignores it).
     pub fn point(&self) -> Vector3<f64> {
         match self {

@@ -32,6 +32,7 @@
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{DryLaw, FrictionLaw, LAW_PARAMS};
+use super::model_c::stage_curve;
 use crate::doc_table::table;
 use crate::stage_form::{continuous_law, StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
@@ -143,10 +144,11 @@ impl ModelD {
     }
 
     /// Whether, under (45)'s implicit stages, the body takes stiff elements' stage laws with
-    /// its own element's ([`own_law`](Self::own_law)): under RK4 with Coulomb friction (and a
-    /// viscous part) on the slider, where that law is (45) exactly.
+    /// its own element's ([`own_law`](Self::own_law)): under RK4, with any friction law on the
+    /// slider (Coulomb, with a viscous part: (45) exactly; a Stribeck curve or a table: (57)
+    /// with g at the slider's speed, [`write_solved`](Self::write_solved)).
     fn own_law_port(&self) -> bool {
-        !self.form.is_euler() && !self.form.sliding_continuous() && matches!(self.law.dry, DryLaw::Coulomb { .. })
+        !self.form.is_euler() && !self.form.sliding_continuous()
     }
 
     /// The applied force: the port's and the constant one.
@@ -177,24 +179,43 @@ impl ModelD {
     fn element_law(&self, x: &[f64], tau: f64, delta: Vector3<f64>) -> StageLaw {
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
-        let c = if self.form.held_continuous() { self.b } else { self.b + tau * self.k };
-        StageLaw::Friction {
-            w: (q - w) * self.k + (u + delta) * c,
-            c,
-            level: self.law.static_level(),
-            viscous: self.law.d,
-            dims: n,
-            at: q,
-            curve: Curve::Flat,
-        }
+        let (level, curve) = stage_curve(&self.law);
+        // A curve's law at c = B would be ill-posed where (45)'s Φ_A is not (Z = 1/B).
+        let flat = matches!(curve, Curve::Flat);
+        let c = if self.form.held_continuous() && flat { self.b } else { self.b + tau * self.k };
+        StageLaw::Friction { w: (q - w) * self.k + (u + delta) * c, c, level, viscous: self.law.d, dims: n, at: q, curve }
     }
 
     /// The rates of the stage whose body the coupled elements and its own law solved
-    /// (`body`'s acceleration): (45) at the applied force that gives that acceleration with
-    /// its own element's force at the solution, M a − f(τ a).
+    /// (`body`'s acceleration a): (45) at the applied force that gives that acceleration with
+    /// its own element's force at the solution, h = M a − f(τ a). With a Stribeck curve or a
+    /// table, (45)'s closed form (46)/(57) takes g at ‖v*‖ and the law at the slider's speed
+    /// ‖x‖/c (x = w + c τ a): the two differ by O(Z max|g'|), so the rates are the law's own
+    /// solution, u̇ = a, slider velocity (x − y)/c with y = −f(τ a) (exactly 0.0 while it
+    /// holds), which is (45)'s for Coulomb friction.
     fn write_solved(&self, x: &[f64], body: &StageBody, tau: f64, dx: &mut [f64]) {
-        let own = self.element_law(x, tau, body.a * tau).force();
-        self.write_rates(x, body.a * self.mass - own, tau, dx);
+        let law = self.element_law(x, tau, body.a * tau);
+        let own = law.force();
+        let h = body.a * self.mass - own;
+        let StageLaw::Friction { w: arg, c, .. } = law else { return };
+        if matches!(self.law.dry, DryLaw::Coulomb { .. }) {
+            self.write_rates(x, h, tau, dx);
+            return;
+        }
+        let n = self.dims;
+        let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
+        let held = law.holds();
+        if held && self.form.held_continuous() {
+            // As `write_rates`: the continuous mechanics of the mass on the held spring.
+            store(&u, &mut dx[..n], n);
+            store(&((h - (q - w) * self.k - u * self.b) / self.mass), &mut dx[n..2 * n], n);
+            dx[2 * n..3 * n].fill(0.0);
+            return;
+        }
+        let slider = if held { Vector3::zeros() } else { (arg + own) / c };
+        store(&self.form.position_rate(u, u + body.a * tau, held), &mut dx[..n], n);
+        store(&body.a, &mut dx[n..2 * n], n);
+        store(&slider, &mut dx[2 * n..], n);
     }
 }
 
