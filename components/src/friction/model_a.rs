@@ -23,13 +23,14 @@
 
 use super::common::{read_init, INIT_PARAMS};
 use super::law::{FrictionLaw, LAW_PARAMS};
+use super::model_c::stage_curve;
 use crate::doc_table::table;
 use crate::stage_form::{StageForm, StopSwitch};
 use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS_DOC};
 use crate::modes::consistent_mode;
 use nalgebra::{Matrix3, Vector3};
 use std::sync::OnceLock;
-use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody};
+use stiction_framework::component::{Admittance, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
 use stiction_framework::stage_law::{group_rates, GroupLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -130,6 +131,83 @@ impl ModelA {
         self.dims == 1 && self.smooth()
     }
 
+    /// Whether, in two or three dimensions under RK4, the body takes stiff elements' stage
+    /// laws with its own friction's ([`own_law`](Self::own_law)).
+    fn own_law_port(&self) -> bool {
+        self.dims > 1 && !self.form.is_euler()
+    }
+
+    /// (26) as the implicit step of the mass with a rigid friction element on it: the force
+    /// −gsat(g, c (v + Δ)) with c → ∞ holds exactly where M v*/τ is within the static set
+    /// and slides along v* otherwise. Taken as an I_fricK law with c = [`RIGID`] M/τ (its held
+    /// velocity g/c, 1e-9 of τ g/M); the body under the applied force `h` with that force at
+    /// Δ = 0 in its acceleration.
+    fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
+        let law = self.rigid_law(x, tau, Vector3::zeros());
+        let a = (h + law.force()) / self.mass;
+        (StageBody::point(self.mass, load(x, self.dims), a), law)
+    }
+
+    /// The law of [`own_law`](Self::own_law) at the velocity change `delta`.
+    fn rigid_law(&self, x: &[f64], tau: f64, delta: Vector3<f64>) -> StageLaw {
+        let n = self.dims;
+        let (q, v) = (load(x, n), load(&x[n..], n));
+        let c = RIGID * self.mass / tau;
+        let (level, curve) = stage_curve(&self.law);
+        StageLaw::Friction { w: (v + delta) * c, c, level, viscous: self.law.d, dims: n, at: q, curve }
+    }
+
+    /// The stage with the coupled elements' `laws` on the body alone (no group), as
+    /// [`write_rates`](Self::write_rates) takes it with (26): where a sliding direction is
+    /// locked (a located stop's search), the continuous law's friction along it; else the
+    /// mass solved with its rigid element ([`own_law`](Self::own_law)) decides: held, the
+    /// stuck stage; sliding from a velocity, the continuous law's friction along it (explicit,
+    /// as an uncoupled sliding stage's) with the elements solved on the mass; sliding from
+    /// rest, or where RK4 does not resolve the viscous part (the τ-form's stages), the rigid
+    /// element's solution (its direction that of the solution's v*).
+    fn own_rates(&self, x: &[f64], forces: &[Force], laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
+        let n = self.dims;
+        let h = self.applied_n(forces);
+        let (q, v) = (load(x, n), load(&x[n..], n));
+        let (body, own) = self.own_law(x, h, tau);
+        let mut group: Vec<GroupLaw<'_>> = laws.iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
+        let dir = self.stop.direction();
+        if dir.is_none() {
+            group.push(GroupLaw { law: &own, body: 0, partner: None });
+            let mut bodies = [body];
+            group_rates(&mut bodies, &group, &[], tau);
+            if !self.smooth() || v == Vector3::zeros() || self.rigid_law(x, tau, bodies[0].a * tau).holds() {
+                self.write_solved(x, &bodies[0], tau, dx);
+                return;
+            }
+            group.pop();
+        }
+        let f = self.law.sliding_force(v, h, dir);
+        let mut slide = [StageBody::point(self.mass, q, (h - f) / self.mass)];
+        group_rates(&mut slide, &group, &[], tau);
+        store(&v, &mut dx[..n], n);
+        store(&slide[0].a, &mut dx[n..2 * n], n);
+        dx[2 * n] = -x[2 * n] / tau;
+    }
+
+    /// The rates of the stage whose body the coupled elements and its own law solved: held
+    /// (the law within its level at the solution), (26)'s stuck stage, v_new = 0.0; sliding,
+    /// the solved acceleration, q̇ = v under RK4.
+    fn write_solved(&self, x: &[f64], body: &StageBody, tau: f64, dx: &mut [f64]) {
+        let n = self.dims;
+        let v = load(&x[n..], n);
+        let held = self.rigid_law(x, tau, body.a * tau).holds();
+        let (vn, a) = if held { (Vector3::zeros(), -v / tau) } else { (v + body.a * tau, body.a) };
+        store(&self.form.position_rate(v, vn, held), &mut dx[..n], n);
+        store(&a, &mut dx[n..2 * n], n);
+        dx[2 * n] = (if held { 1.0 } else { 0.0 } - x[2 * n]) / tau;
+    }
+
+    /// The applied force: the port's and the constant one.
+    fn applied_n(&self, forces: &[Force]) -> Vector3<f64> {
+        first(forces.first().map_or(Vector3::zeros(), |f| f.f), self.dims) + self.force
+    }
+
     /// The applied force along x: the port's and the constant one.
     fn applied(&self, forces: &[Force]) -> f64 {
         forces.first().map_or(0.0, |f| f.f.x) + self.force.x
@@ -183,6 +261,9 @@ enum StageMode {
     Stuck,
     Slide(f64),
 }
+
+/// The rate c τ/M of model A's rigid element in [`ModelA::own_law`].
+const RIGID: f64 = 1e9;
 
 /// Every [`StageMode`], numbered for `Admittance::stage_mode`.
 const STAGE_MODES: [StageMode; 4] = [StageMode::Stuck, StageMode::Slide(0.0), StageMode::Slide(1.0), StageMode::Slide(-1.0)];
@@ -241,13 +322,18 @@ impl Admittance for ModelA {
     }
     /// Where a stiff element on it can be held implicitly with it: in one dimension, with
     /// sliding stages on the continuous law (RK4, D T/M ≤ 1), where each mode of the stage
-    /// is affine in the force (components/src/modes.rs).
+    /// is affine in the force (components/src/modes.rs); in two and three dimensions under
+    /// RK4, solved with its own rigid element's law (`ModelA::own_law`).
     fn takes_stage_laws(&self, _port: usize) -> bool {
-        self.stage_port()
+        self.stage_port() || self.own_law_port()
     }
     /// (26) with the coupled elements' forces at the stage's new velocity, in the mode its
-    /// solution selects.
+    /// solution selects; in 2-D and 3-D, the mass solved with their laws and its own.
     fn implicit_rate(&self, x: &[f64], forces: &[Force], laws: &PortLaws<'_>, tau: f64, dx: &mut [f64]) {
+        if self.own_law_port() {
+            self.own_rates(x, forces, laws.of(0), tau, dx);
+            return;
+        }
         let h0 = self.applied(forces);
         let group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
         let solve = |mode: StageMode| {
@@ -261,7 +347,14 @@ impl Admittance for ModelA {
     }
     /// As a point of a group, stuck (the body of the stage's mode replaces it, `stage_mode`).
     fn stage_body(&self, x: &[f64], _dx: &[f64], _port: usize) -> Option<StageBody> {
+        if self.own_law_port() {
+            return Some(StageBody::point(self.mass, load(x, self.dims), Vector3::zeros()));
+        }
         self.stage_port().then(|| self.mode_body(StageMode::Stuck, x, 0.0, 1.0))
+    }
+    /// In 2-D and 3-D under RK4: the mass and its own rigid element's law (`ModelA::own_law`).
+    fn own_stage_law(&self, x: &[f64], forces: &[Force], tau: f64, _port: usize) -> Option<(StageBody, StageLaw)> {
+        self.own_law_port().then(|| self.own_law(x, self.applied_n(forces), tau))
     }
     /// The mode of (26) (its index in `STAGE_MODES`) that the force with the change selects.
     fn stage_mode(&self, x: &[f64], forces: &[Force], tau: f64, changes: &[Vector3<f64>]) -> Option<usize> {
@@ -283,6 +376,10 @@ impl Admittance for ModelA {
     }
     /// (26) at the force with the group's change.
     fn set_stage_body(&self, x: &[f64], forces: &[Force], tau: f64, _ports: &[usize], bodies: &[StageBody], dx: &mut [f64]) {
+        if let (true, Some(b)) = (self.own_law_port(), bodies.first()) {
+            self.write_solved(x, b, tau, dx);
+            return;
+        }
         let change = bodies.first().map_or(0.0, |b| b.force.x);
         self.write_rates(x, Vector3::new(self.applied(forces) + change, 0.0, 0.0), tau, dx);
     }
