@@ -197,11 +197,12 @@ impl ModelD {
         let law = self.element_law(x, tau, body.a * tau);
         let own = law.force();
         let h = body.a * self.mass - own;
-        let StageLaw::Friction { w: arg, c, .. } = law else { return };
-        if matches!(self.law.dry, DryLaw::Coulomb { .. }) {
+        let (StageLaw::Friction { w: arg, c, .. }, false) = (&law, matches!(self.law.dry, DryLaw::Coulomb { .. })) else {
+            // Coulomb friction: (45) at that force is the law's solution.
             self.write_rates(x, h, tau, dx);
             return;
-        }
+        };
+        let (arg, c) = (*arg, *c);
         let n = self.dims;
         let (q, u, w) = (load(x, n), load(&x[n..], n), load(&x[2 * n..], n));
         let held = law.holds();
