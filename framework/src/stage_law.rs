@@ -225,6 +225,25 @@ impl StageLaw {
         }
     }
 
+    /// The point mass `m` at `at` under the applied force `h` with this law's force at Δ = 0
+    /// in its acceleration: the body of an admittance whose own implicit step is a mass with
+    /// this element on it (`Admittance::own_stage_law`: model A's rigid friction, model D's
+    /// presliding element).
+    pub fn own_body(&self, m: f64, at: Vector3<f64>, h: Vector3<f64>) -> StageBody {
+        StageBody::point(m, at, (h + self.force()) / m)
+    }
+
+    /// [`own_body`](Self::own_body)'s `body` alone (no group) solved with the coupled `laws`
+    /// on it and this one: the body with its solved acceleration.
+    pub fn solve_own(&self, body: StageBody, laws: &[StageLaw], tau: f64) -> StageBody {
+        let mut group: Vec<GroupLaw<'_>> = laws.iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
+        group.push(GroupLaw { law: self, body: 0, partner: None });
+        let mut bodies = [body];
+        group_rates(&mut bodies, &group, &[], tau);
+        let [solved] = bodies;
+        solved
+    }
+
     /// The world point the law's force acts at (a rigid body's lever; a mass ignores it).
     pub fn point(&self) -> Vector3<f64> {
         match self {

@@ -144,8 +144,7 @@ impl ModelA {
     /// Δ = 0 in its acceleration.
     fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
         let law = self.rigid_law(x, tau, Vector3::zeros());
-        let a = (h + law.force()) / self.mass;
-        (StageBody::point(self.mass, load(x, self.dims), a), law)
+        (law.own_body(self.mass, load(x, self.dims), h), law)
     }
 
     /// The law of [`own_law`](Self::own_law) at the velocity change `delta`.
@@ -165,11 +164,7 @@ impl ModelA {
     /// run against 1.4e-6.)
     fn own_rates(&self, x: &[f64], forces: &[Force], laws: &[StageLaw], tau: f64, dx: &mut [f64]) {
         let (body, own) = self.own_law(x, self.applied_n(forces), tau);
-        let mut group: Vec<GroupLaw<'_>> = laws.iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
-        group.push(GroupLaw { law: &own, body: 0, partner: None });
-        let mut bodies = [body];
-        group_rates(&mut bodies, &group, &[], tau);
-        self.write_solved(x, &bodies[0], tau, dx);
+        self.write_solved(x, &own.solve_own(body, laws, tau), tau, dx);
     }
 
     /// The rates of the stage whose body the coupled elements and its own law solved: held

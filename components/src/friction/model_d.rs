@@ -39,7 +39,6 @@ use crate::ndim::{dims_param, domain_of, first, load, store, vec_n_or_zero, DIMS
 use nalgebra::Vector3;
 use std::sync::OnceLock;
 use stiction_framework::component::{Admittance, Curve, Diagnostic, Fault, PortLaws, Probe, SignalInfo, StageBody, StageLaw};
-use stiction_framework::stage_law::{group_rates, GroupLaw};
 use stiction_framework::port::{Force, Layout, Motion, PortInfo};
 use stiction_framework::stability::PortModel;
 use stiction_framework::system::{Built, ComponentType, Kind, ParamDoc, Params, PortDoc, Registry};
@@ -170,8 +169,7 @@ impl ModelD {
     /// element's error 1.3e-5).
     fn own_law(&self, x: &[f64], h: Vector3<f64>, tau: f64) -> (StageBody, StageLaw) {
         let law = self.element_law(x, tau, Vector3::zeros());
-        let a = (h + law.force()) / self.mass;
-        (StageBody::point(self.mass, load(x, self.dims), a), law)
+        (law.own_body(self.mass, load(x, self.dims), h), law)
     }
 
     /// The law of [`own_law`](Self::own_law) at the velocity change `delta` (Δ = 0: the law):
@@ -302,11 +300,7 @@ impl Admittance for ModelD {
             store(&first(a, n), &mut dx[n..2 * n], n);
         } else if self.own_law_port() {
             let (body, own) = self.own_law(x, self.applied(forces), tau);
-            let mut group: Vec<GroupLaw<'_>> = laws.of(0).iter().map(|law| GroupLaw { law, body: 0, partner: None }).collect();
-            group.push(GroupLaw { law: &own, body: 0, partner: None });
-            let mut bodies = [body];
-            group_rates(&mut bodies, &group, &[], tau);
-            self.write_solved(x, &bodies[0], tau, dx);
+            self.write_solved(x, &own.solve_own(body, laws.of(0), tau), tau, dx);
         }
     }
     /// Under the continuous law, a point mass M (the contact's force in its acceleration);
