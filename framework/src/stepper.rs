@@ -536,6 +536,15 @@ impl Simulator {
         let n_adm_ports = *sched.adm_ports.last().unwrap_or(&0);
         let threads = threads.max(1);
         let split = Split { parallel: false, timing: false };
+        let mut sched = sched;
+        // The batches' own copies of their members (framework/src/batch.rs), before they
+        // are told the held frequencies (below).
+        for g in &mut sched.imp_groups {
+            g.batch.prepare(method, step).map_err(|(k, m)| {
+                let name = sched.imp_names.get(g.start + k).map_or("", |n| n);
+                Error::invalid(format!("components.{name}"), m)
+            })?;
+        }
         // The components prepared and the events found while the buffers are allocated
         // (on two threads when there are).
         let s = &sched;
@@ -545,10 +554,6 @@ impl Simulator {
                 let imp = s.imp.iter().zip(&s.imp_names).map(|(c, n)| (c.prepare(method, step), n));
                 for (r, name) in adm.chain(imp) {
                     r.map_err(|m| Error::invalid(format!("components.{name}"), m))?;
-                }
-                // The batches' own copies of their members (framework/src/batch.rs).
-                for g in &s.imp_groups {
-                    g.batch.prepare(method, step).map_err(|m| Error::invalid("components", m))?;
                 }
                 if method != Method::Euler {
                     tell_held_frequencies(s, &x, method, step, hold);

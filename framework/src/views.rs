@@ -278,8 +278,9 @@ pub trait ImpedanceBatch: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     /// [`Impedance::prepare`](crate::component::Impedance::prepare) for members the batch
     /// holds by value (its own copies), called by `Simulator::new` with the network's
-    /// components; a batch of shared components (the default) has nothing to do.
-    fn prepare(&self, _method: crate::Method, _step: f64) -> Result<(), String> {
+    /// components; a batch of shared components (the default) has nothing to do. On
+    /// failure, the failing member's index (within the batch) and why.
+    fn prepare(&mut self, _method: crate::Method, _step: f64) -> Result<(), (usize, String)> {
         Ok(())
     }
     /// [`Impedance::held_frequency`](crate::component::Impedance::held_frequency) for member
