@@ -76,6 +76,27 @@ impl Slot {
 /// threads: 498 instead of 543 µs/step with one group per kind; on 1 thread: no change).
 pub(crate) const IMPEDANCE_BLOCK: usize = 1024;
 
+/// Admittances per block of a stage run block by block ([`Schedule::stage_blocks`]).
+const STAGE_BLOCK: usize = 256;
+
+/// Most impedances in one block of a plan ([`Schedule::stage_blocks`]): a network whose
+/// order needs more for some block (its admittances' slots written by impedances far
+/// apart in the schedule) runs its stages phase by phase.
+const STAGE_BLOCK_IMPEDANCES: usize = 4 * IMPEDANCE_BLOCK;
+
+/// Most blocks × impedance groups a plan is worked out over ([`Schedule::stage_blocks`]).
+const STAGE_PLAN_ENTRIES: usize = 1 << 22;
+
+/// A block of a stage run on one thread: impedances `imp`, then admittances `adm`; every
+/// slot the admittances sum is written by the impedances of this block or of an earlier
+/// one ([`Schedule::stage_blocks`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StageBlock {
+    /// Ranges of impedances, each within one group, in schedule order.
+    pub imp: Vec<Range<usize>>,
+    pub adm: Range<usize>,
+}
+
 /// Fewest components whose initial states one thread computes ([`Schedule::initial_state`]).
 const INIT_GRAIN: usize = 1024;
 
@@ -165,6 +186,11 @@ pub struct Schedule {
     /// attached to it ([`Gathered`]).
     pub(crate) frames: Vec<(u32, u32)>,
     pub(crate) frame_of: Vec<u32>,
+    /// The plan of a stage run block by block on one thread (stepper/phases.rs): the
+    /// admittances in order, [`STAGE_BLOCK`] at a time, each block after the impedances
+    /// (in schedule order) that write its slots; empty where that is no plan (one block, or
+    /// a block of more than [`STAGE_BLOCK_IMPEDANCES`] impedances).
+    pub(crate) stage_blocks: Vec<StageBlock>,
     /// Which admittances and impedances act on rotations ([`Schedule::rotational`]), found
     /// when first asked (result units, an FMU's model description), not at load.
     rotational: std::sync::OnceLock<(Vec<bool>, Vec<bool>)>,
@@ -342,6 +368,8 @@ impl Schedule {
         );
         let zeros_imp = vec![0; imp.len() + 1];
         let (frames, frame_of) = frame_index(&attach, &taps);
+        let group_ranges: Vec<Range<usize>> = imp_groups.iter().map(|g| g.start..g.end).collect();
+        let stage_blocks = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len());
         Ok(Schedule {
             blocks,
             block_names,
@@ -375,6 +403,7 @@ impl Schedule {
             zeros_imp,
             frames,
             frame_of,
+            stage_blocks,
             rotational: std::sync::OnceLock::new(),
         })
     }
@@ -637,6 +666,52 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
 /// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
 /// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
+/// The plan of [`Schedule::stage_blocks`]: admittance block k (admittances
+/// `k·STAGE_BLOCK..`) needs, in each impedance group, every member up to the last one with
+/// a slot on it, and gets those not yet in an earlier block. One pass over the slots
+/// (`attach`, impedance i owning `imp_slots[i]..imp_slots[i + 1]`); `groups`: each group's
+/// range of impedances, in order.
+fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n_adm: usize) -> Vec<StageBlock> {
+    let blocks = n_adm.div_ceil(STAGE_BLOCK);
+    if blocks < 2 || blocks.saturating_mul(groups.len()) > STAGE_PLAN_ENTRIES {
+        return Vec::new();
+    }
+    // need[k·G + g]: one past the last member of group g with a slot on block k.
+    let n_groups = groups.len();
+    let mut need: Vec<usize> = (0..blocks).flat_map(|_| groups.iter().map(|r| r.start)).collect();
+    for (g, r) in groups.iter().enumerate() {
+        for i in r.clone() {
+            for s in &attach[imp_slots[i]..imp_slots[i + 1]] {
+                if let Some((j, _)) = s.port() {
+                    let n = &mut need[j / STAGE_BLOCK * n_groups + g];
+                    *n = (*n).max(i + 1);
+                }
+            }
+        }
+    }
+    let mut done: Vec<usize> = groups.iter().map(|r| r.start).collect();
+    let mut plan = Vec::with_capacity(blocks + 1);
+    for k in 0..blocks {
+        let mut imp = Vec::new();
+        for (g, d) in done.iter_mut().enumerate() {
+            let upto = need[k * n_groups + g].max(*d);
+            if upto > *d {
+                imp.push(*d..upto);
+            }
+            *d = upto;
+        }
+        if imp.iter().map(|r| r.len()).sum::<usize>() > STAGE_BLOCK_IMPEDANCES {
+            return Vec::new();
+        }
+        plan.push(StageBlock { imp, adm: k * STAGE_BLOCK..((k + 1) * STAGE_BLOCK).min(n_adm) });
+    }
+    let rest: Vec<Range<usize>> = done.iter().zip(groups).map(|(&d, r)| d..r.end).filter(|r| !r.is_empty()).collect();
+    if !rest.is_empty() {
+        plan.push(StageBlock { imp: rest, adm: n_adm..n_adm });
+    }
+    plan
+}
+
 fn frame_index(attach: &[Slot], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
     let from_port = |(a, t): (&Slot, &Tap)| a.adm != GROUND && matches!(t, Tap::Other);
     if !attach.iter().zip(taps).any(from_port) {
@@ -1035,5 +1110,76 @@ impl Schedule {
     /// Domains of the ports of impedance i.
     pub fn impedance_domains(&self, i: usize) -> Vec<Domain> {
         self.imp_layouts[i].ports.iter().map(|p| p.domain).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port(adm: usize) -> Slot {
+        Slot { adm: adm as u32, port: 0, at: NO_OFFSET }
+    }
+
+    /// Whether `plan` runs every impedance once and every admittance after each impedance
+    /// with a slot on it.
+    fn sound(plan: &[StageBlock], attach: &[Slot], imp_slots: &[usize], n_adm: usize) -> bool {
+        let n_imp = imp_slots.len() - 1;
+        let mut block_of_imp = vec![usize::MAX; n_imp];
+        let mut block_of_adm = vec![usize::MAX; n_adm];
+        for (k, b) in plan.iter().enumerate() {
+            for i in b.imp.iter().flat_map(|r| r.clone()) {
+                if block_of_imp[i] != usize::MAX {
+                    return false;
+                }
+                block_of_imp[i] = k;
+            }
+            b.adm.clone().for_each(|j| block_of_adm[j] = k);
+        }
+        let once = block_of_imp.iter().chain(&block_of_adm).all(|&k| k != usize::MAX);
+        once && (0..n_imp).all(|i| {
+            attach[imp_slots[i]..imp_slots[i + 1]]
+                .iter()
+                .all(|s| s.port().is_none_or(|(j, _)| block_of_imp[i] <= block_of_adm[j]))
+        })
+    }
+
+    /// A chain's springs (j, j + 1), then one impedance on both ends (a far slot: its
+    /// group's cursor runs ahead in the first block only) and a grounded one.
+    #[test]
+    fn a_chain_runs_block_by_block_with_every_slot_written_before_it_is_summed() {
+        let n = 1000;
+        let mut attach = Vec::new();
+        let mut imp_slots = vec![0];
+        for j in 0..n - 1 {
+            attach.extend([port(j), port(j + 1)]);
+            imp_slots.push(attach.len());
+        }
+        attach.extend([port(0), port(n - 1)]);
+        imp_slots.push(attach.len());
+        attach.push(Slot { adm: GROUND, port: 0, at: NO_OFFSET });
+        imp_slots.push(attach.len());
+        let groups = [0..n - 1, n - 1..n + 1];
+        let plan = stage_blocks(&attach, &imp_slots, &groups, n);
+        assert_eq!(plan.len(), 5, "four blocks of admittances, then the grounded impedance");
+        assert_eq!(plan[0], StageBlock { imp: vec![0..256, n - 1..n], adm: 0..256 });
+        assert_eq!(plan[4], StageBlock { imp: vec![n..n + 1], adm: n..n });
+        assert!(sound(&plan, &attach, &imp_slots, n));
+    }
+
+    /// Impedances in the reverse order of their admittances: the first block would need
+    /// them all, so the stage runs phase by phase; and so does a network of one block.
+    #[test]
+    fn a_network_whose_order_has_no_blocks_runs_phase_by_phase() {
+        let n = 20_000;
+        let attach: Vec<Slot> = (0..n).map(|i| port(n - 1 - i)).collect();
+        let imp_slots: Vec<usize> = (0..=n).collect();
+        assert!(stage_blocks(&attach, &imp_slots, &[0..n], n).is_empty());
+        let small: Vec<Slot> = (0..100).map(port).collect();
+        assert!(stage_blocks(&small, &(0..=100).collect::<Vec<_>>(), &[0..100], 100).is_empty());
+        let forward: Vec<Slot> = (0..n).map(port).collect();
+        let plan = stage_blocks(&forward, &imp_slots, &[0..n], n);
+        assert_eq!(plan.len(), n.div_ceil(STAGE_BLOCK));
+        assert!(sound(&plan, &forward, &imp_slots, n));
     }
 }

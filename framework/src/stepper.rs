@@ -28,10 +28,9 @@
 use crate::component::MAX_IMPEDANCE_PORTS;
 use crate::error::{Error, Result};
 use crate::method::{Method, Tableau};
-use crate::parallel::{split_run, Cut, Each, Splits};
+use crate::parallel::{split_run, Splits};
 use crate::port::{Domain, Force, Layout, Motion};
-use crate::schedule::{groups_in, Gathered, Schedule};
-use crate::views::SlotForces;
+use crate::schedule::Schedule;
 use nalgebra::Vector3;
 
 mod balance;
@@ -40,7 +39,8 @@ mod checkpoint;
 mod codec;
 mod coupling;
 mod events;
-use balance::{Balance, Clock};
+mod phases;
+use balance::Balance;
 pub use checkpoint::{MAGIC as STATE_MAGIC, VERSION as STATE_VERSION};
 pub use events::{EventCounts, Switches};
 
@@ -240,7 +240,7 @@ struct Split {
 
 /// Components a phase evaluates at a time: their batch is called and their rates combined
 /// while the rates are in the L1 cache.
-const CHUNK: usize = 64;
+const CHUNK: usize = 256;
 
 /// Fewest components in a sequential part of a parallel phase.
 const MIN_GRAIN: usize = 64;
@@ -636,6 +636,18 @@ impl Simulator {
         self.split.parallel
     }
 
+    /// In how many blocks a stage runs on one thread, each block's impedances then its
+    /// admittances (so that the slot forces they sum are still in the cache); 0 where it
+    /// runs phase by phase (in parallel, with elements held with their bodies, or in a
+    /// network too small or whose order has no such plan).
+    pub fn stage_blocks(&self) -> usize {
+        if self.runs_blocked(Output::Stage0) {
+            self.sched.stage_blocks.len()
+        } else {
+            0
+        }
+    }
+
     /// Current time kT.
     pub fn time(&self) -> f64 {
         match self.bus.end {
@@ -830,8 +842,11 @@ impl Simulator {
                 self.write_stage(if r == 0 { &self.x } else { &self.xs[1 - buf] }, t);
             }
             let out = if buf == 0 { Output::Stage0 } else { Output::Stage1 };
-            let finite =
-                self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?;
+            let finite = if self.runs_blocked(out) {
+                self.blocked(input, t, tau, combine, out)?
+            } else {
+                self.impedances(input, t, tau, combine, out)? & self.admittances(input, t, tau, combine, out)?
+            };
             if r == last {
                 std::mem::swap(&mut self.x, &mut self.xs[buf]);
                 for &i in &self.imp_post {
@@ -878,55 +893,23 @@ impl Simulator {
         let Buffers { input, next, x, acc, force, moment, frames, sched, split, balance, coupling, .. } =
             self.buffers(input, out);
         let nx = sched.nx;
-        let (xa, xy) = input.split_at(nx);
-        // Each frame's motion once for all the slots attached to it (the coupled elements'
-        // stage laws read them too).
-        sched.gather_frames(xa, frames);
-        let gathered = Gathered { sched, frames: &frames[..] };
-        if !coupling.is_empty() {
-            coupling.gather(sched, &gathered, input, tau);
-        }
-        let x_y = &x[nx..];
+        let gathered = phases::gather(sched, input, frames, coupling, tau);
         let (cost, work) = balance.impedances(split.timing);
-        type Parts<'a> = (Cut<'a, Vector3<f64>>, Cut<'a, Vector3<f64>>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);
-        let leaf = |range: std::ops::Range<usize>, (force, moment, acc, next, cost): Parts<'_>| {
-            let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
-            let mut forces = SlotForces { force: force.buf, moment: moment.buf };
-            let mut finite = true;
-            let mut clock = Clock::start(split.timing, range.start);
-            for (group, part) in groups_in(&sched.imp_groups, range) {
-                for a in part.clone().step_by(CHUNK) {
-                    let chunk = a..(a + CHUNK).min(part.end);
-                    let (sa, sb) = (sched.imp_slots[chunk.start], sched.imp_slots[chunk.end]);
-                    let (ya, yb) = (sched.imp_y[chunk.start], sched.imp_y[chunk.end]);
-                    let next = &mut next.buf[ya - y0..yb - y0];
-                    group
-                        .batch
-                        .evaluate(
-                            chunk.start - group.start..chunk.end - group.start,
-                            &sched.slot_motions_from(xa, sa..sb, &gathered),
-                            &xy[ya - nx..yb - nx],
-                            t,
-                            tau,
-                            &mut forces.slice(sa - s0..sb - s0),
-                            next,
-                        )
-                        .map_err(|(k, f)| (group.start + k, f))?;
-                    finite &= combine.apply(&x_y[ya - nx..yb - nx], &mut acc.buf[ya - y0..yb - y0], next);
-                    clock.chunk(cost.0, chunk.clone());
-                }
-            }
-            Ok(finite)
+        let (xa, xy) = input.split_at(nx);
+        let stage = phases::ImpStage {
+            sched,
+            xa,
+            xy,
+            x_y: &x[nx..],
+            gathered: &gathered,
+            t,
+            tau,
+            combine,
+            timing: split.timing,
         };
-        let moment_offs = if sched.has_moments { &sched.imp_slots } else { &sched.zeros_imp };
-        let parts = (
-            Cut::new(&mut force[..], &sched.imp_slots),
-            Cut::new(&mut moment[..], moment_offs),
-            Cut::new(&mut acc[nx..], &sched.imp_y),
-            Cut::new(&mut next[nx..], &sched.imp_y),
-            Each(cost),
-        );
-        split_run(0..sched.imp.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
+        let all = 0..sched.imp.len();
+        let parts = phases::imp_parts(sched, all.clone(), force, moment, acc, next, cost);
+        split_run(all, parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &|r, p| stage.leaf(r, p))
             .map_err(|(i, f)| Error::Simulation { time: t, component: sched.imp_names[i].to_string(), message: f.0 })
     }
 
@@ -941,61 +924,25 @@ impl Simulator {
         let keep = matches!(out, Output::Rate);
         let Buffers { input, next, x, acc, force, moment, adm_forces, sched, split, balance, coupling, .. } =
             self.buffers(input, out);
-        let nx = sched.nx;
-        let xa = &input[..nx];
+        let xa = &input[..sched.nx];
         coupling
             .solve_groups(sched, xa, (&force[..], &moment[..]), t, tau, split.parallel)
             .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].to_string(), message: f.0 })?;
         let coupling = (!coupling.is_empty()).then_some(&*coupling);
-        let x_a = &x[..nx];
-        let (force, moment) = (&force[..], &moment[..]);
         let (cost, work) = balance.admittances(split.timing);
-        type Parts<'a> = (Cut<'a, Force>, Cut<'a, f64>, Cut<'a, f64>, Each<'a, u32>);
-        let leaf = |range: std::ops::Range<usize>, (phi, acc, next, cost): Parts<'_>| {
-            let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
-            let mut finite = true;
-            let mut clock = Clock::start(split.timing, range.start);
-            for (group, part) in groups_in(&sched.adm_groups, range) {
-                for a in part.clone().step_by(CHUNK) {
-                    let chunk = a..(a + CHUNK).min(part.end);
-                    let (pa, pb) = (sched.adm_ports[chunk.start], sched.adm_ports[chunk.end]);
-                    let (xa0, xb0) = (sched.adm_x[chunk.start], sched.adm_x[chunk.end]);
-                    let phi = &mut phi.buf[pa - p0..pb - p0];
-                    if !group.batch.sums_points() {
-                        sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
-                    }
-                    let mut forces = sched.ports_forces(force, pa..pb, phi, keep);
-                    let members = chunk.start - group.start..chunk.end - group.start;
-                    let next = &mut next.buf[xa0 - x0..xb0 - x0];
-                    group
-                        .batch
-                        .derivative(members.clone(), &xa[xa0..xb0], &mut forces, t, tau, next)
-                        .map_err(|(k, f)| (group.start + k, f))?;
-                    if let Some(c) = coupling {
-                        let phi = if group.batch.sums_points() {
-                            coupling::Phi::Slots { xa, force, moment }
-                        } else {
-                            coupling::Phi::Summed(phi)
-                        };
-                        c.apply(sched, chunk.clone(), &xa[xa0..xb0], phi, tau, next);
-                    }
-                    finite &= combine.apply(&x_a[xa0..xb0], &mut acc.buf[xa0 - x0..xb0 - x0], next);
-                    if combine.ends_step() {
-                        group.batch.post_step(members, next);
-                    }
-                    clock.chunk(cost.0, chunk.clone());
-                }
-            }
-            Ok(finite)
-        };
-        let parts = (
-            Cut::new(&mut adm_forces[..], &sched.adm_ports),
-            Cut::new(&mut acc[..nx], &sched.adm_x),
-            Cut::new(&mut next[..nx], &sched.adm_x),
-            Each(cost),
-        );
-        split_run(0..sched.adm.len(), parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &leaf)
-            .map_err(|(j, f)| Error::Simulation { time: t, component: sched.adm_names[j].to_string(), message: f.0 })
+        let stage =
+            phases::AdmStage { sched, xa, x_a: &x[..sched.nx], coupling, keep, t, tau, combine, timing: split.timing };
+        let all = 0..sched.adm.len();
+        let parts = phases::adm_parts(sched, all.clone(), adm_forces, acc, next, cost);
+        let (force, moment) = (&force[..], &moment[..]);
+        split_run(all, parts, Splits::new(split.parallel, MIN_GRAIN).by_work(work), &|r, p| {
+            stage.leaf(r, p, force, moment)
+        })
+        .map_err(|(j, f)| Error::Simulation {
+            time: t,
+            component: sched.adm_names[j].to_string(),
+            message: f.0,
+        })
     }
 
     /// Error naming the first component whose state is no longer finite.
