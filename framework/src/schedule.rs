@@ -87,14 +87,52 @@ const STAGE_BLOCK_IMPEDANCES: usize = 4 * IMPEDANCE_BLOCK;
 /// Most blocks × impedance groups a plan is worked out over ([`Schedule::stage_blocks`]).
 const STAGE_PLAN_ENTRIES: usize = 1 << 22;
 
-/// A block of a stage run on one thread: impedances `imp`, then admittances `adm`; every
-/// slot the admittances sum is written by the impedances of this block or of an earlier
-/// one ([`Schedule::stage_blocks`]).
+/// A block of a stage run on one thread: impedances in `imp`'s chunks, then admittances in
+/// `adm`'s; every slot the admittances sum is written by the impedances of this block or of
+/// an earlier one ([`Schedule::stage_blocks`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StageBlock {
-    /// Ranges of impedances, each within one group, in schedule order.
-    pub imp: Vec<Range<usize>>,
-    pub adm: Range<usize>,
+    pub imp: Vec<ImpChunk>,
+    pub adm: Vec<AdmChunk>,
+}
+
+/// A block of [`stage_blocks`]'s plan before it is cut into chunks: ranges of impedances
+/// (each within one group, in schedule order), then a range of admittances.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BlockPlan {
+    imp: Vec<Range<usize>>,
+    adm: Range<usize>,
+}
+
+/// Components a phase evaluates at a time: their batch is called and their rates combined
+/// while the rates are in the L1 cache.
+pub(crate) const CHUNK: usize = 256;
+
+/// A chunk of impedances of one group and where their data lie: members `members`
+/// (schedule indices) of group `group`, their slots, their states, and the range of
+/// [`Schedule::pv`] of their slots when all of them have a [`Tap::PointPv`]. Read once per
+/// chunk from one place: a stage run block by block jumps between groups, and reading each
+/// chunk's offsets from the schedule's arrays missed the cache several times a chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ImpChunk {
+    pub group: usize,
+    pub members: Range<usize>,
+    pub slots: Range<usize>,
+    pub y: Range<usize>,
+    pub pv: Option<Range<usize>>,
+}
+
+/// A chunk of admittances of one group (as [`ImpChunk`]): their ports and states, and
+/// how many slots every port receives when that is the same number (0 otherwise,
+/// [`PortForces::uniform`]) and where the slot list of their first port starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AdmChunk {
+    pub group: usize,
+    pub members: Range<usize>,
+    pub ports: Range<usize>,
+    pub x: Range<usize>,
+    pub uniform: usize,
+    pub first: usize,
 }
 
 /// Fewest components whose initial states one thread computes ([`Schedule::initial_state`]).
@@ -165,12 +203,12 @@ pub struct Schedule {
     pub(crate) taps: Vec<Tap>,
     /// The position offsets of the slots whose tap is [`Tap::PointPv`], in slot order, and
     /// for every slot s the number of them before s (`pv_before[s]`): a range of slots is
-    /// all `PointPv` when the count grows by its length ([`Schedule::slot_motions_from`]).
+    /// all `PointPv` when the count grows by its length ([`Schedule::imp_chunk`]).
     pub(crate) pv: Vec<u32>,
     pub(crate) pv_before: Vec<u32>,
     /// For every admittance port p: how many ports q in 1..=p receive a different number
     /// of slots than port q − 1; ports a..b all receive the same number when
-    /// `count_changes[b − 1] == count_changes[a]` ([`Schedule::ports_forces`]).
+    /// `count_changes[b − 1] == count_changes[a]` ([`Schedule::adm_chunk`]).
     pub(crate) count_changes: Vec<u32>,
     /// Whether any impedance port is a frame port (then slots carry moments too).
     pub(crate) has_moments: bool,
@@ -369,8 +407,8 @@ impl Schedule {
         let zeros_imp = vec![0; imp.len() + 1];
         let (frames, frame_of) = frame_index(&attach, &taps);
         let group_ranges: Vec<Range<usize>> = imp_groups.iter().map(|g| g.start..g.end).collect();
-        let stage_blocks = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len());
-        Ok(Schedule {
+        let plan = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len());
+        let mut sched = Schedule {
             blocks,
             block_names,
             signal_links,
@@ -403,9 +441,32 @@ impl Schedule {
             zeros_imp,
             frames,
             frame_of,
-            stage_blocks,
+            stage_blocks: Vec::new(),
             rotational: std::sync::OnceLock::new(),
-        })
+        };
+        sched.stage_blocks = plan.iter().map(|b| sched.chunked(b)).collect();
+        Ok(sched)
+    }
+
+    /// The block `b` of a plan cut into chunks of at most [`CHUNK`] members of one group.
+    fn chunked(&self, b: &BlockPlan) -> StageBlock {
+        let mut imp = Vec::new();
+        for r in &b.imp {
+            for (g, part) in groups_in(&self.imp_groups, r.clone()).map(|(g, p)| (g.start, p)) {
+                let group = self.imp_groups.partition_point(|x| x.start < g);
+                for a in part.clone().step_by(CHUNK) {
+                    imp.push(self.imp_chunk(group, a..(a + CHUNK).min(part.end)));
+                }
+            }
+        }
+        let mut adm = Vec::new();
+        for (g, part) in groups_in(&self.adm_groups, b.adm.clone()).map(|(g, p)| (g.start, p)) {
+            let group = self.adm_groups.partition_point(|x| x.start < g);
+            for a in part.clone().step_by(CHUNK) {
+                adm.push(self.adm_chunk(group, a..(a + CHUNK).min(part.end)));
+            }
+        }
+        StageBlock { imp, adm }
     }
 
     /// Which admittances and impedances (schedule order) are 1-D components written in
@@ -671,7 +732,7 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
 /// a slot on it, and gets those not yet in an earlier block. One pass over the slots
 /// (`attach`, impedance i owning `imp_slots[i]..imp_slots[i + 1]`); `groups`: each group's
 /// range of impedances, in order.
-fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n_adm: usize) -> Vec<StageBlock> {
+fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n_adm: usize) -> Vec<BlockPlan> {
     let blocks = n_adm.div_ceil(STAGE_BLOCK);
     if blocks < 2 || blocks.saturating_mul(groups.len()) > STAGE_PLAN_ENTRIES {
         return Vec::new();
@@ -703,11 +764,11 @@ fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n
         if imp.iter().map(|r| r.len()).sum::<usize>() > STAGE_BLOCK_IMPEDANCES {
             return Vec::new();
         }
-        plan.push(StageBlock { imp, adm: k * STAGE_BLOCK..((k + 1) * STAGE_BLOCK).min(n_adm) });
+        plan.push(BlockPlan { imp, adm: k * STAGE_BLOCK..((k + 1) * STAGE_BLOCK).min(n_adm) });
     }
     let rest: Vec<Range<usize>> = done.iter().zip(groups).map(|(&d, r)| d..r.end).filter(|r| !r.is_empty()).collect();
     if !rest.is_empty() {
-        plan.push(StageBlock { imp: rest, adm: n_adm..n_adm });
+        plan.push(BlockPlan { imp: rest, adm: n_adm..n_adm });
     }
     plan
 }
@@ -879,23 +940,56 @@ impl Schedule {
         crate::views::sum_slots(&self.incoming[self.in_off[gp]..self.in_off[gp + 1]], force)
     }
 
-    /// Ψ (13d) of the slots `slots` at the admittance states `xa`, read on demand, the
+    /// The chunk of impedances `members` of group `group`.
+    pub(crate) fn imp_chunk(&self, group: usize, members: Range<usize>) -> ImpChunk {
+        let slots = self.imp_slots[members.start]..self.imp_slots[members.end];
+        let y = self.imp_y[members.start]..self.imp_y[members.end];
+        let (a, b) = (self.pv_before[slots.start] as usize, self.pv_before[slots.end] as usize);
+        let pv = (b - a == slots.len() && !slots.is_empty()).then_some(a..b);
+        ImpChunk { group, members, slots, y, pv }
+    }
+
+    /// The chunk of admittances `members` of group `group`.
+    pub(crate) fn adm_chunk(&self, group: usize, members: Range<usize>) -> AdmChunk {
+        let ports = self.adm_ports[members.start]..self.adm_ports[members.end];
+        let x = self.adm_x[members.start]..self.adm_x[members.end];
+        let uniform = if ports.is_empty() || self.count_changes[ports.end - 1] != self.count_changes[ports.start] {
+            0
+        } else {
+            self.in_off[ports.start + 1] - self.in_off[ports.start]
+        };
+        let first = self.in_off.get(ports.start).copied().unwrap_or(0);
+        AdmChunk { group, members, ports, x, uniform, first }
+    }
+
+    /// Ψ (13d) of the slots of `chunk` at the admittance states `xa`, read on demand, the
     /// `Other` slots' motions from `other` (the stage's [`Gathered`] frames); when every one
     /// of them has a [`Tap::PointPv`], the view reads their offsets directly
     /// ([`PortMotions::point_pv`]).
     #[inline]
-    pub(crate) fn slot_motions_from<'a>(
+    pub(crate) fn chunk_motions<'a>(&'a self, xa: &'a [f64], chunk: &ImpChunk, other: &'a dyn SlotMotion) -> PortMotions<'a> {
+        let m = PortMotions::new(&self.taps, xa, chunk.slots.start, other);
+        match &chunk.pv {
+            Some(pv) => m.with_pv(&self.pv[pv.clone()]),
+            None => m,
+        }
+    }
+
+    /// The Φ view of the ports of `chunk`, kept in `phi` if `keep`; it knows when they all
+    /// receive the same number of slots.
+    #[inline]
+    pub(crate) fn chunk_forces<'a>(
         &'a self,
-        xa: &'a [f64],
-        slots: Range<usize>,
-        other: &'a dyn SlotMotion,
-    ) -> PortMotions<'a> {
-        let m = PortMotions::new(&self.taps, xa, slots.start, other);
-        let (a, b) = (self.pv_before[slots.start], self.pv_before[slots.end]);
-        if (b - a) as usize == slots.len() && !slots.is_empty() {
-            m.with_pv(&self.pv[a as usize..b as usize])
+        force: &'a [Vector3<f64>],
+        chunk: &AdmChunk,
+        phi: &'a mut [Force],
+        keep: bool,
+    ) -> PortForces<'a> {
+        let view = self.port_forces(force, chunk.ports.start, phi, keep);
+        if chunk.uniform == 0 {
+            view
         } else {
-            m
+            view.with_uniform_at(chunk.uniform, chunk.first)
         }
     }
 
@@ -910,23 +1004,6 @@ impl Schedule {
         keep: bool,
     ) -> PortForces<'a> {
         PortForces::new(&self.in_off, &self.incoming, force, base, phi, keep)
-    }
-
-    /// The Φ view of the admittance ports `ports` (global indices), kept in `phi` if
-    /// `keep`; it knows when they all receive the same number of slots.
-    #[inline]
-    pub(crate) fn ports_forces<'a>(
-        &'a self,
-        force: &'a [Vector3<f64>],
-        ports: Range<usize>,
-        phi: &'a mut [Force],
-        keep: bool,
-    ) -> PortForces<'a> {
-        let view = self.port_forces(force, ports.start, phi, keep);
-        if ports.is_empty() || self.count_changes[ports.end - 1] != self.count_changes[ports.start] {
-            return view;
-        }
-        view.with_uniform(self.in_off[ports.start + 1] - self.in_off[ports.start])
     }
 
     /// Φ (13f) on the ports of admittances `adms` at the admittance states `xa`, from the
@@ -1123,7 +1200,7 @@ mod tests {
 
     /// Whether `plan` runs every impedance once and every admittance after each impedance
     /// with a slot on it.
-    fn sound(plan: &[StageBlock], attach: &[Slot], imp_slots: &[usize], n_adm: usize) -> bool {
+    fn sound(plan: &[BlockPlan], attach: &[Slot], imp_slots: &[usize], n_adm: usize) -> bool {
         let n_imp = imp_slots.len() - 1;
         let mut block_of_imp = vec![usize::MAX; n_imp];
         let mut block_of_adm = vec![usize::MAX; n_adm];
@@ -1162,8 +1239,8 @@ mod tests {
         let groups = [0..n - 1, n - 1..n + 1];
         let plan = stage_blocks(&attach, &imp_slots, &groups, n);
         assert_eq!(plan.len(), 5, "four blocks of admittances, then the grounded impedance");
-        assert_eq!(plan[0], StageBlock { imp: vec![0..256, n - 1..n], adm: 0..256 });
-        assert_eq!(plan[4], StageBlock { imp: vec![n..n + 1], adm: n..n });
+        assert_eq!(plan[0], BlockPlan { imp: vec![0..256, n - 1..n], adm: 0..256 });
+        assert_eq!(plan[4], BlockPlan { imp: vec![n..n + 1], adm: n..n });
         assert!(sound(&plan, &attach, &imp_slots, n));
     }
 

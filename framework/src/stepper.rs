@@ -238,10 +238,6 @@ struct Split {
     timing: bool,
 }
 
-/// Components a phase evaluates at a time: their batch is called and their rates combined
-/// while the rates are in the L1 cache.
-const CHUNK: usize = 256;
-
 /// Fewest components in a sequential part of a parallel phase.
 const MIN_GRAIN: usize = 64;
 
@@ -883,7 +879,7 @@ impl Simulator {
         Buffers { input, next, x: &x[..], acc, force, moment, adm_forces, frames, sched, split: *split, balance, coupling }
     }
 
-    /// (13d)/(13e): the impedances' batches, [`CHUNK`] members at a time, gather the motions
+    /// (13d)/(13e): the impedances' batches, [`CHUNK`](crate::schedule::CHUNK) members at a time, gather the motions
     /// Ψ of their ports from the admittance states of `input` (on demand, see
     /// [`PortMotions`](crate::views::PortMotions)) and evaluate them into slot forces and
     /// the rates η, which they write into `out`; then, while η is fresh, `combine` turns
@@ -914,7 +910,7 @@ impl Simulator {
     }
 
     /// (13f)/(13g): the admittances sum the slot forces on their ports (Φ, in the schedule's
-    /// fixed order, with the moments of offset attachments), [`CHUNK`] at a time, and their
+    /// fixed order, with the moments of offset attachments), [`CHUNK`](crate::schedule::CHUNK) at a time, and their
     /// batches evaluate the rates ξ at the admittance states of `input` into `out`; then,
     /// while ξ is fresh, `combine` turns them into their states of the stage's output in
     /// place (with `post_step` when it ends the step). Φ is kept for signals when `out` is

@@ -219,6 +219,12 @@ impl<'a> PortForces<'a> {
         PortForces { uniform: count, first, ..self }
     }
 
+    /// [`with_uniform`](Self::with_uniform) with `first` = `in_off[base]` known (a stage's
+    /// chunk keeps it: one offset less to read from the schedule).
+    pub(crate) fn with_uniform_at(self, count: usize, first: usize) -> Self {
+        PortForces { uniform: count, first, ..self }
+    }
+
     /// How many slots every port of the view receives, if that is the same number ≥ 1 for
     /// all of them ([`point_of`](Self::point_of)); 0 otherwise.
     #[inline]

@@ -6,11 +6,11 @@
 
 use super::balance::Clock;
 use super::coupling::{self, Coupling};
-use super::{Buffers, Combine, Input, Output, Simulator, CHUNK};
+use super::{Buffers, Combine, Input, Output, Simulator};
 use crate::error::{Error, Fault, Result};
 use crate::parallel::{Cut, Each};
 use crate::port::{Force, Motion};
-use crate::schedule::{groups_in, Gathered, Schedule};
+use crate::schedule::{groups_in, AdmChunk, Gathered, ImpChunk, Schedule, CHUNK};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 use std::ops::Range;
@@ -96,42 +96,55 @@ pub(super) struct ImpStage<'a> {
 }
 
 impl ImpStage<'_> {
-    /// (13d)/(13e) for impedances `range`, [`CHUNK`] at a time, and `combine` on their
+    /// (13d)/(13e) for impedances `range`, [`CHUNK`](crate::schedule::CHUNK) at a time, and `combine` on their
     /// states while their rates are fresh; whether every state `combine` ended is finite.
     /// The buffers of `parts` start at `range.start`.
-    pub(super) fn leaf(
-        &self,
-        range: Range<usize>,
-        (force, moment, acc, next, cost): ImpParts<'_>,
-    ) -> Result<bool, (usize, Fault)> {
-        let (sched, nx) = (self.sched, self.sched.nx);
+    pub(super) fn leaf(&self, range: Range<usize>, (force, moment, acc, next, cost): ImpParts<'_>) -> Result<bool, (usize, Fault)> {
+        let sched = self.sched;
         let (s0, y0) = (sched.imp_slots[range.start], sched.imp_y[range.start]);
         let mut forces = SlotForces { force: force.buf, moment: moment.buf };
         let mut finite = true;
         let mut clock = Clock::start(self.timing, range.start);
         for (group, part) in groups_in(&sched.imp_groups, range) {
+            let g = sched.imp_groups.partition_point(|x| x.start < group.start);
             for a in part.clone().step_by(CHUNK) {
-                let chunk = a..(a + CHUNK).min(part.end);
-                let (sa, sb) = (sched.imp_slots[chunk.start], sched.imp_slots[chunk.end]);
-                let (ya, yb) = (sched.imp_y[chunk.start], sched.imp_y[chunk.end]);
-                let next = &mut next.buf[ya - y0..yb - y0];
-                group
-                    .batch
-                    .evaluate(
-                        chunk.start - group.start..chunk.end - group.start,
-                        &sched.slot_motions_from(self.xa, sa..sb, self.gathered),
-                        &self.xy[ya - nx..yb - nx],
-                        self.t,
-                        self.tau,
-                        &mut forces.slice(sa - s0..sb - s0),
-                        next,
-                    )
-                    .map_err(|(k, f)| (group.start + k, f))?;
-                finite &= self.combine.apply(&self.x_y[ya - nx..yb - nx], &mut acc.buf[ya - y0..yb - y0], next);
-                clock.chunk(cost.0, chunk.clone());
+                let chunk = sched.imp_chunk(g, a..(a + CHUNK).min(part.end));
+                finite &= self.chunk(&chunk, &mut forces, s0, acc.buf, next.buf, y0)?;
+                clock.chunk(cost.0, chunk.members);
             }
         }
         Ok(finite)
+    }
+
+    /// One chunk: its batch evaluated, `combine` on its states. `forces` starts at slot
+    /// `s0`, `acc` and `next` at state `y0`.
+    #[inline]
+    pub(super) fn chunk(
+        &self,
+        c: &ImpChunk,
+        forces: &mut SlotForces<'_>,
+        s0: usize,
+        acc: &mut [f64],
+        next: &mut [f64],
+        y0: usize,
+    ) -> Result<bool, (usize, Fault)> {
+        let (sched, nx) = (self.sched, self.sched.nx);
+        let group = &sched.imp_groups[c.group];
+        let (ya, yb) = (c.y.start, c.y.end);
+        let next = &mut next[ya - y0..yb - y0];
+        group
+            .batch
+            .evaluate(
+                c.members.start - group.start..c.members.end - group.start,
+                &sched.chunk_motions(self.xa, c, self.gathered),
+                &self.xy[ya - nx..yb - nx],
+                self.t,
+                self.tau,
+                &mut forces.slice(c.slots.start - s0..c.slots.end - s0),
+                next,
+            )
+            .map_err(|(k, f)| (group.start + k, f))?;
+        Ok(self.combine.apply(&self.x_y[ya - nx..yb - nx], &mut acc[ya - y0..yb - y0], next))
     }
 }
 
@@ -153,7 +166,7 @@ pub(super) struct AdmStage<'a> {
 
 impl AdmStage<'_> {
     /// (13f)/(13g) for admittances `range` on the slot forces `force` (and `moment`),
-    /// [`CHUNK`] at a time, and `combine` (with `post_step` where it ends the step) on their
+    /// [`CHUNK`](crate::schedule::CHUNK) at a time, and `combine` (with `post_step` where it ends the step) on their
     /// states while their rates are fresh; whether every state `combine` ended is finite.
     pub(super) fn leaf(
         &self,
@@ -162,40 +175,57 @@ impl AdmStage<'_> {
         force: &[Vector3<f64>],
         moment: &[Vector3<f64>],
     ) -> Result<bool, (usize, Fault)> {
-        let (sched, xa) = (self.sched, self.xa);
+        let sched = self.sched;
         let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
         let mut finite = true;
         let mut clock = Clock::start(self.timing, range.start);
         for (group, part) in groups_in(&sched.adm_groups, range) {
+            let g = sched.adm_groups.partition_point(|x| x.start < group.start);
             for a in part.clone().step_by(CHUNK) {
-                let chunk = a..(a + CHUNK).min(part.end);
-                let (pa, pb) = (sched.adm_ports[chunk.start], sched.adm_ports[chunk.end]);
-                let (xa0, xb0) = (sched.adm_x[chunk.start], sched.adm_x[chunk.end]);
-                let phi = &mut phi.buf[pa - p0..pb - p0];
-                if !group.batch.sums_points() {
-                    sched.scatter_phi(xa, force, moment, chunk.clone(), phi);
-                }
-                let mut forces = sched.ports_forces(force, pa..pb, phi, self.keep);
-                let members = chunk.start - group.start..chunk.end - group.start;
-                let next = &mut next.buf[xa0 - x0..xb0 - x0];
-                group
-                    .batch
-                    .derivative(members.clone(), &xa[xa0..xb0], &mut forces, self.t, self.tau, next)
-                    .map_err(|(k, f)| (group.start + k, f))?;
-                if let Some(c) = self.coupling {
-                    let phi = if group.batch.sums_points() {
-                        coupling::Phi::Slots { xa, force, moment }
-                    } else {
-                        coupling::Phi::Summed(phi)
-                    };
-                    c.apply(sched, chunk.clone(), &xa[xa0..xb0], phi, self.tau, next);
-                }
-                finite &= self.combine.apply(&self.x_a[xa0..xb0], &mut acc.buf[xa0 - x0..xb0 - x0], next);
-                if self.combine.ends_step() {
-                    group.batch.post_step(members, next);
-                }
-                clock.chunk(cost.0, chunk.clone());
+                let chunk = sched.adm_chunk(g, a..(a + CHUNK).min(part.end));
+                finite &= self.chunk(&chunk, (phi.buf, p0), (acc.buf, next.buf, x0), force, moment)?;
+                clock.chunk(cost.0, chunk.members);
             }
+        }
+        Ok(finite)
+    }
+
+    /// One chunk: Φ, its batch's rates, the held elements' part, `combine` (and
+    /// `post_step`). `phi` starts at port `p0`, `acc` and `next` at state `x0`.
+    #[inline]
+    pub(super) fn chunk(
+        &self,
+        c: &AdmChunk,
+        (phi, p0): (&mut [Force], usize),
+        (acc, next, x0): (&mut [f64], &mut [f64], usize),
+        force: &[Vector3<f64>],
+        moment: &[Vector3<f64>],
+    ) -> Result<bool, (usize, Fault)> {
+        let (sched, xa) = (self.sched, self.xa);
+        let group = &sched.adm_groups[c.group];
+        let (xa0, xb0) = (c.x.start, c.x.end);
+        let phi = &mut phi[c.ports.start - p0..c.ports.end - p0];
+        if !group.batch.sums_points() {
+            sched.scatter_phi(xa, force, moment, c.members.clone(), phi);
+        }
+        let mut forces = sched.chunk_forces(force, c, phi, self.keep);
+        let members = c.members.start - group.start..c.members.end - group.start;
+        let next = &mut next[xa0 - x0..xb0 - x0];
+        group
+            .batch
+            .derivative(members.clone(), &xa[xa0..xb0], &mut forces, self.t, self.tau, next)
+            .map_err(|(k, f)| (group.start + k, f))?;
+        if let Some(cp) = self.coupling {
+            let phi = if group.batch.sums_points() {
+                coupling::Phi::Slots { xa, force, moment }
+            } else {
+                coupling::Phi::Summed(phi)
+            };
+            cp.apply(sched, c.members.clone(), &xa[xa0..xb0], phi, self.tau, next);
+        }
+        let finite = self.combine.apply(&self.x_a[xa0..xb0], &mut acc[xa0 - x0..xb0 - x0], next);
+        if self.combine.ends_step() {
+            group.batch.post_step(members, next);
         }
         Ok(finite)
     }
@@ -227,22 +257,21 @@ impl Simulator {
         let imp = ImpStage { sched, xa, xy, x_y: &x[nx..], gathered: &gathered, t, tau, combine, timing: false };
         let adm = AdmStage { sched, xa, x_a: &x[..nx], coupling: None, keep: false, t, tau, combine, timing: false };
         let mut finite = true;
+        let sim_error = |names: &crate::names::Names, (i, f): (usize, Fault)| Error::Simulation {
+            time: t,
+            component: names[i].to_string(),
+            message: f.0,
+        };
+        let mut forces = SlotForces { force, moment };
         for b in &sched.stage_blocks {
-            for r in &b.imp {
-                let parts = imp_parts(sched, r.clone(), force, moment, acc, next, &mut []);
-                finite &= imp.leaf(r.clone(), parts).map_err(|(i, f)| Error::Simulation {
-                    time: t,
-                    component: sched.imp_names[i].to_string(),
-                    message: f.0,
-                })?;
+            for c in &b.imp {
+                finite &= imp.chunk(c, &mut forces, 0, acc, next, 0).map_err(|e| sim_error(&sched.imp_names, e))?;
             }
-            if !b.adm.is_empty() {
-                let parts = adm_parts(sched, b.adm.clone(), adm_forces, acc, next, &mut []);
-                finite &= adm.leaf(b.adm.clone(), parts, force, moment).map_err(|(j, f)| Error::Simulation {
-                    time: t,
-                    component: sched.adm_names[j].to_string(),
-                    message: f.0,
-                })?;
+            for c in &b.adm {
+                let (force, moment) = (&forces.force[..], &forces.moment[..]);
+                finite &= adm
+                    .chunk(c, (&mut adm_forces[..], 0), (&mut acc[..], &mut next[..], 0), force, moment)
+                    .map_err(|e| sim_error(&sched.adm_names, e))?;
             }
         }
         Ok(finite)
