@@ -1191,6 +1191,8 @@ impl Schedule {
 }
 
 #[cfg(test)]
+// One range in a list of group ranges is a plan's shape, not a list of indices.
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 
