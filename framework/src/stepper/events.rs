@@ -356,10 +356,13 @@ impl Strided {
     #[allow(clippy::too_many_arguments)]
     fn check(&self, out_c: &mut [f64], out_s: &mut [f64], g0_c: &[f64], g0_s: &[f64], parallel: bool, law: &BothLaw, x: &[f64]) -> bool {
         // Member k's port states (p, v) from z − 2 on, its deflection from e on.
-        let (ports, _) = x[self.z - 2..self.z - 2 + PORT_STATES * self.n].as_chunks::<PORT_STATES>();
-        let (defl, _) = x[self.e..self.e + DEFLECTIONS * self.n].as_chunks::<DEFLECTIONS>();
+        let ports = &x[self.z - 2..self.z - 2 + PORT_STATES * self.n];
+        let defl = &x[self.e..self.e + DEFLECTIONS * self.n];
         let part = |oc: &mut [f64], os: &mut [f64], from: usize| {
-            let members = ports[from..].iter().zip(&defl[from..]).zip(oc.iter_mut().zip(os.iter_mut()));
+            // Arrays of known length (chunks of that length: the fallback is never taken).
+            let p = ports[from * PORT_STATES..].chunks_exact(PORT_STATES).map(|p| <&[f64; PORT_STATES]>::try_from(p).unwrap_or(&[0.0; PORT_STATES]));
+            let d = defl[from * DEFLECTIONS..].chunks_exact(DEFLECTIONS).map(|d| <&[f64; DEFLECTIONS]>::try_from(d).unwrap_or(&[0.0; DEFLECTIONS]));
+            let members = p.zip(d).zip(oc.iter_mut().zip(os.iter_mut()));
             if g0_c.is_empty() {
                 for ((p, d), (oc, os)) in members {
                     (*oc, *os) = law.g(p[2], &p[3..], d);
