@@ -205,17 +205,22 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
         // The port count (and the usual state counts) as constants, so that the motions
         // stay in registers and a member's states need no bounds check of their own.
         let (m, f) = (motions, &mut *forces.force);
-        match (self.ports, self.states, m.all_pv()) {
-            (1, 0, true) => self.run::<1, 0, true>(members, m, y, t, tau, f, dy),
-            (1, 2, true) => self.run::<1, 2, true>(members, m, y, t, tau, f, dy),
-            (2, 0, true) => self.run::<2, 0, true>(members, m, y, t, tau, f, dy),
-            (1, 0, _) => self.run::<1, 0, false>(members, m, y, t, tau, f, dy),
-            (1, 2, _) => self.run::<1, 2, false>(members, m, y, t, tau, f, dy),
-            (2, 0, _) => self.run::<2, 0, false>(members, m, y, t, tau, f, dy),
-            (1, _, _) => self.run::<1, ANY, false>(members, m, y, t, tau, f, dy),
-            (2, _, _) => self.run::<2, ANY, false>(members, m, y, t, tau, f, dy),
-            (3, _, _) => self.run::<3, ANY, false>(members, m, y, t, tau, f, dy),
-            _ => self.run::<MAX_IMPEDANCE_PORTS, ANY, false>(members, m, y, t, tau, f, dy),
+        let n = members.len();
+        let rows = m.all_pv() && (0..self.ports).all(|i| m.rows(i, n).is_some());
+        match (self.ports, self.states, m.all_pv(), rows) {
+            (1, 0, true, true) => self.run::<1, 0, true, true>(members, m, y, t, tau, f, dy),
+            (1, 2, true, true) => self.run::<1, 2, true, true>(members, m, y, t, tau, f, dy),
+            (2, 0, true, true) => self.run::<2, 0, true, true>(members, m, y, t, tau, f, dy),
+            (1, 0, true, _) => self.run::<1, 0, true, false>(members, m, y, t, tau, f, dy),
+            (1, 2, true, _) => self.run::<1, 2, true, false>(members, m, y, t, tau, f, dy),
+            (2, 0, true, _) => self.run::<2, 0, true, false>(members, m, y, t, tau, f, dy),
+            (1, 0, _, _) => self.run::<1, 0, false, false>(members, m, y, t, tau, f, dy),
+            (1, 2, _, _) => self.run::<1, 2, false, false>(members, m, y, t, tau, f, dy),
+            (2, 0, _, _) => self.run::<2, 0, false, false>(members, m, y, t, tau, f, dy),
+            (1, _, _, _) => self.run::<1, ANY, false, false>(members, m, y, t, tau, f, dy),
+            (2, _, _, _) => self.run::<2, ANY, false, false>(members, m, y, t, tau, f, dy),
+            (3, _, _, _) => self.run::<3, ANY, false, false>(members, m, y, t, tau, f, dy),
+            _ => self.run::<MAX_IMPEDANCE_PORTS, ANY, false, false>(members, m, y, t, tau, f, dy),
         }
     }
 }
@@ -231,10 +236,11 @@ const ANY: usize = usize::MAX;
 
 impl<T: PointImpedance> PointImpedanceBatch<T> {
     /// The batch loop for members with `P` ports and `S` states (`ANY`: `self.states`);
-    /// `PV`: every port's motion is read with [`PortMotions::point_pv`].
+    /// `PV`: every port's motion is read with [`PortMotions::point_pv`]; `ROWS`: from rows
+    /// of six states ([`PortMotions::rows`]), with no offset to load.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn run<const P: usize, const S: usize, const PV: bool>(
+    fn run<const P: usize, const S: usize, const PV: bool, const ROWS: bool>(
         &self,
         members: Range<usize>,
         motions: &PortMotions<'_>,
@@ -248,10 +254,19 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
         let ny = if S == ANY { self.states } else { S };
         let cs = &self.members[members.clone()];
         debug_assert!(force.len() == cs.len() * P && y.len() == cs.len() * ny && dy.len() == y.len());
+        // Port i's rows, the same motions as `point_pv` reads (where `ROWS`).
+        let rows: [&[f64]; P] = std::array::from_fn(|i| if ROWS { motions.rows(i, cs.len()).unwrap_or(&[]) } else { &[] });
         let motion = |k: usize| {
             let mut m = [PointMotion::default(); P];
             for (i, mi) in m.iter_mut().enumerate() {
-                *mi = if PV { motions.point_pv(k * P + i) } else { motions.point(k * P + i) };
+                *mi = if ROWS {
+                    let pv: &[f64; 6] = rows[i][6 * k..6 * k + 6].try_into().expect("a range of six");
+                    PointMotion { p: Vector3::new(pv[0], pv[1], pv[2]), v: Vector3::new(pv[3], pv[4], pv[5]) }
+                } else if PV {
+                    motions.point_pv(k * P + i)
+                } else {
+                    motions.point(k * P + i)
+                };
             }
             m
         };

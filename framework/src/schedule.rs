@@ -120,6 +120,9 @@ pub(crate) struct ImpChunk {
     pub slots: Range<usize>,
     pub y: Range<usize>,
     pub pv: Option<Range<usize>>,
+    /// Where the members' ports lie in rows of point masses' states: member k's port i at
+    /// `first + 6k + step·i` ([`PortMotions::rows`]), as (first, step).
+    pub rows: Option<(usize, usize)>,
 }
 
 /// A chunk of admittances of one group (as [`ImpChunk`]): their ports and states, and
@@ -727,6 +730,22 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
 /// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
 /// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
 /// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
+/// (first, step) where the position offsets `pv` of `members` members' ports (one or two
+/// each, back to back) are `first + 6k + step·i` for member k's port i: point masses in a
+/// row ([`ImpChunk::rows`]).
+fn rows_of(pv: &[u32], members: usize) -> Option<(usize, usize)> {
+    let ports = pv.len().checked_div(members)?;
+    if !(1..=2).contains(&ports) || ports * members != pv.len() {
+        return None;
+    }
+    let first = *pv.first()? as usize;
+    let step = if ports == 2 { (pv[1] as usize).checked_sub(first)? } else { 0 };
+    let fits = pv.chunks_exact(ports).enumerate().all(|(k, p)| {
+        p.iter().enumerate().all(|(i, &o)| o as usize == first + 6 * k + step * i)
+    });
+    fits.then_some((first, step))
+}
+
 /// The plan of [`Schedule::stage_blocks`]: admittance block k (admittances
 /// `k·STAGE_BLOCK..`) needs, in each impedance group, every member up to the last one with
 /// a slot on it, and gets those not yet in an earlier block. One pass over the slots
@@ -946,7 +965,8 @@ impl Schedule {
         let y = self.imp_y[members.start]..self.imp_y[members.end];
         let (a, b) = (self.pv_before[slots.start] as usize, self.pv_before[slots.end] as usize);
         let pv = (b - a == slots.len() && !slots.is_empty()).then_some(a..b);
-        ImpChunk { group, members, slots, y, pv }
+        let rows = pv.as_ref().and_then(|r| rows_of(&self.pv[r.clone()], members.len()));
+        ImpChunk { group, members, slots, y, pv, rows }
     }
 
     /// The chunk of admittances `members` of group `group`.
@@ -969,9 +989,10 @@ impl Schedule {
     #[inline]
     pub(crate) fn chunk_motions<'a>(&'a self, xa: &'a [f64], chunk: &ImpChunk, other: &'a dyn SlotMotion) -> PortMotions<'a> {
         let m = PortMotions::new(&self.taps, xa, chunk.slots.start, other);
-        match &chunk.pv {
-            Some(pv) => m.with_pv(&self.pv[pv.clone()]),
-            None => m,
+        match (&chunk.pv, chunk.rows) {
+            (Some(pv), Some((first, step))) => m.with_pv(&self.pv[pv.clone()]).with_rows(first, step),
+            (Some(pv), None) => m.with_pv(&self.pv[pv.clone()]),
+            _ => m,
         }
     }
 
@@ -1244,6 +1265,25 @@ mod tests {
         assert_eq!(plan[0], BlockPlan { imp: vec![0..256, n - 1..n], adm: 0..256 });
         assert_eq!(plan[4], BlockPlan { imp: vec![n..n + 1], adm: n..n });
         assert!(sound(&plan, &attach, &imp_slots, n));
+    }
+
+    /// Springs between point masses in a row and contacts on them lie in rows (member k's
+    /// port i at first + 6k + step·i); masses out of order, of other sizes or ports other
+    /// than one or two do not.
+    #[test]
+    fn point_masses_in_a_row_are_rows() {
+        let springs: Vec<u32> = (0..5).flat_map(|k| [12 + 6 * k, 18 + 6 * k]).collect();
+        assert_eq!(rows_of(&springs, 5), Some((12, 6)));
+        let contacts: Vec<u32> = (0..5).map(|k| 30 + 6 * k).collect();
+        assert_eq!(rows_of(&contacts, 5), Some((30, 0)));
+        let mut shuffled = contacts.clone();
+        shuffled.swap(1, 2);
+        assert_eq!(rows_of(&shuffled, 5), None);
+        let sevens: Vec<u32> = (0..5).map(|k| 7 * k).collect();
+        assert_eq!(rows_of(&sevens, 5), None);
+        let threes: Vec<u32> = (0..6).map(|k| 6 * k).collect();
+        assert_eq!(rows_of(&threes, 2), None, "three ports a member");
+        assert_eq!(rows_of(&[], 0), None);
     }
 
     /// Impedances in the reverse order of their admittances: the first block would need

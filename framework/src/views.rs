@@ -73,19 +73,40 @@ pub struct PortMotions<'a> {
     /// When every port of the view has a [`Tap::PointPv`]: their position offsets, from
     /// port 0 of the view on ([`point_pv`](Self::point_pv)); empty otherwise.
     pv: &'a [u32],
+    /// When the members' point ports lie in rows of point masses' states (member k's port i
+    /// at `first + 6k + step·i`, see [`rows`](Self::rows)): (first, step).
+    rows: Option<(usize, usize)>,
 }
 
 impl<'a> PortMotions<'a> {
     /// The ports of the members whose first slot is `base`: `taps` of every slot, the
     /// admittance states `xa`, and where the `Other` slots get their motion.
     pub fn new(taps: &'a [Tap], xa: &'a [f64], base: usize, other: &'a dyn SlotMotion) -> Self {
-        PortMotions { taps, xa, base, other, pv: &[] }
+        PortMotions { taps, xa, base, other, pv: &[], rows: None }
     }
 
     /// The same view, with `pv` the position offsets of its ports from port 0 on, when
     /// every one of them has a [`Tap::PointPv`].
     pub fn with_pv(self, pv: &'a [u32]) -> Self {
         PortMotions { pv, ..self }
+    }
+
+    /// The same view, knowing that member k's port i has its position and velocity at
+    /// `xa[first + 6k + step·i..][..6]` for every member of the view ([`rows`](Self::rows)).
+    pub fn with_rows(self, first: usize, step: usize) -> Self {
+        PortMotions { rows: Some((first, step)), ..self }
+    }
+
+    /// Where the members' ports lie in rows of six states (point masses in a row: a chain's
+    /// springs and contacts): for port i of `members` members, the states from its first
+    /// member's on, each member's six states after the last one's; `None` where they do not
+    /// lie so. A batch reads them six at a time by slices, with no offset to load or bound
+    /// per member.
+    #[inline]
+    pub fn rows(&self, port: usize, members: usize) -> Option<&'a [f64]> {
+        let (first, step) = self.rows?;
+        let from = first + step * port;
+        self.xa.get(from..from + 6 * members)
     }
 
     /// Whether every port of the view has a [`Tap::PointPv`], read by
