@@ -152,10 +152,12 @@ impl<'a> PortMotions<'a> {
         self.other.motion(self.xa, self.base + port)
     }
 
-    /// The view of the ports from `port` on.
+    /// The view of the ports from `port` on (their `PointPv` offsets from there on; the
+    /// rows, which count whole members from the view's first, left out).
     #[inline]
     pub fn from(&self, port: usize) -> PortMotions<'a> {
-        PortMotions { base: self.base + port, ..*self }
+        let pv = self.pv.get(port..).unwrap_or(&[]);
+        PortMotions { base: self.base + port, pv, rows: None, ..*self }
     }
 }
 
