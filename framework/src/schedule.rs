@@ -148,16 +148,17 @@ pub(crate) struct Group<B: ?Sized> {
     pub batch: Box<B>,
 }
 
-/// The groups of `groups` that meet `range`, each with the part of `range` it holds.
-pub(crate) fn groups_in<'g, B: ?Sized>(
-    groups: &'g [Group<B>],
+/// The chunks of `range` (at most [`CHUNK`] members, each within one group of `groups`):
+/// (index of the group, the chunk's members).
+pub(crate) fn chunks_in<B: ?Sized>(
+    groups: &[Group<B>],
     range: std::ops::Range<usize>,
-) -> impl Iterator<Item = (&'g Group<B>, std::ops::Range<usize>)> + 'g {
+) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> + '_ {
     let first = groups.partition_point(|g| g.end <= range.start);
-    groups[first..]
-        .iter()
-        .take_while(move |g| g.start < range.end)
-        .map(move |g| (g, g.start.max(range.start)..g.end.min(range.end)))
+    groups[first..].iter().enumerate().take_while(move |(_, g)| g.start < range.end).flat_map(move |(i, g)| {
+        let part = g.start.max(range.start)..g.end.min(range.end);
+        part.clone().step_by(CHUNK).map(move |a| (first + i, a..(a + CHUNK).min(part.end)))
+    })
 }
 
 /// The compiled network.
@@ -453,22 +454,8 @@ impl Schedule {
 
     /// The block `b` of a plan cut into chunks of at most [`CHUNK`] members of one group.
     fn chunked(&self, b: &BlockPlan) -> StageBlock {
-        let mut imp = Vec::new();
-        for r in &b.imp {
-            for (g, part) in groups_in(&self.imp_groups, r.clone()).map(|(g, p)| (g.start, p)) {
-                let group = self.imp_groups.partition_point(|x| x.start < g);
-                for a in part.clone().step_by(CHUNK) {
-                    imp.push(self.imp_chunk(group, a..(a + CHUNK).min(part.end)));
-                }
-            }
-        }
-        let mut adm = Vec::new();
-        for (g, part) in groups_in(&self.adm_groups, b.adm.clone()).map(|(g, p)| (g.start, p)) {
-            let group = self.adm_groups.partition_point(|x| x.start < g);
-            for a in part.clone().step_by(CHUNK) {
-                adm.push(self.adm_chunk(group, a..(a + CHUNK).min(part.end)));
-            }
-        }
+        let imp = b.imp.iter().flat_map(|r| chunks_in(&self.imp_groups, r.clone())).map(|(g, c)| self.imp_chunk(g, c)).collect();
+        let adm = chunks_in(&self.adm_groups, b.adm.clone()).map(|(g, c)| self.adm_chunk(g, c)).collect();
         StageBlock { imp, adm }
     }
 

@@ -10,7 +10,7 @@ use super::{Buffers, Combine, Input, Output, Simulator};
 use crate::error::{Error, Fault, Result};
 use crate::parallel::{Cut, Each};
 use crate::port::{Force, Motion};
-use crate::schedule::{groups_in, AdmChunk, Gathered, ImpChunk, Schedule, CHUNK};
+use crate::schedule::{chunks_in, AdmChunk, Gathered, ImpChunk, Schedule};
 use crate::views::SlotForces;
 use nalgebra::Vector3;
 use std::ops::Range;
@@ -105,13 +105,10 @@ impl ImpStage<'_> {
         let mut forces = SlotForces { force: force.buf, moment: moment.buf };
         let mut finite = true;
         let mut clock = Clock::start(self.timing, range.start);
-        for (group, part) in groups_in(&sched.imp_groups, range) {
-            let g = sched.imp_groups.partition_point(|x| x.start < group.start);
-            for a in part.clone().step_by(CHUNK) {
-                let chunk = sched.imp_chunk(g, a..(a + CHUNK).min(part.end));
-                finite &= self.chunk(&chunk, &mut forces, s0, acc.buf, next.buf, y0)?;
-                clock.chunk(cost.0, chunk.members);
-            }
+        for (g, members) in chunks_in(&sched.imp_groups, range) {
+            let chunk = sched.imp_chunk(g, members);
+            finite &= self.chunk(&chunk, &mut forces, s0, acc.buf, next.buf, y0)?;
+            clock.chunk(cost.0, chunk.members);
         }
         Ok(finite)
     }
@@ -179,13 +176,10 @@ impl AdmStage<'_> {
         let (p0, x0) = (sched.adm_ports[range.start], sched.adm_x[range.start]);
         let mut finite = true;
         let mut clock = Clock::start(self.timing, range.start);
-        for (group, part) in groups_in(&sched.adm_groups, range) {
-            let g = sched.adm_groups.partition_point(|x| x.start < group.start);
-            for a in part.clone().step_by(CHUNK) {
-                let chunk = sched.adm_chunk(g, a..(a + CHUNK).min(part.end));
-                finite &= self.chunk(&chunk, (phi.buf, p0), (acc.buf, next.buf, x0), force, moment)?;
-                clock.chunk(cost.0, chunk.members);
-            }
+        for (g, members) in chunks_in(&sched.adm_groups, range) {
+            let chunk = sched.adm_chunk(g, members);
+            finite &= self.chunk(&chunk, (phi.buf, p0), (acc.buf, next.buf, x0), force, moment)?;
+            clock.chunk(cost.0, chunk.members);
         }
         Ok(finite)
     }
