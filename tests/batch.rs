@@ -319,8 +319,8 @@ fn same_bits_on_one_and_two_threads(text: &str, file: &str, steps: usize) -> Sim
 fn blocked_chain_is_bit_identical_on_one_and_two_threads() {
     let text = generate_chain::chain(3000, false).to_string();
     let one = same_bits_on_one_and_two_threads(&text, "chain.json", 100);
-    // One thread ran its stages block by block (3000 masses, 256 a block), two phase by
-    // phase: the same bits.
+    // One thread ran its stages block by block (3000 masses, 256 a block), every other
+    // stage from the last block to the first, two phase by phase: the same bits.
     assert_eq!(one.stage_blocks(), 12);
 }
 

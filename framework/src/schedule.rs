@@ -233,6 +233,11 @@ pub struct Schedule {
     /// (in schedule order) that write its slots; empty where that is no plan (one block, or
     /// a block of more than [`STAGE_BLOCK_IMPEDANCES`] impedances).
     pub(crate) stage_blocks: Vec<StageBlock>,
+    /// The same from the last block of admittances to the first, each after the
+    /// impedances (in schedule order from the last) that write its slots: a stage runs
+    /// the other way from the one before (stepper/phases.rs), starting on the states that
+    /// one left in the cache.
+    pub(crate) stage_blocks_back: Vec<StageBlock>,
     /// Which admittances and impedances act on rotations ([`Schedule::rotational`]), found
     /// when first asked (result units, an FMU's model description), not at load.
     rotational: std::sync::OnceLock<(Vec<bool>, Vec<bool>)>,
@@ -411,7 +416,8 @@ impl Schedule {
         let zeros_imp = vec![0; imp.len() + 1];
         let (frames, frame_of) = frame_index(&attach, &taps);
         let group_ranges: Vec<Range<usize>> = imp_groups.iter().map(|g| g.start..g.end).collect();
-        let plan = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len());
+        let plan = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len(), false);
+        let plan_back = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len(), true);
         let mut sched = Schedule {
             blocks,
             block_names,
@@ -446,9 +452,11 @@ impl Schedule {
             frames,
             frame_of,
             stage_blocks: Vec::new(),
+            stage_blocks_back: Vec::new(),
             rotational: std::sync::OnceLock::new(),
         };
         sched.stage_blocks = plan.iter().map(|b| sched.chunked(b)).collect();
+        sched.stage_blocks_back = plan_back.iter().map(|b| sched.chunked(b)).collect();
         Ok(sched)
     }
 
@@ -733,46 +741,53 @@ fn rows_of(pv: &[u32], members: usize) -> Option<(usize, usize)> {
     fits.then_some((first, step))
 }
 
-/// The plan of [`Schedule::stage_blocks`]: admittance block k (admittances
-/// `k·STAGE_BLOCK..`) needs, in each impedance group, every member up to the last one with
-/// a slot on it, and gets those not yet in an earlier block. One pass over the slots
-/// (`attach`, impedance i owning `imp_slots[i]..imp_slots[i + 1]`); `groups`: each group's
-/// range of impedances, in order.
-fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n_adm: usize) -> Vec<BlockPlan> {
+/// The plan of [`Schedule::stage_blocks`] (`back`: of [`Schedule::stage_blocks_back`]).
+/// Forward, admittance block k (admittances `k·STAGE_BLOCK..`) needs, in each impedance
+/// group, every member up to the last one with a slot on it, and gets those not yet in an
+/// earlier block; backward, from the last block to the first, every member from the first
+/// one with a slot on it on. One pass over the slots (`attach`, impedance i owning
+/// `imp_slots[i]..imp_slots[i + 1]`); `groups`: each group's range of impedances, in order.
+fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n_adm: usize, back: bool) -> Vec<BlockPlan> {
     let blocks = n_adm.div_ceil(STAGE_BLOCK);
     if blocks < 2 || blocks.saturating_mul(groups.len()) > STAGE_PLAN_ENTRIES {
         return Vec::new();
     }
-    // need[k·G + g]: one past the last member of group g with a slot on block k.
+    // The cursor's start in each group: its first member forward, one past its last backward.
+    let edge = |r: &Range<usize>| if back { r.end } else { r.start };
+    // need[k·G + g]: forward, one past the last member of group g with a slot on block k;
+    // backward, the first one.
     let n_groups = groups.len();
-    let mut need: Vec<usize> = (0..blocks).flat_map(|_| groups.iter().map(|r| r.start)).collect();
+    let mut need: Vec<usize> = (0..blocks).flat_map(|_| groups.iter().map(edge)).collect();
     for (g, r) in groups.iter().enumerate() {
         for i in r.clone() {
             for s in &attach[imp_slots[i]..imp_slots[i + 1]] {
                 if let Some((j, _)) = s.port() {
                     let n = &mut need[j / STAGE_BLOCK * n_groups + g];
-                    *n = (*n).max(i + 1);
+                    *n = if back { (*n).min(i) } else { (*n).max(i + 1) };
                 }
             }
         }
     }
-    let mut done: Vec<usize> = groups.iter().map(|r| r.start).collect();
+    let mut done: Vec<usize> = groups.iter().map(edge).collect();
     let mut plan = Vec::with_capacity(blocks + 1);
-    for k in 0..blocks {
+    for step in 0..blocks {
+        let k = if back { blocks - 1 - step } else { step };
         let mut imp = Vec::new();
         for (g, d) in done.iter_mut().enumerate() {
-            let upto = need[k * n_groups + g].max(*d);
-            if upto > *d {
-                imp.push(*d..upto);
+            let n = need[k * n_groups + g];
+            let r = if back { n.min(*d)..*d } else { *d..n.max(*d) };
+            *d = if back { r.start } else { r.end };
+            if !r.is_empty() {
+                imp.push(r);
             }
-            *d = upto;
         }
         if imp.iter().map(|r| r.len()).sum::<usize>() > STAGE_BLOCK_IMPEDANCES {
             return Vec::new();
         }
         plan.push(BlockPlan { imp, adm: k * STAGE_BLOCK..((k + 1) * STAGE_BLOCK).min(n_adm) });
     }
-    let rest: Vec<Range<usize>> = done.iter().zip(groups).map(|(&d, r)| d..r.end).filter(|r| !r.is_empty()).collect();
+    let rest = done.iter().zip(groups).map(|(&d, r)| if back { r.start..d } else { d..r.end });
+    let rest: Vec<Range<usize>> = rest.filter(|r| !r.is_empty()).collect();
     if !rest.is_empty() {
         plan.push(BlockPlan { imp: rest, adm: n_adm..n_adm });
     }
@@ -1247,11 +1262,18 @@ mod tests {
         attach.push(Slot { adm: GROUND, port: 0, at: NO_OFFSET });
         imp_slots.push(attach.len());
         let groups = [0..n - 1, n - 1..n + 1];
-        let plan = stage_blocks(&attach, &imp_slots, &groups, n);
+        let plan = stage_blocks(&attach, &imp_slots, &groups, n, false);
         assert_eq!(plan.len(), 5, "four blocks of admittances, then the grounded impedance");
         assert_eq!(plan[0], BlockPlan { imp: vec![0..256, n - 1..n], adm: 0..256 });
         assert_eq!(plan[4], BlockPlan { imp: vec![n..n + 1], adm: n..n });
         assert!(sound(&plan, &attach, &imp_slots, n));
+        // Backward: the last block first, with the springs from 767 (on admittances 767 and
+        // 768) and, from the far one on, its whole group; no grounded block of its own.
+        let back = stage_blocks(&attach, &imp_slots, &groups, n, true);
+        assert_eq!(back.len(), 4);
+        assert_eq!(back[0], BlockPlan { imp: vec![767..n - 1, n - 1..n + 1], adm: 768..n });
+        assert_eq!(back[3], BlockPlan { imp: vec![0..255], adm: 0..256 });
+        assert!(sound(&back, &attach, &imp_slots, n));
     }
 
     /// Springs between point masses in a row and contacts on them lie in rows (member k's
@@ -1280,12 +1302,14 @@ mod tests {
         let n = 20_000;
         let attach: Vec<Slot> = (0..n).map(|i| port(n - 1 - i)).collect();
         let imp_slots: Vec<usize> = (0..=n).collect();
-        assert!(stage_blocks(&attach, &imp_slots, &[0..n], n).is_empty());
         let small: Vec<Slot> = (0..100).map(port).collect();
-        assert!(stage_blocks(&small, &(0..=100).collect::<Vec<_>>(), &[0..100], 100).is_empty());
         let forward: Vec<Slot> = (0..n).map(port).collect();
-        let plan = stage_blocks(&forward, &imp_slots, &[0..n], n);
-        assert_eq!(plan.len(), n.div_ceil(STAGE_BLOCK));
-        assert!(sound(&plan, &forward, &imp_slots, n));
+        for back in [false, true] {
+            assert!(stage_blocks(&attach, &imp_slots, &[0..n], n, back).is_empty());
+            assert!(stage_blocks(&small, &(0..=100).collect::<Vec<_>>(), &[0..100], 100, back).is_empty());
+            let plan = stage_blocks(&forward, &imp_slots, &[0..n], n, back);
+            assert_eq!(plan.len(), n.div_ceil(STAGE_BLOCK));
+            assert!(sound(&plan, &forward, &imp_slots, n));
+        }
     }
 }

@@ -76,6 +76,10 @@ pub struct Simulator {
     pub(crate) bus: bus::Bus,
     /// Masses coupled implicitly with stiff held elements (stepper/coupling.rs).
     coupling: coupling::Coupling,
+    /// Whether the last sweep over the state (a stage run block by block, a step's switching
+    /// check) ran from its end to its start: each runs the other way from the one before,
+    /// so that it starts on the states that one left in the cache (chain-10k: 3 %).
+    pub(crate) sweep_back: bool,
 }
 
 /// A component whose inputs have breaks ([`Admittance::next_break`]).
@@ -595,6 +599,7 @@ impl Simulator {
             balance: Balance::default(),
             bus: bus::Bus::default(),
             coupling,
+            sweep_back: false,
         };
         sim.set_parallel_threshold(PARALLEL_THRESHOLD);
         Ok(sim)

@@ -112,6 +112,8 @@ const G_TOLERANCE: f64 = 1e-12;
 
 /// The impedances with a switching function and the buffers of a located step.
 pub(crate) struct Events {
+    /// Whether the check of a whole step sweeps the state from its end (`Simulator::sweep_back`).
+    pub(crate) sweep_back: bool,
     /// The members whose switching functions are read straight from the state (contacts on
     /// a coordinate axis, other affine contacts, horizontal plane contacts with their
     /// stick–slip switch), then the others; g, g0, g_lo and g_hi list them in this order
@@ -353,12 +355,14 @@ impl Strided {
 
     /// g of the run at state `x` with `law` into `out_c`, `out_s` (g0 likewise); whether
     /// some side changed (as [`check_pairs`], in parts of [`PARALLEL_CHUNK`] when `parallel`).
+    /// `back`: on one part, from the last member to the first (the same values; a sweep
+    /// starts where the stage before it ended, `Simulator::sweep_back`).
     #[allow(clippy::too_many_arguments)]
-    fn check(&self, out_c: &mut [f64], out_s: &mut [f64], g0_c: &[f64], g0_s: &[f64], parallel: bool, law: &BothLaw, x: &[f64]) -> bool {
+    fn check(&self, out_c: &mut [f64], out_s: &mut [f64], (g0_c, g0_s): (&[f64], &[f64]), parallel: bool, back: bool, law: &BothLaw, x: &[f64]) -> bool {
         // Member k's port states (p, v) from z − 2 on, its deflection from e on.
         let ports = &x[self.z - 2..self.z - 2 + PORT_STATES * self.n];
         let defl = &x[self.e..self.e + DEFLECTIONS * self.n];
-        let part = |oc: &mut [f64], os: &mut [f64], from: usize| {
+        let part = |oc: &mut [f64], os: &mut [f64], from: usize, back: bool| {
             // Arrays of known length (chunks of that length: the fallback is never taken).
             let p = ports[from * PORT_STATES..].chunks_exact(PORT_STATES).map(|p| <&[f64; PORT_STATES]>::try_from(p).unwrap_or(&[0.0; PORT_STATES]));
             let d = defl[from * DEFLECTIONS..].chunks_exact(DEFLECTIONS).map(|d| <&[f64; DEFLECTIONS]>::try_from(d).unwrap_or(&[0.0; DEFLECTIONS]));
@@ -369,26 +373,36 @@ impl Strided {
                 }
                 return false;
             }
+            let members = members.zip(g0_c[from..].iter().zip(&g0_s[from..]));
             let mut any = false;
-            for (((p, d), (oc, os)), (&c0, &s0)) in members.zip(g0_c[from..].iter().zip(&g0_s[from..])) {
+            let mut one = |(((p, d), (oc, os)), (&c0, &s0)): Sides<'_>| {
                 let (c, s) = law.g(p[2], &p[3..], d);
                 any |= ((c > 0.0) != (c0 > 0.0)) | ((s > 0.0) != (s0 > 0.0));
                 (*oc, *os) = (c, s);
+            };
+            if back {
+                members.rev().for_each(&mut one);
+            } else {
+                members.for_each(&mut one);
             }
             any
         };
         if !(parallel && self.n > PARALLEL_CHUNK) {
-            return part(out_c, out_s, 0);
+            return part(out_c, out_s, 0, back);
         }
         use rayon::prelude::*;
         out_c
             .par_chunks_mut(PARALLEL_CHUNK)
             .zip(out_s.par_chunks_mut(PARALLEL_CHUNK))
             .enumerate()
-            .map(|(c, (oc, os))| part(oc, os, c * PARALLEL_CHUNK))
+            .map(|(c, (oc, os))| part(oc, os, c * PARALLEL_CHUNK, false))
             .reduce(|| false, |a, b| a | b)
     }
 }
+
+/// One member of a [`Strided`] run as its check reads it: its port states, its deflections,
+/// where its two switching functions go, and their values at the step's start.
+type Sides<'a> = (((&'a [f64; PORT_STATES], &'a [f64; DEFLECTIONS]), (&'a mut f64, &'a mut f64)), (&'a f64, &'a f64));
 
 /// The states of a point mass (p, v) and of a plane contact's deflection: the strides of
 /// a [`Strided`] run.
@@ -507,6 +521,7 @@ impl Events {
         }
         let rewindable = sched.adm.iter().all(|a| a.rewindable()) && sched.imp.iter().all(|i| i.rewindable());
         let mut ev = Events {
+            sweep_back: false,
             aligned: Vec::new(),
             affine: Vec::new(),
             both: Vec::new(),
@@ -776,7 +791,7 @@ impl Events {
         let (nc, laws) = (nb + 2 * nh, &self.both_laws);
         let (g0c, g0s) = (part(nb..nb + nh), part(nb + nh..nc));
         any |= match (&self.both_strided, &laws[..]) {
-            (Some(run), [law]) => run.check(out_hc, out_hs, g0c, g0s, parallel, law, x),
+            (Some(run), [law]) => run.check(out_hc, out_hs, (g0c, g0s), parallel, self.sweep_back, law, x),
             // One law for all (a chain's contacts): its constants held out of the loop.
             (None, [law]) => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, |m: &AlignedBoth| m.g(law, x)),
             _ => check_pairs(out_hc, out_hs, &self.both, g0c, g0s, parallel, BothG { laws, x }),
@@ -1096,7 +1111,12 @@ fn located(sim: &mut Simulator, ev: &mut Events, step: f64) -> Result<()> {
     locked.at(&ev.states, &sim.x);
     sim.span(t0, step, false)?;
     sim.swap_previous(&mut ev.x0);
+    // The check sweeps the state the other way from the last stage, and the next stage the
+    // other way from it (each starts on states the sweep before left in the cache).
+    sim.sweep_back = !sim.sweep_back;
+    ev.sweep_back = sim.sweep_back;
     let mut switch = ev.eval_reading(&sim.sched, &sim.x, t0 + step, false, par, true);
+    ev.sweep_back = false;
     ev.credit = (ev.credit + CREDIT_PER_STEP).min(CREDIT_MAX);
     // `done`: the part of the step already taken; ev.x0 holds the state there.
     let mut done = 0.0;
@@ -1398,14 +1418,25 @@ mod tests {
         let run = Strided::of(&both, 1, nx, x.len()).expect("a chain's contacts are strided");
         let g0: Vec<f64> = (0..2 * n).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
         let (g0c, g0s) = g0.split_at(n);
-        for parallel in [false, true] {
+        for (parallel, back) in [(false, false), (false, true), (true, false)] {
             let (mut a, mut b) = (vec![0.0; 2 * n], vec![0.0; 2 * n]);
             let (ac, as_) = a.split_at_mut(n);
             let (bc, bs) = b.split_at_mut(n);
-            let strided = run.check(ac, as_, g0c, g0s, parallel, &law, &x);
+            let strided = run.check(ac, as_, (g0c, g0s), parallel, back, &law, &x);
             let each = check_pairs(bc, bs, &both, g0c, g0s, parallel, |m: &AlignedBoth| m.g(&law, &x));
             assert_eq!(strided, each);
-            assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "parallel {parallel}");
+            assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "parallel {parallel}, back {back}");
+        }
+        // A change only at the first or the last member is seen either way.
+        for (j, back) in [(0, true), (n - 1, false), (n - 1, true)] {
+            let (mut c, mut s) = (vec![0.0; n], vec![0.0; n]);
+            run.check(&mut c, &mut s, (&[], &[]), false, back, &law, &x);
+            let (mut c0, s0) = (c.clone(), s.clone());
+            c0[j] = -c0[j];
+            if c0[j] == 0.0 {
+                c0[j] = 1.0;
+            }
+            assert!(run.check(&mut c, &mut s, (&c0, &s0), false, back, &law, &x), "member {j}, back {back}");
         }
         let mut swapped = both.clone();
         swapped.swap(3, 4);

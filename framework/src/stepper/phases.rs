@@ -241,8 +241,11 @@ impl Simulator {
     /// with the same results bit for bit, interleaved by the schedule's blocks: each block's
     /// impedances write their slot forces, then its admittances sum them while they are in
     /// the cache. On chain-10k the two whole phases streamed 3 MB of slot forces and
-    /// states through a 2 MB cache each stage.
+    /// states through a 2 MB cache each stage. Every other stage takes the blocks from the
+    /// last to the first (`Schedule::stage_blocks_back`), where the stage before ended.
     pub(super) fn blocked(&mut self, input: Input, t: f64, tau: f64, combine: Combine, out: Output) -> Result<bool> {
+        self.sweep_back = !self.sweep_back;
+        let back = self.sweep_back && !self.sched.stage_blocks_back.is_empty();
         let Buffers { input, next, x, acc, force, moment, adm_forces, frames, sched, coupling, .. } =
             self.buffers(input, out);
         let nx = sched.nx;
@@ -257,7 +260,7 @@ impl Simulator {
             message: f.0,
         };
         let mut forces = SlotForces { force, moment };
-        for b in &sched.stage_blocks {
+        for b in if back { &sched.stage_blocks_back } else { &sched.stage_blocks } {
             for c in &b.imp {
                 finite &= imp.chunk(c, &mut forces, 0, acc, next, 0).map_err(|e| sim_error(&sched.imp_names, e))?;
             }
