@@ -3,7 +3,7 @@
 
     python3 benches/compare.py --baseline OLD/target/release/stiction
         [--current target/release/stiction] [--reference FUSED_CHAIN] [--runs 5]
-        [--figures FILE.json] [--save FILE.json] [--only SCENE,...]
+        [--figures FILE.json] [--save FILE.json] [--only SCENE,...] [--mujoco [--venv DIR]]
 
 Run it before every submission (docs/performance.md, "Comparing two builds"). The scenes:
 
@@ -29,6 +29,17 @@ With `--reference`, the path of the hand-written reference loop of chain-N (a bi
 `N THREADS`, e.g. the fused-chain loop, outside this repository), chain-10k on
 one thread is also compared against it, and the two-thread speed-up is printed: the targets
 are at most 1.1x the reference loop and at least 1.85x on two threads.
+
+With `--mujoco`, 50 copies of examples/stack.json run 4 s at the largest step at which
+`stiction check` finds them stable with their contacts explicit (python/bench/stacks.py
+`checked_step`), on one and on two threads, in turn with the same boxes in MuJoCo at its
+default settings (MuJoCo, pinned in python/bench/bench_env.py, runs in its own venv, DIR,
+default target/py-bench-mujoco, created on first use): wall time per simulated second,
+whole process for stiction, building and stepping the model for MuJoCo (as
+`python/bench/vs_mujoco.py --speed`), and the creep of the boxes 2 s apart. The targets:
+at or below MuJoCo's wall time on one thread, below it on two, creep at most 1e-12 m.
+Run against a build of 9d01c11 (`--baseline`, with `--figures` for the scenes it cannot
+load) and with `--reference`, one run shows every figure issue 42 asks for.
 
 Times come from the operating system's accounting of each finished child (wait4: user and
 system seconds, peak resident memory); wall time from a monotonic clock. Standard library
@@ -124,6 +135,61 @@ def pairs(a, b, runs):
     return ra, rb
 
 
+# Builds and steps `n` stacks in MuJoCo at its defaults, in the MuJoCo venv: its wall time,
+# steps and the creep of the boxes, as JSON.
+MUJOCO_STACKS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import mujoco, stacks
+wall, steps, samples = stacks.mujoco_stacks(int(sys.argv[2]), stacks.MUJOCO_DEFAULT, float(sys.argv[3]))
+print(json.dumps({"wall": wall, "steps": steps, "creep": stacks.creep(samples), "version": mujoco.__version__}))
+"""
+
+
+def against_mujoco(current, venv, runs, workdir, n=50, stop_time=4.0):
+    """stacks-n at `check`'s largest explicit step, one and two threads, against MuJoCo's
+    defaults, in turn: the lines to print and the targets missed."""
+    from bench_env import mujoco_python
+
+    py = str(mujoco_python(venv))
+    step = stacks.checked_step(current, workdir)
+    system = stacks.write(n, Path(workdir) / f"stacks_{n}_checked.json", stop_time=stop_time, step=step)
+    out = Path(workdir) / f"stacks_{n}_checked.csv"
+    one = [current, "run", str(system), "-o", str(out), "--threads", "1", "--quiet"]
+    two = [current, "run", str(system), "-o", os.devnull, "--threads", "2", "--quiet"]
+    mj = [py, "-c", MUJOCO_STACKS, str(ROOT / "python" / "bench"), str(n), str(stop_time)]
+    walls = {"one": [], "two": [], "mujoco": []}
+    result = None
+    for i in range(runs + 1):
+        code_1, wall_1, _, _ = measure(one)
+        code_2, wall_2, _, _ = measure(two)
+        p = subprocess.run(mj, capture_output=True, text=True)
+        if code_1 or code_2 or p.returncode:
+            sys.exit(f"stacks against MuJoCo failed: stiction exit {code_1}, {code_2}; MuJoCo: {p.stderr.strip()[-400:]}")
+        result = json.loads(p.stdout)
+        if i > 0:  # the first round warms up
+            walls["one"].append(wall_1)
+            walls["two"].append(wall_2)
+            walls["mujoco"].append(result["wall"])
+    creep = stacks.creep(stacks.boxes_from_csv(out))
+    r1 = [a / m for a, m in zip(walls["one"], walls["mujoco"])]
+    r2 = [a / m for a, m in zip(walls["two"], walls["mujoco"])]
+    med = {k: statistics.median(v) / stop_time for k, v in walls.items()}
+    m1, m2 = statistics.median(r1), statistics.median(r2)
+    lines = [
+        f"stacks-{n} ({3 * n} boxes, {12 * n} body contacts), {stop_time:g} s, against MuJoCo {result['version']} at its defaults "
+        f"(T = 2e-3, {result['steps']} steps), wall per simulated second, medians of {runs} rounds:",
+        f"  MuJoCo default: {med['mujoco']:.3f} s/s (building and stepping), creep of the boxes 2 s apart {result['creep']:.1e} m",
+        f"  stiction, T = {step:.4g} (`check`'s largest step with explicit contacts), 1 thread: {med['one']:.3f} s/s, "
+        f"{m1:.3f} ({min(r1):.3f}-{max(r1):.3f}) of MuJoCo's, target <= 1: {'met' if m1 <= 1 else 'NOT met'}",
+        f"  stiction, the same on 2 threads: {med['two']:.3f} s/s, {m2:.3f} ({min(r2):.3f}-{max(r2):.3f}) of MuJoCo's, "
+        f"target below 1 thread's: {'met' if m2 < m1 else 'NOT met'}",
+        f"  stiction's creep of the boxes 2 s apart: {creep:.1e} m (target <= 1e-12 m)",
+    ]
+    missed = [f"stacks-{n} against MuJoCo ({what})" for what, bad in (("1 thread", m1 > 1), ("2 threads", m2 >= m1), ("creep", creep > 1e-12)) if bad]
+    return lines, missed
+
+
 def noise_floor(figure):
     return 0.01 if figure == "peak" else 0.02
 
@@ -146,6 +212,8 @@ def main():
     ap.add_argument("--figures", help="stored figures (JSON from --save) for scenes the baseline cannot run")
     ap.add_argument("--save", help="write this run's medians of the current build to this JSON file")
     ap.add_argument("--only", help="comma-separated prefixes of the scenes to run")
+    ap.add_argument("--mujoco", action="store_true", help="also stacks-50 against MuJoCo's defaults (in the MuJoCo venv)")
+    ap.add_argument("--venv", help="the MuJoCo venv (default target/py-bench-mujoco, or $STICTION_MUJOCO_VENV)")
     args = ap.parse_args()
     for b in (args.current, args.baseline):
         if not (shutil.which(b) or Path(b).exists()):
@@ -210,6 +278,12 @@ def main():
             print(f"{scene.split(', 4 s')[0]}: creep of the boxes at the same phase 2 s apart: {c:.1e} m (target <= 1e-12 m)")
             if c > 1e-12:
                 worse.append(f"{scene} creep")
+        if args.mujoco:
+            venv = args.venv or os.environ.get("STICTION_MUJOCO_VENV") or ROOT / "target" / "py-bench-mujoco"
+            lines, missed = against_mujoco(args.current, venv, args.runs, d)
+            print()
+            print("\n".join(lines))
+            worse += missed
     if args.save:
         Path(args.save).write_text(json.dumps(saved, indent=1) + "\n")
     print("\n" + (f"worse by more than the noise: {', '.join(worse)}" if worse else "nothing worse by more than the noise"))
