@@ -210,6 +210,9 @@ pub struct Schedule {
     /// all `PointPv` when the count grows by its length ([`Schedule::imp_chunk`]).
     pub(crate) pv: Vec<u32>,
     pub(crate) pv_before: Vec<u32>,
+    /// Per impedance, the first member of the run of its group it ends whose ports lie in
+    /// rows of point masses' states (`u32::MAX`: not so; [`ImpChunk::rows`], `row_starts`).
+    pub(crate) row_start: Vec<u32>,
     /// For every admittance port p: how many ports q in 1..=p receive a different number
     /// of slots than port q − 1; ports a..b all receive the same number when
     /// `count_changes[b − 1] == count_changes[a]` ([`Schedule::adm_chunk`]).
@@ -416,6 +419,7 @@ impl Schedule {
         let zeros_imp = vec![0; imp.len() + 1];
         let (frames, frame_of) = frame_index(&attach, &taps);
         let group_ranges: Vec<Range<usize>> = imp_groups.iter().map(|g| g.start..g.end).collect();
+        let row_start = row_starts(&pv, &pv_before, &imp_slots, &group_ranges);
         let plan = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len(), false);
         let plan_back = stage_blocks(&attach, &imp_slots, &group_ranges, adm.len(), true);
         let mut sched = Schedule {
@@ -444,6 +448,7 @@ impl Schedule {
             taps,
             pv,
             pv_before,
+            row_start,
             count_changes,
             has_moments,
             nx,
@@ -722,23 +727,34 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
     Ok(AdmGroups { adm, adm_groups, adm_x, adm_ports, adm_port_domain, direct })
 }
 
-/// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
-/// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
-/// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
-/// (first, step) where the position offsets `pv` of `members` members' ports (one or two
-/// each, back to back) are `first + 6k + step·i` for member k's port i: point masses in a
-/// row ([`ImpChunk::rows`]).
-fn rows_of(pv: &[u32], members: usize) -> Option<(usize, usize)> {
-    let ports = pv.len().checked_div(members)?;
-    if !(1..=2).contains(&ports) || ports * members != pv.len() {
-        return None;
+/// Per impedance i (schedule order), the first member of the run of its group that i ends
+/// whose ports lie in rows of point masses' states (`Schedule::row_start`): each member's
+/// one or two ports all [`Tap::PointPv`], at `p0 + step·i` for its port i, each member's
+/// `p0` 6 past the one before and the same `step`; `u32::MAX` for a member whose ports do
+/// not lie so. A chunk `s..e` of a group then lies in rows when `row_start[e − 1] ≤ s`
+/// ([`Schedule::imp_chunk`]), found without reading its offsets.
+fn row_starts(pv: &[u32], pv_before: &[u32], imp_slots: &[usize], groups: &[Range<usize>]) -> Vec<u32> {
+    let mut out = vec![u32::MAX; imp_slots.len().saturating_sub(1)];
+    for r in groups {
+        let mut prev: Option<(u32, u32)> = None;
+        for i in r.clone() {
+            let (sa, sb) = (imp_slots[i], imp_slots[i + 1]);
+            let (a, b) = (pv_before[sa] as usize, pv_before[sb] as usize);
+            // The member's first port's offset and the step to its second.
+            let own = match &pv[a..b] {
+                [p0] if sb - sa == 1 => Some((*p0, 0)),
+                [p0, p1] if sb - sa == 2 => p1.checked_sub(*p0).map(|step| (*p0, step)),
+                _ => None,
+            };
+            out[i] = match (prev, own) {
+                (Some((q0, q_step)), Some((p0, step))) if step == q_step && q0.checked_add(6) == Some(p0) => out[i - 1],
+                (_, Some(_)) => u32::try_from(i).unwrap_or(u32::MAX),
+                (_, None) => u32::MAX,
+            };
+            prev = own;
+        }
     }
-    let first = *pv.first()? as usize;
-    let step = if ports == 2 { (pv[1] as usize).checked_sub(first)? } else { 0 };
-    let fits = pv.chunks_exact(ports).enumerate().all(|(k, p)| {
-        p.iter().enumerate().all(|(i, &o)| o as usize == first + 6 * k + step * i)
-    });
-    fits.then_some((first, step))
+    out
 }
 
 /// The plan of [`Schedule::stage_blocks`] (`back`: of [`Schedule::stage_blocks_back`]).
@@ -794,6 +810,7 @@ fn stage_blocks(attach: &[Slot], imp_slots: &[usize], groups: &[Range<usize>], n
     plan
 }
 
+/// [`Schedule::frames`] and [`Schedule::frame_of`] from the slots' attachments and taps.
 fn frame_index(attach: &[Slot], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
     let from_port = |(a, t): (&Slot, &Tap)| a.adm != GROUND && matches!(t, Tap::Other);
     if !attach.iter().zip(taps).any(from_port) {
@@ -815,6 +832,8 @@ fn frame_index(attach: &[Slot], taps: &[Tap]) -> (Vec<(u32, u32)>, Vec<u32>) {
     (frames, frame_of)
 }
 
+/// The index of the slots whose tap is [`Tap::PointPv`]: their position offsets, and the
+/// number of them before every slot (`Schedule::pv`, `Schedule::pv_before`).
 fn pv_index(taps: &[Tap]) -> (Vec<u32>, Vec<u32>) {
     let mut pv = Vec::new();
     let mut pv_before = Vec::with_capacity(taps.len() + 1);
@@ -967,7 +986,12 @@ impl Schedule {
         let y = self.imp_y[members.start]..self.imp_y[members.end];
         let (a, b) = (self.pv_before[slots.start] as usize, self.pv_before[slots.end] as usize);
         let pv = (b - a == slots.len() && !slots.is_empty()).then_some(a..b);
-        let rows = pv.as_ref().and_then(|r| rows_of(&self.pv[r.clone()], members.len()));
+        let in_rows = self.row_start.get(members.end.wrapping_sub(1)).is_some_and(|&s| s as usize <= members.start);
+        let rows = pv.as_ref().filter(|_| in_rows).map(|r| {
+            let first = self.pv[r.start] as usize;
+            let ports = r.len() / members.len();
+            (first, if ports == 2 { self.pv[r.start + 1] as usize - first } else { 0 })
+        });
         ImpChunk { group, members, slots, y, pv, rows }
     }
 
@@ -1276,23 +1300,44 @@ mod tests {
         assert!(sound(&back, &attach, &imp_slots, n));
     }
 
+    /// `row_starts` of members whose ports have these offsets (`None`: a port not read
+    /// from a point mass's state), in `groups`.
+    fn starts(members: &[Vec<Option<u32>>], groups: &[Range<usize>]) -> Vec<u32> {
+        let (mut pv, mut pv_before, mut imp_slots) = (Vec::new(), vec![0], vec![0]);
+        for m in members {
+            for p in m {
+                pv.extend(*p);
+                pv_before.push(pv.len() as u32);
+            }
+            imp_slots.push(pv_before.len() - 1);
+        }
+        row_starts(&pv, &pv_before, &imp_slots, groups)
+    }
+
     /// Springs between point masses in a row and contacts on them lie in rows (member k's
-    /// port i at first + 6k + step·i); masses out of order, of other sizes or ports other
-    /// than one or two do not.
+    /// port i at first + 6k + step·i), a run within one group; masses out of order, of
+    /// other sizes, ports not on point masses or other than one or two do not. A chunk
+    /// `s..e` lies in rows when `row_start[e − 1] ≤ s`.
     #[test]
     fn point_masses_in_a_row_are_rows() {
-        let springs: Vec<u32> = (0..5).flat_map(|k| [12 + 6 * k, 18 + 6 * k]).collect();
-        assert_eq!(rows_of(&springs, 5), Some((12, 6)));
-        let contacts: Vec<u32> = (0..5).map(|k| 30 + 6 * k).collect();
-        assert_eq!(rows_of(&contacts, 5), Some((30, 0)));
+        const NO: u32 = u32::MAX;
+        let springs: Vec<Vec<Option<u32>>> = (0..5).map(|k| vec![Some(12 + 6 * k), Some(18 + 6 * k)]).collect();
+        assert_eq!(starts(&springs, &[0..5]), [0, 0, 0, 0, 0]);
+        assert_eq!(starts(&springs, &[0..2, 2..5]), [0, 0, 2, 2, 2], "a run ends with its group");
+        let contacts: Vec<Vec<Option<u32>>> = (0..5).map(|k| vec![Some(30 + 6 * k)]).collect();
+        assert_eq!(starts(&contacts, &[0..5]), [0, 0, 0, 0, 0]);
         let mut shuffled = contacts.clone();
         shuffled.swap(1, 2);
-        assert_eq!(rows_of(&shuffled, 5), None);
-        let sevens: Vec<u32> = (0..5).map(|k| 7 * k).collect();
-        assert_eq!(rows_of(&sevens, 5), None);
-        let threes: Vec<u32> = (0..6).map(|k| 6 * k).collect();
-        assert_eq!(rows_of(&threes, 2), None, "three ports a member");
-        assert_eq!(rows_of(&[], 0), None);
+        assert_eq!(starts(&shuffled, &[0..5]), [0, 1, 2, 3, 3]);
+        let sevens: Vec<Vec<Option<u32>>> = (0..5).map(|k| vec![Some(7 * k)]).collect();
+        assert_eq!(starts(&sevens, &[0..5]), [0, 1, 2, 3, 4]);
+        let threes: Vec<Vec<Option<u32>>> = (0..3).map(|k| vec![Some(6 * k), Some(6 * k + 1), Some(6 * k + 2)]).collect();
+        assert_eq!(starts(&threes, &[0..3]), [NO, NO, NO], "three ports a member");
+        let mut framed = springs.clone();
+        framed[2][1] = None;
+        assert_eq!(starts(&framed, &[0..5]), [0, 0, NO, 3, 3]);
+        let backwards: Vec<Vec<Option<u32>>> = (0..3).map(|k| vec![Some(18 + 6 * k), Some(12 + 6 * k)]).collect();
+        assert_eq!(starts(&backwards, &[0..3]), [NO, NO, NO], "a second port before the first");
     }
 
     /// Impedances in the reverse order of their admittances: the first block would need
