@@ -295,6 +295,41 @@ fn batches_group_impedances_by_type() {
     assert_eq!((names[0], names[1024], names[4096]), ("c0", "s1", "c2048"));
 }
 
+/// A component joins an open batch (`join_batch`, without making a batch of one) exactly
+/// where its own batch would merge into it: every pair of the chain's and the stacks'
+/// impedances (contacts, springs, the drive, body contacts; and the same wrapped to offer no
+/// batch) and admittances (point masses, rigid bodies; wrapped).
+#[test]
+fn joining_a_batch_is_merging_its_own() {
+    let stacks = generate_multibody::stacks(2, generate_multibody::Top::Body);
+    let texts = [generate_chain::chain(3, false).to_string(), stacks.to_string()];
+    let (typed, plain) = (stiction::registry(), plain_registry());
+    let sims: Vec<Simulator> =
+        texts.iter().flat_map(|t| [&typed, &plain].map(|r| build(t, Path::new("."), r, 1).0)).collect();
+    let imps: Vec<&dyn Impedance> =
+        sims.iter().flat_map(|s| (0..s.schedule().counts().1).map(move |i| s.schedule().impedance(i))).collect();
+    let adms: Vec<&dyn Admittance> =
+        sims.iter().flat_map(|s| (0..s.schedule().counts().0).map(move |i| s.schedule().admittance(i))).collect();
+    let (mut joins, mut refusals) = (0, 0);
+    for a in &imps {
+        for b in &imps {
+            let (Some(mut merged), Some(mut joined)) = (a.batch(), a.batch()) else { continue };
+            let merges = b.batch().is_some_and(|bb| merged.merge(bb.as_ref()));
+            assert_eq!(b.join_batch(joined.as_mut()), merges);
+            (joins, refusals) = if merges { (joins + 1, refusals) } else { (joins, refusals + 1) };
+        }
+    }
+    for a in &adms {
+        for b in &adms {
+            let (Some(mut merged), Some(mut joined)) = (a.batch(), a.batch()) else { continue };
+            let merges = b.batch().is_some_and(|bb| merged.merge(bb.as_ref()));
+            assert_eq!(b.join_batch(joined.as_mut()), merges);
+            (joins, refusals) = if merges { (joins + 1, refusals) } else { (joins, refusals + 1) };
+        }
+    }
+    assert!(joins > 0 && refusals > 0, "{joins} joins, {refusals} refusals");
+}
+
 /// `steps` steps of the system `text` (named `file` in errors), serial on one thread and in
 /// parallel on two (threshold 0), end in the same bits; the one-thread simulator after them.
 fn same_bits_on_one_and_two_threads(text: &str, file: &str, steps: usize) -> Simulator {

@@ -157,12 +157,28 @@ pub struct PointImpedanceBatch<T: PointImpedance> {
 impl<T: PointImpedance> PointImpedanceBatch<T> {
     /// A batch holding `first`, or `None` if one of its ports is a frame port.
     pub fn start(first: &T) -> Option<Box<dyn ImpedanceBatch>> {
-        let l = first.layout();
-        if l.ports.iter().any(|p| p.domain == Domain::Frame) || l.ports.len() > MAX_IMPEDANCE_PORTS {
-            return None;
-        }
+        let (ports, states) = Self::shape(first)?;
         let shared = Default::default();
-        Some(Box::new(PointImpedanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states, shared }))
+        Some(Box::new(PointImpedanceBatch { members: vec![first.clone()], ports, states, shared }))
+    }
+
+    /// `comp` joins `open` if that is a batch of `T` of its shape (the merge of its own
+    /// [`start`](Self::start), without making it): [`Impedance::join_batch`] of `T`.
+    pub fn join(open: &mut dyn ImpedanceBatch, comp: &T) -> bool {
+        let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
+        if Self::shape(comp) != Some((b.ports, b.states)) {
+            return false;
+        }
+        b.members.push(comp.clone());
+        b.shared = Default::default();
+        true
+    }
+
+    /// (ports, states) of `c`, if a batch of point ports can hold it.
+    fn shape(c: &T) -> Option<(usize, usize)> {
+        let l = c.layout();
+        let point = !l.ports.iter().any(|p| p.domain == Domain::Frame) && l.ports.len() <= MAX_IMPEDANCE_PORTS;
+        point.then_some((l.ports.len(), l.states))
     }
 }
 
@@ -179,6 +195,9 @@ impl<T: PointImpedance> ImpedanceBatch for PointImpedanceBatch<T> {
     }
 
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
     fn prepare(&mut self, method: crate::Method, step: f64) -> Result<(), (usize, String)> {
@@ -328,11 +347,25 @@ pub struct FrameImpedanceBatch<T> {
 impl<T: Impedance + Clone + 'static> FrameImpedanceBatch<T> {
     /// A batch holding `first`, or `None` if it has more than [`MAX_IMPEDANCE_PORTS`] ports.
     pub fn start(first: &T) -> Option<Box<dyn ImpedanceBatch>> {
-        let l = first.layout();
-        if l.ports.is_empty() || l.ports.len() > MAX_IMPEDANCE_PORTS {
-            return None;
+        let (ports, states) = Self::shape(first)?;
+        Some(Box::new(FrameImpedanceBatch { members: vec![first.clone()], ports, states }))
+    }
+
+    /// `comp` joins `open` if that is a batch of `T` of its shape (as
+    /// [`PointImpedanceBatch::join`]).
+    pub fn join(open: &mut dyn ImpedanceBatch, comp: &T) -> bool {
+        let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
+        if Self::shape(comp) != Some((b.ports, b.states)) {
+            return false;
         }
-        Some(Box::new(FrameImpedanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states }))
+        b.members.push(comp.clone());
+        true
+    }
+
+    /// (ports, states) of `c`, if such a batch can hold it.
+    fn shape(c: &T) -> Option<(usize, usize)> {
+        let l = c.layout();
+        (!l.ports.is_empty() && l.ports.len() <= MAX_IMPEDANCE_PORTS).then_some((l.ports.len(), l.states))
     }
 
     /// The batch loop for members with `P` ports and `S` states (`ANY`: `self.states`).
@@ -380,6 +413,9 @@ impl<T: Impedance + Clone + 'static> ImpedanceBatch for FrameImpedanceBatch<T> {
     }
 
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
     fn prepare(&mut self, method: crate::Method, step: f64) -> Result<(), (usize, String)> {
@@ -458,11 +494,27 @@ pub struct PointAdmittanceBatch<T> {
 impl<T: PointAdmittance> PointAdmittanceBatch<T> {
     /// A batch holding `first`, or `None` if it has a frame port or too many ports.
     pub fn start(first: &T) -> Option<Box<dyn AdmittanceBatch>> {
-        let l = first.layout();
-        if l.ports.iter().any(|p| p.domain == Domain::Frame) || l.ports.len() > MAX_POINT_ADMITTANCE_PORTS {
-            return None;
+        let (ports, states) = Self::shape(first)?;
+        Some(Box::new(PointAdmittanceBatch { members: vec![first.clone()], ports, states }))
+    }
+
+    /// `member` joins `open` if that is a batch of `T` of its shape (the merge of its own
+    /// [`start`](Self::start), without making it): [`Admittance::join_batch`] of a
+    /// component whose batch holds `member`.
+    pub fn join(open: &mut dyn AdmittanceBatch, member: &T) -> bool {
+        let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
+        if Self::shape(member) != Some((b.ports, b.states)) {
+            return false;
         }
-        Some(Box::new(PointAdmittanceBatch { members: vec![first.clone()], ports: l.ports.len(), states: l.states }))
+        b.members.push(member.clone());
+        true
+    }
+
+    /// (ports, states) of `c`, if a batch of point ports can hold it.
+    fn shape(c: &T) -> Option<(usize, usize)> {
+        let l = c.layout();
+        let point = !l.ports.iter().any(|p| p.domain == Domain::Frame) && l.ports.len() <= MAX_POINT_ADMITTANCE_PORTS;
+        point.then_some((l.ports.len(), l.states))
     }
 }
 
@@ -478,6 +530,9 @@ impl<T: PointAdmittance> AdmittanceBatch for PointAdmittanceBatch<T> {
     }
 
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
 
@@ -612,6 +667,9 @@ impl ImpedanceBatch for EachImpedance {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
 
     fn evaluate(
         &self,
@@ -669,6 +727,9 @@ impl AdmittanceBatch for EachAdmittance {
     }
 
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
 

@@ -422,6 +422,14 @@ pub trait Admittance: Send + Sync {
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         None
     }
+    /// Join `open` if it is a batch of this component's kind, as
+    /// `open.merge(&*self.batch())` would, without making a batch of one (the schedule
+    /// groups every component so); false, and `open` unchanged, otherwise. The default
+    /// makes that batch; a typed batch's components join it directly
+    /// ([`PointAdmittanceBatch::join`](crate::batch::PointAdmittanceBatch::join)).
+    fn join_batch(&self, open: &mut dyn AdmittanceBatch) -> bool {
+        self.batch().is_some_and(|b| open.merge(b.as_ref()))
+    }
     /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
     /// asked once per run, so that the run loop polls only those that may.
     fn may_request_stop(&self) -> bool {
@@ -599,6 +607,15 @@ pub trait Impedance: Send + Sync {
     /// component and stage.
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         None
+    }
+    /// Join `open` if it is a batch of this component's kind, as
+    /// `open.merge(&*self.batch())` would, without making a batch of one (the schedule
+    /// groups every component so); false, and `open` unchanged, otherwise. The default
+    /// makes that batch; a typed batch's components join it directly
+    /// ([`PointImpedanceBatch::join`](crate::batch::PointImpedanceBatch::join),
+    /// [`FrameImpedanceBatch::join`](crate::batch::FrameImpedanceBatch::join)).
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        self.batch().is_some_and(|b| open.merge(b.as_ref()))
     }
     /// Whether this component may ask the run to end early ([`stop_request`](Self::stop_request));
     /// asked once per run, so that the run loop polls only those that may.

@@ -591,21 +591,23 @@ fn group_impedances(mut net_imp: Vec<&mut Node>) -> ImpGroups {
     let mut blocks: Vec<Block> = Vec::new();
     for (k, node) in net_imp.iter().enumerate() {
         let Node::Impedance { comp, .. } = &**node else { unreachable!("impedance nodes") };
-        let batch = comp.batch();
-        let found = match &batch {
-            Some(b) => open.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| g.merge(b.as_ref()))),
-            None => open.iter().position(|(g, _)| g.is_none()),
+        // An open batch of its kind takes it (`join_batch`, as `merge` of its own batch, made
+        // only where none does); one of no batch joins the open per-component block.
+        let joined = open.iter_mut().position(|(g, _)| g.as_mut().is_some_and(|g| comp.join_batch(g.as_mut())));
+        let g = match joined {
+            Some(g) => g,
+            None => match comp.batch() {
+                Some(b) => {
+                    open.push((Some(b), Vec::new()));
+                    open.len() - 1
+                }
+                None => open.iter().position(|(g, _)| g.is_none()).unwrap_or_else(|| {
+                    open.push((None, Vec::new()));
+                    open.len() - 1
+                }),
+            },
         };
-        let g = match found {
-            Some(g) => {
-                open[g].1.push(k);
-                g
-            }
-            None => {
-                open.push((batch, vec![k]));
-                open.len() - 1
-            }
-        };
+        open[g].1.push(k);
         if open[g].1.len() == IMPEDANCE_BLOCK {
             blocks.push(open.remove(g));
         }
@@ -664,11 +666,21 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
     type Run = (Range<usize>, Option<Box<dyn AdmittanceBatch>>);
     let mut runs: Vec<Run> = Vec::new();
     for (j, a) in adm.iter().enumerate() {
-        let b = a.batch();
-        let joined = match (runs.last_mut(), &b) {
-            (Some((_, g)), Some(b)) => g.as_mut().is_some_and(|gb| gb.merge(b.as_ref())),
-            (Some((_, g)), None) => g.is_none(),
-            (None, _) => false,
+        // The last run takes it if it is a batch of its kind (`join_batch`, without making a
+        // batch of one), or if both have none.
+        let (joined, b) = match runs.last_mut() {
+            Some((_, Some(g))) => {
+                if a.join_batch(g.as_mut()) {
+                    (true, None)
+                } else {
+                    (false, a.batch())
+                }
+            }
+            Some((_, None)) => match a.batch() {
+                None => (true, None),
+                b => (false, b),
+            },
+            None => (false, a.batch()),
         };
         match runs.last_mut() {
             Some((r, _)) if joined => r.end = j + 1,

@@ -305,6 +305,9 @@ pub trait ImpedanceBatch: Send + Sync {
     fn merge(&mut self, other: &dyn ImpedanceBatch) -> bool;
     /// `self` as `Any`, so that [`merge`](Self::merge) can recognise its own kind.
     fn as_any(&self) -> &dyn Any;
+    /// The same, mutable: a component joins a batch of its kind
+    /// ([`Impedance::join_batch`](crate::component::Impedance::join_batch)).
+    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// [`Impedance::prepare`](crate::component::Impedance::prepare) for members the batch
     /// holds by value (its own copies), called by `Simulator::new` with the network's
     /// components; a batch of shared components (the default) has nothing to do. On
@@ -338,6 +341,8 @@ pub trait AdmittanceBatch: Send + Sync {
     fn merge(&mut self, other: &dyn AdmittanceBatch) -> bool;
     /// `self` as `Any`, for [`merge`](Self::merge).
     fn as_any(&self) -> &dyn Any;
+    /// The same, mutable ([`Admittance::join_batch`](crate::component::Admittance::join_batch)).
+    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Whether the batch sums the forces on its ports itself ([`PortForces::point`]); if
     /// not (the default), the stepper sums them in full before [`derivative`](Self::derivative).
     fn sums_points(&self) -> bool {

@@ -47,6 +47,9 @@ impl Admittance for Mass {
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         PointAdmittanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn AdmittanceBatch) -> bool {
+        PointAdmittanceBatch::join(open, self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
     }

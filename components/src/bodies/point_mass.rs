@@ -80,6 +80,9 @@ impl Admittance for PointMass {
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         PointAdmittanceBatch::start(&self.dynamics)
     }
+    fn join_batch(&self, open: &mut dyn AdmittanceBatch) -> bool {
+        PointAdmittanceBatch::join(open, &self.dynamics)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
     }
@@ -135,6 +138,9 @@ impl Admittance for PointMassDynamics {
     }
     fn batch(&self) -> Option<Box<dyn AdmittanceBatch>> {
         PointAdmittanceBatch::start(self)
+    }
+    fn join_batch(&self, open: &mut dyn AdmittanceBatch) -> bool {
+        PointAdmittanceBatch::join(open, self)
     }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()

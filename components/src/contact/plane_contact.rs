@@ -204,6 +204,9 @@ impl<P: PlaneKind> Impedance for PlaneContact<P> {
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         PointImpedanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        PointImpedanceBatch::join(open, self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
     }

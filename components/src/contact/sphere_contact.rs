@@ -158,6 +158,9 @@ impl Impedance for SphereContact {
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         FrameImpedanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        FrameImpedanceBatch::join(open, self)
+    }
 }
 
 fn build(p: &mut Params) -> Result<Built> {

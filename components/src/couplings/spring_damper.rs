@@ -67,6 +67,9 @@ impl Impedance for SpringDamper {
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         PointImpedanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        PointImpedanceBatch::join(open, self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.iter().map(|s| SignalInfo { len: dims(self.domain), ..*s }).collect()
     }

@@ -73,6 +73,9 @@ impl Impedance for ForceSource {
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         PointImpedanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        PointImpedanceBatch::join(open, self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         let n = if self.domain == Domain::Scalar { 1 } else { 3 };
         let mut v = vec![SignalInfo { len: n, ..SIGNALS[0] }];

@@ -37,6 +37,9 @@ impl Impedance for Gravity {
     fn batch(&self) -> Option<Box<dyn ImpedanceBatch>> {
         PointImpedanceBatch::start(self)
     }
+    fn join_batch(&self, open: &mut dyn ImpedanceBatch) -> bool {
+        PointImpedanceBatch::join(open, self)
+    }
     fn signals(&self) -> Vec<SignalInfo> {
         SIGNALS.to_vec()
     }
