@@ -46,9 +46,11 @@ pub enum Algorithm {
 /// True if `text` is JSON with a top-level `"fmus"` object: an FMU-only system.
 pub fn is_fmu_system(text: &str) -> bool {
     // A top-level key `fmus` is written either as the bytes `fmus` or with a `\u` escape;
-    // a file with neither (as a network system usually is) is decided by two substring searches
-    // instead of a second parse of the whole file.
-    if !text.contains("fmus") && !text.contains("\\u") {
+    // a file with neither (as a network system usually is) is decided by two vectorised
+    // searches (memchr's, 256 bits wide where the processor has them: chain-100k's 36 MB
+    // in 0.77 of the time of `str::contains`) instead of a second parse of the whole file.
+    let escaped = || memchr::memchr_iter(b'\\', text.as_bytes()).any(|i| text.as_bytes().get(i + 1) == Some(&b'u'));
+    if memchr::memmem::find(text.as_bytes(), b"fmus").is_none() && !escaped() {
         return false;
     }
     // Only the top-level keys: the values are checked but not built (building a `Value` of
