@@ -748,18 +748,22 @@ fn group_admittances(nodes: Vec<&mut Node>, adm_names: &Names) -> Result<AdmGrou
 fn row_starts(pv: &[u32], pv_before: &[u32], imp_slots: &[usize], groups: &[Range<usize>]) -> Vec<u32> {
     let mut out = vec![u32::MAX; imp_slots.len().saturating_sub(1)];
     for r in groups {
-        let mut prev: Option<(u32, u32)> = None;
+        let mut prev: Option<(u32, u32, usize)> = None;
         for i in r.clone() {
             let (sa, sb) = (imp_slots[i], imp_slots[i + 1]);
             let (a, b) = (pv_before[sa] as usize, pv_before[sb] as usize);
-            // The member's first port's offset and the step to its second.
+            // The member's first port's offset, the step to its second, its ports.
             let own = match &pv[a..b] {
-                [p0] if sb - sa == 1 => Some((*p0, 0)),
-                [p0, p1] if sb - sa == 2 => p1.checked_sub(*p0).map(|step| (*p0, step)),
+                [p0] if sb - sa == 1 => Some((*p0, 0, 1)),
+                [p0, p1] if sb - sa == 2 => p1.checked_sub(*p0).map(|step| (*p0, step, 2)),
                 _ => None,
             };
             out[i] = match (prev, own) {
-                (Some((q0, q_step)), Some((p0, step))) if step == q_step && q0.checked_add(6) == Some(p0) => out[i - 1],
+                (Some((q0, q_step, q_ports)), Some((p0, step, ports)))
+                    if (step, ports) == (q_step, q_ports) && q0.checked_add(6) == Some(p0) =>
+                {
+                    out[i - 1]
+                }
                 (_, Some(_)) => u32::try_from(i).unwrap_or(u32::MAX),
                 (_, None) => u32::MAX,
             };
@@ -1350,6 +1354,9 @@ mod tests {
         assert_eq!(starts(&framed, &[0..5]), [0, 0, NO, 3, 3]);
         let backwards: Vec<Vec<Option<u32>>> = (0..3).map(|k| vec![Some(18 + 6 * k), Some(12 + 6 * k)]).collect();
         assert_eq!(starts(&backwards, &[0..3]), [NO, NO, NO], "a second port before the first");
+        // One port, then two on one mass (step 0): not one run.
+        let mixed = vec![vec![Some(30)], vec![Some(36), Some(36)], vec![Some(42), Some(42)]];
+        assert_eq!(starts(&mixed, &[0..3]), [0, 1, 1]);
     }
 
     /// Impedances in the reverse order of their admittances: the first block would need
