@@ -310,24 +310,23 @@ fn joining_a_batch_is_merging_its_own() {
         sims.iter().flat_map(|s| (0..s.schedule().counts().1).map(move |i| s.schedule().impedance(i))).collect();
     let adms: Vec<&dyn Admittance> =
         sims.iter().flat_map(|s| (0..s.schedule().counts().0).map(move |i| s.schedule().admittance(i))).collect();
-    let (mut joins, mut refusals) = (0, 0);
-    for a in &imps {
-        for b in &imps {
-            let (Some(mut merged), Some(mut joined)) = (a.batch(), a.batch()) else { continue };
-            let merges = b.batch().is_some_and(|bb| merged.merge(bb.as_ref()));
-            assert_eq!(b.join_batch(joined.as_mut()), merges);
-            (joins, refusals) = if merges { (joins + 1, refusals) } else { (joins, refusals + 1) };
-        }
+    // Per pair (a's batch, b): b joins it exactly where b's own batch merges into it.
+    let mut outcomes = [0, 0];
+    macro_rules! pairs {
+        ($all:expr) => {
+            for a in &$all {
+                for b in &$all {
+                    let (Some(mut merged), Some(mut joined)) = (a.batch(), a.batch()) else { continue };
+                    let merges = b.batch().is_some_and(|bb| merged.merge(bb.as_ref()));
+                    assert_eq!(b.join_batch(joined.as_mut()), merges);
+                    outcomes[usize::from(merges)] += 1;
+                }
+            }
+        };
     }
-    for a in &adms {
-        for b in &adms {
-            let (Some(mut merged), Some(mut joined)) = (a.batch(), a.batch()) else { continue };
-            let merges = b.batch().is_some_and(|bb| merged.merge(bb.as_ref()));
-            assert_eq!(b.join_batch(joined.as_mut()), merges);
-            (joins, refusals) = if merges { (joins + 1, refusals) } else { (joins, refusals + 1) };
-        }
-    }
-    assert!(joins > 0 && refusals > 0, "{joins} joins, {refusals} refusals");
+    pairs!(imps);
+    pairs!(adms);
+    assert!(outcomes.iter().all(|&n| n > 0), "refusals and joins: {outcomes:?}");
 }
 
 /// `steps` steps of the system `text` (named `file` in errors), serial on one thread and in

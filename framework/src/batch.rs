@@ -154,6 +154,24 @@ pub struct PointImpedanceBatch<T: PointImpedance> {
     shared: T::Shared,
 }
 
+/// (ports, states) of layout `l`, if a batch of point ports holds it: none a frame port,
+/// at most `max`.
+fn point_shape(l: &Layout, max: usize) -> Option<(usize, usize)> {
+    let point = !l.ports.iter().any(|p| p.domain == Domain::Frame) && l.ports.len() <= max;
+    point.then_some((l.ports.len(), l.states))
+}
+
+/// A batch's `join`: `member`, of shape `shape` (`None`: no batch holds it), joins
+/// `members`, a batch of shape `batch`, if the shapes are the same (as the merge of a batch
+/// of one would).
+fn push_if_shaped<T: Clone>(members: &mut Vec<T>, batch: (usize, usize), shape: Option<(usize, usize)>, member: &T) -> bool {
+    let same = shape == Some(batch);
+    if same {
+        members.push(member.clone());
+    }
+    same
+}
+
 impl<T: PointImpedance> PointImpedanceBatch<T> {
     /// A batch holding `first`, or `None` if one of its ports is a frame port.
     pub fn start(first: &T) -> Option<Box<dyn ImpedanceBatch>> {
@@ -166,19 +184,15 @@ impl<T: PointImpedance> PointImpedanceBatch<T> {
     /// [`start`](Self::start), without making it): [`Impedance::join_batch`] of `T`.
     pub fn join(open: &mut dyn ImpedanceBatch, comp: &T) -> bool {
         let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
-        if Self::shape(comp) != Some((b.ports, b.states)) {
-            return false;
+        let joined = push_if_shaped(&mut b.members, (b.ports, b.states), Self::shape(comp), comp);
+        if joined {
+            b.shared = Default::default();
         }
-        b.members.push(comp.clone());
-        b.shared = Default::default();
-        true
+        joined
     }
 
-    /// (ports, states) of `c`, if a batch of point ports can hold it.
     fn shape(c: &T) -> Option<(usize, usize)> {
-        let l = c.layout();
-        let point = !l.ports.iter().any(|p| p.domain == Domain::Frame) && l.ports.len() <= MAX_IMPEDANCE_PORTS;
-        point.then_some((l.ports.len(), l.states))
+        point_shape(&c.layout(), MAX_IMPEDANCE_PORTS)
     }
 }
 
@@ -355,11 +369,7 @@ impl<T: Impedance + Clone + 'static> FrameImpedanceBatch<T> {
     /// [`PointImpedanceBatch::join`]).
     pub fn join(open: &mut dyn ImpedanceBatch, comp: &T) -> bool {
         let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
-        if Self::shape(comp) != Some((b.ports, b.states)) {
-            return false;
-        }
-        b.members.push(comp.clone());
-        true
+        push_if_shaped(&mut b.members, (b.ports, b.states), Self::shape(comp), comp)
     }
 
     /// (ports, states) of `c`, if such a batch can hold it.
@@ -503,18 +513,11 @@ impl<T: PointAdmittance> PointAdmittanceBatch<T> {
     /// component whose batch holds `member`.
     pub fn join(open: &mut dyn AdmittanceBatch, member: &T) -> bool {
         let Some(b) = open.as_any_mut().downcast_mut::<Self>() else { return false };
-        if Self::shape(member) != Some((b.ports, b.states)) {
-            return false;
-        }
-        b.members.push(member.clone());
-        true
+        push_if_shaped(&mut b.members, (b.ports, b.states), Self::shape(member), member)
     }
 
-    /// (ports, states) of `c`, if a batch of point ports can hold it.
     fn shape(c: &T) -> Option<(usize, usize)> {
-        let l = c.layout();
-        let point = !l.ports.iter().any(|p| p.domain == Domain::Frame) && l.ports.len() <= MAX_POINT_ADMITTANCE_PORTS;
-        point.then_some((l.ports.len(), l.states))
+        point_shape(&c.layout(), MAX_POINT_ADMITTANCE_PORTS)
     }
 }
 
