@@ -319,9 +319,23 @@ impl<'de: 'sc, 'r: 'sc, 'c, 'sc> Visitor<'de> for ComponentsSeed<'r, 'c, 'sc> {
             if crate::cancel::requested() {
                 return Err(give_up());
             }
-            let next = m.next_key::<Name>()?;
+            let mut next = m.next_key::<Name>()?;
+            if let Some(Name(name)) = next.take_if(|_| self.serial) {
+                // On one thread each component is built as soon as it is parsed: its tree
+                // is freed while still in the cache, and the next one's reuses its memory
+                // (parsing a chunk of trees first and then building them was 1.5x the
+                // allocator's time).
+                let one = build((name, Value::Tree(m.next_value()?)));
+                if made.last().is_none_or(|c| c.len() == LOAD_CHUNK) {
+                    made.push(Vec::with_capacity(LOAD_CHUNK));
+                }
+                if let Some(c) = made.last_mut() {
+                    c.push(one);
+                }
+                continue;
+            }
             if let Some(Name(name)) = next {
-                let value = if self.serial { Value::Tree(m.next_value()?) } else { Value::Text(m.next_value()?) };
+                let value = Value::Text(m.next_value()?);
                 chunk.push((name, value));
                 if chunk.len() < LOAD_CHUNK {
                     continue;
