@@ -1,10 +1,10 @@
 //! The single-pass loader: a system file read once, front to back, each component built as
-//! soon as a chunk of them is read, then the connections. On one thread a component is
-//! parsed straight into its [`Object`] tree; with worker threads the reading thread (one of
-//! the pool's, which builds too while it waits) only skips over it, and the worker that
-//! builds it parses it, while the reading thread reads the next chunk and adds the previous
-//! one to the network; then it reads the connections while a job of the pool makes them
-//! ([`Pipelined`]).
+//! soon as it (one thread) or a chunk of them (worker threads) is read, then the
+//! connections. On one thread a component is parsed straight into its [`Object`] tree and
+//! built at once; with worker threads the reading thread (one of the pool's, which builds
+//! too while it waits) only skips over it, and the worker that builds it parses it, while
+//! the reading thread reads the next chunk and adds the previous one to the network; then
+//! it reads the connections while a job of the pool makes them ([`Pipelined`]).
 //!
 //! The two-pass loader ([`System::from_spec`](super::System)) first skips over every
 //! component to find the file's structure and then parses each one again; on chain-10k the
